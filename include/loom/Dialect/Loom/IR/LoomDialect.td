@@ -1,0 +1,55 @@
+//===- LoomDialect.td - The loom graph dialect -------------*- tablegen -*-===//
+//
+// The `loom` dialect holds a training graph at the level a user thinks of it:
+// tensors, layers, losses. Parameters are function arguments marked
+// `loom.param`; their values never enter the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOM_IR_LOOMDIALECT_TD
+#define LOOM_DIALECT_LOOM_IR_LOOMDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Loom_Dialect : Dialect {
+  let name = "loom";
+  let cppNamespace = "::mlir::loom";
+  let summary = "Graph-level ops of a deep-learning training step";
+  let description = [{
+    The `loom` dialect describes the forward graph of a model and, after
+    `loom-autodiff` and `loom-optimizer`, its whole training step. Ops work on
+    ranked tensors of `f32`, `bf16`, `f16`, `i64`, `i32` and `i1`. Shapes are
+    static once `loom-shape-inference` has run; before that, result types may
+    be less precise than what can be inferred from the operands (a dimension
+    may be `?`), and the pass refines them.
+
+    Conventions:
+    * Elementwise ops take operands of one shape; broadcasting is explicit
+      (`loom.broadcast`), as in StableHLO. Importers insert it.
+    * Dimension attributes are non-negative and in range; importers normalise
+      negative ONNX axes.
+    * Trainable parameters are function arguments with the unit attribute
+      `loom.param`. Names from the source model are kept in the `loom.name`
+      string attribute on arguments and results.
+
+    Every op implements `CostInterface` (flops and bytes moved), ops with a
+    shape rule implement `InferTypeOpInterface`, and ops whose sharding rule is
+    known implement upstream MLIR's `shard::ShardingInterface`.
+  }];
+  let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Unit attribute on a function argument: a trainable parameter.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("loom.param");
+    }
+    /// String attribute on a function argument or result: the name the value
+    /// has in the source model (an ONNX input/output or initializer name).
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("loom.name");
+    }
+  }];
+}
+
+#endif // LOOM_DIALECT_LOOM_IR_LOOMDIALECT_TD

@@ -1,0 +1,39 @@
+//===- LoomInterfaces.h - Interfaces of the loom dialect --------*- C++ -*-===//
+
+#ifndef LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
+#define LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir {
+namespace loom {
+namespace OpTrait {
+/// Ops that only move or reinterpret data (reshape, transpose, slice, ...).
+template <typename ConcreteType>
+class DataMovement
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, DataMovement> {};
+} // namespace OpTrait
+
+namespace detail {
+/// Number of elements of a ranked tensor type, or nullopt if it is not a
+/// statically shaped tensor.
+std::optional<int64_t> getNumElements(Type type);
+/// Size in bytes of a statically shaped tensor (i1 counts one byte).
+std::optional<int64_t> getNumBytes(Type type);
+/// 0 for DataMovement ops, else the element count of the first result.
+std::optional<int64_t> getDefaultFlopCount(Operation *op);
+/// `flopsPerElement` times the element count of the first result.
+std::optional<int64_t> getElementwiseFlopCount(Operation *op,
+                                               int64_t flopsPerElement);
+/// Bytes of all tensor operands plus all tensor results.
+std::optional<int64_t> getOperandAndResultBytes(Operation *op);
+} // namespace detail
+} // namespace loom
+} // namespace mlir
+
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h.inc"
+
+#endif // LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H

@@ -1,0 +1,944 @@
+//===- LoomOps.cpp - Ops of the loom dialect ------------------------------===//
+//
+// Shape rules (result-type inference doubles as operand verification for the
+// ops that implement it), verifiers, folders, cost and sharding methods.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/ShapeUtils.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::loom;
+
+#include "loom/Dialect/Loom/IR/LoomEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Prefix for diagnostics reported through a location during inference, so
+/// that they read like the op's own verifier errors.
+template <typename... Args>
+LogicalResult inferError(std::optional<Location> loc, StringRef opName,
+                         Args &&...args) {
+  return emitOptionalError(loc, "'", opName, "' op ",
+                           std::forward<Args>(args)...);
+}
+
+/// Checks that `dim` is a dimension index of a rank-`rank` tensor.
+LogicalResult checkDim(std::optional<Location> loc, StringRef opName,
+                       StringRef what, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return inferError(loc, opName, what, " ", dim,
+                      " is out of range for rank ", rank, " (expected 0 <= ",
+                      what, " < ", rank, ")");
+  return success();
+}
+
+/// Checks that `dims` are distinct, in-range dimension indices.
+LogicalResult checkDims(std::optional<Location> loc, StringRef opName,
+                        StringRef what, ArrayRef<int64_t> dims, int64_t rank) {
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t d : dims) {
+    if (failed(checkDim(loc, opName, what, d, rank)))
+      return failure();
+    if (!seen.insert(d).second)
+      return inferError(loc, opName, what, " ", formatDims(dims),
+                        " repeats dimension ", d);
+  }
+  return success();
+}
+
+RankedTensorType getTensor(Value v) {
+  return v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+/// Returns `operand` as a fold result when it can replace `result` as is.
+OpFoldResult foldTo(Value operand, Value result) {
+  if (operand.getType() == result.getType())
+    return operand;
+  return {};
+}
+} // namespace
+
+bool mlir::loom::detail::isRefinementCompatible(TypeRange inferred,
+                                                TypeRange actual) {
+  if (inferred.size() != actual.size())
+    return false;
+  for (auto [i, a] : llvm::zip(inferred, actual)) {
+    auto it = dyn_cast<RankedTensorType>(i);
+    auto at = dyn_cast<RankedTensorType>(a);
+    if (!it || !at)
+      return i == a;
+    if (it.getElementType() != at.getElementType() ||
+        failed(meetShapes(it.getShape(), at.getShape())))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult mlir::loom::detail::inferElementwiseType(
+    std::optional<Location> loc, StringRef opName, ValueRange operands,
+    Type resultElementType, SmallVectorImpl<Type> &inferred) {
+  RankedTensorType first;
+  SmallVector<int64_t> shape;
+  for (Value v : operands) {
+    RankedTensorType t = getTensor(v);
+    if (!t)
+      return inferError(loc, opName, "expects ranked tensor operands");
+    if (!first) {
+      first = t;
+      shape.assign(t.getShape().begin(), t.getShape().end());
+      continue;
+    }
+    FailureOr<SmallVector<int64_t>> met = meetShapes(shape, t.getShape());
+    if (failed(met))
+      return inferError(loc, opName, "operand shapes ", first,
+                        " and ", t,
+                        " differ; elementwise ops need one shape (insert "
+                        "loom.broadcast)");
+    shape = *met;
+  }
+  if (!first)
+    return inferError(loc, opName, "expects at least one operand");
+  Type elementType = resultElementType ? resultElementType
+                                       : operands.back().getType();
+  if (auto t = dyn_cast<RankedTensorType>(elementType))
+    elementType = t.getElementType();
+  inferred.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly: `: T` for a list of equal types, else `: (T...) -> R`.
+//===----------------------------------------------------------------------===//
+
+template <typename... TypeRefs>
+static ParseResult parseSameTypes(OpAsmParser &parser, Type &first,
+                                  TypeRefs &...rest) {
+  SmallVector<Type *> all = {&first, &rest...};
+  if (succeeded(parser.parseOptionalLParen())) {
+    // (T0, T1, ...) -> R
+    for (size_t i = 0, e = all.size() - 1; i < e; ++i) {
+      if (i > 0 && parser.parseComma())
+        return failure();
+      if (parser.parseType(*all[i]))
+        return failure();
+    }
+    return failure(parser.parseRParen() || parser.parseArrow() ||
+                   parser.parseType(*all.back()));
+  }
+  Type type;
+  if (parser.parseType(type))
+    return failure();
+  for (Type *t : all)
+    *t = type;
+  return success();
+}
+
+template <typename... Types>
+static void printSameTypes(OpAsmPrinter &printer, Operation *, Type first,
+                           Types... rest) {
+  SmallVector<Type> all = {first, rest...};
+  if (llvm::all_equal(all)) {
+    printer << first;
+    return;
+  }
+  printer << '(';
+  llvm::interleaveComma(ArrayRef<Type>(all).drop_back(), printer);
+  printer << ") -> " << all.back();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise folders
+//===----------------------------------------------------------------------===//
+
+static bool isSplatFloat(Attribute attr, double value) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return false;
+  APFloat v = splat.getSplatValue<APFloat>();
+  bool losesInfo = false;
+  APFloat expected(value);
+  expected.convert(v.getSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return v.bitwiseIsEqual(expected);
+}
+
+static bool isSplatInt(Attribute attr, int64_t value) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat || !isa<IntegerType>(splat.getElementType()))
+    return false;
+  return splat.getSplatValue<APInt>().getSExtValue() == value;
+}
+
+/// Is `attr` a splat equal to the identity `value` for this element type?
+/// For floats, `zeroIsNegative` asks for -0.0 (x + -0.0 == x for every x,
+/// while x + 0.0 turns -0.0 into +0.0).
+static bool isIdentitySplat(Attribute attr, int64_t value,
+                            bool zeroIsNegative = false) {
+  if (isSplatInt(attr, value))
+    return true;
+  if (value == 0 && zeroIsNegative)
+    return isSplatFloat(attr, -0.0);
+  return isSplatFloat(attr, static_cast<double>(value));
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isIdentitySplat(adaptor.getRhs(), 0, /*zeroIsNegative=*/true))
+    return foldTo(getLhs(), getResult());
+  if (isIdentitySplat(adaptor.getLhs(), 0, /*zeroIsNegative=*/true))
+    return foldTo(getRhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return a + b; });
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  // x - (+0.0) == x for every float x, including -0.0.
+  if (isIdentitySplat(adaptor.getRhs(), 0))
+    return foldTo(getLhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return a - b; });
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isIdentitySplat(adaptor.getRhs(), 1))
+    return foldTo(getLhs(), getResult());
+  if (isIdentitySplat(adaptor.getLhs(), 1))
+    return foldTo(getRhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return a * b; });
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isIdentitySplat(adaptor.getRhs(), 1))
+    return foldTo(getLhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return a / b; });
+  // Integer division by zero has no value to fold to; leave it to run time.
+  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        if (b.isZero())
+          return std::nullopt;
+        return a.sdiv(b);
+      });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (isIdentitySplat(adaptor.getRhs(), 1))
+    return foldTo(getLhs(), getResult());
+  return {};
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return foldTo(getLhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return llvm::maximum(a, b); });
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) { return a.sge(b) ? a : b; });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return foldTo(getLhs(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(),
+        [](const APFloat &a, const APFloat &b) { return llvm::minimum(a, b); });
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(),
+      [](const APInt &a, const APInt &b) { return a.sle(b) ? a : b; });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<NegOp>())
+    return foldTo(inner.getOperand(), getResult());
+  if (isa<FloatType>(getType().getElementType()))
+    return constFoldUnaryOp<FloatAttr, APFloat, void>(adaptor.getOperands(),
+                                       [](const APFloat &a) { return -a; });
+  return constFoldUnaryOp<IntegerAttr, APInt, void>(adaptor.getOperands(),
+                                       [](const APInt &a) { return -a; });
+}
+
+//===----------------------------------------------------------------------===//
+// GeluOp, CompareOp, SelectOp, ConvertOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  return detail::inferElementwiseType(loc, getOperationName(),
+                                      adaptor.getOperands(), nullptr, inferred);
+}
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return detail::inferElementwiseType(loc, getOperationName(),
+                                      adaptor.getOperands(),
+                                      IntegerType::get(context, 1), inferred);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  // The result takes the element type of the last operand (`on_false`).
+  return detail::inferElementwiseType(loc, getOperationName(),
+                                      adaptor.getOperands(), nullptr, inferred);
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse())
+    return foldTo(getOnTrue(), getResult());
+  auto pred = dyn_cast_or_null<SplatElementsAttr>(adaptor.getPred());
+  if (!pred)
+    return {};
+  return foldTo(pred.getSplatValue<bool>() ? getOnTrue() : getOnFalse(),
+                getResult());
+}
+
+LogicalResult ConvertOp::verify() {
+  if (failed(meetShapes(getOperand().getType().getShape(),
+                        getResult().getType().getShape())))
+    return emitOpError() << "operand shape " << getOperand().getType()
+                         << " and result shape " << getResult().getType()
+                         << " differ; convert changes only the element type";
+  return success();
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  return foldTo(getOperand(), getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, LogSoftmax, LayerNorm, RmsNorm
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferAlongAxis(std::optional<Location> loc,
+                                    StringRef opName, Value operand,
+                                    int64_t axis,
+                                    SmallVectorImpl<Type> &inferred) {
+  RankedTensorType t = getTensor(operand);
+  if (!t)
+    return inferError(loc, opName, "expects a ranked tensor operand");
+  if (failed(checkDim(loc, opName, "axis", axis, t.getRank())))
+    return failure();
+  inferred.push_back(t);
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferAlongAxis(loc, getOperationName(), adaptor.getOperand(),
+                        adaptor.getAxis(), inferred);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  return inferAlongAxis(loc, getOperationName(), adaptor.getOperand(),
+                        adaptor.getAxis(), inferred);
+}
+
+/// Shared rule of layer_norm and rms_norm: normalise over `[axis, rank)`;
+/// each affine operand has the shape of those dimensions and the input's
+/// element type.
+static LogicalResult inferNorm(std::optional<Location> loc, StringRef opName,
+                               Value input, ValueRange affine, int64_t axis,
+                               float epsilon,
+                               SmallVectorImpl<Type> &inferred) {
+  RankedTensorType t = getTensor(input);
+  if (!t)
+    return inferError(loc, opName, "expects a ranked tensor input");
+  if (failed(checkDim(loc, opName, "axis", axis, t.getRank())))
+    return failure();
+  if (!(epsilon >= 0.0f))
+    return inferError(loc, opName, "epsilon must be non-negative, got ",
+                      epsilon);
+  ArrayRef<int64_t> normalized = t.getShape().drop_front(axis);
+  for (Value v : affine) {
+    RankedTensorType a = getTensor(v);
+    if (!a || a.getElementType() != t.getElementType() ||
+        failed(meetShapes(a.getShape(), normalized)))
+      return inferError(loc, opName, "scale/bias type ", v.getType(),
+                        " does not match the normalised dimensions ",
+                        formatDims(normalized), " of ", t);
+  }
+  inferred.push_back(t);
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  SmallVector<Value, 2> affine;
+  if (adaptor.getScale())
+    affine.push_back(adaptor.getScale());
+  if (adaptor.getBias())
+    affine.push_back(adaptor.getBias());
+  return inferNorm(loc, getOperationName(), adaptor.getInput(), affine,
+                   adaptor.getAxis(), adaptor.getEpsilon().convertToFloat(),
+                   inferred);
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  SmallVector<Value, 1> affine;
+  if (adaptor.getScale())
+    affine.push_back(adaptor.getScale());
+  return inferNorm(loc, getOperationName(), adaptor.getInput(), affine,
+                   adaptor.getAxis(), adaptor.getEpsilon().convertToFloat(),
+                   inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// DotGeneralOp
+//===----------------------------------------------------------------------===//
+
+/// The dimensions of an operand of rank `rank` that are neither batching nor
+/// contracting, in order.
+static SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
+                                     ArrayRef<int64_t> contracting) {
+  SmallVector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(batch, d) && !llvm::is_contained(contracting, d))
+      free.push_back(d);
+  return free;
+}
+
+LogicalResult DotGeneralOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType lhs = getTensor(adaptor.getLhs());
+  RankedTensorType rhs = getTensor(adaptor.getRhs());
+  if (!lhs || !rhs)
+    return inferError(loc, name, "expects ranked tensor operands");
+  if (lhs.getElementType() != rhs.getElementType())
+    return inferError(loc, name, "operand element types differ: ",
+                      lhs.getElementType(), " vs ", rhs.getElementType());
+  ArrayRef<int64_t> lb = adaptor.getLhsBatchingDims();
+  ArrayRef<int64_t> rb = adaptor.getRhsBatchingDims();
+  ArrayRef<int64_t> lc = adaptor.getLhsContractingDims();
+  ArrayRef<int64_t> rc = adaptor.getRhsContractingDims();
+  if (lb.size() != rb.size())
+    return inferError(loc, name, "has ", lb.size(), " lhs and ", rb.size(),
+                      " rhs batching dimensions; they must pair up");
+  if (lc.size() != rc.size())
+    return inferError(loc, name, "has ", lc.size(), " lhs and ", rc.size(),
+                      " rhs contracting dimensions; they must pair up");
+  SmallVector<int64_t> lAll(lb), rAll(rb);
+  lAll.append(lc.begin(), lc.end());
+  rAll.append(rc.begin(), rc.end());
+  if (failed(checkDims(loc, name, "lhs batching/contracting dimension", lAll,
+                       lhs.getRank())) ||
+      failed(checkDims(loc, name, "rhs batching/contracting dimension", rAll,
+                       rhs.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [l, r] : llvm::zip(lAll, rAll)) {
+    int64_t ls = lhs.getDimSize(l), rs = rhs.getDimSize(r);
+    if (!ShapedType::isDynamic(ls) && !ShapedType::isDynamic(rs) && ls != rs)
+      return inferError(loc, name, "lhs dimension ", l, " (size ", ls,
+                        ") and rhs dimension ", r, " (size ", rs,
+                        ") are paired but differ in size");
+  }
+  for (auto [l, r] : llvm::zip(lb, rb))
+    shape.push_back(ShapedType::isDynamic(lhs.getDimSize(l))
+                        ? rhs.getDimSize(r)
+                        : lhs.getDimSize(l));
+  for (int64_t d : freeDims(lhs.getRank(), lb, lc))
+    shape.push_back(lhs.getDimSize(d));
+  for (int64_t d : freeDims(rhs.getRank(), rb, rc))
+    shape.push_back(rhs.getDimSize(d));
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+std::optional<int64_t> DotGeneralOp::getFlopCount() {
+  // 2 * (product of result dimensions) * (product of contracting sizes).
+  std::optional<int64_t> out = detail::getNumElements(getType());
+  if (!out)
+    return std::nullopt;
+  int64_t k = 1;
+  for (int64_t d : getLhsContractingDims()) {
+    int64_t size = getLhs().getType().getDimSize(d);
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    k *= size;
+  }
+  return 2 * *out * k;
+}
+
+// Loop order for sharding: batch, lhs free, rhs free, contracting.
+SmallVector<utils::IteratorType> DotGeneralOp::getLoopIteratorTypes() {
+  int64_t numBatch = getLhsBatchingDims().size();
+  int64_t numContract = getLhsContractingDims().size();
+  int64_t numParallel = getType().getRank();
+  (void)numBatch;
+  SmallVector<utils::IteratorType> types(numParallel,
+                                         utils::IteratorType::parallel);
+  types.append(numContract, utils::IteratorType::reduction);
+  return types;
+}
+
+SmallVector<shard::ReductionKind> DotGeneralOp::getReductionLoopIteratorKinds() {
+  return SmallVector<shard::ReductionKind>(getLhsContractingDims().size(),
+                                           shard::ReductionKind::Sum);
+}
+
+SmallVector<AffineMap> DotGeneralOp::getIndexingMaps() {
+  MLIRContext *ctx = getContext();
+  ArrayRef<int64_t> lb = getLhsBatchingDims(), rb = getRhsBatchingDims();
+  ArrayRef<int64_t> lc = getLhsContractingDims(),
+                    rc = getRhsContractingDims();
+  int64_t lhsRank = getLhs().getType().getRank();
+  int64_t rhsRank = getRhs().getType().getRank();
+  SmallVector<int64_t> lf = freeDims(lhsRank, lb, lc);
+  SmallVector<int64_t> rf = freeDims(rhsRank, rb, rc);
+  int64_t numLoops = getType().getRank() + lc.size();
+  int64_t contractBase = getType().getRank();
+
+  auto operandMap = [&](int64_t rank, ArrayRef<int64_t> batch,
+                        ArrayRef<int64_t> contract, ArrayRef<int64_t> free,
+                        int64_t freeBase) {
+    SmallVector<AffineExpr> exprs(rank);
+    for (auto [i, d] : llvm::enumerate(batch))
+      exprs[d] = getAffineDimExpr(i, ctx);
+    for (auto [i, d] : llvm::enumerate(free))
+      exprs[d] = getAffineDimExpr(freeBase + i, ctx);
+    for (auto [i, d] : llvm::enumerate(contract))
+      exprs[d] = getAffineDimExpr(contractBase + i, ctx);
+    return AffineMap::get(numLoops, 0, exprs, ctx);
+  };
+  int64_t numBatch = lb.size();
+  AffineMap lhsMap = operandMap(lhsRank, lb, lc, lf, numBatch);
+  AffineMap rhsMap = operandMap(rhsRank, rb, rc, rf, numBatch + lf.size());
+  SmallVector<AffineExpr> resultExprs;
+  for (int64_t i = 0; i < contractBase; ++i)
+    resultExprs.push_back(getAffineDimExpr(i, ctx));
+  AffineMap resultMap = AffineMap::get(numLoops, 0, resultExprs, ctx);
+  return {lhsMap, rhsMap, resultMap};
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp, TransposeOp, BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  std::optional<int64_t> in = detail::getNumElements(getOperand().getType());
+  std::optional<int64_t> out = detail::getNumElements(getType());
+  if (getOperand().getType().getElementType() != getType().getElementType())
+    return emitOpError() << "changes the element type from "
+                         << getOperand().getType().getElementType() << " to "
+                         << getType().getElementType()
+                         << "; use loom.convert";
+  if (in && out && *in != *out)
+    return emitOpError() << "cannot reshape " << getOperand().getType()
+                         << " (" << *in << " elements) to " << getType()
+                         << " (" << *out << " elements)";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult same = foldTo(getOperand(), getResult()))
+    return same;
+  // reshape(reshape(x)) -> reshape(x)
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getOperand()))
+    if (getType().hasStaticShape())
+      return splat.resizeSplat(getType());
+  return {};
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType t = getTensor(adaptor.getOperand());
+  if (!t)
+    return inferError(loc, name, "expects a ranked tensor operand");
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != t.getRank())
+    return inferError(loc, name, "permutation ", formatDims(perm), " has ",
+                      perm.size(), " entries but the operand has rank ",
+                      t.getRank());
+  if (failed(checkDims(loc, name, "permutation entry", perm, t.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  inferred.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= static_cast<int64_t>(i) == p;
+  if (identity)
+    return foldTo(getOperand(), getResult());
+  // transpose(transpose(x, p1), p2) -> transpose(x, p1 o p2)
+  if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> innerPerm = inner.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(innerPerm[p]);
+    getOperandMutable().assign(inner.getOperand());
+    setPermutation(composed);
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType in = getOperand().getType();
+  RankedTensorType out = getType();
+  ArrayRef<int64_t> dims = getDims();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << in.getElementType() << " to "
+                         << out.getElementType();
+  if (static_cast<int64_t>(dims.size()) != in.getRank())
+    return emitOpError() << "dims " << formatDims(dims) << " has "
+                         << dims.size() << " entries but the operand has rank "
+                         << in.getRank();
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= out.getRank())
+      return emitOpError() << "dims entry " << d
+                           << " is out of range for result rank "
+                           << out.getRank();
+    if (i > 0 && d <= dims[i - 1])
+      return emitOpError() << "dims " << formatDims(dims)
+                           << " must be strictly increasing";
+    int64_t inSize = in.getDimSize(i), outSize = out.getDimSize(d);
+    if (inSize != 1 && !ShapedType::isDynamic(inSize) &&
+        !ShapedType::isDynamic(outSize) && inSize != outSize)
+      return emitOpError() << "operand dimension " << i << " (size " << inSize
+                           << ") cannot broadcast to result dimension " << d
+                           << " (size " << outSize << ")";
+  }
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult same = foldTo(getOperand(), getResult()))
+    return same;
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getOperand()))
+    if (getType().hasStaticShape())
+      return splat.resizeSplat(getType());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp, ConcatOp, SplitOp, GatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType t = getTensor(adaptor.getOperand());
+  if (!t)
+    return inferError(loc, name, "expects a ranked tensor operand");
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
+                    strides = adaptor.getStrides();
+  int64_t rank = t.getRank();
+  if (static_cast<int64_t>(start.size()) != rank ||
+      static_cast<int64_t>(limit.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return inferError(loc, name, "start, limit and strides need one entry per "
+                      "dimension (rank ", rank, "), got ", start.size(), ", ",
+                      limit.size(), " and ", strides.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = t.getDimSize(d);
+    if (strides[d] < 1)
+      return inferError(loc, name, "stride ", strides[d], " of dimension ", d,
+                        " must be at least 1");
+    if (start[d] < 0 || start[d] > limit[d] ||
+        (!ShapedType::isDynamic(size) && limit[d] > size))
+      return inferError(loc, name, "dimension ", d, ": need 0 <= start (",
+                        start[d], ") <= limit (", limit[d], ") <= size (",
+                        size, ")");
+    shape.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  return foldTo(getOperand(), getResult());
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return inferError(loc, name, "needs at least one input");
+  RankedTensorType first = getTensor(inputs.front());
+  if (!first)
+    return inferError(loc, name, "expects ranked tensor inputs");
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, name, "dim", dim, first.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[dim] = 0;
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    RankedTensorType t = getTensor(v);
+    if (!t || t.getRank() != first.getRank() ||
+        t.getElementType() != first.getElementType())
+      return inferError(loc, name, "input ", i, " has type ", v.getType(),
+                        "; all inputs need the rank and element type of ",
+                        first);
+    for (int64_t d = 0; d < first.getRank(); ++d) {
+      int64_t size = t.getDimSize(d);
+      if (d == dim) {
+        shape[d] = (ShapedType::isDynamic(shape[d]) ||
+                    ShapedType::isDynamic(size))
+                       ? ShapedType::kDynamic
+                       : shape[d] + size;
+        continue;
+      }
+      if (ShapedType::isDynamic(shape[d])) {
+        shape[d] = size;
+      } else if (!ShapedType::isDynamic(size) && size != shape[d]) {
+        return inferError(loc, name, "input ", i, " has size ", size,
+                          " in dimension ", d, " where input 0 has ",
+                          shape[d], "; only dimension ", dim, " may differ");
+      }
+    }
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return foldTo(getInputs().front(), getResult());
+  return {};
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType t = getTensor(adaptor.getOperand());
+  if (!t)
+    return inferError(loc, name, "expects a ranked tensor operand");
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, name, "dim", dim, t.getRank())))
+    return failure();
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  if (sizes.empty())
+    return inferError(loc, name, "needs at least one piece size");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      return inferError(loc, name, "piece sizes ", formatDims(sizes),
+                        " must be non-negative");
+    total += s;
+  }
+  int64_t size = t.getDimSize(dim);
+  if (!ShapedType::isDynamic(size) && total != size)
+    return inferError(loc, name, "piece sizes ", formatDims(sizes),
+                      " add up to ", total, " but dimension ", dim,
+                      " has size ", size);
+  for (int64_t s : sizes) {
+    SmallVector<int64_t> shape(t.getShape());
+    shape[dim] = s;
+    inferred.push_back(RankedTensorType::get(shape, t.getElementType()));
+  }
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType data = getTensor(adaptor.getData());
+  RankedTensorType indices = getTensor(adaptor.getIndices());
+  if (!data || !indices)
+    return inferError(loc, name, "expects ranked tensor operands");
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkDim(loc, name, "axis", axis, data.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IotaOp, ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  int64_t rank = getType().getRank();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << rank;
+  return success();
+}
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  ElementsAttr value = adaptor.getValueAttr();
+  if (!value)
+    return inferError(loc, getOperationName(), "needs a 'value' attribute");
+  inferred.push_back(value.getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::loom::detail::inferReduceType(std::optional<Location> loc, StringRef opName,
+                                 Value operand, ArrayRef<int64_t> dims,
+                                 bool keepdims,
+                                 SmallVectorImpl<Type> &inferred) {
+  RankedTensorType t = getTensor(operand);
+  if (!t)
+    return inferError(loc, opName, "expects a ranked tensor operand");
+  if (failed(checkDims(loc, opName, "dims entry", dims, t.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(t.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType logits = getTensor(adaptor.getLogits());
+  RankedTensorType labels = getTensor(adaptor.getLabels());
+  if (!logits || !labels)
+    return inferError(loc, name, "expects ranked tensor operands");
+  if (logits.getRank() < 1)
+    return inferError(loc, name, "logits need a class dimension (rank >= 1)");
+  ArrayRef<int64_t> leading = logits.getShape().drop_back();
+  if (failed(meetShapes(leading, labels.getShape())))
+    return inferError(loc, name, "labels ", labels,
+                      " must have the shape of the logits without their last "
+                      "(class) dimension, ",
+                      formatDims(leading));
+  if (adaptor.getReduction() == LossReduction::none)
+    inferred.push_back(RankedTensorType::get(leading, logits.getElementType()));
+  else
+    inferred.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Cost overrides (conventions in LoomInterfaces.td)
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> SiluOp::getFlopCount() {
+  return detail::getElementwiseFlopCount(*this, 4); // exp, add, div, mul
+}
+std::optional<int64_t> GeluOp::getFlopCount() {
+  // erf form: div, erf, add, mul, mul; tanh form: 3 mul + fma, tanh, add, 2 mul
+  return detail::getElementwiseFlopCount(
+      *this, getApproximate() == GeluApproximation::tanh ? 9 : 5);
+}
+std::optional<int64_t> SoftmaxOp::getFlopCount() {
+  return detail::getElementwiseFlopCount(*this, 5); // max, sub, exp, sum, div
+}
+std::optional<int64_t> LogSoftmaxOp::getFlopCount() {
+  return detail::getElementwiseFlopCount(*this, 5); // max, sub, exp, sum, sub
+}
+std::optional<int64_t> LayerNormOp::getFlopCount() {
+  // mean, sub, square, sum, scale by rstd; then scale and bias if present
+  return detail::getElementwiseFlopCount(
+      *this, 5 + (getScale() ? 1 : 0) + (getBias() ? 1 : 0));
+}
+std::optional<int64_t> RmsNormOp::getFlopCount() {
+  // square, sum, scale by rstd; then scale if present
+  return detail::getElementwiseFlopCount(*this, 3 + (getScale() ? 1 : 0));
+}
+std::optional<int64_t> CrossEntropyOp::getFlopCount() {
+  // per logit: max, sub, exp, sum
+  std::optional<int64_t> n = detail::getNumElements(getLogits().getType());
+  if (!n)
+    return std::nullopt;
+  return 4 * *n;
+}
+
+#define GET_OP_CLASSES
+#include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

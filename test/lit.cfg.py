@@ -1,0 +1,26 @@
+# -*- Python -*-
+# lit configuration of Loom's FileCheck suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "Loom"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.loom_obj_root, "test")
+# Unit/ holds GoogleTest sources, python/ pytest files, bench/ benchmarks:
+# other runners run those (see utils/run-tests.py).
+config.excludes = ["Unit", "python", "bench", "CMakeLists.txt", "lit.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%loom_src", config.loom_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [ToolSubst("loom-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])

@@ -1,0 +1,43 @@
+//===- loom-opt.cpp - The mlir-opt of Loom --------------------------------===//
+//
+// Parses, verifies, transforms and prints IR of the loom dialect and of the
+// upstream dialects Loom uses, with every Loom pass and the upstream passes
+// it builds on registered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::loom::LoomDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::shard::ShardDialect>();
+  // Inlining of func.call and the sharding rules of func/tensor ops, so
+  // that sharding-propagation can cross function boundaries.
+  mlir::func::registerAllExtensions(registry);
+  mlir::tensor::registerAllExtensions(registry);
+
+  // Upstream passes Loom pipelines use: canonicalize, cse, inline,
+  // symbol-dce, ... and the shard dialect's sharding-propagation and
+  // shard-partition.
+  mlir::registerTransformsPasses();
+  mlir::shard::registerShardPasses();
+  mlir::loom::registerLoomPasses();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Loom optimizer driver: runs loom and upstream passes\n",
+      registry));
+}
