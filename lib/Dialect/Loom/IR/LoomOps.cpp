@@ -336,15 +336,6 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
                 getResult());
 }
 
-LogicalResult ConvertOp::verify() {
-  if (failed(meetShapes(getOperand().getType().getShape(),
-                        getResult().getType().getShape())))
-    return emitOpError() << "operand shape " << getOperand().getType()
-                         << " and result shape " << getResult().getType()
-                         << " differ; convert changes only the element type";
-  return success();
-}
-
 OpFoldResult ConvertOp::fold(FoldAdaptor) {
   return foldTo(getOperand(), getResult());
 }

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -153,7 +154,51 @@ LogicalResult ShapeInference::refineFunction(func::FuncOp func,
     return success();
   };
 
+  // Ops with one shape for all operands and results: every value involved
+  // takes the meet of their shapes. This refines the op's own results when
+  // it states them (convert), and operands produced by ops that state their
+  // result type (broadcast, reshape) -- information flowing backwards.
+  auto refineSameShape = [&](Operation *op) -> LogicalResult {
+    SmallVector<int64_t> shape;
+    bool first = true;
+    auto values = llvm::concat<Value>(op->getOperands(), op->getResults());
+    for (Value v : values) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t)
+        return success();
+      if (first) {
+        shape.assign(t.getShape().begin(), t.getShape().end());
+        first = false;
+        continue;
+      }
+      FailureOr<SmallVector<int64_t>> met = meetShapes(shape, t.getShape());
+      if (failed(met))
+        return op->emitOpError() << "operand and result shapes disagree: "
+                                 << formatDims(shape) << " vs " << t;
+      shape = *met;
+    }
+    for (Value v : values) {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (!isRefinementOf(shape, t.getShape(), /*strictly=*/true))
+        continue;
+      Operation *producer = v.getDefiningOp();
+      bool ownResult = producer == op;
+      if (!producer || (!ownResult && (isa<InferTypeOpInterface>(producer) ||
+                                       producer->getNumResults() != 1)))
+        continue;
+      v.setType(RankedTensorType::get(shape, t.getElementType(),
+                                      t.getEncoding()));
+      changed = true;
+      if (!ownResult && failed(mlir::verify(producer)))
+        return failure();
+    }
+    return success();
+  };
+
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() &&
+        !isa<InferTypeOpInterface>(op) && failed(refineSameShape(op)))
+      return WalkResult::interrupt();
     if (auto iface = dyn_cast<InferTypeOpInterface>(op)) {
       SmallVector<Type> inferred;
       if (failed(iface.inferReturnTypes(
@@ -163,8 +208,12 @@ LogicalResult ShapeInference::refineFunction(func::FuncOp func,
         return WalkResult::interrupt();
       if (inferred.size() != op->getNumResults())
         return WalkResult::advance();
-      return failed(setResults(op, inferred)) ? WalkResult::interrupt()
-                                              : WalkResult::advance();
+      if (failed(setResults(op, inferred)))
+        return WalkResult::interrupt();
+      if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() &&
+          failed(refineSameShape(op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
     }
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
@@ -222,14 +271,13 @@ void ShapeInference::runOnOperation() {
 
   SymbolTable symbols(module);
   SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-  // Each sweep refines at least one function signature or stops; a call
-  // chain of N functions needs at most N + 1 sweeps.
-  for (size_t sweep = 0, e = funcs.size() + 1; sweep < e; ++sweep) {
-    bool changed = false;
+  // Every sweep that changes something replaces at least one `?` by a size,
+  // so this terminates.
+  bool changed = true;
+  while (changed) {
+    changed = false;
     for (func::FuncOp func : funcs)
       if (failed(refineFunction(func, symbols, changed)))
         return signalPassFailure();
-    if (!changed)
-      break;
   }
 }

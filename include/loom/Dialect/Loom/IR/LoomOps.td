@@ -196,7 +196,8 @@ def Loom_SelectOp : Loom_InferOp<"select", [Elementwise, Loom_CostInterface,
   let hasFolder = 1;
 }
 
-def Loom_ConvertOp : Loom_Op<"convert", [Elementwise, Loom_CostInterface]> {
+def Loom_ConvertOp : Loom_Op<"convert", [Elementwise, Loom_CostInterface,
+    SameOperandsAndResultShape]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Float to integer rounds toward zero; to `i1` yields `x != 0`; `i1` to a
@@ -209,7 +210,6 @@ def Loom_ConvertOp : Loom_Op<"convert", [Elementwise, Loom_CostInterface]> {
   let arguments = (ins Loom_Tensor:$operand);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
-  let hasVerifier = 1;
   let hasFolder = 1;
 }
 

@@ -21,8 +21,13 @@ def LoomShapeInference : Pass<"loom-shape-inference", "ModuleOp"> {
     specialised.
 
     Ops that state their result type (`reshape`, `broadcast`, `convert`,
-    `iota`) keep it. A refinement that contradicts a declared type (an
-    operand became incompatible) is an error at that op. Example:
+    `iota`) are refined from the other side: where an op requires one shape
+    for all its operands and results (elementwise ops), every value involved
+    takes the most precise of their shapes, so `broadcast %b : tensor<256xf32>
+    -> tensor<?x256xf32>` feeding an add with a `tensor<32x256xf32>` operand
+    becomes `-> tensor<32x256xf32>`. Function arguments change only through
+    `arg-shapes`. A refinement that contradicts a declared type is an error
+    at that op. Sweeps repeat until nothing changes. Example:
 
     ```mlir
     %0 = "loom.dot_general"(%a, %b) <{lhs_contracting_dims = array<i64: 1>,

@@ -1,0 +1,1 @@
+"""Generators of model graphs in the loom dialect's textual syntax."""
