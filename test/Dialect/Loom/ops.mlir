@@ -183,8 +183,8 @@ func.func @softmax(%x: tensor<8x10xf32>) -> (tensor<8x10xf32>, tensor<8x10xf32>)
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x64xf32>, %[[G:.*]]: tensor<64xf32>, %[[B:.*]]: tensor<64xf32>, %[[G2:.*]]: tensor<8x64xf32>)
 func.func @layer_norm(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %g2: tensor<8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) {
-  // 1e-5 is not an f32 value; the nearest one prints in its shortest exact form.
-  // CHECK: loom.layer_norm %[[X]] scale %[[G]] bias %[[B]] axis = 2 epsilon = 9.99999974E-6 : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  // epsilon is an f64 attribute, so 1e-5 keeps its value.
+  // CHECK: loom.layer_norm %[[X]] scale %[[G]] bias %[[B]] axis = 2 epsilon = 1.000000e-05 : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
   %0 = loom.layer_norm %x scale %g bias %b axis = 2 epsilon = 1.0e-05
       : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
   // CHECK: loom.layer_norm %[[X]] scale %[[G]] axis = 2 epsilon = 2.500000e-01 : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
@@ -209,7 +209,7 @@ func.func @layer_norm_no_affine(%x: tensor<4x16xf16>) -> tensor<4x16xf16> {
 // CHECK-LABEL: func.func @rms_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<8x64xbf16>, %[[G:.*]]: tensor<64xbf16>)
 func.func @rms_norm(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>) -> (tensor<8x64xbf16>, tensor<8x64xbf16>) {
-  // CHECK: loom.rms_norm %[[X]] scale %[[G]] axis = 1 epsilon = 9.99999997E-7 : (tensor<8x64xbf16>, tensor<64xbf16>) -> tensor<8x64xbf16>
+  // CHECK: loom.rms_norm %[[X]] scale %[[G]] axis = 1 epsilon = 9.9999999999999995E-7 : (tensor<8x64xbf16>, tensor<64xbf16>) -> tensor<8x64xbf16>
   %0 = loom.rms_norm %x scale %g axis = 1 epsilon = 1.0e-06
       : (tensor<8x64xbf16>, tensor<64xbf16>) -> tensor<8x64xbf16>
   // 2^-10 is exact in f32.
@@ -297,8 +297,7 @@ func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %c: tensor<2x1xf32>)
 
 // CHECK-LABEL: func.func @split
 func.func @split(%qkv: tensor<2x8x192xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x3x192xf32>) {
-  // The result types are a bare list: `type($results)` takes no parentheses
-  // (unlike the example in the op's description).
+  // The result types are a bare list: `type($results)` takes no parentheses.
   // CHECK: %[[S:.*]]:3 = loom.split %{{.*}}, dim = 2, sizes = [64, 64, 64] : tensor<2x8x192xf32> -> tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>
   %q, %k, %v = loom.split %qkv, dim = 2, sizes = [64, 64, 64]
       : tensor<2x8x192xf32> -> tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>

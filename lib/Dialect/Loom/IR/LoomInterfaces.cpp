@@ -2,7 +2,10 @@
 
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 
+#include "loom/Dialect/Loom/IR/ShapeUtils.h"
+
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 
 using namespace mlir;
 
@@ -57,4 +60,35 @@ std::optional<int64_t> loom::detail::getOperandAndResultBytes(Operation *op) {
     if (!add(t))
       return std::nullopt;
   return total;
+}
+
+LogicalResult loom::detail::verifySameShape(Operation *op) {
+  RankedTensorType first;
+  SmallVector<int64_t> shape;
+  auto check = [&](Type type) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t)
+      return success();
+    if (!first) {
+      first = t;
+      shape.assign(t.getShape().begin(), t.getShape().end());
+      return success();
+    }
+    FailureOr<SmallVector<int64_t>> met = meetShapes(shape, t.getShape());
+    if (failed(met))
+      return op->emitOpError()
+             << "needs one shape for all operands and results, but " << first
+             << " and " << t
+             << " differ (loom ops do not broadcast implicitly: insert "
+                "loom.broadcast)";
+    shape = *met;
+    return success();
+  };
+  for (Type t : op->getOperandTypes())
+    if (failed(check(t)))
+      return failure();
+  for (Type t : op->getResultTypes())
+    if (failed(check(t)))
+      return failure();
+  return success();
 }

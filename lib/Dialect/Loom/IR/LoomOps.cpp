@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -43,23 +44,28 @@ LogicalResult inferError(std::optional<Location> loc, StringRef opName,
 /// Checks that `dim` is a dimension index of a rank-`rank` tensor.
 LogicalResult checkDim(std::optional<Location> loc, StringRef opName,
                        StringRef what, int64_t dim, int64_t rank) {
+  if (rank == 0)
+    return inferError(loc, opName, what, " ", dim,
+                      " is out of range: a rank-0 tensor has no dimensions");
   if (dim < 0 || dim >= rank)
     return inferError(loc, opName, what, " ", dim,
-                      " is out of range for rank ", rank, " (expected 0 <= ",
-                      what, " < ", rank, ")");
+                      " is out of range for rank ", rank, " (valid: 0 to ",
+                      rank - 1, ")");
   return success();
 }
 
-/// Checks that `dims` are distinct, in-range dimension indices.
+/// Checks that `dims` (a list named `what`) are distinct, in-range dimension
+/// indices.
 LogicalResult checkDims(std::optional<Location> loc, StringRef opName,
                         StringRef what, ArrayRef<int64_t> dims, int64_t rank) {
   llvm::SmallSet<int64_t, 8> seen;
+  std::string entry = (what + " entry").str();
   for (int64_t d : dims) {
-    if (failed(checkDim(loc, opName, what, d, rank)))
+    if (failed(checkDim(loc, opName, entry, d, rank)))
       return failure();
     if (!seen.insert(d).second)
       return inferError(loc, opName, what, " ", formatDims(dims),
-                        " repeats dimension ", d);
+                        " repeat dimension ", d);
   }
   return success();
 }
@@ -250,9 +256,12 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
       adaptor.getOperands(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        if (b.isZero())
+        bool overflow = false;
+        APInt q = b.isZero() ? APInt() : a.sdiv_ov(b, overflow);
+        // Division by zero and INT_MIN / -1 have no value to fold to.
+        if (b.isZero() || overflow)
           return std::nullopt;
-        return a.sdiv(b);
+        return q;
       });
 }
 
@@ -378,14 +387,14 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
 /// element type.
 static LogicalResult inferNorm(std::optional<Location> loc, StringRef opName,
                                Value input, ValueRange affine, int64_t axis,
-                               float epsilon,
+                               double epsilon,
                                SmallVectorImpl<Type> &inferred) {
   RankedTensorType t = getTensor(input);
   if (!t)
     return inferError(loc, opName, "expects a ranked tensor input");
   if (failed(checkDim(loc, opName, "axis", axis, t.getRank())))
     return failure();
-  if (!(epsilon >= 0.0f))
+  if (!(epsilon >= 0.0))
     return inferError(loc, opName, "epsilon must be non-negative, got ",
                       epsilon);
   ArrayRef<int64_t> normalized = t.getShape().drop_front(axis);
@@ -411,7 +420,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getBias())
     affine.push_back(adaptor.getBias());
   return inferNorm(loc, getOperationName(), adaptor.getInput(), affine,
-                   adaptor.getAxis(), adaptor.getEpsilon().convertToFloat(),
+                   adaptor.getAxis(), adaptor.getEpsilon().convertToDouble(),
                    inferred);
 }
 
@@ -423,7 +432,7 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getScale())
     affine.push_back(adaptor.getScale());
   return inferNorm(loc, getOperationName(), adaptor.getInput(), affine,
-                   adaptor.getAxis(), adaptor.getEpsilon().convertToFloat(),
+                   adaptor.getAxis(), adaptor.getEpsilon().convertToDouble(),
                    inferred);
 }
 
@@ -467,9 +476,9 @@ LogicalResult DotGeneralOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> lAll(lb), rAll(rb);
   lAll.append(lc.begin(), lc.end());
   rAll.append(rc.begin(), rc.end());
-  if (failed(checkDims(loc, name, "lhs batching/contracting dimension", lAll,
+  if (failed(checkDims(loc, name, "lhs batching and contracting dims", lAll,
                        lhs.getRank())) ||
-      failed(checkDims(loc, name, "rhs batching/contracting dimension", rAll,
+      failed(checkDims(loc, name, "rhs batching and contracting dims", rAll,
                        rhs.getRank())))
     return failure();
   SmallVector<int64_t> shape;
@@ -580,8 +589,13 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (OpFoldResult same = foldTo(getOperand(), getResult()))
     return same;
-  // reshape(reshape(x)) -> reshape(x)
+  // reshape(reshape(x)) -> reshape(x), unless a `?` in the middle hid an
+  // element-count mismatch that the shortcut would expose.
   if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    std::optional<int64_t> in = detail::getNumElements(inner.getOperand().getType());
+    std::optional<int64_t> out = detail::getNumElements(getType());
+    if (in && out && *in != *out)
+      return {};
     getOperandMutable().assign(inner.getOperand());
     return getResult();
   }
@@ -604,7 +618,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
     return inferError(loc, name, "permutation ", formatDims(perm), " has ",
                       perm.size(), " entries but the operand has rank ",
                       t.getRank());
-  if (failed(checkDims(loc, name, "permutation entry", perm, t.getRank())))
+  if (failed(checkDims(loc, name, "permutation", perm, t.getRank())))
     return failure();
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
@@ -623,9 +637,15 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   // transpose(transpose(x, p1), p2) -> transpose(x, p1 o p2)
   if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
     ArrayRef<int64_t> innerPerm = inner.getPermutation();
-    SmallVector<int64_t> composed;
-    for (int64_t p : perm)
+    SmallVector<int64_t> composed, shape;
+    RankedTensorType source = inner.getOperand().getType();
+    for (int64_t p : perm) {
       composed.push_back(innerPerm[p]);
+      shape.push_back(source.getDimSize(innerPerm[p]));
+    }
+    // A `?` in the middle may hide a contradiction; keep both ops then.
+    if (failed(meetShapes(shape, getType().getShape())))
+      return {};
     getOperandMutable().assign(inner.getOperand());
     setPermutation(composed);
     return getResult();
@@ -711,6 +731,13 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
+  // Only a slice that takes every element of a static dimension is the
+  // identity; with a `?` size, equal types prove nothing.
+  RankedTensorType type = getOperand().getType();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (getStart()[d] != 0 || getStrides()[d] != 1 ||
+        type.isDynamicDim(d) || getLimit()[d] != type.getDimSize(d))
+      return {};
   return foldTo(getOperand(), getResult());
 }
 
@@ -855,7 +882,7 @@ LogicalResult mlir::loom::detail::inferReduceType(std::optional<Location> loc, S
   RankedTensorType t = getTensor(operand);
   if (!t)
     return inferError(loc, opName, "expects a ranked tensor operand");
-  if (failed(checkDims(loc, opName, "dims entry", dims, t.getRank())))
+  if (failed(checkDims(loc, opName, "dims", dims, t.getRank())))
     return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < t.getRank(); ++d) {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
@@ -196,7 +197,7 @@ LogicalResult ShapeInference::refineFunction(func::FuncOp func,
   };
 
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
-    if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() &&
+    if (op->hasTrait<loom::OpTrait::SameShape>() &&
         !isa<InferTypeOpInterface>(op) && failed(refineSameShape(op)))
       return WalkResult::interrupt();
     if (auto iface = dyn_cast<InferTypeOpInterface>(op)) {
@@ -210,7 +211,7 @@ LogicalResult ShapeInference::refineFunction(func::FuncOp func,
         return WalkResult::advance();
       if (failed(setResults(op, inferred)))
         return WalkResult::interrupt();
-      if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() &&
+      if (op->hasTrait<loom::OpTrait::SameShape>() &&
           failed(refineSameShape(op)))
         return WalkResult::interrupt();
       return WalkResult::advance();

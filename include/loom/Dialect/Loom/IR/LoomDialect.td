@@ -16,8 +16,8 @@ def Loom_Dialect : Dialect {
   let cppNamespace = "::mlir::loom";
   let summary = "Graph-level ops of a deep-learning training step";
   let description = [{
-    The `loom` dialect describes the forward graph of a model and, after
-    `loom-autodiff` and `loom-optimizer`, its whole training step. Ops work on
+    The `loom` dialect describes the forward graph of a model with its loss
+    (and, once the training passes exist, the whole training step). Ops work on
     ranked tensors of `f32`, `bf16`, `f16`, `i64`, `i32` and `i1`. Shapes are
     static once `loom-shape-inference` has run; before that, result types may
     be less precise than what can be inferred from the operands (a dimension

@@ -10,7 +10,27 @@
 
 namespace mlir {
 namespace loom {
+namespace detail {
+LogicalResult verifySameShape(Operation *op);
+} // namespace detail
+
 namespace OpTrait {
+/// All operands and results have one shape, up to refinement (`?` matches
+/// any size). Reports mismatches with a hint to broadcast explicitly.
+template <typename ConcreteType>
+class SameShape : public ::mlir::OpTrait::TraitBase<ConcreteType, SameShape> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return detail::verifySameShape(op);
+  }
+};
+
+/// Result element i depends only on operand elements i (with SameShape:
+/// Loom's elementwise ops).
+template <typename ConcreteType>
+class ElementwiseMapping
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, ElementwiseMapping> {};
+
 /// Ops that only move or reinterpret data (reshape, transpose, slice, ...).
 template <typename ConcreteType>
 class DataMovement

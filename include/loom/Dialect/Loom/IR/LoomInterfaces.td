@@ -34,6 +34,20 @@ def Loom_CostInterface : OpInterface<"CostInterface"> {
   ];
 }
 
+// All operands and results of the op have one shape, up to refinement (a `?`
+// matches any size). Loom's elementwise ops never broadcast implicitly.
+// The shape pass relies on this trait to refine values in both directions.
+def Loom_SameShape : NativeOpTrait<"SameShape"> {
+  let cppNamespace = "::mlir::loom::OpTrait";
+}
+
+// An elementwise op: element i of each result depends only on element i of
+// each operand, and all operands and results have one shape (SameShape).
+def Loom_ElementwiseMapping : NativeOpTrait<"ElementwiseMapping"> {
+  let cppNamespace = "::mlir::loom::OpTrait";
+}
+def Loom_Elementwise : TraitList<[Loom_SameShape, Loom_ElementwiseMapping]>;
+
 // Marks ops that only move or reinterpret data; their flop count is zero.
 def Loom_DataMovement : NativeOpTrait<"DataMovement"> {
   let cppNamespace = "::mlir::loom::OpTrait";

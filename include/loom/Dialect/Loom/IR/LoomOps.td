@@ -53,7 +53,7 @@ defvar loomElementwiseInference = [{
 
 class Loom_UnaryOp<string mnemonic, Type operandType,
                    Trait cost = Loom_CostInterface>
-    : Loom_InferOp<mnemonic, [Elementwise, cost, SameOperandsAndResultElementType, SameOperandsAndResultShape]> {
+    : Loom_InferOp<mnemonic, [Loom_Elementwise, cost, SameOperandsAndResultElementType]> {
   let extraClassDefinition = !strconcat(loomRefinableResultTypes,
                                         loomElementwiseInference);
   let arguments = (ins operandType:$operand);
@@ -62,8 +62,8 @@ class Loom_UnaryOp<string mnemonic, Type operandType,
 }
 
 class Loom_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
-    : Loom_InferOp<mnemonic, !listconcat([Elementwise, Loom_CostInterface,
-        SameOperandsAndResultElementType, SameOperandsAndResultShape], traits)> {
+    : Loom_InferOp<mnemonic, !listconcat([Loom_Elementwise, Loom_CostInterface,
+        SameOperandsAndResultElementType], traits)> {
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs operandType:$result);
   let extraClassDefinition = !strconcat(loomRefinableResultTypes,
@@ -140,7 +140,7 @@ def Loom_SiluOp : Loom_UnaryOp<"silu", Loom_FloatTensor,
   let summary = "sigmoid linear unit `x * sigmoid(x)` (a.k.a. swish)";
 }
 
-def Loom_GeluOp : Loom_InferOp<"gelu", [Elementwise, SameOperandsAndResultElementType, SameOperandsAndResultShape,
+def Loom_GeluOp : Loom_InferOp<"gelu", [Loom_Elementwise, SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
@@ -164,8 +164,8 @@ def Loom_GeluOp : Loom_InferOp<"gelu", [Elementwise, SameOperandsAndResultElemen
 // Comparison, selection, conversion
 //===----------------------------------------------------------------------===//
 
-def Loom_CompareOp : Loom_InferOp<"compare", [Elementwise, Loom_CostInterface,
-    AllTypesMatch<["lhs", "rhs"]>]> {
+def Loom_CompareOp : Loom_InferOp<"compare", [Loom_Elementwise, Loom_CostInterface,
+    AllElementTypesMatch<["lhs", "rhs"]>]> {
   let summary = "elementwise comparison producing `i1`";
   let description = [{
     ```mlir
@@ -179,8 +179,8 @@ def Loom_CompareOp : Loom_InferOp<"compare", [Elementwise, Loom_CostInterface,
       "$direction `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Loom_SelectOp : Loom_InferOp<"select", [Elementwise, Loom_CostInterface,
-    AllTypesMatch<["on_true", "on_false"]>]> {
+def Loom_SelectOp : Loom_InferOp<"select", [Loom_Elementwise, Loom_CostInterface,
+    AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise choice `pred ? on_true : on_false`";
   let description = [{
     ```mlir
@@ -196,8 +196,7 @@ def Loom_SelectOp : Loom_InferOp<"select", [Elementwise, Loom_CostInterface,
   let hasFolder = 1;
 }
 
-def Loom_ConvertOp : Loom_Op<"convert", [Elementwise, Loom_CostInterface,
-    SameOperandsAndResultShape]> {
+def Loom_ConvertOp : Loom_Op<"convert", [Loom_Elementwise, Loom_CostInterface]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Float to integer rounds toward zero; to `i1` yields `x != 0`; `i1` to a
@@ -217,7 +216,7 @@ def Loom_ConvertOp : Loom_Op<"convert", [Elementwise, Loom_CostInterface,
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Loom_SoftmaxOp : Loom_InferOp<"softmax", [SameOperandsAndResultElementType, SameOperandsAndResultShape,
+def Loom_SoftmaxOp : Loom_InferOp<"softmax", [Loom_SameShape, SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
   let summary = "softmax along one dimension";
   let description = [{
@@ -233,7 +232,7 @@ def Loom_SoftmaxOp : Loom_InferOp<"softmax", [SameOperandsAndResultElementType, 
                        "custom<SameTypes>(type($operand), type($result))";
 }
 
-def Loom_LogSoftmaxOp : Loom_InferOp<"log_softmax", [SameOperandsAndResultElementType, SameOperandsAndResultShape,
+def Loom_LogSoftmaxOp : Loom_InferOp<"log_softmax", [Loom_SameShape, SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
   let summary = "log of softmax along one dimension";
   let description = [{
@@ -266,7 +265,7 @@ def Loom_LayerNormOp : Loom_InferOp<"layer_norm", [AttrSizedOperandSegments,
   let arguments = (ins Loom_FloatTensor:$input,
                        Optional<Loom_FloatTensor>:$scale,
                        Optional<Loom_FloatTensor>:$bias,
-                       I64Attr:$axis, F32Attr:$epsilon);
+                       I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`scale` $scale^)? (`bias` $bias^)? `axis` `=` $axis
@@ -289,7 +288,7 @@ def Loom_RmsNormOp : Loom_InferOp<"rms_norm",
   }];
   let arguments = (ins Loom_FloatTensor:$input,
                        Optional<Loom_FloatTensor>:$scale,
-                       I64Attr:$axis, F32Attr:$epsilon);
+                       I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`scale` $scale^)? `axis` `=` $axis `epsilon` `=` $epsilon attr-dict
@@ -444,7 +443,7 @@ def Loom_SplitOp : Loom_InferOp<"split", [Loom_DataMovement,
 
     ```mlir
     %q, %k, %v = loom.split %qkv, dim = 2, sizes = [64, 64, 64]
-        : tensor<2x8x192xf32> -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+        : tensor<2x8x192xf32> -> tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>
     ```
   }];
   let arguments = (ins Loom_Tensor:$operand, I64Attr:$dim,
