@@ -29,8 +29,8 @@ banner "cost of one forward pass of the MLP (loom-report-cost)"
 banner "2. GPT-2 small (12 layers, hidden 768, 12 heads, seq 1024, vocab 50257), batch 8"
 "$PY" -m loom.models.gpt --preset gpt2-small --batch 8 -o "$OUT/gpt2-small.mlir"
 printf 'generated %s: %s lines\n' "$OUT/gpt2-small.mlir" "$(wc -l < "$OUT/gpt2-small.mlir")"
-echo "first layer's attention, as generated:"
-grep -m 12 -E 'loom\.(layer_norm|dot_general|split|softmax)' "$OUT/gpt2-small.mlir" | cut -c1-160
+echo "the first transformer layer, as generated:"
+grep -m 10 -E 'loom\.(layer_norm|dot_general|split|softmax)' "$OUT/gpt2-small.mlir" | cut -c1-160
 start=$(date +%s.%N)
 "$OPT" "$OUT/gpt2-small.mlir" --loom-shape-inference --canonicalize \
   --loom-report-cost="output=$OUT/gpt2-small.cost.json" -o "$OUT/gpt2-small.opt.mlir"
