@@ -798,3 +798,127 @@ func.func @softmax_of_scalar(%x: tensor<f32>) -> tensor<f32> {
   %0 = loom.softmax %x, axis = 0 : tensor<f32>
   return %0 : tensor<f32>
 }
+
+//===----------------------------------------------------------------------===//
+// One case per remaining elementwise op (they share the traits above)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// log is defined on floating-point tensors only.
+func.func @log_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.log' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.log %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// sqrt is defined on floating-point tensors only.
+func.func @sqrt_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.sqrt' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.sqrt %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// rsqrt is defined on floating-point tensors only.
+func.func @rsqrt_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.rsqrt' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.rsqrt %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// tanh is defined on floating-point tensors only.
+func.func @tanh_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.tanh' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.tanh %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// sigmoid is defined on floating-point tensors only.
+func.func @sigmoid_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.sigmoid' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.sigmoid %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// erf is defined on floating-point tensors only.
+func.func @erf_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.erf' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.erf %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// relu is defined on floating-point tensors only.
+func.func @relu_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.relu' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.relu %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// silu is defined on floating-point tensors only.
+func.func @silu_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'loom.silu' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.silu %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @sub_shape_mismatch(%a: tensor<2x3xi64>, %b: tensor<3x2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'loom.sub' op needs one shape for all operands and results, but 'tensor<2x3xi64>' and 'tensor<3x2xi64>' differ}}
+  %0 = loom.sub %a, %b : (tensor<2x3xi64>, tensor<3x2xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @div_shape_mismatch(%a: tensor<2x3xi64>, %b: tensor<3x2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'loom.div' op needs one shape for all operands and results, but 'tensor<2x3xi64>' and 'tensor<3x2xi64>' differ}}
+  %0 = loom.div %a, %b : (tensor<2x3xi64>, tensor<3x2xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @pow_shape_mismatch(%a: tensor<2x3xi64>, %b: tensor<3x2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'loom.pow' op needs one shape for all operands and results, but 'tensor<2x3xi64>' and 'tensor<3x2xi64>' differ}}
+  %0 = loom.pow %a, %b : (tensor<2x3xi64>, tensor<3x2xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @max_shape_mismatch(%a: tensor<2x3xi64>, %b: tensor<3x2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'loom.max' op needs one shape for all operands and results, but 'tensor<2x3xi64>' and 'tensor<3x2xi64>' differ}}
+  %0 = loom.max %a, %b : (tensor<2x3xi64>, tensor<3x2xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @min_shape_mismatch(%a: tensor<2x3xi64>, %b: tensor<3x2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'loom.min' op needs one shape for all operands and results, but 'tensor<2x3xi64>' and 'tensor<3x2xi64>' differ}}
+  %0 = loom.min %a, %b : (tensor<2x3xi64>, tensor<3x2xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @abs_on_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'loom.abs' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 64-bit signless integer or 32-bit signless integer values, but got 'tensor<4xi1>'}}
+  %0 = loom.abs %x : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
