@@ -1,0 +1,28 @@
+//===- StableHLO.h - Import StableHLO text into the loom dialect -*- C++ -*-===//
+
+#ifndef LOOM_IMPORT_STABLEHLO_H
+#define LOOM_IMPORT_STABLEHLO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace mlir {
+namespace loom {
+
+/// Registers the dialects the StableHLO importer parses (Loom's internal
+/// `stablehlo`, `chlo` and `check` import dialects) and produces.
+void registerStableHLOImportDialects(DialectRegistry &registry);
+
+/// Parses the StableHLO module in `sourceMgr` (pretty or generic form, as
+/// JAX prints it), inlines private helper functions reached through calls
+/// and converts every op to the loom dialect. Reports diagnostics through
+/// `context` and returns null on failure.
+OwningOpRef<ModuleOp> importStableHLO(llvm::SourceMgr &sourceMgr,
+                                      MLIRContext *context);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_IMPORT_STABLEHLO_H
