@@ -2,6 +2,7 @@
 # lit configuration of Loom's FileCheck suite.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -22,5 +23,19 @@ config.substitutions.append(("%loom_src", config.loom_src_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = [ToolSubst("loom-opt", unresolved="fatal")]
+tools = [ToolSubst("loom-opt", unresolved="fatal"),
+         ToolSubst("loom-translate", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])
+
+# Tests that build their inputs with Python packages (onnx, torch, jax) use
+# the project's environment; features say which packages are there.
+import subprocess
+venv_python = os.path.join(config.loom_src_root, ".venv", "bin", "python")
+python = venv_python if os.path.exists(venv_python) else sys.executable
+config.substitutions.append(("%loompy", python))
+for module in ["onnx", "torch", "jax"]:
+    if subprocess.call([python, "-c", f"import {module}"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+        config.available_features.add(module)
+config.substitutions.append(("%conformance", os.path.join(
+    os.path.dirname(config.loom_src_root), "shared", "conformance")))

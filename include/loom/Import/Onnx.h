@@ -1,0 +1,45 @@
+//===- Onnx.h - Import ONNX models into the loom dialect --------*- C++ -*-===//
+
+#ifndef LOOM_IMPORT_ONNX_H
+#define LOOM_IMPORT_ONNX_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+
+struct OnnxImportOptions {
+  /// Where to write the initializers (safetensors). Empty: write nothing.
+  std::string weightsOut;
+  /// Import shapes only: initializer values are neither read nor written.
+  bool noWeights = false;
+  /// Initializers to train / to freeze, by exact name or regex (anchored).
+  /// By default every floating-point initializer is trainable.
+  std::vector<std::string> trainable, frozen;
+  /// Bindings for dynamic input dimensions: input name -> full shape.
+  llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Directory that external-data paths are relative to.
+  std::string modelDir;
+};
+
+/// Supported opset range of the default ONNX domain.
+constexpr int64_t kMinOnnxOpset = 13;
+constexpr int64_t kMaxOnnxOpset = 21;
+
+/// Imports the serialized ONNX ModelProto in `bytes` (read from `fileName`)
+/// as a module with one public function `@main`. Errors are reported as
+/// diagnostics on `context`, located at the offending node; returns null then.
+OwningOpRef<ModuleOp> importOnnx(llvm::StringRef bytes,
+                                 llvm::StringRef fileName,
+                                 const OnnxImportOptions &options,
+                                 MLIRContext *context);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_IMPORT_ONNX_H

@@ -1,0 +1,1 @@
+"""Small reference models written against PyTorch and JAX for the tests."""

@@ -1,0 +1,150 @@
+//===- loom-translate.cpp - Import models into the loom dialect -----------===//
+//
+//   loom-translate --import-onnx model.onnx -o model.mlir
+//       [--weights-out FILE] [--no-weights] [--trainable LIST] [--frozen LIST]
+//       [--input-shape name=1x128,...]
+//
+// Reads a model in an exchange format and writes loom IR. Weights go to a
+// safetensors file next to the output (model.safetensors for -o model.mlir).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/ShapeUtils.h"
+#include "loom/Import/Onnx.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+/// Splits "a,b,c" into its non-empty items.
+std::vector<std::string> splitList(const std::vector<std::string> &values) {
+  std::vector<std::string> items;
+  for (const std::string &value : values) {
+    SmallVector<StringRef> parts;
+    StringRef(value).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef p : parts)
+      items.push_back(p.trim().str());
+  }
+  return items;
+}
+
+/// The default weights path: the output with its extension replaced by
+/// .safetensors ("-" or no output: none).
+std::string defaultWeightsPath(StringRef output) {
+  if (output.empty() || output == "-")
+    return "";
+  SmallString<256> path(output);
+  llvm::sys::path::replace_extension(path, "safetensors");
+  return std::string(path);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::OptionCategory category("loom-translate options");
+  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model file>"),
+                                 cl::Required, cl::cat(category));
+  cl::opt<std::string> outputFile("o", cl::desc("Output .mlir file (- for "
+                                                "stdout)"),
+                                  cl::value_desc("file"), cl::init("-"),
+                                  cl::cat(category));
+  cl::opt<bool> importOnnxFlag("import-onnx",
+                               cl::desc("Import an ONNX model (.onnx)"),
+                               cl::cat(category));
+  cl::opt<std::string> weightsOut(
+      "weights-out",
+      cl::desc("Where to write the initializers (safetensors); default: the "
+               "output with extension .safetensors"),
+      cl::value_desc("file"), cl::cat(category));
+  cl::opt<bool> noWeights(
+      "no-weights",
+      cl::desc("Import shapes only: read and write no initializer values "
+               "(for planning models too large to load)"),
+      cl::cat(category));
+  cl::list<std::string> trainable(
+      "trainable",
+      cl::desc("Initializers to train, by name or regex (comma list); "
+               "default: every floating-point initializer"),
+      cl::value_desc("names"), cl::cat(category));
+  cl::list<std::string> frozen(
+      "frozen",
+      cl::desc("Initializers not to train, by name or regex (comma list)"),
+      cl::value_desc("names"), cl::cat(category));
+  cl::list<std::string> inputShapes(
+      "input-shape",
+      cl::desc("Bind dynamic input dimensions: NAME=DxDx... (comma list), "
+               "e.g. input_ids=1x128"),
+      cl::value_desc("name=shape"), cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loom-translate: import models into the loom dialect\n\n"
+      "  loom-translate --import-onnx model.onnx -o model.mlir\n"
+      "      writes model.mlir and model.safetensors (the weights)\n");
+
+  if (!importOnnxFlag) {
+    llvm::errs() << "loom-translate: choose an importer: --import-onnx\n";
+    return 1;
+  }
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "loom-translate: " << errorMessage << "\n";
+    return 1;
+  }
+
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  loom::OnnxImportOptions options;
+  options.noWeights = noWeights;
+  options.weightsOut =
+      weightsOut.empty() ? defaultWeightsPath(outputFile) : weightsOut;
+  options.trainable = splitList(trainable);
+  options.frozen = splitList(frozen);
+  SmallString<256> dir(inputFile);
+  llvm::sys::path::remove_filename(dir);
+  options.modelDir = dir.empty() ? std::string(".") : std::string(dir);
+  for (const std::string &binding : splitList(inputShapes)) {
+    auto [name, dims] = StringRef(binding).split('=');
+    FailureOr<SmallVector<int64_t>> shape = loom::parseDims(dims);
+    if (name.empty() || !StringRef(binding).contains('=') || failed(shape) ||
+        llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
+      llvm::errs() << "loom-translate: invalid --input-shape '" << binding
+                   << "': expected NAME=DxDx... with sizes, e.g. x=1x128\n";
+      return 1;
+    }
+    options.inputShapes[name] = std::vector<int64_t>(shape->begin(),
+                                                     shape->end());
+  }
+
+  OwningOpRef<ModuleOp> module = loom::importOnnx(
+      input->getBuffer(), inputFile, options, &context);
+  if (!module)
+    return 1;
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "loom-translate: " << errorMessage << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
