@@ -1,0 +1,183 @@
+"""Importing PyTorch modules and JAX functions into Loom.
+
+Both go through the exchange formats and `loom-translate`:
+
+* `from_torch`: PyTorch's ONNX exporter (the TorchScript path, with constant
+  folding off and training mode on, so parameters stay named initializers
+  and are not folded into constants), then `loom-translate --import-onnx`;
+* `from_jax`: `jax.jit(fn).lower(...)` to StableHLO text, then
+  `loom-translate --import-stablehlo`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ._tools import run_tool
+from .module import Module
+
+
+def _workdir(workdir: str | os.PathLike | None) -> Path:
+    path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="loom-"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _list_flag(flag: str, names: Sequence[str] | str | None) -> list[str]:
+    if not names:
+        return []
+    if isinstance(names, str):
+        names = [names]
+    return [f"--{flag}={','.join(names)}"]
+
+
+def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = None,
+               loss_args: Sequence[Any] = (), input_names: Sequence[str] | None = None,
+               trainable: Sequence[str] | None = None, frozen: Sequence[str] | None = None,
+               opset: int = 18, workdir: str | os.PathLike | None = None) -> Module:
+    """Imports a `torch.nn.Module` whose forward pass (with `loss`) gives the loss.
+
+    * `example_args`: the forward pass's inputs; their shapes and dtypes
+      become the model's static input types.
+    * `loss`: when given, the imported function is
+      `loss(module(*example_args), *loss_args)`; otherwise `module` must
+      return the loss itself.
+    * `input_names`: names of the function arguments (default: the forward
+      signature's parameter names, then `target0`, ... for `loss_args`).
+    * `trainable` / `frozen`: parameter names or regexes (default: every
+      floating-point parameter is trained).
+    * `workdir`: where `model.onnx`, `model.mlir` and `model.safetensors`
+      go (default: a new temporary directory).
+
+    Raises `loom.LoomError` with the importer's diagnostics on failure.
+    """
+    import torch
+
+    example_args = tuple(example_args)
+    loss_args = tuple(loss_args)
+    model = module if loss is None else _WithLoss(module, loss, len(example_args))
+    if input_names is None:
+        input_names = _forward_arg_names(module, len(example_args))
+        input_names += [f"target{i}" for i in range(len(loss_args))]
+    input_names = list(input_names)
+    if len(input_names) != len(example_args) + len(loss_args):
+        raise ValueError(f"input_names has {len(input_names)} names for "
+                         f"{len(example_args) + len(loss_args)} inputs")
+
+    out = _workdir(workdir)
+    onnx_path = out / "model.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, example_args + loss_args, str(onnx_path),
+                          input_names=input_names, output_names=["loss"],
+                          dynamo=False, opset_version=opset, export_params=True,
+                          do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING)
+    mlir_path = out / "model.mlir"
+    run_tool("loom-translate", ["--import-onnx", onnx_path, "-o", mlir_path,
+                                *_list_flag("trainable", trainable),
+                                *_list_flag("frozen", frozen)])
+    return Module(mlir_path.read_text(), out / "model.safetensors")
+
+
+def _forward_arg_names(module, count: int) -> list[str]:
+    try:
+        params = list(inspect.signature(module.forward).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = [p for p in params if p not in ("self",)][:count]
+    names += [f"input{i}" for i in range(len(names), count)]
+    return names
+
+
+def _make_with_loss():
+    import torch
+
+    class WithLoss(torch.nn.Module):
+        """`loss(module(*inputs), *targets)` as one module for the exporter.
+
+        It registers the wrapped module's own children, parameters and
+        buffers under their own names (the same objects, not copies), so
+        exported initializers keep the names of `module.named_parameters()`.
+        """
+
+        def __init__(self, module, loss, num_inputs):
+            super().__init__()
+            for name, child in module.named_children():
+                self.add_module(name, child)
+            for name, p in module.named_parameters(recurse=False):
+                self.register_parameter(name, p)
+            for name, b in module.named_buffers(recurse=False):
+                self.register_buffer(name, b)
+            object.__setattr__(self, "_inner", module)
+            self._loss = loss
+            self._num_inputs = num_inputs
+
+        def forward(self, *args):
+            out = self._inner(*args[:self._num_inputs])
+            return self._loss(out, *args[self._num_inputs:])
+
+    return WithLoss
+
+
+def _WithLoss(module, loss, num_inputs):
+    return _make_with_loss()(module, loss, num_inputs)
+
+
+def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
+             workdir: str | os.PathLike | None = None) -> Module:
+    """Imports a JAX function: `jax.jit(fn).lower(*example_args)` as
+    StableHLO text, then `loom-translate --import-stablehlo`.
+
+    * `example_args`: pytrees of arrays; every leaf becomes one function
+      argument named after its path (`params.w1`, `x`, ...).
+    * `params`: positions of the arguments that hold trainable parameters;
+      their leaves become `loom.param` arguments.
+
+    Raises `loom.LoomError` with the importer's diagnostics on failure.
+    """
+    import jax
+
+    names = []
+    param_names = []
+    sig = _positional_names(fn, len(example_args))
+    for i, arg in enumerate(example_args):
+        leaves, _ = jax.tree_util.tree_flatten_with_path(arg)
+        for path, _leaf in leaves:
+            name = sig[i] + "".join(_path_part(k) for k in path)
+            names.append(name)
+            if i in params:
+                param_names.append(name)
+    # keep_unused: one StableHLO argument per leaf, even if fn ignores it.
+    text = jax.jit(fn, keep_unused=True).lower(*example_args).as_text()
+    out = _workdir(workdir)
+    src = out / "model.stablehlo.mlir"
+    src.write_text(text)
+    mlir_path = out / "model.mlir"
+    args = ["--import-stablehlo", src, "-o", mlir_path,
+            f"--arg-names={','.join(names)}"]
+    if param_names:
+        args.append(f"--params={','.join(param_names)}")
+    run_tool("loom-translate", args)
+    return Module(mlir_path.read_text(), None)
+
+
+def _positional_names(fn: Callable, count: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    params = params[:count]
+    return params + [f"arg{i}" for i in range(len(params), count)]
+
+
+def _path_part(key) -> str:
+    for attr in ("key", "name", "idx"):
+        if hasattr(key, attr):
+            return f".{getattr(key, attr)}"
+    return f".{key}"

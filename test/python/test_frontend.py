@@ -1,0 +1,97 @@
+"""The Python frontend: loom.from_torch, loom.from_jax and loom.Module."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import loom
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
+
+pytestmark = pytest.mark.skipif(not (BUILD / "bin" / "loom-translate").exists(),
+                                reason="loom-translate not built")
+
+
+def param_args(ir):
+    """{name: shape} of the loom.param arguments, read from the IR text."""
+    out = {}
+    for m in re.finditer(r"tensor<([0-9x]*)x?(f32|f16|bf16)> \{loom.name = \"([^\"]+)\", loom.param\}", ir):
+        dims = tuple(int(d) for d in m.group(1).split("x") if d)
+        out[m.group(3)] = dims
+    return out
+
+
+def test_from_torch_with_loss_keeps_parameter_names(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    x = torch.randn(5, 8)
+    labels = torch.randint(0, 3, (5,))
+    m = loom.from_torch(model, (x,), loss=F.cross_entropy, loss_args=(labels,),
+                        input_names=["x", "labels"], workdir=tmp_path)
+    expected = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert param_args(m.ir) == expected
+    assert "loom.cross_entropy" in m.ir
+    assert '{loom.name = "loss"}' in m.ir
+    assert Path(m.weights).exists()
+
+
+def test_from_torch_weights_match_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    st = pytest.importorskip("safetensors.numpy")
+    import numpy as np
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from models.torch_models import gpt_example
+
+    model, args = gpt_example()
+    m = loom.from_torch(model, args, workdir=tmp_path)
+    weights = st.load_file(m.weights)
+    params = dict(model.named_parameters())
+    assert set(weights) == set(params)
+    for name, p in params.items():
+        assert np.array_equal(weights[name], p.detach().numpy()), name
+    # Default input names come from forward's signature.
+    assert '{loom.name = "ids"}' in m.ir and '{loom.name = "labels"}' in m.ir
+
+
+def test_frozen_parameters_are_not_trained(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    m = loom.from_torch(model, (torch.randn(2, 4),), loss=lambda y: y.sum(),
+                        frozen=["0\\..*"], workdir=tmp_path)
+    assert set(param_args(m.ir)) == {"1.weight", "1.bias"}
+    assert '{loom.name = "0.weight"}' in m.ir  # still an argument, not trained
+
+
+def test_tool_errors_become_exceptions(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten())
+    with pytest.raises(loom.LoomError) as info:
+        loom.from_torch(model, (torch.randn(1, 1, 5, 5),), loss=lambda y: y.sum(),
+                        workdir=tmp_path)
+    assert "Conv" in info.value.diagnostics
+    assert info.value.tool == "loom-translate"
+
+
+def test_module_run_pass_save_and_load(tmp_path):
+    src = (ROOT / "examples" / "mlp.mlir").read_text()
+    m = loom.Module(src)
+    refined = m.run_pass(["--loom-shape-inference=arg-shapes=x=8x784,labels=8", "--canonicalize"])
+    assert "tensor<8x784xf32>" in refined.ir and "?" not in refined.ir.split("{", 1)[1]
+    again = m.run_pass("builtin.module(loom-shape-inference{arg-shapes=x=8x784,labels=8},canonicalize)")
+    assert again.ir == refined.ir
+    path = refined.save(tmp_path / "out" / "mlp.mlir")
+    assert loom.Module.load(path).ir == refined.ir
+    with pytest.raises(loom.LoomError) as info:
+        m.run_pass(["--loom-shape-inference=arg-shapes=x=8x5"])
+    assert "does not refine its declared type" in info.value.diagnostics
