@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Conversion/StableHLOToLoom/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Import/StableHLO.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
@@ -29,6 +31,9 @@ int main(int argc, char **argv) {
   // that sharding-propagation can cross function boundaries.
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
+  // The StableHLO importer's stablehlo/chlo/check/sdy dialects, so that
+  // `loom-opt --inline --symbol-dce --convert-stablehlo-to-loom` imports.
+  mlir::loom::registerStableHLOImportDialects(registry);
 
   // Upstream passes Loom pipelines use: canonicalize, cse, inline,
   // symbol-dce, ... and the shard dialect's sharding-propagation and
@@ -36,6 +41,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   mlir::loom::registerLoomPasses();
+  mlir::loom::registerStableHLOToLoomPasses();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Loom optimizer driver: runs loom and upstream passes\n",

@@ -1,9 +1,10 @@
 //===- CHLOOps.td - Loom's CHLO import dialect --------------*- tablegen -*-===//
 //
 // The ops of StableHLO's "client HLO" dialect that JAX emits for the
-// functions of a training step (`jax.lax.erf`, `jax.lax.erfc`, the latter in
-// `jax.nn.gelu(approximate=False)`). Like `stablehlo`, the dialect parses ops
-// it does not define, so that the importer can report them all.
+// functions of a training step: `jax.lax.erf`, `jax.lax.erfc` (in
+// `jax.nn.gelu(approximate=False)`) and `chlo.square` (`x ** 2`, and in the
+// gradient of gelu). Like `stablehlo`, the dialect parses ops it does not
+// define, so that the importer can report them all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,12 @@ def CHLO_Dialect : Dialect {
     /// Parses ops this dialect does not define.
     std::optional<ParseOpHook>
     getParseOperationHook(::llvm::StringRef opName) const override;
+
+    /// CHLO attributes and types (of ops Loom does not define) are kept
+    /// opaque.
+    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
+                                     ::mlir::Type type) const override;
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
   }];
 }
 
@@ -34,5 +41,6 @@ class CHLO_UnaryOp<string mnemonic, string doc>
 
 def CHLO_ErfOp : CHLO_UnaryOp<"erf", "Gauss error function">;
 def CHLO_ErfcOp : CHLO_UnaryOp<"erfc", "complementary error function 1 - erf(x)">;
+def CHLO_SquareOp : CHLO_UnaryOp<"square", "x * x">;
 
 #endif // LOOM_DIALECT_STABLEHLO_IR_CHLOOPS_TD

@@ -1,8 +1,9 @@
-//===- ImportDialects.h - stablehlo, chlo and check import dialects -*- C++ -*-===//
+//===- ImportDialects.h - StableHLO import dialects -------------*- C++ -*-===//
 //
-// Loom's own definitions of the StableHLO subset its importer reads (see
-// StableHLOOps.td). Input only: convert-stablehlo-to-loom rewrites them to
-// the loom dialect, except the `check` ops, which stay.
+// Loom's own definitions of the StableHLO subset its importer reads:
+// stablehlo, chlo, check and sdy (see the .td files). Input only:
+// convert-stablehlo-to-loom rewrites them to the loom dialect, except the
+// `check` ops and `sdy.mesh`, which stay.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,14 +38,24 @@
 #define GET_OP_CLASSES
 #include "loom/Dialect/StableHLO/IR/CheckOps.h.inc"
 
+#include "loom/Dialect/StableHLO/IR/SdyDialect.h.inc"
+#define GET_OP_CLASSES
+#include "loom/Dialect/StableHLO/IR/SdyOps.h.inc"
+
 namespace mlir {
 namespace loom {
 namespace shlo {
-/// Parses an op the stablehlo or chlo dialect does not define: `operands
+/// Parses an op the stablehlo, chlo or sdy dialect does not define: `operands
 /// (, key = value)* attr-dict : types`, where the types are one type shared
 /// by all operands and results, `(operand types) -> result types`, or
 /// `operand types -> result types`. Used as the dialects' parse hook.
 ParseResult parseUnknownOp(OpAsmParser &parser, OperationState &result);
+
+/// The attribute being parsed (`#dialect.name<...>`), which `dialect` does
+/// not define, as an opaque attribute. (The parser resumes after the
+/// attribute whatever the dialect consumed.)
+Attribute getOpaqueAttr(const Dialect &dialect, DialectAsmParser &parser,
+                        Type type);
 } // namespace shlo
 } // namespace loom
 } // namespace mlir

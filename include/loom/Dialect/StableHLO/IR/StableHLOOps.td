@@ -8,9 +8,10 @@
 // no more than parsing and the conversion need.
 //
 // The dialect accepts ops it does not define (pretty form `operands
-// (, key = value)* attr-dict : types` or the generic form), so that the
-// importer can report every op of a module it cannot convert at once,
-// instead of stopping at the first parse error.
+// (, key = value)* attr-dict : types` or the generic form), and attributes
+// and types it does not define (kept opaque), so that the importer can
+// report every op of a module it cannot convert at once, instead of
+// stopping at the first parse error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +28,23 @@ def StableHLO_Dialect : Dialect {
   let name = "stablehlo";
   let cppNamespace = "::mlir::loom::shlo";
   let summary = "the StableHLO subset Loom imports (input only)";
-  let useDefaultAttributePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 0;
   let extraClassDeclaration = [{
     /// Parses ops this dialect does not define (see the file comment).
     std::optional<ParseOpHook>
     getParseOperationHook(::llvm::StringRef opName) const override;
+
+    /// The attributes below; others (`#stablehlo.scatter<...>` of an op
+    /// Loom does not define) are kept as opaque attributes, so that their op
+    /// parses and is reported.
+    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
+                                     ::mlir::Type type) const override;
+    void printAttribute(::mlir::Attribute attr,
+                        ::mlir::DialectAsmPrinter &printer) const override;
+
+    /// Types (`!stablehlo.token`) are kept as opaque types: Loom converts no
+    /// op that uses them.
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
 
   private:
     void registerAttributes();

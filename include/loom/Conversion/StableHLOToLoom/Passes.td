@@ -1,0 +1,68 @@
+//===- Passes.td - StableHLO to loom conversion ------------*- tablegen -*-===//
+
+#ifndef LOOM_CONVERSION_STABLEHLOTOLOOM_PASSES_TD
+#define LOOM_CONVERSION_STABLEHLOTOLOOM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
+  let summary = "Rewrite Loom's StableHLO import ops to the loom dialect";
+  let description = [{
+    Rewrites every op of the `stablehlo`, `chlo` and `sdy` import dialects
+    to loom ops, one pattern per op family:
+
+    * elementwise ops map one to one (`logistic` to `sigmoid`, `power` of
+      floats to `pow`, `negate` to `neg`, ...); `log_plus_one` becomes
+      `log(x + 1)`, `exponential_minus_one` `exp(x) - 1`, `chlo.erfc`
+      `1 - erf(x)` (these lose the accuracy of the fused forms near 0 and,
+      for erfc, for large x), `chlo.square` `x * x`; on `i1`, `add`/`or`/
+      `maximum`, `multiply`/`and`/`minimum`, `xor`, `not` and ordering
+      comparisons (false < true) become `select`/`compare`; `clamp` becomes
+      `max` then `min`; 0-d predicates and clamp bounds are broadcast;
+    * `broadcast_in_dim` becomes `broadcast` (preceded by a `transpose` when
+      its `dims` are not increasing), `transpose`, `reshape`, `slice`,
+      `concatenate`, `iota`, `constant`, `convert`, `select` and `compare`
+      map directly (`compare` of integers needs `SIGNED` or no comparison
+      type; `TOTALORDER` is unsupported);
+    * `dot_general` and `dot` become `dot_general`; operands narrower than
+      the result (`bf16 x bf16 -> f32`, `i32 -> i64`) are converted first;
+      an `algorithm` is unsupported;
+    * `reduce` with one input and an `add`, `maximum` or `minimum` body
+      becomes `reduce_sum` or `reduce_max` (`minimum` as `-max(-x)` for
+      floats, `-1 - max(-1 - x)` for integers); on `i1`, `or`/`maximum`
+      and `and`/`minimum` bodies become `reduce_max` of the values as `i32`;
+      an init value that is not the identity (0, the lowest value, the
+      highest value, false, true) is combined with the result explicitly;
+      other bodies (`multiply`, ...) and several inputs (argmax) are
+      unsupported;
+    * `gather` in embedding form (one indexed operand dimension, collapsed,
+      whole slices of the other dimensions, no batching dimensions) becomes
+      `gather`, with the indices clamped into range as StableHLO specifies,
+      and a `transpose` when the result dimensions are ordered differently;
+    * `optimization_barrier` forwards its operands;
+    * `custom_call @Sharding` forwards its operand and keeps the hint: its
+      `mhlo.sharding` string is attached, as the discardable attribute
+      `mhlo.sharding`, to the op defining the operand (or, for a function
+      argument, as the argument attribute `mhlo.sharding`, the attribute JAX
+      itself puts on arguments); the first hint of a value wins, a
+      different later one is dropped with a warning;
+    * `sdy.sharding_constraint` (Shardy) likewise forwards its operand and
+      keeps its sharding as `sdy.sharding = #sdy.sharding<...>` (the form of
+      JAX's argument shardings, which stay, as do `sdy.mesh` ops);
+    * `custom_call @check.expect_eq`/`expect_almost_eq`/`expect_close`
+      become the `check` ops of the same name; `check` ops stay;
+    * other custom_call targets, ops Loom's import dialects do not define
+      (`reduce_window`, `scatter`, `pad`, ...) and other `sdy` ops are
+      unsupported.
+
+    Element types the loom dialect lacks (`f64`, `i8`, `ui32`, complex, ...)
+    are unsupported. When anything cannot be converted the pass reports one
+    error per unsupported op name, at its first use, with the reason (notes
+    give further distinct reasons), then a summary error listing all of
+    them, and fails.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::loom::shlo::check::CheckDialect"];
+}
+
+#endif // LOOM_CONVERSION_STABLEHLOTOLOOM_PASSES_TD

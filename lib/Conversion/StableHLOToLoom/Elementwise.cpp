@@ -1,0 +1,349 @@
+//===- Elementwise.cpp - Elementwise stablehlo/chlo ops to loom -----------===//
+
+#include "Patterns.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::shlo_to_loom;
+
+namespace {
+
+/// What an arithmetic op means on i1 (StableHLO: add is or, multiply and).
+enum class OnBool { Unsupported, Or, And };
+
+/// `a || b` = `a ? a : b` and `a && b` = `a ? b : a` as loom.select.
+static Value createLogical(OpBuilder &builder, Location loc, OnBool kind,
+                           Type type, Value a, Value b) {
+  return loom::SelectOp::create(builder, loc, type, a,
+                                kind == OnBool::Or ? a : b,
+                                kind == OnBool::Or ? b : a);
+}
+
+/// One op to the loom op of the same operands and result type (binary ops
+/// on i1 to a select when `onBool` says what they mean there).
+template <typename SrcOp, typename DstOp, OnBool onBool = OnBool::Unsupported>
+struct DirectPattern : ShloPattern<SrcOp> {
+  DirectPattern(MLIRContext *context, UnsupportedReasons &reasons,
+                unsigned kinds)
+      : ShloPattern<SrcOp>(context, reasons), kinds(kinds) {}
+
+  LogicalResult
+  matchAndRewrite(SrcOp op, typename SrcOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    unsigned allowed = kinds;
+    if (onBool != OnBool::Unsupported)
+      allowed |= kBool;
+    if (failed(this->requireTypes(op, allowed, DstOp::getOperationName(),
+                                  rewriter)))
+      return failure();
+    ValueRange operands = adaptor.getOperands();
+    Type type = op->getResult(0).getType();
+    if constexpr (onBool != OnBool::Unsupported) {
+      if (getElementKind(getElementTypeOrSelf(type)) == kBool) {
+        rewriter.replaceOp(op, createLogical(rewriter, op.getLoc(), onBool,
+                                             type, operands[0], operands[1]));
+        return success();
+      }
+    }
+    rewriter.replaceOp(
+        op, DstOp::create(rewriter, op.getLoc(), type, operands)->getResults());
+    return success();
+  }
+
+  unsigned kinds;
+};
+
+/// `log_plus_one(x)` -> `log(x + 1)`, `exponential_minus_one(x)` ->
+/// `exp(x) - 1`, `chlo.erfc(x)` -> `1 - erf(x)`. (These lose the accuracy
+/// the fused forms have near 0 and, for erfc, for large x.)
+struct Log1pPattern : ShloPattern<shlo::Log1pOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::Log1pOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kFloat, "loom.log", rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    Value one = createSplat(rewriter, loc, type,
+                            getScalarAttr(rewriter, type.getElementType(), 1));
+    Value sum = loom::AddOp::create(rewriter, loc, type, adaptor.getOperand(),
+                                    one);
+    rewriter.replaceOp(op, loom::LogOp::create(rewriter, loc, type, sum));
+    return success();
+  }
+};
+
+struct Expm1Pattern : ShloPattern<shlo::Expm1Op> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::Expm1Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kFloat, "loom.exp", rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    Value exp = loom::ExpOp::create(rewriter, loc, type, adaptor.getOperand());
+    Value one = createSplat(rewriter, loc, type,
+                            getScalarAttr(rewriter, type.getElementType(), 1));
+    rewriter.replaceOp(op, loom::SubOp::create(rewriter, loc, type, exp, one));
+    return success();
+  }
+};
+
+struct ErfcPattern : ShloPattern<shlo::chlo::ErfcOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::chlo::ErfcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kFloat, "loom.erf", rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    Value erf = loom::ErfOp::create(rewriter, loc, type, adaptor.getOperand());
+    Value one = createSplat(rewriter, loc, type,
+                            getScalarAttr(rewriter, type.getElementType(), 1));
+    rewriter.replaceOp(op, loom::SubOp::create(rewriter, loc, type, one, erf));
+    return success();
+  }
+};
+
+/// `chlo.square(x)` -> `x * x`.
+struct SquarePattern : ShloPattern<shlo::chlo::SquareOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::chlo::SquareOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kNumeric, "loom.mul", rewriter)))
+      return failure();
+    Value x = adaptor.getOperand();
+    rewriter.replaceOp(
+        op, loom::MulOp::create(rewriter, op.getLoc(), op.getType(), x, x));
+    return success();
+  }
+};
+
+/// `maximum`/`minimum`: loom.max/min on numbers; `or`/`and` on i1.
+template <typename SrcOp, typename DstOp, bool isMax>
+struct MinMaxPattern : ShloPattern<SrcOp> {
+  using ShloPattern<SrcOp>::ShloPattern;
+  LogicalResult
+  matchAndRewrite(SrcOp op, typename SrcOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(this->requireTypes(op, kAny, DstOp::getOperationName(),
+                                  rewriter)))
+      return failure();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    Type type = op.getType();
+    if (getElementKind(getElementTypeOrSelf(type)) == kBool) {
+      // On i1 maximum is or, minimum is and.
+      rewriter.replaceOp(op, createLogical(rewriter, op.getLoc(),
+                                           isMax ? OnBool::Or : OnBool::And,
+                                           type, lhs, rhs));
+      return success();
+    }
+    rewriter.replaceOp(op,
+                       DstOp::create(rewriter, op.getLoc(), type, lhs, rhs));
+    return success();
+  }
+};
+
+/// `and`/`or`/`xor`/`not` of i1 (loom has no bitwise integer ops).
+template <typename SrcOp>
+struct LogicalPattern : ShloPattern<SrcOp> {
+  using ShloPattern<SrcOp>::ShloPattern;
+  LogicalResult
+  matchAndRewrite(SrcOp op, typename SrcOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(this->requireTypes(op, kBool,
+                                  "loom (only logical operations on i1)",
+                                  rewriter)))
+      return failure();
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    ValueRange operands = adaptor.getOperands();
+    Value result;
+    if constexpr (std::is_same_v<SrcOp, shlo::AndOp>) {
+      result = createLogical(rewriter, loc, OnBool::And, type, operands[0],
+                             operands[1]);
+    } else if constexpr (std::is_same_v<SrcOp, shlo::OrOp>) {
+      result = createLogical(rewriter, loc, OnBool::Or, type, operands[0],
+                             operands[1]);
+    } else if constexpr (std::is_same_v<SrcOp, shlo::XorOp>) {
+      result = loom::CompareOp::create(rewriter, loc, type,
+                                       ComparisonDirection::ne, operands[0],
+                                       operands[1]);
+    } else {
+      Value no = createSplat(rewriter, loc, type, rewriter.getBoolAttr(false));
+      result = loom::CompareOp::create(rewriter, loc, type,
+                                       ComparisonDirection::eq, operands[0],
+                                       no);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+static ComparisonDirection convertDirection(shlo::ComparisonDirection d) {
+  switch (d) {
+  case shlo::ComparisonDirection::EQ:
+    return ComparisonDirection::eq;
+  case shlo::ComparisonDirection::NE:
+    return ComparisonDirection::ne;
+  case shlo::ComparisonDirection::LT:
+    return ComparisonDirection::lt;
+  case shlo::ComparisonDirection::LE:
+    return ComparisonDirection::le;
+  case shlo::ComparisonDirection::GT:
+    return ComparisonDirection::gt;
+  case shlo::ComparisonDirection::GE:
+    return ComparisonDirection::ge;
+  }
+  return ComparisonDirection::eq;
+}
+
+/// `compare` -> `loom.compare`. Ordering comparisons of i1 (false < true)
+/// become selects.
+struct ComparePattern : ShloPattern<shlo::CompareOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::CompareOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, "loom.compare", rewriter)))
+      return failure();
+    unsigned kind = getElementKind(getElementTypeOrSelf(op.getLhs().getType()));
+    std::optional<shlo::ComparisonType> compareType = op.getCompareType();
+    if (compareType == shlo::ComparisonType::TOTALORDER)
+      return decline(op, rewriter,
+                     "TOTALORDER comparison has no loom equivalent");
+    if (kind == kInt && compareType == shlo::ComparisonType::UNSIGNED)
+      return decline(op, rewriter,
+                     "UNSIGNED comparison of signless integers has no loom "
+                     "equivalent (loom compares them as signed)");
+    if (kind == kBool && compareType == shlo::ComparisonType::SIGNED)
+      return decline(op, rewriter,
+                     "SIGNED comparison of i1 (true < false) has no loom "
+                     "equivalent; StableHLO compares booleans UNSIGNED");
+    if (kind == kFloat && compareType &&
+        *compareType != shlo::ComparisonType::FLOAT &&
+        *compareType != shlo::ComparisonType::NOTYPE)
+      return decline(op, rewriter,
+                     "comparison type " +
+                         shlo::stringifyComparisonType(*compareType) +
+                         " does not apply to floats");
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value a = adaptor.getLhs(), b = adaptor.getRhs();
+    shlo::ComparisonDirection direction = op.getComparisonDirection();
+    if (kind != kBool || direction == shlo::ComparisonDirection::EQ ||
+        direction == shlo::ComparisonDirection::NE) {
+      rewriter.replaceOp(op, loom::CompareOp::create(
+                                 rewriter, loc, type,
+                                 convertDirection(direction), a, b));
+      return success();
+    }
+    // i1 ordering: a < b = a ? false : b;  a > b = b ? false : a;
+    //              a <= b = a ? b : true;  a >= b = b ? a : true.
+    bool strict = direction == shlo::ComparisonDirection::LT ||
+                  direction == shlo::ComparisonDirection::GT;
+    bool less = direction == shlo::ComparisonDirection::LT ||
+                direction == shlo::ComparisonDirection::LE;
+    Value pred = less ? a : b, other = less ? b : a;
+    Value constant =
+        createSplat(rewriter, loc, type, rewriter.getBoolAttr(!strict));
+    Value result =
+        strict ? loom::SelectOp::create(rewriter, loc, type, pred, constant,
+                                        other)
+               : loom::SelectOp::create(rewriter, loc, type, pred, other,
+                                        constant);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// `select`, with a 0-d predicate broadcast to the operands' shape.
+struct SelectPattern : ShloPattern<shlo::SelectOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::SelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, "loom.select", rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value pred =
+        broadcastScalarTo(rewriter, op.getLoc(), adaptor.getPred(), type);
+    rewriter.replaceOp(op, loom::SelectOp::create(rewriter, op.getLoc(), type,
+                                                  pred, adaptor.getOnTrue(),
+                                                  adaptor.getOnFalse()));
+    return success();
+  }
+};
+
+/// `clamp(lo, x, hi)` -> `min(max(x, lo), hi)`, 0-d bounds broadcast.
+struct ClampPattern : ShloPattern<shlo::ClampOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::ClampOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kNumeric, "loom.max/loom.min", rewriter)))
+      return failure();
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value lo = broadcastScalarTo(rewriter, loc, adaptor.getMin(), type);
+    Value hi = broadcastScalarTo(rewriter, loc, adaptor.getMax(), type);
+    Value low = loom::MaxOp::create(rewriter, loc, type, adaptor.getOperand(),
+                                    lo);
+    rewriter.replaceOp(op, loom::MinOp::create(rewriter, loc, type, low, hi));
+    return success();
+  }
+};
+
+struct ConvertPattern : ShloPattern<shlo::ConvertOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::ConvertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, "loom.convert", rewriter)))
+      return failure();
+    if (adaptor.getOperand().getType() == op.getType()) {
+      rewriter.replaceOp(op, adaptor.getOperand());
+      return success();
+    }
+    rewriter.replaceOp(op, loom::ConvertOp::create(rewriter, op.getLoc(),
+                                                   op.getType(),
+                                                   adaptor.getOperand()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::loom::shlo_to_loom::populateElementwisePatterns(
+    RewritePatternSet &patterns, UnsupportedReasons &reasons) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<DirectPattern<shlo::AbsOp, loom::AbsOp>,
+               DirectPattern<shlo::NegOp, loom::NegOp>,
+               DirectPattern<shlo::AddOp, loom::AddOp, OnBool::Or>,
+               DirectPattern<shlo::SubtractOp, loom::SubOp>,
+               DirectPattern<shlo::MulOp, loom::MulOp, OnBool::And>,
+               DirectPattern<shlo::DivOp, loom::DivOp>>(context, reasons,
+                                                        kNumeric);
+  // Integer `power` is left out: StableHLO defines negative exponents of
+  // integers, loom does not say what pow of integers does with them.
+  patterns.add<DirectPattern<shlo::PowOp, loom::PowOp>,
+               DirectPattern<shlo::ExpOp, loom::ExpOp>,
+               DirectPattern<shlo::LogOp, loom::LogOp>,
+               DirectPattern<shlo::TanhOp, loom::TanhOp>,
+               DirectPattern<shlo::LogisticOp, loom::SigmoidOp>,
+               DirectPattern<shlo::SqrtOp, loom::SqrtOp>,
+               DirectPattern<shlo::RsqrtOp, loom::RsqrtOp>,
+               DirectPattern<shlo::chlo::ErfOp, loom::ErfOp>>(context, reasons,
+                                                              kFloat);
+  patterns.add<Log1pPattern, Expm1Pattern, ErfcPattern, SquarePattern,
+               MinMaxPattern<shlo::MaxOp, loom::MaxOp, true>,
+               MinMaxPattern<shlo::MinOp, loom::MinOp, false>,
+               LogicalPattern<shlo::AndOp>, LogicalPattern<shlo::OrOp>,
+               LogicalPattern<shlo::XorOp>, LogicalPattern<shlo::NotOp>,
+               ComparePattern, SelectPattern, ClampPattern, ConvertPattern>(
+      context, reasons);
+}

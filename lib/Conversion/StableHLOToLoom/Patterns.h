@@ -1,0 +1,103 @@
+//===- Patterns.h - Shared parts of the StableHLO patterns ------*- C++ -*-===//
+//
+// Internal to lib/Conversion/StableHLOToLoom.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_LIB_CONVERSION_STABLEHLOTOLOOM_PATTERNS_H
+#define LOOM_LIB_CONVERSION_STABLEHLOTOLOOM_PATTERNS_H
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/StableHLO/IR/ImportDialects.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace loom {
+namespace shlo_to_loom {
+
+/// Why an op was not converted, recorded by the pattern that declined it.
+/// One map per run of the pass (patterns hold a reference to it).
+using UnsupportedReasons = llvm::DenseMap<Operation *, std::string>;
+
+/// Classes of element types the loom dialect has.
+enum ElementKind : unsigned {
+  kFloat = 1,  // f32, bf16, f16
+  kInt = 2,    // i64, i32 (signless)
+  kBool = 4,   // i1
+  kNumeric = kFloat | kInt,
+  kAny = kFloat | kInt | kBool,
+};
+
+/// The class of `elementType`, or 0 when loom lacks it.
+unsigned getElementKind(Type elementType);
+
+/// Why `types` do not all fit `kinds` (every type must be a ranked tensor
+/// of a loom element type of one of the kinds); empty when they do.
+/// `target` names what they are for in the message (e.g. "loom.exp").
+std::optional<std::string> checkTypes(ArrayRef<Type> types, unsigned kinds,
+                                      StringRef target);
+
+/// A tensor of type `like` (a ranked tensor, possibly with dynamic sizes)
+/// filled with `value`: a constant, broadcast from a 0-d constant when the
+/// shape is not static.
+Value createSplat(OpBuilder &builder, Location loc, RankedTensorType like,
+                  TypedAttr value);
+
+/// `value` converted to an attribute of `elementType` (float or integer).
+TypedAttr getScalarAttr(OpBuilder &builder, Type elementType, double value);
+
+/// `value` broadcast to the shape of `like` when it is 0-d and `like` is
+/// not; otherwise `value` itself.
+Value broadcastScalarTo(OpBuilder &builder, Location loc, Value value,
+                        RankedTensorType like);
+
+/// Base of the patterns: declining records the reason for the report.
+template <typename SrcOp>
+class ShloPattern : public OpConversionPattern<SrcOp> {
+public:
+  ShloPattern(MLIRContext *context, UnsupportedReasons &reasons)
+      : OpConversionPattern<SrcOp>(context), reasons(reasons) {}
+
+protected:
+  LogicalResult decline(Operation *op, ConversionPatternRewriter &rewriter,
+                        const Twine &why) const {
+    std::string text = why.str();
+    reasons[op] = text;
+    return rewriter.notifyMatchFailure(op, text);
+  }
+
+  /// Declines `op` unless all its operand and result types fit `kinds`.
+  LogicalResult requireTypes(Operation *op, unsigned kinds, StringRef target,
+                             ConversionPatternRewriter &rewriter) const {
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    if (std::optional<std::string> why = checkTypes(types, kinds, target))
+      return decline(op, rewriter, *why);
+    return success();
+  }
+
+private:
+  UnsupportedReasons &reasons;
+};
+
+void populateElementwisePatterns(RewritePatternSet &patterns,
+                                 UnsupportedReasons &reasons);
+void populateDataMovementPatterns(RewritePatternSet &patterns,
+                                  UnsupportedReasons &reasons);
+void populateContractionPatterns(RewritePatternSet &patterns,
+                                 UnsupportedReasons &reasons);
+void populateCallPatterns(RewritePatternSet &patterns,
+                          UnsupportedReasons &reasons);
+
+} // namespace shlo_to_loom
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_LIB_CONVERSION_STABLEHLOTOLOOM_PATTERNS_H

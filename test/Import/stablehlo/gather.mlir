@@ -1,0 +1,53 @@
+// RUN: loom-opt --convert-stablehlo-to-loom %s | FileCheck %s
+
+// Embedding-form gathers (a take along one axis) become loom.gather, with
+// the indices clamped into range as StableHLO specifies.
+
+// `table[ids]` as JAX emits it: the ids get a trailing index vector
+// dimension of size 1, which is dropped.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[TABLE:.*]]: tensor<50x16xf32>, %[[IDS:.*]]: tensor<2x8x1xi32>)
+func.func @embedding(%table: tensor<50x16xf32>, %ids: tensor<2x8x1xi32>) -> tensor<2x8x16xf32> {
+  // CHECK: %[[R:.*]] = loom.reshape %[[IDS]] : tensor<2x8x1xi32> -> tensor<2x8xi32>
+  // CHECK: %[[ZERO:.*]] = loom.constant dense<0> : tensor<2x8xi32>
+  // CHECK: %[[LAST:.*]] = loom.constant dense<49> : tensor<2x8xi32>
+  // CHECK: %[[LO:.*]] = loom.max %[[R]], %[[ZERO]] : tensor<2x8xi32>
+  // CHECK: %[[IDX:.*]] = loom.min %[[LO]], %[[LAST]] : tensor<2x8xi32>
+  // CHECK: %[[G:.*]] = loom.gather %[[TABLE]][%[[IDX]]], axis = 0 : (tensor<50x16xf32>, tensor<2x8xi32>) -> tensor<2x8x16xf32>
+  // CHECK: return %[[G]]
+  %0 = "stablehlo.gather"(%table, %ids) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 16>}> : (tensor<50x16xf32>, tensor<2x8x1xi32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// An implicit index vector dimension (index_vector_dim = rank of the
+// indices), written over several lines as the interpreter tests do.
+// CHECK-LABEL: func.func @implicit_index_vector
+// CHECK-SAME: (%[[TABLE:.*]]: tensor<50x16xf32>, %[[IDS:.*]]: tensor<4xi64>)
+func.func @implicit_index_vector(%table: tensor<50x16xf32>, %ids: tensor<4xi64>) -> tensor<4x16xf32> {
+  // CHECK-NOT: loom.reshape
+  // CHECK: %[[LO:.*]] = loom.max %[[IDS]], %{{.*}} : tensor<4xi64>
+  // CHECK: %[[IDX:.*]] = loom.min %[[LO]], %{{.*}} : tensor<4xi64>
+  // CHECK: loom.gather %[[TABLE]][%[[IDX]]], axis = 0 : (tensor<50x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %0 = "stablehlo.gather"(%table, %ids) {
+    dimension_numbers = #stablehlo.gather<
+      offset_dims = [1],
+      collapsed_slice_dims = [0],
+      start_index_map = [0],
+      index_vector_dim = 1>,
+    slice_sizes = array<i64: 1, 16>,
+    indices_are_sorted = false
+  } : (tensor<50x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// A take along the last axis whose result puts the index dimension first:
+// loom.gather's layout (10x10x3) is transposed to StableHLO's (3x10x10).
+// CHECK-LABEL: func.func @take_last_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<10x10x10xf32>, %[[I:.*]]: tensor<3x1xi32>)
+func.func @take_last_axis(%x: tensor<10x10x10xf32>, %i: tensor<3x1xi32>) -> tensor<3x10x10xf32> {
+  // CHECK: %[[G:.*]] = loom.gather %[[X]][%{{.*}}], axis = 2 : (tensor<10x10x10xf32>, tensor<3xi32>) -> tensor<10x10x3xf32>
+  // CHECK: %[[T:.*]] = loom.transpose %[[G]], permutation = [2, 0, 1] : tensor<10x10x3xf32> -> tensor<3x10x10xf32>
+  // CHECK: return %[[T]]
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [2], start_index_map = [2], index_vector_dim = 1>, slice_sizes = array<i64: 10, 10, 1>}> : (tensor<10x10x10xf32>, tensor<3x1xi32>) -> tensor<3x10x10xf32>
+  return %0 : tensor<3x10x10xf32>
+}

@@ -1,0 +1,126 @@
+// RUN: loom-opt --convert-stablehlo-to-loom --split-input-file --verify-diagnostics %s
+
+// Every unsupported op name is reported at its first use, with the reason,
+// then a summary lists them all.
+
+func.func @several(%x: tensor<4x8xf32>, %i: tensor<4x2xi64>, %c: tensor<f32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.sine' to loom: unknown op: not part of the StableHLO subset Loom imports (see convert-stablehlo-to-loom for that subset) (first of 2 uses)}}
+  // expected-error@+1 {{StableHLO to loom: 4 unsupported op kind(s): 'stablehlo.sine', 'stablehlo.gather', 'stablehlo.reduce', 'stablehlo.custom_call'}}
+  %0 = stablehlo.sine %x : tensor<4x8xf32>
+  %1 = stablehlo.sine %0 : tensor<4x8xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.gather' to loom: gather indexes 2 operand dimensions at once; only embedding-form gathers (a take along one axis) are supported}}
+  %2 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.reduce' to loom: reduce body 'stablehlo.multiply' has no loom reduction (supported: add, maximum, minimum; and, or of i1)}}
+  %3 = stablehlo.reduce(%x init: %c) applies stablehlo.multiply across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.custom_call' to loom: custom_call target @foo has no loom equivalent (supported: @Sharding, @check.expect_eq, @check.expect_almost_eq, @check.expect_close)}}
+  %4 = stablehlo.custom_call @foo(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Element types loom lacks; further reasons of one op name are notes.
+func.func @types(%a: tensor<4xf64>, %b: tensor<4xi8>, %z: tensor<4xcomplex<f32>>) -> (tensor<4xf64>, tensor<4xi8>, tensor<4xcomplex<f32>>) {
+  // expected-error@+3 {{cannot convert 'stablehlo.add' to loom: element type 'f64' is not supported by loom (it has f32, bf16, f16, i64, i32, i1; export the model with those types) (first of 3 uses)}}
+  // expected-error@+2 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.add'}}
+  // expected-note@+2 {{another use: element type 'i8' is not supported by loom}}
+  %0 = stablehlo.add %a, %a : tensor<4xf64>
+  %1 = stablehlo.add %b, %b : tensor<4xi8>
+  // expected-note@+1 {{another use: element type 'complex<f32>' is not supported by loom}}
+  %2 = stablehlo.add %z, %z : tensor<4xcomplex<f32>>
+  return %0, %1, %2 : tensor<4xf64>, tensor<4xi8>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// Element types loom has, but not for this op.
+func.func @float_only(%i: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.exponential' to loom: element type 'i32' is not supported by loom.exp (it takes f32, bf16, f16)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.exponential %i : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @gather_batching(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather with batching dimensions; only embedding-form gathers}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func.func @gather_partial(%x: tensor<10x8xf32>, %i: tensor<3x1xi64>) -> tensor<3x4xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather takes partial slices of dimension 1; only embedding-form gathers}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<10x8xf32>, tensor<3x1xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @dot_algorithm(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.dot_general' to loom: dot_general with an `algorithm` is not supported}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0],
+    algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>
+    : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @dot_narrowing(%a: tensor<2x2xf32>) -> tensor<2x2xbf16> {
+  // expected-error@+2 {{cannot convert 'stablehlo.dot_general' to loom: operands of element types f32 and f32 with result bf16: loom.dot_general has one element type (only widening bf16/f16 to f32 and i32 to i64 operands is supported)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xbf16>
+  return %0 : tensor<2x2xbf16>
+}
+
+// -----
+
+func.func @compare_types(%a: tensor<4xi32>, %f: tensor<4xf32>, %p: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.compare' to loom: UNSIGNED comparison of signless integers has no loom equivalent (loom compares them as signed) (first of 3 uses)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.compare LT, %a, %a, UNSIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  // expected-note@+1 {{another use: TOTALORDER comparison has no loom equivalent}}
+  %1 = stablehlo.compare LT, %f, %f, TOTALORDER : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  // expected-note@+1 {{another use: SIGNED comparison of i1 (true < false) has no loom equivalent; StableHLO compares booleans UNSIGNED}}
+  %2 = stablehlo.compare LT, %p, %p, SIGNED : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+func.func @reduce_forms(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %c: tensor<f32>, %ci: tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>, tensor<4xi32>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.reduce' to loom: reduce of 2 inputs at once (e.g. an argmax) has no loom equivalent (first of 2 uses)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0:2 = stablehlo.reduce(%x init: %c), (%i init: %ci) across dimensions = [0] : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<f32>, tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>)
+   reducer(%a: tensor<f32>, %b: tensor<f32>) (%p: tensor<i32>, %q: tensor<i32>)  {
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    %n = stablehlo.maximum %p, %q : tensor<i32>
+    stablehlo.return %m, %n : tensor<f32>, tensor<i32>
+  }
+  // expected-note@+1 {{another use: reduce with a bitwise 'stablehlo.and' body has no loom reduction (only logical and/or of i1)}}
+  %1 = stablehlo.reduce(%i init: %ci) applies stablehlo.and across dimensions = [1] : (tensor<4x8xi32>, tensor<i32>) -> tensor<4xi32>
+  return %0#0, %0#1, %1 : tensor<8xf32>, tensor<8xi32>, tensor<4xi32>
+}
+
+// -----
+
+// Ops, attributes and types Loom does not define parse (the attributes and
+// types as opaque ones), so that the ops are reported.
+func.func @undefined(%x: tensor<4x8xf32>, %i: tensor<4x1xi32>, %u: tensor<4x8xf32>, %t: !stablehlo.token) -> (tensor<4x8xf32>, !stablehlo.token) {
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: unknown op: not part of the StableHLO subset Loom imports}}
+  // expected-error@+1 {{StableHLO to loom: 2 unsupported op kind(s): 'stablehlo.scatter', 'stablehlo.after_all'}}
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x8xf32>, tensor<4x1xi32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.after_all' to loom: unknown op}}
+  %1 = stablehlo.after_all %t : !stablehlo.token
+  return %0, %1 : tensor<4x8xf32>, !stablehlo.token
+}
