@@ -5,7 +5,9 @@
 //       [--input-shape name=1x128,...]
 //
 // Reads a model in an exchange format and writes loom IR. Weights go to a
-// safetensors file next to the output (model.safetensors for -o model.mlir).
+// safetensors file next to the output (model.safetensors for -o model.mlir),
+// written only when the import succeeds. Bad command lines (unwritable or
+// clashing output paths, malformed --input-shape) fail before any import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -39,10 +42,29 @@ std::vector<std::string> splitList(const std::vector<std::string> &values) {
   return items;
 }
 
+/// Whether two paths name the same file (existing or not).
+bool sameFile(StringRef a, StringRef b) {
+  if (a.empty() || b.empty() || a == "-" || b == "-")
+    return false;
+  if (llvm::sys::fs::equivalent(a, b))
+    return true;
+  SmallString<256> x(a), y(b);
+  llvm::sys::fs::make_absolute(x);
+  llvm::sys::fs::make_absolute(y);
+  llvm::sys::path::remove_dots(x, /*remove_dot_dot=*/true);
+  llvm::sys::path::remove_dots(y, /*remove_dot_dot=*/true);
+  return x == y;
+}
+
 /// The default weights path: the output with its extension replaced by
-/// .safetensors ("-" or no output: none).
+/// .safetensors (none for "-", no output, or an output that is not a
+/// regular file such as /dev/null).
 std::string defaultWeightsPath(StringRef output) {
   if (output.empty() || output == "-")
+    return "";
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(output, status) &&
+      llvm::sys::fs::exists(status) && !llvm::sys::fs::is_regular_file(status))
     return "";
   SmallString<256> path(output);
   llvm::sys::path::replace_extension(path, "safetensors");
@@ -110,10 +132,60 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
+  if (noWeights && !weightsOut.empty()) {
+    llvm::errs() << "loom-translate: --no-weights and --weights-out exclude "
+                    "each other (--no-weights reads and writes no weights)\n";
+    return 1;
+  }
   loom::OnnxImportOptions options;
   options.noWeights = noWeights;
   options.weightsOut =
       weightsOut.empty() ? defaultWeightsPath(outputFile) : weightsOut;
+  if (!options.noWeights && !options.weightsOut.empty() &&
+      sameFile(options.weightsOut, outputFile)) {
+    llvm::errs() << "loom-translate: the weights file '" << options.weightsOut
+                 << "' would overwrite the output; give another path with "
+                    "--weights-out (or another -o extension)\n";
+    return 1;
+  }
+  if (!options.noWeights && !options.weightsOut.empty() &&
+      sameFile(options.weightsOut, inputFile)) {
+    llvm::errs() << "loom-translate: the weights file '" << options.weightsOut
+                 << "' would overwrite the input model\n";
+    return 1;
+  }
+  // The weights file is replaced atomically (written beside it, then
+  // renamed over it): that must not replace a device such as /dev/null.
+  if (!options.noWeights && !options.weightsOut.empty()) {
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(options.weightsOut, status) &&
+        llvm::sys::fs::exists(status) &&
+        !llvm::sys::fs::is_regular_file(status)) {
+      llvm::errs() << "loom-translate: --weights-out '" << options.weightsOut
+                   << "' is not a regular file (to write no weights, use "
+                      "--no-weights)\n";
+      return 1;
+    }
+  }
+  // The weights are written by the import itself: check that the outputs
+  // can be created first, so that a bad -o does not leave a weights file
+  // without its IR.
+  SmallVector<StringRef, 2> written = {outputFile};
+  if (!options.noWeights)
+    written.push_back(options.weightsOut);
+  for (StringRef path : written) {
+    if (path.empty() || path == "-")
+      continue;
+    SmallString<256> parent(path);
+    llvm::sys::path::remove_filename(parent);
+    if (parent.empty())
+      parent = ".";
+    if (!llvm::sys::fs::is_directory(parent)) {
+      llvm::errs() << "loom-translate: cannot write '" << path
+                   << "': directory '" << parent << "' does not exist\n";
+      return 1;
+    }
+  }
   options.trainable = splitList(trainable);
   options.frozen = splitList(frozen);
   SmallString<256> dir(inputFile);
@@ -121,11 +193,17 @@ int main(int argc, char **argv) {
   options.modelDir = dir.empty() ? std::string(".") : std::string(dir);
   for (const std::string &binding : splitList(inputShapes)) {
     auto [name, dims] = StringRef(binding).split('=');
-    FailureOr<SmallVector<int64_t>> shape = loom::parseDims(dims);
+    name = name.trim();
+    FailureOr<SmallVector<int64_t>> shape = loom::parseDims(dims.trim());
     if (name.empty() || !StringRef(binding).contains('=') || failed(shape) ||
         llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
       llvm::errs() << "loom-translate: invalid --input-shape '" << binding
                    << "': expected NAME=DxDx... with sizes, e.g. x=1x128\n";
+      return 1;
+    }
+    if (options.inputShapes.count(name)) {
+      llvm::errs() << "loom-translate: --input-shape binds '" << name
+                   << "' twice\n";
       return 1;
     }
     options.inputShapes[name] = std::vector<int64_t>(shape->begin(),

@@ -9,9 +9,14 @@
 // * shape arithmetic on constants (Shape, Gather, Concat, Range, Cast, ...)
 //   is evaluated at import time, so static shapes reach the ops that need
 //   them (Reshape, Expand, Slice, ...);
-// * ONNX's implicit (numpy) broadcasting becomes explicit loom.broadcast.
+// * ONNX's implicit (numpy) broadcasting becomes explicit loom.broadcast;
+// * every node's result is checked against the type the model declares for
+//   it (value_info, graph outputs), and nodes nothing uses are dropped.
 //
-// Every error names the node (its name and op type) and what to do.
+// Every error names the node (its name and op type) and what to do, also
+// when it comes from a loom op's own shape rule or verifier. Malformed or
+// hostile input (wrong sizes, overflowing dimensions, truncated data) is a
+// diagnostic, never an abort or an allocation of what the dimensions claim.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,18 +32,24 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -99,6 +110,27 @@ int64_t byteWidth(Type type) {
   return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
 }
 
+/// The number of elements of `shape`, or nullopt when a size is negative or
+/// the count does not fit in int64 (malformed or hostile dimensions).
+std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (n > std::numeric_limits<int64_t>::max() / d)
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+/// The most elements a tensor that the importer evaluates itself (shape
+/// arithmetic, fills, ranges) may have; larger results stay run-time values
+/// or are reported.
+constexpr int64_t kMaxFoldElements = 1 << 20;
+
 //===----------------------------------------------------------------------===//
 // Compile-time tensors
 //===----------------------------------------------------------------------===//
@@ -134,6 +166,28 @@ struct ConstTensor {
     return t;
   }
 };
+
+/// A number as "%g" prints it (0.1, 1e-05).
+std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+/// How diagnostics name a node: "node 'fc1'", or by its first output when
+/// it has no name.
+std::string nodeName(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return "node '" + node.name() + "'";
+  if (node.output_size() && !node.output(0).empty())
+    return "unnamed node producing '" + node.output(0) + "'";
+  return "unnamed node";
+}
+
+/// "node 'fc1' (Gemm)"
+std::string nodeLabel(const onnx::NodeProto &node) {
+  return nodeName(node) + " (" + node.op_type() + ")";
+}
 
 /// Row-major strides of `shape`.
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
@@ -201,6 +255,7 @@ private:
   void registerHandlers();
   LogicalResult checkModel();
   LogicalResult checkSupportedOps();
+  SmallVector<StringRef> sortedHandlerNames() const;
   LogicalResult importInputs(SmallVectorImpl<Type> &argTypes,
                              SmallVectorImpl<DictionaryAttr> &argAttrs,
                              SmallVectorImpl<std::string> &argNames);
@@ -208,11 +263,13 @@ private:
                                    SmallVectorImpl<DictionaryAttr> &argAttrs,
                                    SmallVectorImpl<std::string> &argNames);
   bool isTrainable(StringRef name, Type elementType, int64_t rank);
+  /// Reads the data of `t` (raw, typed fields or external file), checked
+  /// against its shape; `what` names the tensor in diagnostics.
   LogicalResult readTensorBytes(const onnx::TensorProto &t, Type elementType,
-                                int64_t count, Location loc,
+                                StringRef what, Location loc,
                                 std::vector<uint8_t> &bytes);
   FailureOr<ConstTensor> readConstTensor(const onnx::TensorProto &t,
-                                         Location loc);
+                                         StringRef what, Location loc);
 
   // --- values ----------------------------------------------------------------
   Location nodeLoc(const onnx::NodeProto &node);
@@ -238,6 +295,11 @@ private:
   }
   LogicalResult requireUnused(const onnx::NodeProto &node, int k,
                               StringRef what);
+  /// Checks the imported type of output `name` of `node` against the type
+  /// the model declares for it, if any.
+  LogicalResult
+  checkDeclaredType(const onnx::NodeProto &node, StringRef name,
+                    const llvm::StringMap<const onnx::TypeProto *> &declared);
 
   // --- attributes --------------------------------------------------------------
   const onnx::AttributeProto *attr(const onnx::NodeProto &node,
@@ -275,7 +337,35 @@ private:
                                    int64_t rank, StringRef what = "axis");
 
   // --- building --------------------------------------------------------------
+  /// Creates an op that infers its result types. The op's shape rule runs
+  /// first: operands it rejects become a diagnostic (and failure) instead of
+  /// the fatal error of the inferring builders.
+  template <typename OpTy, typename... Args>
+  FailureOr<OpTy> create(Location loc, Args &&...args) {
+    OperationState state(loc, OpTy::getOperationName());
+    OpTy::build(b, state, TypeRange(), std::forward<Args>(args)...);
+    SmallVector<Type> types;
+    if (failed(OpTy::inferReturnTypes(
+            ctx, loc, state.operands, state.attributes.getDictionary(ctx),
+            state.getRawProperties(), state.regions, types)))
+      return failure();
+    state.addTypes(types);
+    return cast<OpTy>(b.create(state));
+  }
+  /// Defines output `k` of `node` as the single result of `op`.
+  template <typename OpTy>
+  LogicalResult defineResult(const onnx::NodeProto &node, int k,
+                             FailureOr<OpTy> op) {
+    if (failed(op))
+      return failure();
+    define(node, k, (*op)->getResult(0));
+    return success();
+  }
   Value broadcastTo(Value v, ArrayRef<int64_t> shape, Location loc);
+  /// Broadcasts `v` (numpy rules, one direction) to `shape`, or reports that
+  /// `what` cannot broadcast.
+  FailureOr<Value> broadcastOneWay(const onnx::NodeProto &node, Value v,
+                                   ArrayRef<int64_t> shape, StringRef what);
   FailureOr<std::pair<Value, Value>>
   broadcastPair(const onnx::NodeProto &node, Value a, Value b);
   Value reshape(Value v, ArrayRef<int64_t> shape, Location loc);
@@ -442,6 +532,14 @@ LogicalResult Importer::checkModel() {
   return success();
 }
 
+SmallVector<StringRef> Importer::sortedHandlerNames() const {
+  SmallVector<StringRef> names;
+  for (const auto &entry : handlers)
+    names.push_back(entry.first());
+  llvm::sort(names);
+  return names;
+}
+
 LogicalResult Importer::checkSupportedOps() {
   // Every unsupported op type, with the first node that uses it.
   SmallVector<std::pair<std::string, std::string>> unsupported;
@@ -453,7 +551,7 @@ LogicalResult Importer::checkSupportedOps() {
     if (handlers.count(type) || seen.contains(type))
       continue;
     seen.insert(type);
-    unsupported.push_back({type, node.name()});
+    unsupported.push_back({type, nodeName(node)});
   }
   if (unsupported.empty())
     return success();
@@ -463,8 +561,12 @@ LogicalResult Importer::checkSupportedOps() {
       << " unsupported ONNX op type" << (unsupported.size() > 1 ? "s" : "")
       << ": ";
   llvm::interleaveComma(unsupported, diag, [&](const auto &entry) {
-    diag << entry.first << " (first at node '" << entry.second << "')";
+    diag << entry.first << " (first at " << entry.second << ")";
   });
+  diag << "; Loom imports "
+       << llvm::join(llvm::map_range(sortedHandlerNames(),
+                                     [](StringRef n) { return n.str(); }),
+                     ", ");
   return diag;
 }
 
@@ -479,8 +581,7 @@ Location Importer::nodeLoc(const onnx::NodeProto &node) {
 }
 
 InFlightDiagnostic Importer::nodeError(const onnx::NodeProto &node) {
-  return emitError(nodeLoc(node))
-         << "node '" << node.name() << "' (" << node.op_type() << "): ";
+  return emitError(nodeLoc(node)) << nodeLabel(node) << ": ";
 }
 
 LogicalResult Importer::requireUnused(const onnx::NodeProto &node, int k,
@@ -490,6 +591,61 @@ LogicalResult Importer::requireUnused(const onnx::NodeProto &node, int k,
     return nodeError(node) << "output " << k << " (" << what
                            << ") is used, which Loom does not support";
   return success();
+}
+
+/// The ONNX name of a loom element type ("float32").
+static const char *onnxNameOf(Type type) {
+  if (type.isF32()) return "float32";
+  if (type.isF16()) return "float16";
+  if (type.isBF16()) return "bfloat16";
+  if (type.isInteger(64)) return "int64";
+  if (type.isInteger(32)) return "int32";
+  return "bool";
+}
+
+LogicalResult Importer::checkDeclaredType(
+    const onnx::NodeProto &node, StringRef name,
+    const llvm::StringMap<const onnx::TypeProto *> &declared) {
+  const onnx::TypeProto *type = declared.lookup(name);
+  if (!type || !type->has_tensor_type())
+    return success();
+  Type elementType;
+  SmallVector<int64_t> shape;
+  if (Value v = values.lookup(name)) {
+    elementType = typeOf(v).getElementType();
+    shape.assign(typeOf(v).getShape().begin(), typeOf(v).getShape().end());
+  } else if (auto c = consts.find(name); c != consts.end()) {
+    elementType = c->second.elementType;
+    shape = c->second.shape;
+  } else {
+    return success(); // an output Loom does not produce (and nothing uses)
+  }
+  const auto &tt = type->tensor_type();
+  bool typeOk = tt.elem_type() == onnx::TensorProto::UNDEFINED ||
+                convertElementType(tt.elem_type(), ctx) == elementType;
+  bool shapeOk = !tt.has_shape() || tt.shape().dim_size() ==
+                                        static_cast<int>(shape.size());
+  SmallVector<std::string> want;
+  if (tt.has_shape()) {
+    for (auto [k, dim] : llvm::enumerate(tt.shape().dim())) {
+      want.push_back(dim.has_dim_value()
+                         ? std::to_string(dim.dim_value())
+                         : dim.dim_param().empty() ? "?" : dim.dim_param());
+      if (shapeOk && dim.has_dim_value() && dim.dim_value() != shape[k])
+        shapeOk = false;
+    }
+  }
+  if (typeOk && shapeOk)
+    return success();
+  return nodeError(node) << "output '" << name << "' is imported as "
+                         << formatDims(shape) << " " << onnxNameOf(elementType)
+                         << " but the model declares "
+                         << (tt.has_shape() ? "[" + llvm::join(want, ", ") + "]"
+                                            : std::string("a tensor"))
+                         << " " << onnxTypeName(tt.elem_type())
+                         << "; the model is inconsistent (find where with "
+                            "onnx.shape_inference.infer_shapes(model, "
+                            "strict_mode=True)) or this is an importer bug";
 }
 
 FailureOr<int64_t> Importer::normalizeAxis(const onnx::NodeProto &node,
@@ -507,63 +663,104 @@ FailureOr<int64_t> Importer::normalizeAxis(const onnx::NodeProto &node,
 // Reading tensors
 //===----------------------------------------------------------------------===//
 
+/// Parses a non-negative decimal integer of an external-data entry.
+static std::optional<int64_t> parseExternalInt(StringRef text) {
+  int64_t v;
+  if (text.getAsInteger(10, v) || v < 0)
+    return std::nullopt;
+  return v;
+}
+
 LogicalResult Importer::readTensorBytes(const onnx::TensorProto &t,
-                                        Type elementType, int64_t count,
+                                        Type elementType, StringRef what,
                                         Location loc,
                                         std::vector<uint8_t> &bytes) {
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  std::optional<int64_t> count = numElements(shape);
   int64_t width = byteWidth(elementType);
-  int64_t want = count * width;
-  auto mismatch = [&](int64_t have) {
-    return emitError(loc) << "tensor '" << t.name() << "' has " << have
-                          << " values but its shape needs " << count;
-  };
+  if (!count || *count > std::numeric_limits<int64_t>::max() / width)
+    return emitError(loc) << what << " has shape " << formatDims(shape)
+                          << ", which "
+                          << (count ? "is too large"
+                                    : "has a negative or too large size")
+                          << " (corrupt model?)";
+  int64_t want = *count * width;
+  std::string need = formatDims(shape) + " of " +
+                     onnxTypeName(t.data_type()) + " needs " +
+                     std::to_string(want) + " bytes";
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
-    int64_t offset = 0, length = -1;
+    std::optional<int64_t> offset = 0, length;
     for (const auto &kv : t.external_data()) {
       if (kv.key() == "location")
         location = kv.value();
       else if (kv.key() == "offset")
-        offset = std::atoll(kv.value().c_str());
+        offset = parseExternalInt(kv.value());
       else if (kv.key() == "length")
-        length = std::atoll(kv.value().c_str());
+        length = parseExternalInt(kv.value());
+      if (!offset || (kv.key() == "length" && !length))
+        return emitError(loc) << what << " has external data " << kv.key()
+                              << " '" << kv.value()
+                              << "', which is not a non-negative integer";
     }
     if (location.empty())
-      return emitError(loc) << "external tensor '" << t.name()
-                            << "' names no data file";
+      return emitError(loc) << what << " is stored externally but names no "
+                               "data file (no 'location' entry)";
+    // Like onnx.load: data files live in the model's directory tree.
+    if (llvm::sys::path::is_absolute(location) ||
+        llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                            llvm::sys::path::end(location)),
+                           ".."))
+      return emitError(loc) << what << " names external data file '"
+                            << location
+                            << "', which is not a relative path inside the "
+                               "model's directory";
     SmallString<256> path(options.modelDir);
     llvm::sys::path::append(path, location);
-    std::ifstream file(std::string(path), std::ios::binary);
-    if (!file)
+    uint64_t fileSize = 0;
+    if (llvm::sys::fs::file_size(path, fileSize))
       return emitError(loc) << "cannot open external data file '" << path
-                            << "' of tensor '" << t.name() << "'";
-    if (length < 0)
-      length = want;
-    if (length != want)
-      return emitError(loc) << "external tensor '" << t.name() << "' has "
-                            << length << " bytes but its shape needs "
-                            << want;
-    file.seekg(offset);
+                            << "' of " << what
+                            << " (it must be next to the model, as "
+                               "onnx.save_model writes it)";
+    if (length && *length != want)
+      return emitError(loc) << what << " has " << *length
+                            << " bytes of external data but its shape "
+                            << need;
+    if (static_cast<uint64_t>(*offset) > fileSize ||
+        static_cast<uint64_t>(want) > fileSize - *offset)
+      return emitError(loc) << "external data file '" << path << "' ("
+                            << fileSize << " bytes) ends before the data of "
+                            << what << " (offset " << *offset << ", "
+                            << want << " bytes)";
+    std::ifstream file(std::string(path), std::ios::binary);
     bytes.resize(want);
-    file.read(reinterpret_cast<char *>(bytes.data()), want);
-    if (file.gcount() != want)
-      return emitError(loc) << "external data file '" << path
-                            << "' ends before tensor '" << t.name() << "' ("
-                            << "offset " << offset << ", " << want
-                            << " bytes)";
+    if (file)
+      file.seekg(*offset);
+    if (file)
+      file.read(reinterpret_cast<char *>(bytes.data()), want);
+    if (!file || file.gcount() != want)
+      return emitError(loc) << "cannot read " << want << " bytes at offset "
+                            << *offset << " of external data file '" << path
+                            << "' for " << what;
     return success();
   }
   if (t.has_raw_data()) {
     if (static_cast<int64_t>(t.raw_data().size()) != want)
-      return mismatch(t.raw_data().size() / std::max<int64_t>(width, 1));
+      return emitError(loc) << what << " has " << t.raw_data().size()
+                            << " bytes of raw data but its shape " << need
+                            << " (truncated or corrupt model?)";
     bytes.assign(t.raw_data().begin(), t.raw_data().end());
     return success();
   }
-  bytes.resize(want);
   auto copy = [&](const auto &field, auto convert) -> LogicalResult {
-    if (field.size() != count)
-      return mismatch(field.size());
-    for (int64_t k = 0; k < count; ++k) {
+    if (field.size() != *count)
+      return emitError(loc) << what << " has " << field.size()
+                            << " values but its shape " << formatDims(shape)
+                            << " needs " << *count
+                            << " (truncated or corrupt model?)";
+    bytes.resize(want);
+    for (int64_t k = 0; k < *count; ++k) {
       auto v = convert(field.Get(k));
       std::memcpy(bytes.data() + k * width, &v, width);
     }
@@ -596,25 +793,23 @@ double decodeFloat(const std::vector<uint8_t> &bytes, Type type, int64_t k) {
 }
 
 FailureOr<ConstTensor> Importer::readConstTensor(const onnx::TensorProto &t,
+                                                 StringRef what,
                                                  Location loc) {
   Type type = convertElementType(t.data_type(), ctx);
   if (!type) {
-    emitError(loc) << "tensor '" << t.name() << "' has element type "
+    emitError(loc) << what << " has element type "
                    << onnxTypeName(t.data_type())
                    << ", which Loom does not support (supported: float32, "
                       "float16, bfloat16, int64, int32, bool)";
     return failure();
   }
-  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) {
-      emitError(loc) << "tensor '" << t.name() << "' has a negative dimension";
-      return failure();
-    }
-  ConstTensor c = ConstTensor::make(type, shape);
+  // Reading validates the shape against the data actually present, so the
+  // tensor below is never larger than the model file.
   std::vector<uint8_t> bytes;
-  if (failed(readTensorBytes(t, type, c.size(), loc, bytes)))
+  if (failed(readTensorBytes(t, type, what, loc, bytes)))
     return failure();
+  ConstTensor c = ConstTensor::make(
+      type, SmallVector<int64_t>(t.dims().begin(), t.dims().end()));
   for (int64_t k = 0, e = c.size(); k < e; ++k) {
     if (c.isFloat()) {
       c.f[k] = decodeFloat(bytes, type, k);
@@ -642,37 +837,86 @@ Importer::importInputs(SmallVectorImpl<Type> &argTypes,
   llvm::StringSet<> initializers;
   for (const auto &init : model.graph().initializer())
     initializers.insert(init.name());
-  llvm::StringSet<> bound;
+  // A name that is not an input is most likely a typo: say so first.
+  SmallVector<StringRef> unknown;
+  for (const auto &entry : options.inputShapes)
+    if (!llvm::any_of(model.graph().input(), [&](const auto &in) {
+          return in.name() == entry.first() &&
+                 !initializers.contains(in.name());
+        }))
+      unknown.push_back(entry.first());
+  if (!unknown.empty()) {
+    llvm::sort(unknown);
+    SmallVector<std::string> inputs;
+    for (const auto &in : model.graph().input())
+      if (!initializers.contains(in.name()))
+        inputs.push_back("'" + in.name() + "'");
+    return emitError(FileLineColLoc::get(ctx, fileName, 0, 0))
+           << "--input-shape names '" << llvm::join(unknown, "', '")
+           << "', which "
+           << (unknown.size() > 1 ? "are not graph inputs" : "is not a graph input")
+           << " (the graph inputs are: "
+           << (inputs.empty() ? std::string("none") : llvm::join(inputs, ", "))
+           << ")";
+  }
   for (const auto &in : model.graph().input()) {
     // Older exporters list initializers as graph inputs too.
     if (initializers.contains(in.name()))
       continue;
     Location loc = NameLoc::get(StringAttr::get(ctx, in.name()),
                                 FileLineColLoc::get(ctx, fileName, 0, 0));
+    if (in.name().empty())
+      return emitError(loc) << "a graph input has no name";
+    if (values.count(in.name()))
+      return emitError(loc) << "graph input '" << in.name()
+                            << "' is declared twice";
     if (!in.type().has_tensor_type())
       return emitError(loc) << "graph input '" << in.name()
-                            << "' is not a tensor";
+                            << "' is not a tensor (sequences, maps and "
+                               "optionals are not supported)";
     const auto &tt = in.type().tensor_type();
     Type elementType = convertElementType(tt.elem_type(), ctx);
     if (!elementType)
       return emitError(loc) << "graph input '" << in.name()
                             << "' has element type "
                             << onnxTypeName(tt.elem_type())
-                            << ", which Loom does not support";
-    SmallVector<int64_t> shape;
-    for (const auto &dim : tt.shape().dim())
-      shape.push_back(dim.has_dim_value() ? dim.dim_value()
-                                          : ShapedType::kDynamic);
+                            << ", which Loom does not support (supported: "
+                               "float32, float16, bfloat16, int64, int32, "
+                               "bool); cast it in the model before export";
     auto binding = options.inputShapes.find(in.name());
-    if (binding != options.inputShapes.end()) {
-      bound.insert(in.name());
+    bool hasBinding = binding != options.inputShapes.end();
+    if (!tt.has_shape() && !hasBinding)
+      return emitError(loc) << "graph input '" << in.name()
+                            << "' has no shape (not even a rank); give it "
+                               "one with --input-shape "
+                            << in.name() << "=DxDx...";
+    SmallVector<int64_t> shape;
+    if (tt.has_shape()) {
+      for (const auto &dim : tt.shape().dim()) {
+        if (dim.has_dim_value() && dim.dim_value() < 0)
+          return emitError(loc) << "graph input '" << in.name()
+                                << "' has negative dimension size "
+                                << dim.dim_value();
+        shape.push_back(dim.has_dim_value() ? dim.dim_value()
+                                            : ShapedType::kDynamic);
+      }
+    }
+    if (hasBinding) {
+      SmallVector<int64_t> want(binding->second.begin(),
+                                binding->second.end());
       FailureOr<SmallVector<int64_t>> met =
-          meetShapes(shape, binding->second);
-      if (failed(met) || llvm::is_contained(binding->second, -1))
+          tt.has_shape() ? meetShapes(shape, want)
+                         : FailureOr<SmallVector<int64_t>>(want);
+      if (failed(met) || llvm::any_of(want, [](int64_t d) { return d < 0; }))
         return emitError(loc)
                << "--input-shape " << in.name() << "="
-               << formatDims(binding->second) << " does not match its "
-               << "declared shape " << formatDims(shape);
+               << llvm::join(llvm::map_range(want,
+                                             [](int64_t d) {
+                                               return std::to_string(d);
+                                             }),
+                             "x")
+               << " does not match its declared shape " << formatDims(shape)
+               << " (same rank; only dynamic dimensions may be bound)";
       shape = *met;
     }
     for (auto [d, size] : llvm::enumerate(shape)) {
@@ -696,11 +940,6 @@ Importer::importInputs(SmallVectorImpl<Type> &argTypes,
         LoomDialect::getNameAttrName(), b.getStringAttr(in.name()))));
     argNames.push_back(in.name());
   }
-  for (const auto &entry : options.inputShapes)
-    if (!bound.contains(entry.first()))
-      return emitError(FileLineColLoc::get(ctx, fileName, 0, 0))
-             << "--input-shape names '" << entry.first()
-             << "', which is not a graph input";
   return success();
 }
 
@@ -723,7 +962,8 @@ bool Importer::isTrainable(StringRef name, Type elementType, int64_t rank) {
   if (matchesAny(name, options.frozen))
     trainable = false;
   else if (!options.trainable.empty())
-    trainable = matchesAny(name, options.trainable);
+    trainable = isa<FloatType>(elementType) &&
+                matchesAny(name, options.trainable);
   return trainable;
 }
 
@@ -731,48 +971,60 @@ LogicalResult
 Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
                              SmallVectorImpl<DictionaryAttr> &argAttrs,
                              SmallVectorImpl<std::string> &argNames) {
-  for (const std::string &p : llvm::concat<const std::string>(
-           options.trainable, options.frozen)) {
-    std::string error;
-    if (!llvm::Regex("^(" + p + ")$").isValid(error))
-      return emitError(FileLineColLoc::get(ctx, fileName, 0, 0))
-             << "invalid --trainable/--frozen pattern '" << p
-             << "': " << error;
+  Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
+  for (auto [flag, patterns] :
+       {std::make_pair("--trainable", &options.trainable),
+        std::make_pair("--frozen", &options.frozen)}) {
+    for (const std::string &p : *patterns) {
+      std::string error;
+      if (!llvm::Regex("^(" + p + ")$").isValid(error))
+        return emitError(fileLoc)
+               << "invalid " << flag << " pattern '" << p << "': " << error;
+    }
   }
+  llvm::StringSet<> initNames;
   for (const auto &init : model.graph().initializer()) {
-    Location loc = NameLoc::get(StringAttr::get(ctx, init.name()),
-                                FileLineColLoc::get(ctx, fileName, 0, 0));
+    Location loc = NameLoc::get(StringAttr::get(ctx, init.name()), fileLoc);
+    std::string what = "initializer '" + init.name() + "'";
+    if (init.name().empty())
+      return emitError(loc) << "an initializer has no name";
+    if (!initNames.insert(init.name()).second)
+      return emitError(loc) << what << " is defined twice";
+    if (init.has_data_location() &&
+        init.data_location() == onnx::TensorProto::EXTERNAL &&
+        init.has_raw_data())
+      return emitError(loc) << what
+                            << " has both raw data and external data";
     Type elementType = convertElementType(init.data_type(), ctx);
     if (!elementType)
-      return emitError(loc) << "initializer '" << init.name()
-                            << "' has element type "
+      return emitError(loc) << what << " has element type "
                             << onnxTypeName(init.data_type())
-                            << ", which Loom does not support";
-    bool trainable = isTrainable(init.name(), elementType, init.dims_size());
-    int64_t count = 1;
-    for (int64_t d : init.dims())
-      count *= d;
-    if (!isa<FloatType>(elementType) || (!trainable && count <= 1)) {
+                            << ", which Loom does not support (supported: "
+                               "float32, float16, bfloat16, int64, int32, "
+                               "bool); convert it before export";
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    std::optional<int64_t> count = numElements(shape);
+    if (!count)
+      return emitError(loc) << what << " has shape " << formatDims(shape)
+                            << ", which has a negative or too large size "
+                               "(corrupt model?)";
+    bool trainable = isTrainable(init.name(), elementType, shape.size());
+    if (!isa<FloatType>(elementType) &&
+        llvm::is_contained(options.trainable, init.name()))
+      return emitError(loc) << what << " has element type "
+                            << onnxTypeName(init.data_type())
+                            << " and cannot be trained (--trainable "
+                               "names only floating-point initializers)";
+    if (!isa<FloatType>(elementType) || (!trainable && *count <= 1)) {
       // Integer and boolean initializers are program constants (shapes,
       // indices, masks): they are needed to import the graph at all. So are
       // non-trainable float scalars.
-      if (!isa<FloatType>(elementType) &&
-          llvm::is_contained(options.trainable, init.name()))
-        return emitError(loc) << "initializer '" << init.name()
-                              << "' has element type "
-                              << onnxTypeName(init.data_type())
-                              << " and cannot be trained (--trainable "
-                                 "names only floating-point initializers)";
-      FailureOr<ConstTensor> c = readConstTensor(init, loc);
+      FailureOr<ConstTensor> c = readConstTensor(init, what, loc);
       if (failed(c))
         return failure();
       consts[init.name()] = std::move(*c);
       continue;
     }
-    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
-    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-      return emitError(loc) << "initializer '" << init.name()
-                            << "' has a negative dimension";
     auto type = RankedTensorType::get(shape, elementType);
     SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
         LoomDialect::getNameAttrName(), b.getStringAttr(init.name()))};
@@ -789,10 +1041,20 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
     t.name = init.name();
     t.dtype = safetensorsDType(elementType);
     t.shape.assign(shape.begin(), shape.end());
-    if (failed(readTensorBytes(init, elementType, type.getNumElements(), loc,
-                               t.data)))
+    if (failed(readTensorBytes(init, elementType, what, loc, t.data)))
       return failure();
     weights.push_back(std::move(t));
+  }
+  // A pattern that selects nothing is most likely a typo.
+  for (auto [flag, patterns] :
+       {std::make_pair("--trainable", &options.trainable),
+        std::make_pair("--frozen", &options.frozen)}) {
+    for (const std::string &p : *patterns)
+      if (llvm::none_of(model.graph().initializer(), [&](const auto &init) {
+            return matchesAny(init.name(), p);
+          }))
+        emitWarning(fileLoc) << flag << " '" << p
+                             << "' matches no initializer";
   }
   return success();
 }
@@ -865,6 +1127,23 @@ FailureOr<ConstTensor> Importer::requireConst(const onnx::NodeProto &node,
   return failure();
 }
 
+FailureOr<Value> Importer::broadcastOneWay(const onnx::NodeProto &node,
+                                           Value v, ArrayRef<int64_t> shape,
+                                           StringRef what) {
+  ArrayRef<int64_t> in = typeOf(v).getShape();
+  bool ok = in.size() <= shape.size();
+  for (size_t k = 0; ok && k < in.size(); ++k) {
+    int64_t d = in[in.size() - 1 - k], to = shape[shape.size() - 1 - k];
+    ok = d == 1 || d == to;
+  }
+  if (!ok) {
+    nodeError(node) << what << " of shape " << formatDims(in)
+                    << " does not broadcast to " << formatDims(shape);
+    return failure();
+  }
+  return broadcastTo(v, shape, nodeLoc(node));
+}
+
 Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape, Location loc) {
   RankedTensorType type = typeOf(v);
   if (type.getShape() == shape)
@@ -914,13 +1193,23 @@ Value Importer::splat(double value, RankedTensorType type, Location loc) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// Checks that two operands share an element type, as ONNX requires.
+static LogicalResult sameElementType(InFlightDiagnostic &&diag, Type x,
+                                     Type y) {
+  if (x == y) {
+    diag.abandon();
+    return success();
+  }
+  return diag << "operand element types " << x << " and " << y
+              << " differ; insert a Cast";
+}
+
 template <typename OpTy>
 LogicalResult Importer::importUnary(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0);
   if (failed(x))
     return failure();
-  define(node, 0, OpTy::create(b, nodeLoc(node), *x));
-  return success();
+  return defineResult(node, 0, create<OpTy>(nodeLoc(node), *x));
 }
 
 template <typename OpTy>
@@ -928,15 +1217,25 @@ LogicalResult Importer::importBinary(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0), y = input(node, 1);
   if (failed(x) || failed(y))
     return failure();
-  if (typeOf(*x).getElementType() != typeOf(*y).getElementType())
-    return nodeError(node) << "operand element types "
-                           << typeOf(*x).getElementType() << " and "
-                           << typeOf(*y).getElementType() << " differ";
+  Type xt = typeOf(*x).getElementType(), yt = typeOf(*y).getElementType();
+  if (std::is_same_v<OpTy, PowOp> && xt != yt) {
+    // Pow alone lets the exponent have a type of its own (x ** 2 with an
+    // integer 2); loom.pow takes it in the base's type.
+    if (!isa<FloatType>(xt))
+      return nodeError(node) << "an integer base (" << xt
+                             << ") with a " << yt
+                             << " exponent is not supported";
+    y = ConvertOp::create(b, nodeLoc(node), typeOf(*y).clone(xt), *y)
+            .getResult();
+    yt = xt;
+  }
+  if (failed(sameElementType(nodeError(node), xt, yt)))
+    return failure();
   auto pair = broadcastPair(node, *x, *y);
   if (failed(pair))
     return failure();
-  define(node, 0, OpTy::create(b, nodeLoc(node), pair->first, pair->second));
-  return success();
+  return defineResult(node, 0,
+                      create<OpTy>(nodeLoc(node), pair->first, pair->second));
 }
 
 template <typename OpTy>
@@ -947,12 +1246,18 @@ LogicalResult Importer::importVariadic(const onnx::NodeProto &node) {
   Value result = *acc;
   for (int k = 1; k < node.input_size(); ++k) {
     FailureOr<Value> y = input(node, k);
-    if (failed(y))
+    if (failed(y) ||
+        failed(sameElementType(nodeError(node), typeOf(result).getElementType(),
+                               typeOf(*y).getElementType())))
       return failure();
     auto pair = broadcastPair(node, result, *y);
     if (failed(pair))
       return failure();
-    result = OpTy::create(b, nodeLoc(node), pair->first, pair->second);
+    FailureOr<OpTy> op = create<OpTy>(nodeLoc(node), pair->first,
+                                      pair->second);
+    if (failed(op))
+      return failure();
+    result = *op;
   }
   define(node, 0, result);
   return success();
@@ -961,35 +1266,40 @@ LogicalResult Importer::importVariadic(const onnx::NodeProto &node) {
 LogicalResult Importer::importCompare(const onnx::NodeProto &node,
                                       ComparisonDirection direction) {
   FailureOr<Value> x = input(node, 0), y = input(node, 1);
-  if (failed(x) || failed(y))
+  if (failed(x) || failed(y) ||
+      failed(sameElementType(nodeError(node), typeOf(*x).getElementType(),
+                             typeOf(*y).getElementType())))
     return failure();
   auto pair = broadcastPair(node, *x, *y);
   if (failed(pair))
     return failure();
-  define(node, 0,
-         CompareOp::create(b, nodeLoc(node), direction, pair->first,
-                           pair->second));
-  return success();
+  return defineResult(node, 0,
+                      create<CompareOp>(nodeLoc(node), direction, pair->first,
+                                        pair->second));
 }
 
 LogicalResult Importer::importNot(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0);
   if (failed(x))
     return failure();
+  if (!typeOf(*x).getElementType().isInteger(1))
+    return nodeError(node) << "the operand must be bool, not "
+                           << typeOf(*x).getElementType();
   Value zero = splat(0, typeOf(*x), nodeLoc(node));
-  define(node, 0,
-         CompareOp::create(b, nodeLoc(node), ComparisonDirection::eq, *x,
-                           zero));
-  return success();
+  return defineResult(node, 0,
+                      create<CompareOp>(nodeLoc(node), ComparisonDirection::eq,
+                                        *x, zero));
 }
 
 LogicalResult Importer::importReciprocal(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0);
   if (failed(x))
     return failure();
+  if (!isa<FloatType>(typeOf(*x).getElementType()))
+    return nodeError(node) << "the operand must be floating-point, not "
+                           << typeOf(*x).getElementType();
   Value one = splat(1.0, typeOf(*x), nodeLoc(node));
-  define(node, 0, DivOp::create(b, nodeLoc(node), one, *x));
-  return success();
+  return defineResult(node, 0, create<DivOp>(nodeLoc(node), one, *x));
 }
 
 LogicalResult Importer::importGelu(const onnx::NodeProto &node) {
@@ -1000,29 +1310,37 @@ LogicalResult Importer::importGelu(const onnx::NodeProto &node) {
   if (approx != "none" && approx != "tanh")
     return nodeError(node) << "approximate = '" << approx
                            << "' is not one of 'none', 'tanh'";
-  define(node, 0,
-         GeluOp::create(b, nodeLoc(node), *x,
-                        approx == "tanh" ? GeluApproximation::tanh
+  return defineResult(node, 0,
+                      create<GeluOp>(nodeLoc(node), *x,
+                                     approx == "tanh"
+                                         ? GeluApproximation::tanh
                                          : GeluApproximation::none));
-  return success();
 }
 
 LogicalResult Importer::importWhere(const onnx::NodeProto &node) {
   FailureOr<Value> c = input(node, 0), x = input(node, 1), y = input(node, 2);
-  if (failed(c) || failed(x) || failed(y))
+  if (failed(c) || failed(x) || failed(y) ||
+      failed(sameElementType(nodeError(node), typeOf(*x).getElementType(),
+                             typeOf(*y).getElementType())))
     return failure();
+  if (!typeOf(*c).getElementType().isInteger(1))
+    return nodeError(node) << "the condition must be bool, not "
+                           << typeOf(*c).getElementType();
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(typeOf(*c).getShape(), typeOf(*x).getShape());
   if (succeeded(shape))
     shape = broadcastShapes(*shape, typeOf(*y).getShape());
   if (failed(shape))
-    return nodeError(node) << "condition and branch shapes do not broadcast";
+    return nodeError(node) << "condition and branch shapes "
+                           << formatDims(typeOf(*c).getShape()) << ", "
+                           << formatDims(typeOf(*x).getShape()) << " and "
+                           << formatDims(typeOf(*y).getShape())
+                           << " do not broadcast";
   Location loc = nodeLoc(node);
-  define(node, 0,
-         SelectOp::create(b, loc, broadcastTo(*c, *shape, loc),
-                          broadcastTo(*x, *shape, loc),
-                          broadcastTo(*y, *shape, loc)));
-  return success();
+  return defineResult(node, 0,
+                      create<SelectOp>(loc, broadcastTo(*c, *shape, loc),
+                                       broadcastTo(*x, *shape, loc),
+                                       broadcastTo(*y, *shape, loc)));
 }
 
 LogicalResult Importer::importCast(const onnx::NodeProto &node) {
@@ -1055,9 +1373,28 @@ LogicalResult Importer::importIdentity(const onnx::NodeProto &node) {
 
 LogicalResult Importer::importDropout(const onnx::NodeProto &node) {
   // Dropout is the identity in this release (inference-mode semantics);
-  // the mask output must not be used.
+  // the mask output must not be used. In training mode with a non-zero
+  // ratio that changes what the model computes: say so.
   if (failed(requireUnused(node, 1, "the dropout mask")))
     return failure();
+  if (hasInput(node, 2)) {
+    const ConstTensor *training = constInput(node, 2);
+    const ConstTensor *ratio = constInput(node, 1);
+    double r = !hasInput(node, 1) ? 0.5 : ratio && ratio->size() == 1
+                                               ? ratio->asDouble(0)
+                                               : -1;
+    if (!training || training->size() != 1)
+      emitWarning(nodeLoc(node))
+          << nodeLabel(node)
+          << ": training_mode is computed at run time; imported as the "
+             "identity (inference mode): Loom has no dropout yet";
+    else if (training->asInt(0) && r != 0)
+      emitWarning(nodeLoc(node))
+          << nodeLabel(node) << ": imported as the identity: Loom has no "
+          << "dropout yet, so training-mode dropout with ratio "
+          << (r < 0 ? std::string("(run-time)") : formatNumber(r))
+          << " is not applied (export with dropout p=0 to silence this)";
+  }
   return importIdentity(node);
 }
 
@@ -1073,8 +1410,7 @@ LogicalResult Importer::importSoftmax(const onnx::NodeProto &node) {
       normalizeAxis(node, intAttr(node, "axis", -1), typeOf(*x).getRank());
   if (failed(axis))
     return failure();
-  define(node, 0, SoftmaxOp::create(b, nodeLoc(node), *x, *axis));
-  return success();
+  return defineResult(node, 0, create<SoftmaxOp>(nodeLoc(node), *x, *axis));
 }
 
 LogicalResult Importer::importLogSoftmax(const onnx::NodeProto &node) {
@@ -1085,8 +1421,8 @@ LogicalResult Importer::importLogSoftmax(const onnx::NodeProto &node) {
       normalizeAxis(node, intAttr(node, "axis", -1), typeOf(*x).getRank());
   if (failed(axis))
     return failure();
-  define(node, 0, LogSoftmaxOp::create(b, nodeLoc(node), *x, *axis));
-  return success();
+  return defineResult(node, 0,
+                      create<LogSoftmaxOp>(nodeLoc(node), *x, *axis));
 }
 
 LogicalResult Importer::importLayerNorm(const onnx::NodeProto &node) {
@@ -1096,27 +1432,30 @@ LogicalResult Importer::importLayerNorm(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0), scale = input(node, 1);
   if (failed(x) || failed(scale))
     return failure();
-  Value bias;
-  if (hasInput(node, 2)) {
-    FailureOr<Value> bv = input(node, 2);
-    if (failed(bv))
-      return failure();
-    bias = *bv;
-  }
   int64_t rank = typeOf(*x).getRank();
   FailureOr<int64_t> axis = normalizeAxis(node, intAttr(node, "axis", -1), rank);
   if (failed(axis))
     return failure();
   // Scale and bias broadcast to the normalised dimensions.
   ArrayRef<int64_t> normalized = typeOf(*x).getShape().drop_front(*axis);
-  Location loc = nodeLoc(node);
-  Value s = broadcastTo(*scale, normalized, loc);
-  Value bb = bias ? broadcastTo(bias, normalized, loc) : Value();
+  FailureOr<Value> s = broadcastOneWay(node, *scale, normalized, "Scale");
+  if (failed(s))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    FailureOr<Value> bv = input(node, 2);
+    if (failed(bv))
+      return failure();
+    bv = broadcastOneWay(node, *bv, normalized, "B (the bias)");
+    if (failed(bv))
+      return failure();
+    bias = *bv;
+  }
   double eps = floatAttr(node, "epsilon", 1e-5f);
-  define(node, 0,
-         LayerNormOp::create(b, loc, *x, s, bb, b.getI64IntegerAttr(*axis),
-                             b.getF64FloatAttr(eps)));
-  return success();
+  return defineResult(node, 0,
+                      create<LayerNormOp>(nodeLoc(node), *x, *s, bias,
+                                          b.getI64IntegerAttr(*axis),
+                                          b.getF64FloatAttr(eps)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1142,22 +1481,23 @@ LogicalResult Importer::importMatMul(const onnx::NodeProto &node) {
   lr = ls.size();
   rr = rs.size();
   if (ls.back() != rs[rr - 2])
-    return nodeError(node) << "contracting sizes differ: " << formatDims(ls)
-                           << " x " << formatDims(rs);
-  Value result;
+    return nodeError(node) << "contracting sizes differ: "
+                           << formatDims(typeOf(*a).getShape()) << " x "
+                           << formatDims(typeOf(*bm).getShape());
+  FailureOr<DotGeneralOp> dot;
   if (rr == 2) {
     // [..., M, K] x [K, N]: contract the last lhs dim with rhs dim 0.
-    result = DotGeneralOp::create(b, loc, lhs, rhs, ArrayRef<int64_t>{},
-                                  ArrayRef<int64_t>{},
-                                  ArrayRef<int64_t>{lr - 1},
-                                  ArrayRef<int64_t>{0});
+    dot = create<DotGeneralOp>(loc, lhs, rhs, ArrayRef<int64_t>{},
+                               ArrayRef<int64_t>{}, ArrayRef<int64_t>{lr - 1},
+                               ArrayRef<int64_t>{0});
   } else {
     // Batched: broadcast the batch dimensions, then a batched dot.
     FailureOr<SmallVector<int64_t>> batch =
         broadcastShapes(ls.drop_back(2), rs.drop_back(2));
     if (failed(batch))
-      return nodeError(node) << "batch dimensions of " << formatDims(ls)
-                             << " and " << formatDims(rs)
+      return nodeError(node) << "batch dimensions of "
+                             << formatDims(typeOf(*a).getShape()) << " and "
+                             << formatDims(typeOf(*bm).getShape())
                              << " do not broadcast";
     SmallVector<int64_t> lt(*batch), rt(*batch);
     lt.append({ls[lr - 2], ls[lr - 1]});
@@ -1167,10 +1507,14 @@ LogicalResult Importer::importMatMul(const onnx::NodeProto &node) {
     int64_t nb = batch->size();
     SmallVector<int64_t> bd(nb);
     std::iota(bd.begin(), bd.end(), 0);
-    result = DotGeneralOp::create(b, loc, lhs, rhs, bd, bd,
-                                  ArrayRef<int64_t>{nb + 1},
-                                  ArrayRef<int64_t>{nb});
+    dot = create<DotGeneralOp>(loc, lhs, rhs, ArrayRef<int64_t>(bd),
+                               ArrayRef<int64_t>(bd),
+                               ArrayRef<int64_t>{nb + 1},
+                               ArrayRef<int64_t>{nb});
   }
+  if (failed(dot))
+    return failure();
+  Value result = *dot;
   if (lhsVector || rhsVector) {
     SmallVector<int64_t> shape(typeOf(result).getShape());
     if (rhsVector)
@@ -1188,7 +1532,9 @@ LogicalResult Importer::importGemm(const onnx::NodeProto &node) {
   if (failed(a) || failed(bm))
     return failure();
   if (typeOf(*a).getRank() != 2 || typeOf(*bm).getRank() != 2)
-    return nodeError(node) << "Gemm operands must be matrices";
+    return nodeError(node) << "Gemm operands must be matrices, not "
+                           << formatDims(typeOf(*a).getShape()) << " and "
+                           << formatDims(typeOf(*bm).getShape());
   Location loc = nodeLoc(node);
   bool transA = intAttr(node, "transA", 0), transB = intAttr(node, "transB", 0);
   double alpha = floatAttr(node, "alpha", 1.0f),
@@ -1196,26 +1542,33 @@ LogicalResult Importer::importGemm(const onnx::NodeProto &node) {
   int64_t ka = transA ? 0 : 1, kb = transB ? 1 : 0;
   if (typeOf(*a).getDimSize(ka) != typeOf(*bm).getDimSize(kb))
     return nodeError(node) << "contracting sizes differ: "
-                           << formatDims(typeOf(*a).getShape()) << " x "
-                           << formatDims(typeOf(*bm).getShape());
-  Value y = DotGeneralOp::create(b, loc, *a, *bm, ArrayRef<int64_t>{},
-                                 ArrayRef<int64_t>{}, ArrayRef<int64_t>{ka},
-                                 ArrayRef<int64_t>{kb});
+                           << formatDims(typeOf(*a).getShape())
+                           << (transA ? " (transposed)" : "") << " x "
+                           << formatDims(typeOf(*bm).getShape())
+                           << (transB ? " (transposed)" : "");
+  FailureOr<DotGeneralOp> dot = create<DotGeneralOp>(
+      loc, *a, *bm, ArrayRef<int64_t>{}, ArrayRef<int64_t>{},
+      ArrayRef<int64_t>{ka}, ArrayRef<int64_t>{kb});
+  if (failed(dot))
+    return failure();
+  Value y = *dot;
   if (alpha != 1.0)
     y = MulOp::create(b, loc, y, splat(alpha, typeOf(y), loc));
   if (hasInput(node, 2)) {
     FailureOr<Value> c = input(node, 2);
     if (failed(c))
       return failure();
-    if (failed(broadcastShapes(typeOf(*c).getShape(), typeOf(y).getShape())))
-      return nodeError(node) << "C of shape "
-                             << formatDims(typeOf(*c).getShape())
-                             << " does not broadcast to the result "
-                             << formatDims(typeOf(y).getShape());
-    Value cb = broadcastTo(*c, typeOf(y).getShape(), loc);
+    if (failed(sameElementType(nodeError(node), typeOf(y).getElementType(),
+                               typeOf(*c).getElementType())))
+      return failure();
+    FailureOr<Value> cb =
+        broadcastOneWay(node, *c, typeOf(y).getShape(), "C");
+    if (failed(cb))
+      return failure();
+    Value cv = *cb;
     if (beta != 1.0)
-      cb = MulOp::create(b, loc, cb, splat(beta, typeOf(cb), loc));
-    y = AddOp::create(b, loc, y, cb);
+      cv = MulOp::create(b, loc, cv, splat(beta, typeOf(cv), loc));
+    y = AddOp::create(b, loc, y, cv);
   }
   define(node, 0, y);
   return success();
@@ -1230,10 +1583,14 @@ LogicalResult Importer::importGemm(const onnx::NodeProto &node) {
 static FailureOr<SmallVector<int64_t>>
 reshapeTarget(ArrayRef<int64_t> in, const ConstTensor &shape, bool allowZero,
               std::string &error) {
+  if (shape.shape.size() != 1) {
+    error = "the target shape must be a 1-D tensor, not one of shape " +
+            formatDims(shape.shape);
+    return failure();
+  }
   SmallVector<int64_t> out;
   int64_t known = 1, inferAt = -1;
-  int64_t total = std::accumulate(in.begin(), in.end(), int64_t(1),
-                                  std::multiplies<int64_t>());
+  int64_t total = numElements(in).value_or(-1);
   for (int64_t k = 0, e = shape.size(); k < e; ++k) {
     int64_t d = shape.asInt(k);
     if (d == 0 && !allowZero) {
@@ -1257,18 +1614,24 @@ reshapeTarget(ArrayRef<int64_t> in, const ConstTensor &shape, bool allowZero,
       error = "negative size " + std::to_string(d);
       return failure();
     }
+    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d) {
+      error = "the target " + formatDims(shape.i) + " is too large";
+      return failure();
+    }
     known *= d;
     out.push_back(d);
   }
   if (inferAt >= 0) {
     if (known == 0 || total % known != 0) {
-      error = "cannot infer the -1 dimension";
+      error = "cannot infer the -1 in " + formatDims(shape.i) + " (" +
+              std::to_string(total) + " elements)";
       return failure();
     }
     out[inferAt] = total / known;
   } else if (known != total) {
-    error = "the target has " + std::to_string(known) +
-            " elements but the input has " + std::to_string(total);
+    error = "the target " + formatDims(out) + " has " +
+            std::to_string(known) + " elements but the input has " +
+            std::to_string(total);
     return failure();
   }
   return out;
@@ -1299,18 +1662,21 @@ LogicalResult Importer::importTranspose(const onnx::NodeProto &node) {
   if (auto p = intsAttr(node, "perm")) {
     perm = *p;
   } else {
+    // The default reverses the dimensions.
     for (int64_t d = rank - 1; d >= 0; --d)
       perm.push_back(d);
   }
   SmallVector<int64_t> sorted(perm);
   llvm::sort(sorted);
-  for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
-    if (sorted[d] != d || static_cast<int64_t>(perm.size()) != rank)
-      return nodeError(node) << "perm " << formatDims(perm)
-                             << " is not a permutation of the " << rank
-                             << " input dimensions";
-  define(node, 0, TransposeOp::create(b, nodeLoc(node), *x, perm));
-  return success();
+  bool isPermutation = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t d = 0; isPermutation && d < rank; ++d)
+    isPermutation = sorted[d] == d;
+  if (!isPermutation)
+    return nodeError(node) << "perm " << formatDims(perm)
+                           << " is not a permutation of the " << rank
+                           << " input dimensions";
+  return defineResult(node, 0, create<TransposeOp>(nodeLoc(node), *x,
+                                                   ArrayRef<int64_t>(perm)));
 }
 
 /// Axes of Squeeze/Unsqueeze/Reduce*: an input since opset 13 (18 for most
@@ -1338,7 +1704,8 @@ unsqueezedShape(ArrayRef<int64_t> in, ArrayRef<int64_t> axes,
       return failure();
     }
     if (isNew[n]) {
-      error = "axes repeat " + std::to_string(a);
+      error = "axes " + formatDims(axes) + " repeat dimension " +
+              std::to_string(n);
       return failure();
     }
     isNew[n] = true;
@@ -1435,18 +1802,38 @@ LogicalResult Importer::importFlatten(const onnx::NodeProto &node) {
   return success();
 }
 
+/// The 1-D, non-negative shape held by `t` (Expand, ConstantOfShape).
+static FailureOr<SmallVector<int64_t>> shapeOperand(const ConstTensor &t,
+                                                    std::string &error) {
+  if (t.shape.size() != 1) {
+    error = "the shape must be a 1-D tensor, not one of shape " +
+            formatDims(t.shape);
+    return failure();
+  }
+  SmallVector<int64_t> shape = *constAxes(&t);
+  if (!numElements(shape)) {
+    error = "the shape " + formatDims(shape) +
+            " has a negative or too large size";
+    return failure();
+  }
+  return shape;
+}
+
 LogicalResult Importer::importExpand(const onnx::NodeProto &node) {
   FailureOr<Value> x = input(node, 0);
   FailureOr<ConstTensor> shapeT = requireConst(node, 1, "the target shape");
   if (failed(x) || failed(shapeT))
     return failure();
-  SmallVector<int64_t> target = *constAxes(&*shapeT);
+  std::string error;
+  FailureOr<SmallVector<int64_t>> target = shapeOperand(*shapeT, error);
+  if (failed(target))
+    return nodeError(node) << error;
   FailureOr<SmallVector<int64_t>> shape =
-      broadcastShapes(typeOf(*x).getShape(), target);
+      broadcastShapes(typeOf(*x).getShape(), *target);
   if (failed(shape))
     return nodeError(node) << "cannot expand "
                            << formatDims(typeOf(*x).getShape()) << " to "
-                           << formatDims(target);
+                           << formatDims(*target);
   define(node, 0, broadcastTo(*x, *shape, nodeLoc(node)));
   return success();
 }
@@ -1465,8 +1852,9 @@ LogicalResult Importer::importConcat(const onnx::NodeProto &node) {
                                           typeOf(inputs[0]).getRank());
   if (failed(axis))
     return failure();
-  define(node, 0, ConcatOp::create(b, nodeLoc(node), inputs, *axis));
-  return success();
+  return defineResult(node, 0,
+                      create<ConcatOp>(nodeLoc(node), ValueRange(inputs),
+                                       *axis));
 }
 
 LogicalResult Importer::importSplit(const onnx::NodeProto &node) {
@@ -1478,6 +1866,7 @@ LogicalResult Importer::importSplit(const onnx::NodeProto &node) {
   if (failed(axis))
     return failure();
   int64_t size = typeOf(*x).getDimSize(*axis);
+  int64_t outputs = node.output_size();
   SmallVector<int64_t> sizes;
   if (hasInput(node, 1)) {
     FailureOr<ConstTensor> split = requireConst(node, 1, "split");
@@ -1485,24 +1874,36 @@ LogicalResult Importer::importSplit(const onnx::NodeProto &node) {
       return failure();
     sizes = *constAxes(&*split);
   } else {
-    int64_t n = attr(node, "num_outputs") ? intAttr(node, "num_outputs", 1)
-                                          : node.output_size();
-    if (n <= 0)
-      return nodeError(node) << "needs at least one output";
+    // Opset 18: num_outputs pieces of ceil(size / n), the last smaller;
+    // before: one equal piece per output.
+    bool hasNum = attr(node, "num_outputs");
+    int64_t n = hasNum ? intAttr(node, "num_outputs", 1) : outputs;
+    if (n != outputs || n <= 0)
+      return nodeError(node) << "has " << outputs << " outputs but "
+                             << (hasNum ? "num_outputs = " : "")
+                             << (hasNum ? std::to_string(n) : "none")
+                             << (hasNum ? "" : " were requested");
+    if (!hasNum && size % n != 0)
+      return nodeError(node) << "cannot split dimension " << *axis
+                             << " of size " << size << " into " << n
+                             << " equal pieces; give split sizes";
     int64_t piece = (size + n - 1) / n;
     for (int64_t k = 0; k < n; ++k)
-      sizes.push_back(std::min(piece, size - k * piece));
+      sizes.push_back(std::clamp<int64_t>(size - k * piece, 0, piece));
   }
-  if (static_cast<int64_t>(sizes.size()) != node.output_size())
-    return nodeError(node) << "has " << node.output_size()
-                           << " outputs but " << sizes.size()
-                           << " split sizes";
-  if (std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != size ||
-      llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+  if (static_cast<int64_t>(sizes.size()) != outputs)
+    return nodeError(node) << "has " << outputs << " outputs but "
+                           << sizes.size() << " split sizes";
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != size)
     return nodeError(node) << "split sizes " << formatDims(sizes)
-                           << " do not add up to " << size;
-  auto op = SplitOp::create(b, nodeLoc(node), *x, *axis, sizes);
-  for (auto [k, r] : llvm::enumerate(op.getResults()))
+                           << " do not add up to " << size
+                           << ", the size of dimension " << *axis;
+  FailureOr<SplitOp> op =
+      create<SplitOp>(nodeLoc(node), *x, *axis, ArrayRef<int64_t>(sizes));
+  if (failed(op))
+    return failure();
+  for (auto [k, r] : llvm::enumerate(op->getResults()))
     define(node, k, r);
   return success();
 }
@@ -1536,16 +1937,25 @@ LogicalResult Importer::importSlice(const onnx::NodeProto &node) {
   if (starts->size() != static_cast<int64_t>(axes.size()) ||
       ends->size() != static_cast<int64_t>(axes.size()) ||
       steps.size() != axes.size())
-    return nodeError(node) << "starts, ends, axes and steps differ in length";
+    return nodeError(node) << "starts, ends, axes and steps differ in length ("
+                           << starts->size() << ", " << ends->size() << ", "
+                           << axes.size() << ", " << steps.size() << ")";
   SmallVector<int64_t> start(rank, 0), limit(in), stride(rank, 1);
+  SmallVector<bool> seen(rank, false);
   for (size_t k = 0; k < axes.size(); ++k) {
     FailureOr<int64_t> axis = normalizeAxis(node, axes[k], rank, "axes entry");
     if (failed(axis))
       return failure();
+    if (seen[*axis])
+      return nodeError(node) << "axes " << formatDims(axes)
+                             << " repeat dimension " << *axis;
+    seen[*axis] = true;
     int64_t size = in[*axis];
     if (steps[k] <= 0)
       return nodeError(node) << "step " << steps[k] << " on axis " << *axis
                              << " is not supported (only positive steps)";
+    // Positive steps: negative indices count from the end, then both clamp
+    // to [0, size].
     auto clampIndex = [&](int64_t v) {
       if (v < 0)
         v += size;
@@ -1553,11 +1963,15 @@ LogicalResult Importer::importSlice(const onnx::NodeProto &node) {
     };
     start[*axis] = clampIndex(starts->asInt(k));
     limit[*axis] = std::max(start[*axis], clampIndex(ends->asInt(k)));
-    stride[*axis] = steps[k];
+    // A step past the end takes one element; clamping keeps the slice's
+    // size arithmetic far from overflow.
+    stride[*axis] = std::min<int64_t>(steps[k], std::max<int64_t>(size, 1));
   }
-  define(node, 0,
-         SliceOp::create(b, nodeLoc(node), *x, start, limit, stride));
-  return success();
+  return defineResult(node, 0,
+                      create<SliceOp>(nodeLoc(node), *x,
+                                      ArrayRef<int64_t>(start),
+                                      ArrayRef<int64_t>(limit),
+                                      ArrayRef<int64_t>(stride)));
 }
 
 LogicalResult Importer::importGather(const onnx::NodeProto &node) {
@@ -1570,7 +1984,12 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
     return failure();
   Value indices;
   if (const ConstTensor *c = constInput(node, 1)) {
-    // Constant indices: normalise negative ones (ONNX allows them).
+    // Constant indices: normalise negative ones (ONNX allows them). Run-time
+    // indices are taken as they are: loom.gather needs them in [0, size),
+    // which token ids are.
+    if (c->isFloat() || c->elementType.isInteger(1))
+      return nodeError(node) << "indices must be int32 or int64, not "
+                             << c->elementType;
     ConstTensor fixed = *c;
     int64_t size = typeOf(*data).getDimSize(*axis);
     for (int64_t &v : fixed.i) {
@@ -1590,9 +2009,10 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
   }
   if (!isa<IntegerType>(typeOf(indices).getElementType()) ||
       typeOf(indices).getElementType().isInteger(1))
-    return nodeError(node) << "indices must be int32 or int64";
-  define(node, 0, GatherOp::create(b, nodeLoc(node), *data, indices, *axis));
-  return success();
+    return nodeError(node) << "indices must be int32 or int64, not "
+                           << typeOf(indices).getElementType();
+  return defineResult(node, 0,
+                      create<GatherOp>(nodeLoc(node), *data, indices, *axis));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1605,6 +2025,7 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
   if (failed(x))
     return failure();
   int64_t rank = typeOf(*x).getRank();
+  // Axes: an attribute up to opset 17 (ReduceSum: 12), an input after.
   std::optional<SmallVector<int64_t>> axes = intsAttr(node, "axes");
   if (hasInput(node, 1)) {
     FailureOr<ConstTensor> a = requireConst(node, 1, "axes");
@@ -1627,11 +2048,15 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
     FailureOr<int64_t> n = normalizeAxis(node, a, rank, "axes entry");
     if (failed(n))
       return failure();
+    if (llvm::is_contained(dims, *n))
+      return nodeError(node) << "axes " << formatDims(*axes)
+                             << " repeat dimension " << *n;
     dims.push_back(*n);
   }
   llvm::sort(dims);
-  define(node, 0, OpTy::create(b, nodeLoc(node), *x, dims, keepdims));
-  return success();
+  return defineResult(node, 0,
+                      create<OpTy>(nodeLoc(node), *x, ArrayRef<int64_t>(dims),
+                                   keepdims));
 }
 
 LogicalResult Importer::importCrossEntropy(const onnx::NodeProto &node,
@@ -1640,13 +2065,30 @@ LogicalResult Importer::importCrossEntropy(const onnx::NodeProto &node,
   Location loc = nodeLoc(node);
   int64_t rank = typeOf(scores).getRank();
   if (rank < 2)
-    return nodeError(node) << "scores must have shape [N, C, ...]";
+    return nodeError(node) << "scores must have shape [N, C, ...], not "
+                           << formatDims(typeOf(scores).getShape());
+  Type labelType = typeOf(labels).getElementType();
+  if (!isa<IntegerType>(labelType) || labelType.isInteger(1))
+    return nodeError(node) << "labels must be int32 or int64, not "
+                           << labelType;
+  SmallVector<int64_t> expected(typeOf(scores).getShape());
+  expected.erase(expected.begin() + 1);
+  if (typeOf(labels).getShape() != ArrayRef<int64_t>(expected))
+    return nodeError(node) << "labels of shape "
+                           << formatDims(typeOf(labels).getShape())
+                           << " do not match scores of shape "
+                           << formatDims(typeOf(scores).getShape())
+                           << " (expected " << formatDims(expected) << ")";
   if (rank > 2) {
     SmallVector<int64_t> perm = {0};
     for (int64_t d = 2; d < rank; ++d)
       perm.push_back(d);
     perm.push_back(1);
-    scores = TransposeOp::create(b, loc, scores, perm);
+    FailureOr<TransposeOp> t =
+        create<TransposeOp>(loc, scores, ArrayRef<int64_t>(perm));
+    if (failed(t))
+      return failure();
+    scores = *t;
   }
   std::string reduction = stringAttr(node, "reduction", "mean");
   LossReduction r;
@@ -1662,13 +2104,13 @@ LogicalResult Importer::importCrossEntropy(const onnx::NodeProto &node,
   IntegerAttr ignore;
   if (attr(node, "ignore_index"))
     ignore = b.getI64IntegerAttr(intAttr(node, "ignore_index", 0));
-  define(node, 0, CrossEntropyOp::create(b, loc, scores, labels, r, ignore));
-  return success();
+  return defineResult(node, 0,
+                      create<CrossEntropyOp>(loc, scores, labels, r, ignore));
 }
 
 LogicalResult Importer::importSoftmaxCrossEntropy(const onnx::NodeProto &node) {
   if (hasInput(node, 2))
-    return nodeError(node) << "class weights are not supported";
+    return nodeError(node) << "class weights (input 2) are not supported";
   if (failed(requireUnused(node, 1, "log_prob")))
     return failure();
   FailureOr<Value> scores = input(node, 0), labels = input(node, 1);
@@ -1679,10 +2121,12 @@ LogicalResult Importer::importSoftmaxCrossEntropy(const onnx::NodeProto &node) {
 
 LogicalResult Importer::importNllLoss(const onnx::NodeProto &node) {
   // NLL(log_softmax(x, axis=1)) == cross_entropy(x): Loom imports that pair
-  // and nothing else (NLL of arbitrary inputs has no loom op).
+  // and nothing else (NLL of arbitrary inputs has no loom op). The
+  // LogSoftmax, if nothing else uses it, is removed as dead code.
   if (hasInput(node, 2))
-    return nodeError(node) << "class weights are not supported";
-  const onnx::NodeProto *producer = producers.lookup(node.input(0));
+    return nodeError(node) << "class weights (input 2) are not supported";
+  const onnx::NodeProto *producer =
+      hasInput(node, 0) ? producers.lookup(node.input(0)) : nullptr;
   if (!producer || producer->op_type() != "LogSoftmax")
     return nodeError(node)
            << "only NegativeLogLikelihoodLoss of a LogSoftmax output is "
@@ -1711,7 +2155,8 @@ LogicalResult Importer::importConstant(const onnx::NodeProto &node) {
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   ConstTensor c;
   if (const auto *a = attr(node, "value")) {
-    FailureOr<ConstTensor> t = readConstTensor(a->t(), loc);
+    FailureOr<ConstTensor> t =
+        readConstTensor(a->t(), "its value", loc);
     if (failed(t))
       return failure();
     c = std::move(*t);
@@ -1739,10 +2184,16 @@ LogicalResult Importer::importConstant(const onnx::NodeProto &node) {
 }
 
 LogicalResult Importer::importShape(const onnx::NodeProto &node) {
-  FailureOr<Value> x = input(node, 0);
-  if (failed(x))
-    return failure();
-  ArrayRef<int64_t> shape = typeOf(*x).getShape();
+  // Only the shape matters: a known input is not materialised.
+  SmallVector<int64_t> shape;
+  if (const ConstTensor *c = constInput(node, 0)) {
+    shape = c->shape;
+  } else {
+    FailureOr<Value> x = input(node, 0);
+    if (failed(x))
+      return failure();
+    shape.assign(typeOf(*x).getShape().begin(), typeOf(*x).getShape().end());
+  }
   int64_t rank = shape.size();
   int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
   if (start < 0)
@@ -1762,22 +2213,34 @@ LogicalResult Importer::importConstantOfShape(const onnx::NodeProto &node) {
   FailureOr<ConstTensor> shapeT = requireConst(node, 0, "the shape");
   if (failed(shapeT))
     return failure();
-  SmallVector<int64_t> shape = *constAxes(&*shapeT);
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = shapeOperand(*shapeT, error);
+  if (failed(shape))
+    return nodeError(node) << error;
   ConstTensor value = ConstTensor::make(b.getF32Type(), {1});
   if (const auto *a = attr(node, "value")) {
-    FailureOr<ConstTensor> t = readConstTensor(a->t(), nodeLoc(node));
+    FailureOr<ConstTensor> t =
+        readConstTensor(a->t(), "its value", nodeLoc(node));
     if (failed(t))
       return failure();
     if (t->size() != 1)
-      return nodeError(node) << "value must hold one element";
+      return nodeError(node) << "value must hold one element, not "
+                             << t->size();
     value = std::move(*t);
   }
-  ConstTensor c = ConstTensor::make(value.elementType, shape);
+  if (*numElements(*shape) > kMaxFoldElements) {
+    // Too large to evaluate (and never shape arithmetic): a splat constant.
+    define(node, 0,
+           splat(value.asDouble(0),
+                 RankedTensorType::get(*shape, value.elementType),
+                 nodeLoc(node)));
+    return success();
+  }
+  ConstTensor c = ConstTensor::make(value.elementType, *shape);
   if (c.isFloat())
     std::fill(c.f.begin(), c.f.end(), value.f[0]);
   else
     std::fill(c.i.begin(), c.i.end(), value.i[0]);
-  // Large fills stay symbolic: a splat constant is as cheap as a scalar.
   defineConst(node, 0, std::move(c));
   return success();
 }
@@ -1788,16 +2251,45 @@ LogicalResult Importer::importRange(const onnx::NodeProto &node) {
                          delta = requireConst(node, 2, "delta");
   if (failed(start) || failed(limit) || failed(delta))
     return failure();
-  double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
-  if (d == 0)
-    return nodeError(node) << "delta is 0";
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
-  ConstTensor c = ConstTensor::make(start->elementType, {n});
+  if (start->size() != 1 || limit->size() != 1 || delta->size() != 1)
+    return nodeError(node) << "start, limit and delta must be scalars";
+  Type type = start->elementType;
+  int64_t n;
+  if (start->isFloat()) {
+    double s = start->f[0], l = limit->f[0], d = delta->f[0];
+    double count = std::ceil((l - s) / d);
+    if (d == 0 || !(count < 9.0e18))
+      return nodeError(node) << "cannot count the elements of range(" << s
+                             << ", " << l << ", " << d << ")";
+    n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  } else {
+    int64_t s = start->asInt(0), l = limit->asInt(0), d = delta->asInt(0);
+    if (d == 0)
+      return nodeError(node) << "delta is 0";
+    // ceil((l - s) / d) without overflow: in 128 bits.
+    __int128 span = static_cast<__int128>(l) - s;
+    __int128 count = span / d + ((span % d != 0) && ((span > 0) == (d > 0)));
+    n = count > 0 ? static_cast<int64_t>(count) : 0;
+  }
+  Location loc = nodeLoc(node);
+  if (n > kMaxFoldElements) {
+    // Too large to evaluate: start + delta * iota.
+    if (!type.isInteger(64) && !type.isInteger(32) && !isa<FloatType>(type))
+      return nodeError(node) << "range of " << n << " elements of " << type
+                             << " is too large to evaluate at import time";
+    auto t = RankedTensorType::get({n}, type);
+    Value v = IotaOp::create(b, loc, t, 0);
+    v = MulOp::create(b, loc, v, splat(delta->asDouble(0), t, loc));
+    v = AddOp::create(b, loc, v, splat(start->asDouble(0), t, loc));
+    define(node, 0, v);
+    return success();
+  }
+  ConstTensor c = ConstTensor::make(type, {n});
   for (int64_t k = 0; k < n; ++k) {
     if (c.isFloat())
-      c.f[k] = s + k * d;
+      c.f[k] = start->f[0] + k * delta->f[0];
     else
-      c.i[k] = static_cast<int64_t>(s) + k * static_cast<int64_t>(d);
+      c.i[k] = start->asInt(0) + k * delta->asInt(0);
   }
   defineConst(node, 0, std::move(c));
   return success();
@@ -1805,7 +2297,6 @@ LogicalResult Importer::importRange(const onnx::NodeProto &node) {
 
 FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
   StringRef type = node.op_type();
-  static constexpr int64_t kMaxFoldElements = 1 << 20;
   // Which ops fold when all their inputs are known.
   static const llvm::StringSet<> foldable = {
       "Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "LessOrEqual",
@@ -1827,8 +2318,14 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
   }
   if (in.empty() || !in[0])
     return false;
-  Location loc = nodeLoc(node);
-  (void)loc;
+  static const llvm::StringSet<> binary = {
+      "Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual"};
+  // Malformed nodes (a missing operand, mixed types) go through the
+  // handlers, which report them.
+  if (binary.contains(type) &&
+      (in.size() != 2 || !in[1] || in[0]->elementType != in[1]->elementType))
+    return false;
 
   // Elementwise with numpy broadcasting.
   auto elementwise = [&](Type resultType,
@@ -1839,12 +2336,14 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
         broadcastShapes(in[0]->shape, in.size() > 1 ? in[1]->shape
                                                     : in[0]->shape);
     if (failed(shape)) {
-      nodeError(node) << "operand shapes do not broadcast";
+      nodeError(node) << "operand shapes " << formatDims(in[0]->shape)
+                      << " and " << formatDims(in[1]->shape)
+                      << " do not broadcast";
       return failure();
     }
-    ConstTensor c = ConstTensor::make(resultType, *shape);
-    if (c.size() > kMaxFoldElements)
+    if (numElements(*shape).value_or(kMaxFoldElements + 1) > kMaxFoldElements)
       return false;
+    ConstTensor c = ConstTensor::make(resultType, *shape);
     const ConstTensor &x = *in[0];
     const ConstTensor &y = in.size() > 1 ? *in[1] : *in[0];
     bool floatMath = x.isFloat() || y.isFloat();
@@ -1870,16 +2369,25 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
   };
   Type i1 = b.getI1Type();
   Type et = in[0]->elementType;
+  // Integer arithmetic wraps (two's complement) instead of overflowing.
+  auto wrap = [](auto op) {
+    return [op](int64_t a, int64_t b) {
+      return static_cast<int64_t>(op(static_cast<uint64_t>(a),
+                                     static_cast<uint64_t>(b)));
+    };
+  };
   if (type == "Add")
-    return elementwise(et, std::plus<double>(), std::plus<int64_t>());
+    return elementwise(et, std::plus<double>(), wrap(std::plus<uint64_t>()));
   if (type == "Sub")
-    return elementwise(et, std::minus<double>(), std::minus<int64_t>());
+    return elementwise(et, std::minus<double>(),
+                       wrap(std::minus<uint64_t>()));
   if (type == "Mul")
     return elementwise(et, std::multiplies<double>(),
-                       std::multiplies<int64_t>());
+                       wrap(std::multiplies<uint64_t>()));
   if (type == "Div") {
-    if (!in[1]->isFloat() && llvm::is_contained(in[1]->i, 0))
-      return false;
+    if (!in[1]->isFloat() &&
+        (llvm::is_contained(in[1]->i, 0) || llvm::is_contained(in[1]->i, -1)))
+      return false; // division by zero, or a possible INT64_MIN / -1
     return elementwise(et, std::divides<double>(), [](int64_t a, int64_t b) {
       // ONNX integer Div truncates toward zero.
       return a / b;
@@ -1893,10 +2401,16 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
                        [](int64_t a, int64_t b) { return std::min(a, b); });
   if (type == "Neg")
     return elementwise(et, [](double a, double) { return -a; },
-                       [](int64_t a, int64_t) { return -a; });
+                       [](int64_t a, int64_t) {
+                         return static_cast<int64_t>(-static_cast<uint64_t>(a));
+                       });
   if (type == "Abs")
     return elementwise(et, [](double a, double) { return std::fabs(a); },
-                       [](int64_t a, int64_t) { return a < 0 ? -a : a; });
+                       [](int64_t a, int64_t) {
+                         return a < 0 ? static_cast<int64_t>(
+                                            -static_cast<uint64_t>(a))
+                                      : a;
+                       });
   if (type == "Equal")
     return elementwise(i1, [](double a, double b) { return a == b; },
                        [](int64_t a, int64_t b) { return a == b; });
@@ -1923,10 +2437,16 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
     Type to = convertElementType(intAttr(node, "to", 0), ctx);
     if (!to)
       return false;
+    bool toBool = to.isInteger(1);
+    if (!to.isInteger(1) && !isa<FloatType>(to) && in[0]->isFloat() &&
+        llvm::any_of(in[0]->f, [](double v) {
+          return !(std::fabs(v) < 9.2e18); // NaN, inf or out of int64 range
+        }))
+      return false;
     return elementwise(
-        to, [](double a, double) { return a; },
-        [&](int64_t a, int64_t) -> int64_t {
-          return to.isInteger(1) ? a != 0 : a;
+        to, [toBool](double a, double) { return toBool ? a != 0 : a; },
+        [toBool](int64_t a, int64_t) -> int64_t {
+          return toBool ? a != 0 : a;
         });
   }
   if (type == "Where") {
@@ -1936,11 +2456,10 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
         broadcastShapes(in[0]->shape, in[1]->shape);
     if (succeeded(shape))
       shape = broadcastShapes(*shape, in[2]->shape);
-    if (failed(shape))
+    if (failed(shape) || in[1]->elementType != in[2]->elementType ||
+        numElements(*shape).value_or(kMaxFoldElements + 1) > kMaxFoldElements)
       return false;
     ConstTensor c = ConstTensor::make(in[1]->elementType, *shape);
-    if (c.size() > kMaxFoldElements)
-      return false;
     for (int64_t k = 0, e = c.size(); k < e; ++k) {
       bool cond = in[0]->asInt(broadcastIndex(*in[0], *shape, k));
       const ConstTensor &src = cond ? *in[1] : *in[2];
@@ -1995,14 +2514,16 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
   if (type == "Expand") {
     if (in.size() < 2 || !in[1])
       return false;
-    SmallVector<int64_t> target = *constAxes(in[1]);
+    std::string error;
+    FailureOr<SmallVector<int64_t>> target = shapeOperand(*in[1], error);
+    if (failed(target))
+      return false;
     FailureOr<SmallVector<int64_t>> shape =
-        broadcastShapes(in[0]->shape, target);
-    if (failed(shape))
+        broadcastShapes(in[0]->shape, *target);
+    if (failed(shape) ||
+        numElements(*shape).value_or(kMaxFoldElements + 1) > kMaxFoldElements)
       return false;
     ConstTensor c = ConstTensor::make(et, *shape);
-    if (c.size() > kMaxFoldElements)
-      return false;
     for (int64_t k = 0, e = c.size(); k < e; ++k) {
       int64_t idx = broadcastIndex(*in[0], *shape, k);
       if (c.isFloat())
@@ -2023,8 +2544,12 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
     SmallVector<int64_t> shape(in[0]->shape);
     shape[axis] = 0;
     for (const ConstTensor *t : in) {
-      if (!t || t->shape.size() != static_cast<size_t>(rank))
+      if (!t || t->shape.size() != static_cast<size_t>(rank) ||
+          t->elementType != et)
         return false;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && t->shape[d] != shape[d])
+          return false;
       shape[axis] += t->shape[axis];
     }
     ConstTensor c = ConstTensor::make(et, shape);
@@ -2049,6 +2574,8 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
     if (in.size() < 2 || !in[1])
       return false;
     const ConstTensor &data = *in[0], &idx = *in[1];
+    if (idx.isFloat() || idx.elementType.isInteger(1))
+      return false;
     int64_t rank = data.shape.size();
     int64_t axis = intAttr(node, "axis", 0);
     if (axis < 0)
@@ -2058,6 +2585,8 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
     SmallVector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
     shape.append(idx.shape.begin(), idx.shape.end());
     shape.append(data.shape.begin() + axis + 1, data.shape.end());
+    if (numElements(shape).value_or(kMaxFoldElements + 1) > kMaxFoldElements)
+      return false;
     ConstTensor c = ConstTensor::make(et, shape);
     int64_t outer = 1, inner = 1, size = data.shape[axis];
     for (int64_t d = 0; d < axis; ++d)
@@ -2089,7 +2618,12 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
   if (type == "Slice") {
     // 1-D slices of shape vectors are what exporters produce; anything else
     // goes through the value path.
-    if (in[0]->shape.size() != 1 || in.size() < 3 || !in[1] || !in[2])
+    if (in[0]->shape.size() != 1 || in.size() < 3 || !in[1] || !in[2] ||
+        in[1]->size() != 1 || in[2]->size() != 1 ||
+        (in.size() > 3 && in[3] &&
+         (in[3]->size() != 1 || (in[3]->asInt(0) != 0 &&
+                                 in[3]->asInt(0) != -1))) ||
+        (in.size() > 4 && in[4] && in[4]->size() != 1))
       return false;
     int64_t size = in[0]->shape[0];
     int64_t step = in.size() > 4 && in[4] ? in[4]->asInt(0) : 1;
@@ -2101,7 +2635,8 @@ FailureOr<bool> Importer::tryFold(const onnx::NodeProto &node) {
       return std::clamp<int64_t>(v, 0, size);
     };
     int64_t s = clampIndex(in[1]->asInt(0)), e = clampIndex(in[2]->asInt(0));
-    ConstTensor c = ConstTensor::make(et, {std::max<int64_t>(0, (e - s + step - 1) / step)});
+    ConstTensor c =
+        ConstTensor::make(et, {e > s ? 1 + (e - s - 1) / step : 0});
     for (int64_t k = 0; k < c.size(); ++k) {
       if (c.isFloat())
         c.f[k] = in[0]->f[s + k * step];
@@ -2128,6 +2663,13 @@ OwningOpRef<ModuleOp> Importer::run() {
         ++uses[in];
   for (const auto &out : graph.output())
     ++uses[out.name()];
+  // Types the model declares for values (exporters write ONNX's shape
+  // inference there); every node output is checked against them.
+  llvm::StringMap<const onnx::TypeProto *> declared;
+  for (const auto &vi : graph.value_info())
+    declared[vi.name()] = &vi.type();
+  for (const auto &out : graph.output())
+    declared[out.name()] = &out.type();
 
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
@@ -2147,7 +2689,31 @@ OwningOpRef<ModuleOp> Importer::run() {
     values[name] = arg;
   b.setInsertionPointToEnd(body);
 
+  // Errors that the loom ops themselves report (their shape rules and
+  // verifiers) name the ONNX node being imported.
+  const onnx::NodeProto *current = nullptr;
+  bool reemitting = false;
+  ScopedDiagnosticHandler nodeContext(ctx, [&](Diagnostic &diag) {
+    if (!current || reemitting ||
+        diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    std::string label = nodeLabel(*current);
+    std::string message = diag.str();
+    if (StringRef(message).starts_with(label))
+      return failure();
+    reemitting = true;
+    InFlightDiagnostic prefixed = emitError(diag.getLocation())
+                                  << label << ": " << message;
+    for (Diagnostic &note : diag.getNotes())
+      prefixed.attachNote(note.getLocation()) << note.str();
+    prefixed.report();
+    reemitting = false;
+    return success();
+  });
+
   for (const auto &node : graph.node()) {
+    current = &node;
+    Operation *last = body->empty() ? nullptr : &body->back();
     FailureOr<bool> folded = tryFold(node);
     if (failed(folded))
       return nullptr;
@@ -2156,10 +2722,20 @@ OwningOpRef<ModuleOp> Importer::run() {
       if (failed((this->*handler)(node)))
         return nullptr;
     }
-    for (const std::string &out : node.output())
-      if (!out.empty())
-        producers[out] = &node;
+    for (Operation &op : llvm::make_range(
+             last ? std::next(Block::iterator(last)) : body->begin(),
+             body->end()))
+      if (failed(verify(&op)))
+        return nullptr;
+    for (const std::string &out : node.output()) {
+      if (out.empty())
+        continue;
+      producers[out] = &node;
+      if (failed(checkDeclaredType(node, out, declared)))
+        return nullptr;
+    }
   }
+  current = nullptr;
 
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resultAttrs;
@@ -2169,7 +2745,8 @@ OwningOpRef<ModuleOp> Importer::run() {
       auto c = consts.find(out.name());
       if (c == consts.end()) {
         emitError(fileLoc) << "graph output '" << out.name()
-                           << "' is not produced by any node";
+                           << "' is not produced by any node, initializer "
+                              "or graph input";
         return nullptr;
       }
       v = materialize(c->second, fileLoc);
@@ -2178,9 +2755,22 @@ OwningOpRef<ModuleOp> Importer::run() {
     resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
         LoomDialect::getNameAttrName(), b.getStringAttr(out.name()))));
   }
+  if (results.empty()) {
+    emitError(fileLoc) << "the graph has no outputs";
+    return nullptr;
+  }
   func::ReturnOp::create(b, fileLoc, results);
   func.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   func.setAllResultAttrs(resultAttrs);
+
+  // Nodes whose results nothing uses (a LogSoftmax folded into a loss,
+  // constants materialised for a Shape) would still count in the cost.
+  for (Operation *op = body->getTerminator()->getPrevNode(); op;) {
+    Operation *previous = op->getPrevNode();
+    if (isOpTriviallyDead(op))
+      op->erase();
+    op = previous;
+  }
 
   if (failed(verify(*module)))
     return nullptr;
