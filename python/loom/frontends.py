@@ -162,7 +162,7 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     args = ["--import-stablehlo", src, "-o", mlir_path,
             f"--arg-names={','.join(names)}"]
     if param_names:
-        args.append(f"--params={','.join(param_names)}")
+        args.append(f"--trainable={','.join(param_names)}")
     run_tool("loom-translate", args)
     return Module(mlir_path.read_text(), None)
 

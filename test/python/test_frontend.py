@@ -95,3 +95,56 @@ def test_module_run_pass_save_and_load(tmp_path):
     with pytest.raises(loom.LoomError) as info:
         m.run_pass(["--loom-shape-inference=arg-shapes=x=8x5"])
     assert "does not refine its declared type" in info.value.diagnostics
+
+
+def _jax_param_count(params):
+    import jax
+    return sum(leaf.size for leaf in jax.tree_util.tree_leaves(params))
+
+
+@pytest.mark.parametrize("example", ["mlp", "gpt"])
+def test_from_jax_names_and_marks_parameters(example, tmp_path):
+    pytest.importorskip("jax")
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from models import jax_models
+
+    fn = getattr(jax_models, example)
+    params, x, labels = getattr(jax_models, f"{example}_example")()
+    m = loom.from_jax(fn, params, x, labels, params=(0,), workdir=tmp_path)
+    got = param_args(m.ir)
+    # Every leaf of the params pytree is a loom.param named by its path.
+    import jax
+    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
+    assert len(got) == len(leaves)
+    assert sum(int(np_prod(s)) for s in got.values()) == _jax_param_count(params)
+    assert all(name.startswith("params.") for name in got)
+    # The data arguments are named after fn's parameters.
+    second = list(__import__("inspect").signature(fn).parameters)[1]
+    assert f'{{loom.name = "{second}"}}' in m.ir
+    # Nothing of StableHLO is left; the loss is a 0-d f32.
+    assert "stablehlo." not in m.ir and "chlo." not in m.ir
+    assert re.search(r"-> \(tensor<f32>", m.ir)
+    # The module verifies and its parameter count matches.
+    cost = loom.Module(m.ir).run_pass(["--loom-report-cost", "-o", os.devnull])
+    assert f'"params": {_jax_param_count(params)}' in cost.ir
+
+
+def np_prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def test_from_jax_reports_unsupported_ops(tmp_path):
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def f(x, idx):
+        return jnp.take_along_axis(x, idx, axis=1).sum()
+
+    with pytest.raises(loom.LoomError) as info:
+        loom.from_jax(f, jnp.ones((4, 5)), jnp.zeros((4, 1), dtype=jnp.int32),
+                      workdir=tmp_path)
+    assert "gather" in info.value.diagnostics

@@ -3,6 +3,8 @@
 //   loom-translate --import-onnx model.onnx -o model.mlir
 //       [--weights-out FILE] [--no-weights] [--trainable LIST] [--frozen LIST]
 //       [--input-shape name=1x128,...]
+//   loom-translate --import-stablehlo model.stablehlo.mlir -o model.mlir
+//       [--arg-names LIST] [--trainable LIST]
 //
 // Reads a model in an exchange format and writes loom IR. Weights go to a
 // safetensors file next to the output (model.safetensors for -o model.mlir),
@@ -14,11 +16,14 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 #include "loom/Import/Onnx.h"
+#include "loom/Import/StableHLO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -70,6 +75,94 @@ std::string defaultWeightsPath(StringRef output) {
   llvm::sys::path::replace_extension(path, "safetensors");
   return std::string(path);
 }
+/// Prints `module` to `outputFile`; returns the exit status.
+int writeModule(ModuleOp module, StringRef outputFile) {
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "loom-translate: " << errorMessage << "\n";
+    return 1;
+  }
+  module.print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
+
+bool matchesAny(StringRef name, ArrayRef<std::string> patterns) {
+  for (const std::string &p : patterns) {
+    if (name == p)
+      return true;
+    llvm::Regex re("^(" + p + ")$");
+    if (re.isValid() && re.match(name))
+      return true;
+  }
+  return false;
+}
+
+/// StableHLO functions carry no names or notion of parameters: name the
+/// entry function's arguments (`loom.name`) and mark the trainable ones
+/// (`loom.param`).
+LogicalResult annotateArguments(ModuleOp module,
+                                ArrayRef<std::string> argNames,
+                                ArrayRef<std::string> trainable) {
+  func::FuncOp entry;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && (!entry || func.getSymName() == "main"))
+      entry = func;
+  if (!entry)
+    return module.emitError() << "the module has no public function";
+  Builder b(module.getContext());
+  unsigned n = entry.getNumArguments();
+  if (!argNames.empty() && argNames.size() != n)
+    return entry.emitError() << "--arg-names gives " << argNames.size()
+                             << " names but @" << entry.getSymName()
+                             << " has " << n << " arguments";
+  SmallVector<bool> used(trainable.size(), false);
+  for (unsigned i = 0; i < n; ++i) {
+    std::string name = argNames.empty() ? ("arg" + Twine(i)).str()
+                                        : argNames[i];
+    if (!argNames.empty())
+      entry.setArgAttr(i, loom::LoomDialect::getNameAttrName(),
+                       b.getStringAttr(name));
+    if (!matchesAny(name, trainable))
+      continue;
+    for (auto [k, p] : llvm::enumerate(trainable))
+      used[k] = used[k] || matchesAny(name, p);
+    auto type = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return entry.emitError() << "--trainable names argument '" << name
+                               << "' of type " << entry.getArgumentTypes()[i]
+                               << "; only floating-point tensors train";
+    entry.setArgAttr(i, loom::LoomDialect::getParamAttrName(),
+                     b.getUnitAttr());
+  }
+  for (auto [k, p] : llvm::enumerate(trainable))
+    if (!used[k])
+      return entry.emitError() << "--trainable '" << p
+                               << "' matches no argument of @"
+                               << entry.getSymName()
+                               << " (names come from --arg-names, else argN)";
+  return success();
+}
+
+int importStableHLOFile(std::unique_ptr<llvm::MemoryBuffer> input,
+                        StringRef outputFile,
+                        ArrayRef<std::string> argNames,
+                        ArrayRef<std::string> trainable) {
+  DialectRegistry registry;
+  loom::registerStableHLOImportDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = loom::importStableHLO(sourceMgr, &context);
+  if (!module || failed(annotateArguments(*module, argNames, trainable)) ||
+      failed(verify(*module)))
+    return 1;
+  return writeModule(*module, outputFile);
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -84,6 +177,16 @@ int main(int argc, char **argv) {
   cl::opt<bool> importOnnxFlag("import-onnx",
                                cl::desc("Import an ONNX model (.onnx)"),
                                cl::cat(category));
+  cl::opt<bool> importStableHLOFlag(
+      "import-stablehlo",
+      cl::desc("Import StableHLO text (as jax.jit(f).lower(...).as_text() "
+               "prints it)"),
+      cl::cat(category));
+  cl::list<std::string> argNames(
+      "arg-names",
+      cl::desc("StableHLO only: names of the entry function's arguments, in "
+               "order (comma list); they become loom.name"),
+      cl::value_desc("names"), cl::cat(category));
   cl::opt<std::string> weightsOut(
       "weights-out",
       cl::desc("Where to write the initializers (safetensors); default: the "
@@ -96,8 +199,9 @@ int main(int argc, char **argv) {
       cl::cat(category));
   cl::list<std::string> trainable(
       "trainable",
-      cl::desc("Initializers to train, by name or regex (comma list); "
-               "default: every floating-point initializer"),
+      cl::desc("Initializers (ONNX) or arguments (StableHLO) to train, by "
+               "name or regex (comma list); default: every floating-point "
+               "ONNX initializer, no StableHLO argument"),
       cl::value_desc("names"), cl::cat(category));
   cl::list<std::string> frozen(
       "frozen",
@@ -113,10 +217,26 @@ int main(int argc, char **argv) {
       argc, argv,
       "loom-translate: import models into the loom dialect\n\n"
       "  loom-translate --import-onnx model.onnx -o model.mlir\n"
-      "      writes model.mlir and model.safetensors (the weights)\n");
+      "      writes model.mlir and model.safetensors (the weights)\n"
+      "  loom-translate --import-stablehlo jax.mlir --arg-names=w,b,x \\\n"
+      "      --trainable=w,b -o model.mlir\n");
 
-  if (!importOnnxFlag) {
-    llvm::errs() << "loom-translate: choose an importer: --import-onnx\n";
+  if (importOnnxFlag == importStableHLOFlag) {
+    llvm::errs() << "loom-translate: choose one importer: --import-onnx or "
+                    "--import-stablehlo\n";
+    return 1;
+  }
+  if (importOnnxFlag && !argNames.empty()) {
+    llvm::errs() << "loom-translate: --arg-names is for --import-stablehlo; "
+                    "ONNX inputs have their own names\n";
+    return 1;
+  }
+  if (importStableHLOFlag &&
+      (!weightsOut.empty() || noWeights || !frozen.empty() ||
+       !inputShapes.empty())) {
+    llvm::errs() << "loom-translate: --weights-out, --no-weights, --frozen "
+                    "and --input-shape are for --import-onnx (StableHLO "
+                    "text carries no weights and has static shapes)\n";
     return 1;
   }
 
@@ -127,6 +247,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "loom-translate: " << errorMessage << "\n";
     return 1;
   }
+
+  if (importStableHLOFlag)
+    return importStableHLOFile(std::move(input), outputFile,
+                               splitList(argNames), splitList(trainable));
 
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
@@ -214,15 +338,5 @@ int main(int argc, char **argv) {
       input->getBuffer(), inputFile, options, &context);
   if (!module)
     return 1;
-
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << "loom-translate: " << errorMessage << "\n";
-    return 1;
-  }
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  return writeModule(*module, outputFile);
 }
