@@ -1,7 +1,7 @@
 # Loom: the two commands of the README, and a few more.
 #   make demo   set up, build, and run the bundled example
 #   make test   set up, build, and run the whole test suite
-.PHONY: all build test demo docs bench clean help
+.PHONY: all build test demo docs bench fuzz clean help
 
 PYTHON := .venv/bin/python
 
@@ -12,7 +12,8 @@ help:
 	@echo "make test   build, then run lit + unit + Python tests (summary at the end)"
 	@echo "make demo   build, then run the bundled example"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
-	@echo "make bench  compile-time benchmark on a GPT-3 175B-shaped graph"
+	@echo "make bench  benchmarks: compile time (GPT-3 175B shape), ONNX import"
+	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
 	@utils/setup.sh
@@ -30,6 +31,13 @@ docs: build
 
 bench: build
 	@$(PYTHON) bench/gpt3_compile_time.py
+	@$(PYTHON) bench/onnx_import.py
 
 clean:
 	rm -rf build
+
+fuzz: build
+	@mkdir -p build/fuzz-corpus
+	@for m in gemm shape_chain sce_3d slice layer_norm reshape split18 gather; do \
+	  $(PYTHON) test/Import/onnx/Inputs/make_onnx.py $$m build/fuzz-corpus/$$m.onnx; done
+	build/bin/loom-fuzz-onnx -max_total_time=$${FUZZ_SECONDS:-300} -rss_limit_mb=2048 build/fuzz-corpus

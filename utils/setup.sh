@@ -19,6 +19,9 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # LLVM/MLIR, FileCheck, lit
   cmake ninja-build ccache g++ make                        # build
   libgtest-dev                                             # C++ unit tests
+  libonnx-dev libprotobuf-dev                              # ONNX importer
+  libonnx-testdata                                         # ONNX backend node tests
+  clang-22 libclang-rt-22-dev                              # libFuzzer target
   python3 python3-venv                                     # lit, the venv
 )
 missing=()
