@@ -2,6 +2,7 @@
 // README), imported as a whole: test/python/test_stablehlo_conformance.py
 // runs all of them; these pin the output of a few.
 
+// REQUIRES: conformance
 // RUN: loom-opt --inline --symbol-dce --convert-stablehlo-to-loom %conformance/stablehlo/erf_float32_20_20_chlo.mlir | FileCheck %s --check-prefix=ERF
 // ERF: module @jit_main attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}
 // ERF: func.func public @main() -> (tensor<20x20xf32> {jax.result_info = "", mhlo.layout_mode = "default"})
