@@ -37,22 +37,32 @@ def measure(cmd):
     return seconds, usage.ru_maxrss / 1024
 
 
+EXPORT_GPT2 = """
+import sys, warnings
+sys.path.insert(0, {models!r})
+import torch
+from models.torch_models import GPT
+torch.manual_seed(0)
+model = GPT(vocab=50257, seq=1024, hidden=768, heads=12, layers=12)
+ids = torch.randint(0, 50257, (1, 1024))
+labels = torch.randint(0, 50257, (1, 1024))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    torch.onnx.export(model, (ids, labels), {path!r}, input_names=["ids", "labels"],
+                      output_names=["loss"], dynamo=False, opset_version=18,
+                      do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING)
+print(sum(p.numel() for p in model.parameters()))
+"""
+
+
 def export_gpt2_small(path):
-    sys.path.insert(0, str(ROOT / "test" / "python"))
-    import torch
-    from models.torch_models import GPT
-    import warnings
-    torch.manual_seed(0)
-    model = GPT(vocab=50257, seq=1024, hidden=768, heads=12, layers=12)
-    ids = torch.randint(0, 50257, (1, 1024))
-    labels = torch.randint(0, 50257, (1, 1024))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (ids, labels), str(path), input_names=["ids", "labels"],
-                          output_names=["loss"], dynamo=False, opset_version=18,
-                          do_constant_folding=False,
-                          training=torch.onnx.TrainingMode.TRAINING)
-    return sum(p.numel() for p in model.parameters())
+    """Exports in a child process: this process stays small, so the peak RSS
+    that measure() reads for later children is theirs, not a copy of ours."""
+    code = EXPORT_GPT2.format(models=str(ROOT / "test" / "python"), path=str(path))
+    out = subprocess.run([sys.executable, "-c", code], check=True,
+                         capture_output=True, text=True).stdout
+    return int(out.strip().splitlines()[-1])
 
 
 def gpt_onnx_without_data(path, layers, hidden, heads, seq, vocab, batch=1):
