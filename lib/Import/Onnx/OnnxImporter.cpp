@@ -1984,9 +1984,7 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
     return failure();
   Value indices;
   if (const ConstTensor *c = constInput(node, 1)) {
-    // Constant indices: normalise negative ones (ONNX allows them). Run-time
-    // indices are taken as they are: loom.gather needs them in [0, size),
-    // which token ids are.
+    // Constant indices: normalise negative ones (ONNX allows them) now.
     if (c->isFloat() || c->elementType.isInteger(1))
       return nodeError(node) << "indices must be int32 or int64, not "
                              << c->elementType;
@@ -2011,6 +2009,18 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
       typeOf(indices).getElementType().isInteger(1))
     return nodeError(node) << "indices must be int32 or int64, not "
                            << typeOf(indices).getElementType();
+  if (!constInput(node, 1)) {
+    // Run-time indices may be negative too (counted from the end), while
+    // loom.gather takes [0, size): wrap them explicitly.
+    Location loc = nodeLoc(node);
+    RankedTensorType type = typeOf(indices);
+    Value zero = splat(0, type, loc);
+    Value size = splat(typeOf(*data).getDimSize(*axis), type, loc);
+    Value negative = CompareOp::create(b, loc, ComparisonDirection::lt,
+                                       indices, zero);
+    Value wrapped = AddOp::create(b, loc, indices, size);
+    indices = SelectOp::create(b, loc, negative, wrapped, indices);
+  }
   return defineResult(node, 0,
                       create<GatherOp>(nodeLoc(node), *data, indices, *axis));
 }

@@ -89,15 +89,22 @@
 // RUN: %loompy %S/Inputs/make_onnx.py gather %t.gather.onnx
 // RUN: loom-translate --import-onnx %t.gather.onnx -o - | FileCheck %s --check-prefix=GATHER
 // GATHER-LABEL: func.func @main(%arg0: tensor<2x3xi64> {loom.name = "ids"}, %arg1: tensor<3x5xf32> {loom.name = "x"}, %arg2: tensor<2xi32> {loom.name = "ids32"}, %arg3: tensor<10x4xf32> {loom.name = "table", loom.param})
-// An embedding lookup: [10,4][[2,3]] -> [2,3,4].
-// GATHER-NEXT: %[[EMB:.*]] = loom.gather %arg3[%arg0], axis = 0 : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+// An embedding lookup: [10,4][[2,3]] -> [2,3,4]. Run-time indices may be
+// negative in ONNX: idx < 0 ? idx + 10 : idx.
+// GATHER-NEXT: %[[ZERO:.*]] = loom.constant dense<0> : tensor<2x3xi64>
+// GATHER-NEXT: %[[TEN:.*]] = loom.constant dense<10> : tensor<2x3xi64>
+// GATHER-NEXT: %[[NEG:.*]] = loom.compare lt, %arg0, %[[ZERO]] : (tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<2x3xi1>
+// GATHER-NEXT: %[[WRAP:.*]] = loom.add %arg0, %[[TEN]] : tensor<2x3xi64>
+// GATHER-NEXT: %[[IDX:.*]] = loom.select %[[NEG]], %[[WRAP]], %arg0 : tensor<2x3xi1>, tensor<2x3xi64>
+// GATHER-NEXT: %[[EMB:.*]] = loom.gather %arg3[%[[IDX]]], axis = 0 : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
 // A constant index -1 is row 9; a rank-0 index drops the axis.
 // GATHER-NEXT: %[[NINE:.*]] = loom.constant dense<9> : tensor<i64>
 // GATHER-NEXT: %[[LAST:.*]] = loom.gather %arg3[%[[NINE]]], axis = 0 : (tensor<10x4xf32>, tensor<i64>) -> tensor<4xf32>
 // Columns [0, -2] of a [3,5]: 0 and 3.
 // GATHER-NEXT: %[[COLS:.*]] = loom.constant dense<[0, 3]> : tensor<2xi64>
 // GATHER-NEXT: %[[G1:.*]] = loom.gather %arg1[%[[COLS]]], axis = 1 : (tensor<3x5xf32>, tensor<2xi64>) -> tensor<3x2xf32>
-// GATHER-NEXT: %[[G2:.*]] = loom.gather %arg1[%arg2], axis = 1 : (tensor<3x5xf32>, tensor<2xi32>) -> tensor<3x2xf32>
+// GATHER:      %[[IDX32:.*]] = loom.select {{.*}} : tensor<2xi1>, tensor<2xi32>
+// GATHER-NEXT: %[[G2:.*]] = loom.gather %arg1[%[[IDX32]]], axis = 1 : (tensor<3x5xf32>, tensor<2xi32>) -> tensor<3x2xf32>
 // GATHER-NEXT: return %[[EMB]], %[[LAST]], %[[G1]], %[[G2]] :
 
 // Shape (start/end since opset 15) is known at import time.

@@ -1,0 +1,76 @@
+//===- Interpreter.h - The reference interpreter of loom IR -----*- C++ -*-===//
+//
+// Executes a func.func of loom ops op by op on Tensors: one plain kernel per
+// op (BLAS for f32 dot_general), plus func.call (the callee is interpreted),
+// func.return and arith.constant. Simple and slow on purpose: it is the
+// oracle that transformations and compiled code are checked against.
+//
+// Errors (an op the interpreter does not support, operands that break an
+// op's rule at run time, an out-of-range gather index or label, NaN/Inf
+// with `checkFinite`) are emitted as MLIR diagnostics at the op, which
+// name the op and its location. Running out of memory in a kernel is such
+// an error too when operator new throws std::bad_alloc (a tool that uses
+// llvm::InitLLVM must reset LLVM's aborting new-handler for that, as
+// loom-run does).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_INTERPRETER_INTERPRETER_H
+#define LOOM_INTERPRETER_INTERPRETER_H
+
+#include "loom/Interpreter/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <memory>
+
+namespace mlir {
+namespace loom {
+namespace interp {
+
+struct InterpreterOptions {
+  /// Stop at the first op that produces a NaN or an infinity and report it.
+  bool checkFinite = false;
+  /// Deepest func.call nesting (guards against unbounded recursion).
+  unsigned maxCallDepth = 64;
+};
+
+class Interpreter {
+public:
+  explicit Interpreter(InterpreterOptions options = {}) : options(options) {}
+
+  /// Runs `func` (which must have a body) on `args`, one per argument, each
+  /// matching the argument's type. Returns the values of its func.return.
+  FailureOr<SmallVector<Tensor>> run(func::FuncOp func,
+                                     SmallVector<Tensor> args);
+
+private:
+  /// Values are immutable once computed and shared (a func.call passes its
+  /// operands to the callee without copying them).
+  using TensorRef = std::shared_ptr<const Tensor>;
+
+  FailureOr<SmallVector<TensorRef>> call(func::FuncOp func,
+                                         ArrayRef<TensorRef> args,
+                                         unsigned depth);
+  /// Executes one op (not func.return) and binds its results in `values`.
+  LogicalResult execute(Operation *op, DenseMap<Value, TensorRef> &values,
+                        unsigned depth);
+  /// Checks the results against the op's result types and, with
+  /// checkFinite, for NaN/Inf.
+  LogicalResult checkResults(Operation *op, ArrayRef<Tensor> results);
+
+  /// Adds notes naming the calls that led to `diagnostic`, reports it and
+  /// returns failure.
+  LogicalResult withCallStack(InFlightDiagnostic &&diagnostic);
+
+  InterpreterOptions options;
+  /// The func.call ops being executed, outermost first.
+  SmallVector<Operation *> callStack;
+};
+
+} // namespace interp
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,252 @@
+"""ONNX backend node tests (Debian's libonnx-testdata) through Loom.
+
+For each directory of /usr/share/libonnx-testdata/data/node/: import
+model.onnx with `loom-translate --import-onnx` (models older than the
+importer's opsets are first converted with onnx.version_converter), convert
+test_data_set_0/input_*.pb to .npy with onnx.numpy_helper, run `loom-run`,
+and compare each result with output_*.pb using the ONNX backend test
+runner's tolerances (rtol 1e-3, atol 1e-7; integers and booleans exactly).
+
+A model whose import reports an unsupported op, type or attribute is
+skipped with the importer's reason; any other import error, a loom-run
+error or a wrong value fails. The last lines of the pytest output are
+
+    ONNX node tests: P passed, F failed, S skipped (unsupported op)
+
+and the skip reasons, grouped. Tools come from $LOOM_BUILD_DIR/bin (default:
+the repository's build/).
+"""
+
+import collections
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import numpy_helper  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
+LOOM_TRANSLATE = BUILD / "bin" / "loom-translate"
+LOOM_RUN = BUILD / "bin" / "loom-run"
+DATA = Path("/usr/share/libonnx-testdata/data/node")
+
+# The importer's supported default-domain opsets (include/loom/Import/Onnx.h).
+MIN_OPSET, MAX_OPSET = 13, 21
+RTOL, ATOL = 1e-3, 1e-7
+
+# Import warnings that mean the imported graph cannot compute what the model
+# does (dropout in training mode is imported as the identity).
+NOT_APPLIED = re.compile(r"not applied|Loom has no ")
+
+# Import errors that mean "Loom does not support this (yet)", not a bug.
+UNSUPPORTED = re.compile(
+    r"not supported|unsupported|does not support|only .* (is|are) supported|"
+    r"must be known at import time|no default-domain ONNX opset")
+
+pytestmark = pytest.mark.skipif(
+    not (LOOM_TRANSLATE.exists() and LOOM_RUN.exists() and DATA.is_dir()),
+    reason=f"needs loom-translate and loom-run in {BUILD} and {DATA} "
+           "(Debian package libonnx-testdata)")
+
+# Where the test data, not Loom, departs from the semantics Loom implements.
+# Each is an expected failure (strict: it is reported if it starts passing).
+KNOWN_DIFFERENCES = {
+    "test_cast_FLOAT_to_BFLOAT16":
+        "the expected bfloat16 values were made by truncating the float32 "
+        "bits (older ONNX reference); loom.convert rounds to nearest even, "
+        "like PyTorch, JAX and ml_dtypes",
+    "test_castlike_BFLOAT16_to_FLOAT_expanded":
+        "the test data's input 'like' has shape [1] but the model declares "
+        "[3, 4]; loom-run rejects an input whose shape contradicts its type",
+    "test_castlike_FLOAT_to_BFLOAT16_expanded":
+        "the test data's input 'like' has shape [1] but the model declares "
+        "[3, 4]; loom-run rejects an input whose shape contradicts its type",
+}
+
+CASES = [pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[name],
+                                                    strict=True))
+         if name in KNOWN_DIFFERENCES else name
+         for name in sorted(p.name for p in DATA.iterdir() if (p / "model.onnx").exists())] \
+    if DATA.is_dir() else []
+
+RESULTS = collections.Counter()
+SKIP_REASONS = collections.Counter()
+FAILURES = []
+
+
+class _Summary:
+    """Prints the summary line after pytest's own (a plugin registered by
+    the fixture below)."""
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not sum(RESULTS.values()):
+            return
+        tr = terminalreporter
+        tr.section("ONNX node conformance")
+        for reason, count in sorted(SKIP_REASONS.items(), key=lambda kv: (-kv[1], kv[0])):
+            tr.write_line(f"  skipped {count:3d}: {reason}")
+        for name, why in FAILURES:
+            tr.write_line(f"  FAILED {name}: {why}")
+        for name, reason in KNOWN_DIFFERENCES.items():
+            tr.write_line(f"  expected failure {name}: {reason}")
+        tr.write_line(f"ONNX node tests: {RESULTS['passed']} passed, "
+                      f"{RESULTS['failed']} failed, {RESULTS['skipped']} skipped "
+                      f"(unsupported op), {RESULTS['known difference']} expected "
+                      "failure (known test-data difference)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def summary(request):
+    plugin = _Summary()
+    request.config.pluginmanager.register(plugin, "loom-onnx-node-summary")
+    yield
+    # Stays registered so that pytest_terminal_summary runs at the end.
+
+
+def skip(reason):
+    RESULTS["skipped"] += 1
+    SKIP_REASONS[reason] += 1
+    pytest.skip(reason)
+
+
+def fail(name, why):
+    if name in KNOWN_DIFFERENCES:
+        RESULTS["known difference"] += 1
+        pytest.fail(why, pytrace=False)
+    RESULTS["failed"] += 1
+    FAILURES.append((name, why.splitlines()[0][:300]))
+    pytest.fail(why, pytrace=False)
+
+
+def first_error(stderr):
+    """The text of the first `error:` line, with locations and names
+    shortened for grouping."""
+    for line in stderr.splitlines():
+        if "error:" in line:
+            return line.split("error:", 1)[1].strip()
+    return stderr.strip()[:300] or "no diagnostic"
+
+
+def skip_reason(message):
+    """Import errors grouped by cause: names of values replaced by '...'."""
+    reason = re.sub(r"unnamed node producing '[^']*'|node '[^']*'", "node", message)
+    reason = re.sub(r"graph input '[^']*'", "graph input", reason)
+    reason = re.sub(r"; Loom imports .*", "", reason)
+    reason = re.sub(r" \(first at [^)]*\)", "", reason)
+    return reason[:200]
+
+
+def opset(model):
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    return None
+
+
+def to_array(pb, elem_type):
+    """The array a TensorProto file holds, for a graph value of ONNX element
+    type `elem_type`. bfloat16 data comes as uint16 bit patterns (the test
+    data even stores it as UINT16): it becomes ml_dtypes.bfloat16, which
+    NumPy saves as '<V2' (what loom-run reads as bf16)."""
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(pb.read_bytes())
+    array = numpy_helper.to_array(tensor)
+    if elem_type == onnx.TensorProto.BFLOAT16 and array.dtype == np.uint16:
+        import ml_dtypes
+        array = array.view(ml_dtypes.bfloat16)
+    # copy(order="C") keeps 0-d arrays 0-d (np.ascontiguousarray would not).
+    return tensor.name, array.copy(order="C")
+
+
+def sanitize(name):
+    """loom-run's file name for a result name."""
+    out = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return "_" + out if out in ("", ".", "..") else out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_onnx_node(case, tmp_path):
+    directory = DATA / case
+    model_path = directory / "model.onnx"
+    model = onnx.load(str(model_path))
+    version = opset(model)
+    if version is not None and version < MIN_OPSET:
+        try:
+            from onnx import version_converter
+            model = version_converter.convert_version(model, MIN_OPSET)
+        except Exception as e:  # noqa: BLE001 - any converter failure
+            skip(f"opset {version} < {MIN_OPSET} and onnx.version_converter "
+                 f"cannot convert it ({type(e).__name__})")
+        model_path = tmp_path / "model.onnx"
+        onnx.save(model, str(model_path))
+
+    mlir = tmp_path / "model.mlir"
+    weights = tmp_path / "model.safetensors"
+    proc = subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(model_path),
+                           "-o", str(mlir), "--weights-out", str(weights)],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        message = first_error(proc.stderr)
+        if UNSUPPORTED.search(message):
+            skip(skip_reason(message))
+        fail(case, f"import failed (importer bug?): {message}")
+    for line in proc.stderr.splitlines():
+        if "warning:" in line and NOT_APPLIED.search(line):
+            skip(skip_reason(line.split("warning:", 1)[1].strip()))
+
+    data_set = directory / "test_data_set_0"
+    initializers = {i.name for i in model.graph.initializer}
+    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
+    cmd = [str(LOOM_RUN), str(mlir), "--output-dir", str(tmp_path / "out")]
+    if weights.exists():
+        cmd += ["--weights", str(weights)]
+    for i, pb in enumerate(sorted(data_set.glob("input_*.pb"),
+                                  key=lambda p: int(p.stem.split("_")[1]))):
+        value = graph_inputs[i] if i < len(graph_inputs) else None
+        name, array = to_array(pb, value.type.tensor_type.elem_type if value else 0)
+        name = name or (value.name if value else f"arg{i}")
+        path = tmp_path / f"input_{i}.npy"
+        np.save(path, array)
+        cmd += ["--input", f"{name}={path}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        fail(case, f"loom-run failed: {first_error(proc.stderr)}")
+
+    outputs = [o.name for o in model.graph.output]
+    for i, pb in enumerate(sorted(data_set.glob("output_*.pb"),
+                                  key=lambda p: int(p.stem.split("_")[1]))):
+        value = model.graph.output[i] if i < len(outputs) else None
+        _, want = to_array(pb, value.type.tensor_type.elem_type if value else 0)
+        name = outputs[i] if i < len(outputs) else f"result{i}"
+        path = tmp_path / "out" / f"{sanitize(name)}.npy"
+        if not path.exists():
+            path = tmp_path / "out" / f"result{i}.npy"
+        if not path.exists():
+            fail(case, f"loom-run wrote no result for output {i} '{name}'")
+        got = np.load(path)
+        if got.dtype.kind == "V" and want.dtype.itemsize == 2:
+            got = got.view(want.dtype)  # bfloat16 ('<V2')
+        if got.shape != want.shape:
+            fail(case, f"output '{name}': shape {got.shape}, expected {want.shape}")
+        if got.dtype != want.dtype:
+            fail(case, f"output '{name}': dtype {got.dtype}, expected {want.dtype}")
+        if want.dtype.kind in "biu":
+            if not np.array_equal(got, want):
+                bad = np.argwhere(got != want)[0]
+                fail(case, f"output '{name}': {int((got != want).sum())} elements "
+                           f"differ, first at {tuple(bad)}: {got[tuple(bad)]} vs "
+                           f"{want[tuple(bad)]}")
+            continue
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        close = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+        if not close.all():
+            bad = tuple(np.argwhere(~close)[0])
+            fail(case, f"output '{name}': {int((~close).sum())} of {close.size} "
+                       f"elements differ beyond rtol {RTOL} atol {ATOL}, first at "
+                       f"{bad}: {g[bad]!r} vs {w[bad]!r}")
+    RESULTS["passed"] += 1

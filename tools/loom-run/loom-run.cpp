@@ -1,0 +1,273 @@
+//===- loom-run.cpp - The reference interpreter of loom IR ----------------===//
+//
+//   loom-run FILE.mlir [--entry NAME] [--input NAME=FILE.npy ...]
+//       [--weights FILE.safetensors] [--output-dir DIR] [--print]
+//       [--check-finite] [--random-inputs [--seed N]]
+//
+// Runs one function of a loom module on the CPU (see
+// loom/Interpreter/Interpreter.h) and prints or writes its results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Interpreter/Arguments.h"
+#include "loom/Interpreter/Interpreter.h"
+#include "loom/Interpreter/Print.h"
+#include "loom/Interpreter/TensorIO.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdio>
+#include <new>
+#include <unistd.h>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::loom::interp;
+namespace cl = llvm::cl;
+
+namespace {
+
+int fail(const std::string &message) {
+  llvm::errs() << "loom-run: error: " << message << "\n";
+  return 1;
+}
+
+/// The function to run: `name` if given, else @main, else the only public
+/// function with a body.
+func::FuncOp findEntry(ModuleOp module, StringRef name, std::string &error) {
+  SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+  auto list = [&] {
+    std::string names;
+    for (func::FuncOp f : functions)
+      names += (names.empty() ? "@" : ", @") + f.getSymName().str();
+    return names.empty() ? std::string("none") : names;
+  };
+  if (!name.empty()) {
+    for (func::FuncOp f : functions)
+      if (f.getSymName() == name)
+        return f;
+    error = "--entry names @" + name.str() +
+            ", which is not a function of the module (its functions: " +
+            list() + ")";
+    return {};
+  }
+  for (func::FuncOp f : functions)
+    if (f.getSymName() == "main")
+      return f;
+  SmallVector<func::FuncOp> candidates;
+  for (func::FuncOp f : functions)
+    if (f.isPublic() && !f.isExternal())
+      candidates.push_back(f);
+  if (candidates.size() == 1)
+    return candidates.front();
+  error = candidates.empty()
+              ? "the module has no @main and no public function with a body "
+                "to run"
+              : "the module has no @main and several public functions (" +
+                    list() + "); choose one with --entry NAME";
+  return {};
+}
+
+/// Bytes the arguments of `func` take in the interpreter (static shapes
+/// only; 4 bytes per float element, 8 per integer element).
+double argumentBytes(func::FuncOp func) {
+  double bytes = 0;
+  for (Type t : func.getArgumentTypes()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape())
+      continue;
+    bytes += static_cast<double>(type.getNumElements()) *
+             (isa<FloatType>(type.getElementType()) ? 4 : 8);
+  }
+  return bytes;
+}
+
+/// A file name for a result: its name with characters other than letters,
+/// digits, '.', '_' and '-' replaced by '_'.
+std::string fileNameFor(const std::string &name) {
+  std::string out = name;
+  for (char &c : out)
+    if (!llvm::isAlnum(c) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  if (out.empty() || out == "." || out == "..")
+    out = "_" + out;
+  return out;
+}
+
+/// Everything but the out-of-memory guard of main().
+int runMain(int argc, char **argv) {
+  cl::OptionCategory category("loom-run options");
+  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.mlir>"),
+                                 cl::Required, cl::cat(category));
+  cl::opt<std::string> entry(
+      "entry",
+      cl::desc("Function to run (default: @main, else the only public one)"),
+      cl::value_desc("name"), cl::cat(category));
+  cl::list<std::string> inputs(
+      "input",
+      cl::desc("Value of an argument, by its loom.name or argN, from a .npy "
+               "file (repeat for each argument)"),
+      cl::value_desc("name=file.npy"), cl::cat(category));
+  cl::opt<std::string> weights(
+      "weights",
+      cl::desc("safetensors file holding the loom.param arguments (by name)"),
+      cl::value_desc("file"), cl::cat(category));
+  cl::opt<std::string> outputDir(
+      "output-dir",
+      cl::desc("Write each result to DIR/<its loom.name or result<i>>.npy"),
+      cl::value_desc("dir"), cl::cat(category));
+  cl::opt<bool> print("print", cl::desc("Print the results (NumPy style)"),
+                      cl::cat(category));
+  cl::opt<bool> checkFinite(
+      "check-finite",
+      cl::desc("Stop at the first op that produces NaN or Inf and name it"),
+      cl::cat(category));
+  cl::opt<bool> randomInputs(
+      "random-inputs",
+      cl::desc("Fill arguments given no value with seeded random values"),
+      cl::cat(category));
+  cl::opt<uint64_t> seed("seed",
+                         cl::desc("Seed of --random-inputs (default 0)"),
+                         cl::value_desc("n"), cl::init(0), cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loom-run: the reference interpreter of loom IR\n\n"
+      "  loom-run model.mlir --input x=x.npy --weights model.safetensors "
+      "--print\n");
+
+  if (seed.getNumOccurrences() && !randomInputs)
+    return fail("--seed is the seed of --random-inputs; add --random-inputs");
+
+  ArgumentSources sources;
+  for (const std::string &binding : inputs) {
+    auto [name, path] = StringRef(binding).split('=');
+    if (!StringRef(binding).contains('=') || name.trim().empty() ||
+        path.empty())
+      return fail("invalid --input '" + binding +
+                  "': expected NAME=FILE.npy, e.g. --input x=x.npy");
+    sources.inputs.emplace_back(name.trim().str(), path.str());
+  }
+  sources.weightsPath = weights;
+  if (randomInputs)
+    sources.randomSeed = seed;
+
+  DialectRegistry registry;
+  registry.insert<mlir::loom::LoomDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect, shard::ShardDialect>();
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string errorMessage;
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!buffer)
+    return fail("cannot open '" + inputFile +
+                "': " + buffer.getError().message());
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The parser or verifier reported why.
+
+  std::string error;
+  func::FuncOp func = findEntry(*module, entry, error);
+  if (!func)
+    return fail(error);
+  if (func.isExternal())
+    return fail("@" + func.getSymName().str() + " has no body to run");
+
+  // A full-size model's arguments alone can exceed the memory; say so
+  // rather than be killed while filling them.
+  double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (physical > 0 && argumentBytes(func) > physical) {
+    char message[256];
+    std::snprintf(message, sizeof(message),
+                  "the arguments of @%s need %.1f GiB in the interpreter, "
+                  "more than this machine's %.1f GiB of memory; run a "
+                  "smaller configuration",
+                  func.getSymName().str().c_str(),
+                  argumentBytes(func) / (1 << 30), physical / (1 << 30));
+    return fail(message);
+  }
+
+  SmallVector<Tensor> args;
+  if (std::string err = bindArguments(func, sources, args); !err.empty())
+    return fail(err);
+  if (checkFinite) {
+    for (auto [i, arg] : llvm::enumerate(args)) {
+      if (!arg.isFloat())
+        continue;
+      for (float v : arg.floats)
+        if (!std::isfinite(v))
+          return fail("--check-finite: argument '" +
+                      getArgumentName(func, i) + "' holds " +
+                      (std::isnan(v) ? "NaN" : "Inf"));
+    }
+  }
+
+  InterpreterOptions options;
+  options.checkFinite = checkFinite;
+  Interpreter interpreter(options);
+  FailureOr<SmallVector<Tensor>> results = interpreter.run(func, std::move(args));
+  if (failed(results))
+    return 1;
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return fail("cannot create --output-dir '" + outputDir +
+                  "': " + ec.message());
+    std::set<std::string> used;
+    for (auto [i, result] : llvm::enumerate(*results)) {
+      std::string name = fileNameFor(getResultName(func, i));
+      if (!used.insert(name).second) {
+        name = "result" + std::to_string(i);
+        used.insert(name);
+      }
+      SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, name + ".npy");
+      if (std::string err =
+              ::loom::npy::writeFile(std::string(path), toNpy(result));
+          !err.empty())
+        return fail(err);
+    }
+  }
+  if (print) {
+    for (auto [i, result] : llvm::enumerate(*results)) {
+      llvm::outs() << getResultName(func, i) << " : " << result.typeString()
+                   << "\n";
+      printTensor(llvm::outs(), result);
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // InitLLVM installs a new-handler that aborts; without it an allocation
+  // that fails throws std::bad_alloc, which the interpreter reports at the
+  // op (and the handler below reports elsewhere).
+  std::set_new_handler(nullptr);
+  try {
+    return runMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    // A tensor larger than memory (a huge declared shape, --random-inputs
+    // for a full-size model): an error, not a crash.
+    return fail("out of memory: the function's tensors do not fit (loom-run "
+                "keeps every value in memory; try smaller shapes)");
+  }
+}
