@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: the bundled example through the passes that exist today.
+# `make demo`: the bundled examples through what exists today.
+#  0. examples/torch_mlp.py: a PyTorch MLP imported (loom.from_torch) and run
+#     by loom-run, with PyTorch's loss beside Loom's;
 #  1. examples/mlp.mlir, imported with a symbolic batch, specialised to a
 #     batch of 32 by loom-shape-inference and cleaned up by canonicalize;
 #  2. a GPT-2-small-shaped forward graph with loss, generated, verified and
@@ -13,6 +15,9 @@ OUT="$BUILD/demo"
 mkdir -p "$OUT"
 
 banner() { printf '\n==== %s ====\n' "$*"; }
+
+banner "0. a PyTorch MLP through loom.from_torch and loom-run (examples/torch_mlp.py)"
+"$PY" "$ROOT/examples/torch_mlp.py" "$OUT/torch"
 
 banner "1. examples/mlp.mlir as imported (batch dimension '?')"
 cat "$ROOT/examples/mlp.mlir"
@@ -43,5 +48,5 @@ print(f"ops: {f['ops']}   parameters: {f['params']:,} ({f['param_bytes'] / 2**20
 print(f"forward flops per step: {f['flops'] / 1e12:.2f} TFLOP   bytes moved: {f['bytes'] / 2**30:.2f} GiB")
 PYEOF
 echo
-echo "Outputs are in $OUT. Training-step generation (autodiff, optimizer) and code"
-echo "emission come with later releases; see README.md."
+echo "Outputs are in $OUT. Training-step generation (autodiff, optimizer), code"
+echo "emission and parallelisation come with later releases; see README.md."
