@@ -12,7 +12,8 @@ help:
 	@echo "make test   build, then run lit + unit + Python tests (summary at the end)"
 	@echo "make demo   build, then run the bundled example"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
-	@echo "make bench  benchmarks: compile time (GPT-3 175B shape), ONNX import"
+	@echo "make bench  benchmarks: compile time (GPT-3 175B shape), ONNX import,"
+	@echo "            loom-run vs onnxruntime"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
@@ -32,6 +33,7 @@ docs: build
 bench: build
 	@$(PYTHON) bench/gpt3_compile_time.py
 	@$(PYTHON) bench/onnx_import.py
+	@$(PYTHON) bench/interpreter_vs_onnxruntime.py
 
 clean:
 	rm -rf build

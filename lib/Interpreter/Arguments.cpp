@@ -66,7 +66,7 @@ std::string checkShape(func::FuncOp func, unsigned i, RankedTensorType type,
 }
 
 /// The exclusive upper bound for random integers fed to `arg`: the size it
-/// indexes when a gather or cross_entropy uses it directly.
+/// indexes when a gather, scatter_add or cross_entropy uses it directly.
 int64_t randomIntBound(BlockArgument arg) {
   std::optional<int64_t> bound;
   for (OpOperand &use : arg.getUses()) {
@@ -75,6 +75,10 @@ int64_t randomIntBound(BlockArgument arg) {
       if (use.getOperandNumber() == 1)
         size = gather.getData().getType().getDimSize(
             static_cast<int64_t>(gather.getAxis()));
+    } else if (auto scatter = dyn_cast<ScatterAddOp>(use.getOwner())) {
+      if (use.getOperandNumber() == 1)
+        size = scatter.getTarget().getType().getDimSize(
+            static_cast<int64_t>(scatter.getAxis()));
     } else if (auto ce = dyn_cast<CrossEntropyOp>(use.getOwner())) {
       if (use.getOperandNumber() == 1 && ce.getLogits().getType().getRank())
         size = ce.getLogits().getType().getShape().back();

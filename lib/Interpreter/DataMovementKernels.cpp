@@ -3,7 +3,9 @@
 // transpose, broadcast and slice are strided views of their operand: result
 // element `index` (row-major) is operand element
 // `offset + sum(index[d] * strides[d])`, copied by copyStrided(). gather
-// computes the operand index of each result element explicitly.
+// computes the operand index of each result element explicitly; scatter_add
+// is its dual, adding each update element at the target index gather would
+// read it from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,22 +249,14 @@ std::string split(const Tensor &x, int64_t dim, ArrayRef<int64_t> sizes,
   return "";
 }
 
-std::string gather(const Tensor &data, const Tensor &indices, int64_t axis,
-                   Tensor &out) {
-  if (std::string err = checkDim(axis, data.rank(), "axis"); !err.empty())
-    return err;
+namespace {
+/// Checks that `indices` are integers in [0, size) for axis `axis` of
+/// `tensor` (called `what` in the message).
+std::string checkIndices(const Tensor &indices, int64_t size, int64_t axis,
+                         const char *what, const Tensor &tensor) {
   if (indices.isFloat() || indices.kind == ElementKind::I1)
     return std::string("expects integer indices, got ") +
            getKindName(indices.kind);
-  ArrayRef<int64_t> dataShape = data.shape;
-  SmallVector<int64_t> shape(dataShape.take_front(axis));
-  shape.append(indices.shape.begin(), indices.shape.end());
-  shape.append(dataShape.begin() + axis + 1, dataShape.end());
-  int64_t outer = 1, inner = 1, size = dataShape[axis];
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= dataShape[d];
-  for (int64_t d = axis + 1; d < data.rank(); ++d)
-    inner *= dataShape[d];
   for (int64_t p = 0; p < indices.size(); ++p) {
     int64_t index = indices.ints[p];
     if (index < 0 || index >= size) {
@@ -275,9 +269,29 @@ std::string gather(const Tensor &data, const Tensor &indices, int64_t axis,
       return "index " + std::to_string(index) + " at position " +
              formatShape(at) + " of the indices is out of range [0, " +
              std::to_string(size) + ") for axis " + std::to_string(axis) +
-             " of the data " + data.typeString();
+             " of the " + what + " " + tensor.typeString();
     }
   }
+  return "";
+}
+} // namespace
+
+std::string gather(const Tensor &data, const Tensor &indices, int64_t axis,
+                   Tensor &out) {
+  if (std::string err = checkDim(axis, data.rank(), "axis"); !err.empty())
+    return err;
+  ArrayRef<int64_t> dataShape = data.shape;
+  SmallVector<int64_t> shape(dataShape.take_front(axis));
+  shape.append(indices.shape.begin(), indices.shape.end());
+  shape.append(dataShape.begin() + axis + 1, dataShape.end());
+  int64_t outer = 1, inner = 1, size = dataShape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= dataShape[d];
+  for (int64_t d = axis + 1; d < data.rank(); ++d)
+    inner *= dataShape[d];
+  if (std::string err = checkIndices(indices, size, axis, "data", data);
+      !err.empty())
+    return err;
   std::vector<int64_t> source;
   source.reserve(outer * indices.size() * inner);
   for (int64_t o = 0; o < outer; ++o)
@@ -285,6 +299,62 @@ std::string gather(const Tensor &data, const Tensor &indices, int64_t axis,
       for (int64_t i = 0; i < inner; ++i)
         source.push_back((o * size + indices.ints[p]) * inner + i);
   out = gatherElements(data, shape, source);
+  return "";
+}
+
+std::string scatterAdd(const Tensor &target, const Tensor &indices,
+                       const Tensor &updates, int64_t axis, Tensor &out) {
+  if (std::string err = checkDim(axis, target.rank(), "axis"); !err.empty())
+    return err;
+  if (updates.kind != target.kind)
+    return std::string("updates element type ") + getKindName(updates.kind) +
+           " differs from the target element type " +
+           getKindName(target.kind);
+  ArrayRef<int64_t> targetShape = target.shape;
+  SmallVector<int64_t> expected(targetShape.take_front(axis));
+  expected.append(indices.shape.begin(), indices.shape.end());
+  expected.append(targetShape.begin() + axis + 1, targetShape.end());
+  if (ArrayRef<int64_t>(updates.shape) != ArrayRef<int64_t>(expected))
+    return "updates " + updates.typeString() + " must have shape " +
+           formatShape(expected) +
+           " (target[:axis] ++ indices ++ target[axis+1:])";
+  int64_t outer = 1, inner = 1, size = targetShape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= targetShape[d];
+  for (int64_t d = axis + 1; d < target.rank(); ++d)
+    inner *= targetShape[d];
+  if (std::string err = checkIndices(indices, size, axis, "target", target);
+      !err.empty())
+    return err;
+  // Accumulate in double (or int64) per target element, in update order,
+  // then round (or wrap) once.
+  bool isFloat = target.isFloat();
+  std::vector<double> sums;
+  std::vector<int64_t> isums;
+  if (isFloat)
+    sums.assign(target.floats.begin(), target.floats.end());
+  else
+    isums = target.ints;
+  int64_t u = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < indices.size(); ++p) {
+      int64_t base = (o * size + indices.ints[p]) * inner;
+      for (int64_t i = 0; i < inner; ++i, ++u) {
+        if (isFloat)
+          sums[base + i] += updates.floats[u];
+        else
+          isums[base + i] = static_cast<int64_t>(
+              static_cast<uint64_t>(isums[base + i]) +
+              static_cast<uint64_t>(updates.ints[u]));
+      }
+    }
+  out = Tensor::zeros(target.kind, targetShape);
+  for (int64_t e = 0, n = out.size(); e < n; ++e) {
+    if (isFloat)
+      out.floats[e] = roundTo(target.kind, sums[e]);
+    else
+      out.ints[e] = wrapTo(target.kind, isums[e]);
+  }
   return "";
 }
 

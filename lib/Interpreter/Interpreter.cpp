@@ -162,6 +162,10 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
       .Case([&](GatherOp g) {
         return gather(*in[0], *in[1], static_cast<int64_t>(g.getAxis()), out);
       })
+      .Case([&](ScatterAddOp s) {
+        return scatterAdd(*in[0], *in[1], *in[2],
+                          static_cast<int64_t>(s.getAxis()), out);
+      })
       .Case([&](IotaOp i) {
         return iota(resultKind(i.getResult()), i.getType().getShape(),
                     static_cast<int64_t>(i.getDim()), out);
@@ -277,6 +281,8 @@ LogicalResult Interpreter::execute(Operation *op,
              "i64, i32 and i1");
   }
 
+  if (op->getName().getDialectNamespace() == "check")
+    return executeCheck(op, in); // CheckKernels.cpp
   SmallVector<Tensor> results;
   if (auto callOp = dyn_cast<func::CallOp>(op)) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

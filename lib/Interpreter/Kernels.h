@@ -98,6 +98,11 @@ std::string split(const Tensor &x, int64_t dim, ArrayRef<int64_t> sizes,
 /// ONNX Gather; an index outside [0, data.shape[axis]) is an error.
 std::string gather(const Tensor &data, const Tensor &indices, int64_t axis,
                    Tensor &out);
+/// The dual of gather: `target` with each `updates` slice added at its
+/// index (duplicates accumulate, in double for floats, rounded once); an
+/// index outside [0, target.shape[axis]) is an error.
+std::string scatterAdd(const Tensor &target, const Tensor &indices,
+                       const Tensor &updates, int64_t axis, Tensor &out);
 std::string iota(ElementKind kind, ArrayRef<int64_t> shape, int64_t dim,
                  Tensor &out);
 /// The value of a constant attribute (dense<...> or dense_resource<...>).

@@ -37,3 +37,15 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = loom.exp %x : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// scatter_add costs one add per update element (2*8*4 = 64 flops), not one
+// per element of its (larger) result; bytes 4*(100*4 + 2*8*4 + 100*4) + 8*16
+// = 3456 + 128 = 3584.
+// CHECK:          "name": "scatter_add",
+// CHECK-NEXT:     "ops": 1,
+// CHECK-NEXT:     "flops": 64,
+// CHECK-NEXT:     "bytes": 3584,
+func.func @scatter_add(%t: tensor<100x4xf32>, %i: tensor<2x8xi64>, %u: tensor<2x8x4xf32>) -> tensor<100x4xf32> {
+  %0 = loom.scatter_add %t[%i], %u, axis = 0 : (tensor<100x4xf32>, tensor<2x8xi64>, tensor<2x8x4xf32>) -> tensor<100x4xf32>
+  return %0 : tensor<100x4xf32>
+}

@@ -148,3 +148,20 @@ def test_from_jax_reports_unsupported_ops(tmp_path):
         loom.from_jax(f, jnp.ones((4, 5)), jnp.zeros((4, 1), dtype=jnp.int32),
                       workdir=tmp_path)
     assert "gather" in info.value.diagnostics
+
+
+def test_from_jax_gpt_training_step_imports(tmp_path):
+    jax = pytest.importorskip("jax")
+    optax = pytest.importorskip("optax")
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from models import jax_models
+    params, ids, labels = jax_models.gpt_example()
+    opt = optax.adamw(1e-3)
+    state = opt.init(params)
+    def step(params, state, ids, labels):
+        loss, grads = jax.value_and_grad(jax_models.gpt)(params, ids, labels)
+        updates, state = opt.update(grads, state, params)
+        return loss, optax.apply_updates(params, updates), state
+    m = loom.from_jax(step, params, state, ids, labels, params=(0,), workdir=tmp_path)
+    assert "loom.scatter_add" in m.ir and "stablehlo." not in m.ir

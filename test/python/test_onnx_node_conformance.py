@@ -13,8 +13,14 @@ error or a wrong value fails. The last lines of the pytest output are
 
     ONNX node tests: P passed, F failed, S skipped (unsupported op)
 
-and the skip reasons, grouped. Tools come from $LOOM_BUILD_DIR/bin (default:
-the repository's build/).
+and the skip reasons, grouped. The PyTorch model tests of the same package
+(data/pytorch-converted/ and data/pytorch-operator/, same layout) run the
+same way with the same tolerances, summarised as
+
+    ONNX pytorch-converted tests: P passed, F failed, S skipped (unsupported op)
+    ONNX pytorch-operator tests: P passed, F failed, S skipped (unsupported op)
+
+Tools come from $LOOM_BUILD_DIR/bin (default: the repository's build/).
 """
 
 import collections
@@ -34,6 +40,7 @@ BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 LOOM_TRANSLATE = BUILD / "bin" / "loom-translate"
 LOOM_RUN = BUILD / "bin" / "loom-run"
 DATA = Path("/usr/share/libonnx-testdata/data/node")
+MODEL_SUITES = ("pytorch-converted", "pytorch-operator")
 
 # The importer's supported default-domain opsets (include/loom/Import/Onnx.h).
 MIN_OPSET, MAX_OPSET = 13, 21
@@ -74,8 +81,15 @@ CASES = [pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[nam
          for name in sorted(p.name for p in DATA.iterdir() if (p / "model.onnx").exists())] \
     if DATA.is_dir() else []
 
-RESULTS = collections.Counter()
-SKIP_REASONS = collections.Counter()
+MODEL_CASES = [pytest.param(suite, p.name, id=f"{suite}/{p.name}")
+               for suite in MODEL_SUITES
+               if (DATA.parent / suite).is_dir()
+               for p in sorted((DATA.parent / suite).iterdir())
+               if (p / "model.onnx").exists()]
+
+# suite ("node", "pytorch-converted", ...) -> counts / skip reasons
+RESULTS = collections.defaultdict(collections.Counter)
+SKIP_REASONS = collections.defaultdict(collections.Counter)
 FAILURES = []
 
 
@@ -84,20 +98,27 @@ class _Summary:
     the fixture below)."""
 
     def pytest_terminal_summary(self, terminalreporter):
-        if not sum(RESULTS.values()):
+        if not any(sum(r.values()) for r in RESULTS.values()):
             return
         tr = terminalreporter
         tr.section("ONNX node conformance")
-        for reason, count in sorted(SKIP_REASONS.items(), key=lambda kv: (-kv[1], kv[0])):
-            tr.write_line(f"  skipped {count:3d}: {reason}")
+        for suite in ("node", *MODEL_SUITES):
+            for reason, count in sorted(SKIP_REASONS[suite].items(),
+                                        key=lambda kv: (-kv[1], kv[0])):
+                tr.write_line(f"  {suite} skipped {count:3d}: {reason}")
         for name, why in FAILURES:
             tr.write_line(f"  FAILED {name}: {why}")
         for name, reason in KNOWN_DIFFERENCES.items():
             tr.write_line(f"  expected failure {name}: {reason}")
-        tr.write_line(f"ONNX node tests: {RESULTS['passed']} passed, "
-                      f"{RESULTS['failed']} failed, {RESULTS['skipped']} skipped "
-                      f"(unsupported op), {RESULTS['known difference']} expected "
-                      "failure (known test-data difference)")
+        for suite in ("node", *MODEL_SUITES):
+            counts = RESULTS[suite]
+            if not sum(counts.values()):
+                continue
+            known = (f", {counts['known difference']} expected failure (known "
+                     "test-data difference)" if suite == "node" else "")
+            tr.write_line(f"ONNX {suite} tests: {counts['passed']} passed, "
+                          f"{counts['failed']} failed, {counts['skipped']} skipped "
+                          f"(unsupported op){known}")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -108,18 +129,19 @@ def summary(request):
     # Stays registered so that pytest_terminal_summary runs at the end.
 
 
-def skip(reason):
-    RESULTS["skipped"] += 1
-    SKIP_REASONS[reason] += 1
+def skip(reason, suite="node"):
+    RESULTS[suite]["skipped"] += 1
+    SKIP_REASONS[suite][reason] += 1
     pytest.skip(reason)
 
 
-def fail(name, why):
-    if name in KNOWN_DIFFERENCES:
-        RESULTS["known difference"] += 1
+def fail(name, why, suite="node"):
+    if suite == "node" and name in KNOWN_DIFFERENCES:
+        RESULTS[suite]["known difference"] += 1
         pytest.fail(why, pytrace=False)
-    RESULTS["failed"] += 1
-    FAILURES.append((name, why.splitlines()[0][:300]))
+    RESULTS[suite]["failed"] += 1
+    FAILURES.append((name if suite == "node" else f"{suite}/{name}",
+                     why.splitlines()[0][:300]))
     pytest.fail(why, pytrace=False)
 
 
@@ -171,7 +193,18 @@ def sanitize(name):
 
 @pytest.mark.parametrize("case", CASES)
 def test_onnx_node(case, tmp_path):
-    directory = DATA / case
+    run_case("node", case, tmp_path)
+
+
+@pytest.mark.parametrize("suite,case", MODEL_CASES)
+def test_onnx_pytorch_model(suite, case, tmp_path):
+    run_case(suite, case, tmp_path)
+
+
+def run_case(suite, case, tmp_path):
+    directory = DATA.parent / suite / case
+    skip_ = lambda reason: skip(reason, suite)  # noqa: E731
+    fail_ = lambda name, why: fail(name, why, suite)  # noqa: E731
     model_path = directory / "model.onnx"
     model = onnx.load(str(model_path))
     version = opset(model)
@@ -180,7 +213,7 @@ def test_onnx_node(case, tmp_path):
             from onnx import version_converter
             model = version_converter.convert_version(model, MIN_OPSET)
         except Exception as e:  # noqa: BLE001 - any converter failure
-            skip(f"opset {version} < {MIN_OPSET} and onnx.version_converter "
+            skip_(f"opset {version} < {MIN_OPSET} and onnx.version_converter "
                  f"cannot convert it ({type(e).__name__})")
         model_path = tmp_path / "model.onnx"
         onnx.save(model, str(model_path))
@@ -193,11 +226,11 @@ def test_onnx_node(case, tmp_path):
     if proc.returncode != 0:
         message = first_error(proc.stderr)
         if UNSUPPORTED.search(message):
-            skip(skip_reason(message))
-        fail(case, f"import failed (importer bug?): {message}")
+            skip_(skip_reason(message))
+        fail_(case, f"import failed (importer bug?): {message}")
     for line in proc.stderr.splitlines():
         if "warning:" in line and NOT_APPLIED.search(line):
-            skip(skip_reason(line.split("warning:", 1)[1].strip()))
+            skip_(skip_reason(line.split("warning:", 1)[1].strip()))
 
     data_set = directory / "test_data_set_0"
     initializers = {i.name for i in model.graph.initializer}
@@ -215,7 +248,7 @@ def test_onnx_node(case, tmp_path):
         cmd += ["--input", f"{name}={path}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
-        fail(case, f"loom-run failed: {first_error(proc.stderr)}")
+        fail_(case, f"loom-run failed: {first_error(proc.stderr)}")
 
     outputs = [o.name for o in model.graph.output]
     for i, pb in enumerate(sorted(data_set.glob("output_*.pb"),
@@ -227,18 +260,18 @@ def test_onnx_node(case, tmp_path):
         if not path.exists():
             path = tmp_path / "out" / f"result{i}.npy"
         if not path.exists():
-            fail(case, f"loom-run wrote no result for output {i} '{name}'")
+            fail_(case, f"loom-run wrote no result for output {i} '{name}'")
         got = np.load(path)
         if got.dtype.kind == "V" and want.dtype.itemsize == 2:
             got = got.view(want.dtype)  # bfloat16 ('<V2')
         if got.shape != want.shape:
-            fail(case, f"output '{name}': shape {got.shape}, expected {want.shape}")
+            fail_(case, f"output '{name}': shape {got.shape}, expected {want.shape}")
         if got.dtype != want.dtype:
-            fail(case, f"output '{name}': dtype {got.dtype}, expected {want.dtype}")
+            fail_(case, f"output '{name}': dtype {got.dtype}, expected {want.dtype}")
         if want.dtype.kind in "biu":
             if not np.array_equal(got, want):
                 bad = np.argwhere(got != want)[0]
-                fail(case, f"output '{name}': {int((got != want).sum())} elements "
+                fail_(case, f"output '{name}': {int((got != want).sum())} elements "
                            f"differ, first at {tuple(bad)}: {got[tuple(bad)]} vs "
                            f"{want[tuple(bad)]}")
             continue
@@ -246,7 +279,7 @@ def test_onnx_node(case, tmp_path):
         close = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
         if not close.all():
             bad = tuple(np.argwhere(~close)[0])
-            fail(case, f"output '{name}': {int((~close).sum())} of {close.size} "
+            fail_(case, f"output '{name}': {int((~close).sum())} of {close.size} "
                        f"elements differ beyond rtol {RTOL} atol {ATOL}, first at "
                        f"{bad}: {g[bad]!r} vs {w[bad]!r}")
-    RESULTS["passed"] += 1
+    RESULTS[suite]["passed"] += 1

@@ -8,15 +8,19 @@ StableHLO interpreter's op tests) is classified statically, from its text:
   SUPPORTED_CUSTOM_CALLS), its element types in SUPPORTED_ELEMENT_TYPES, and
   none of the forms in `form_problems` occurs. It MUST import:
   `loom-opt --inline --symbol-dce --convert-stablehlo-to-loom` exits 0 and
-  prints loom IR with no stablehlo/chlo op left (`check` ops stay).
+  prints loom IR with no stablehlo/chlo op left (`check` ops stay). It is
+  then RUN: `loom-run --entry-all --check` executes every public function
+  (the testdata's `@main`, or the interpreter test's function) and must
+  exit 0 with at least one check run and none failed.
 * unsupported: the import MUST fail with the importer's diagnostics, which
   must name every unsupported op name of the case and explain each op they
   name by a predicted problem; the test is then skipped with the names.
 
-The last line of the run is `StableHLO conformance import: P passed,
-F failed, S skipped (unsupported op)`, with the most common unsupported ops;
-the per-case results are also written to
-$LOOM_BUILD_DIR/test-results/stablehlo-conformance.txt.
+The run ends with `StableHLO conformance import: P passed, F failed,
+S skipped (unsupported op)`, with the most common unsupported ops, and
+`StableHLO conformance run: P passed, F failed, S skipped (unsupported op)`
+for the execution of the imported cases; the per-case results are also
+written to $LOOM_BUILD_DIR/test-results/stablehlo-conformance.txt.
 """
 
 import collections
@@ -30,11 +34,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 LOOM_OPT = BUILD / "bin" / "loom-opt"
+LOOM_RUN = BUILD / "bin" / "loom-run"
 CONFORMANCE = ROOT.parent / "shared" / "conformance"
 IMPORT = ["--inline", "--symbol-dce", "--convert-stablehlo-to-loom"]
 
 pytestmark = [
     pytest.mark.skipif(not LOOM_OPT.exists(), reason=f"{LOOM_OPT} not built"),
+    pytest.mark.skipif(not LOOM_RUN.exists(), reason=f"{LOOM_RUN} not built"),
     pytest.mark.skipif(not CONFORMANCE.is_dir(), reason=f"{CONFORMANCE} missing"),
 ]
 
@@ -180,6 +186,9 @@ def cases():
 
 # case id -> (status, (op names reported unsupported, predicted problems))
 RESULTS = {}
+# case id -> "passed" / "failed" / "skipped" for running the imported case
+RUN_RESULTS = {}
+CHECKS = re.compile(r"^checks: (\d+) passed, (\d+) failed$", re.M)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -197,14 +206,18 @@ def summary(request):
     common_reasons = ", ".join(f"{why} ({n})" for why, n in reasons.most_common(8))
     line = (f"StableHLO conformance import: {counts['passed']} passed, "
             f"{counts['failed']} failed, {counts['skipped']} skipped (unsupported op)")
+    runs = collections.Counter(RUN_RESULTS.values())
+    run_line = (f"StableHLO conformance run: {runs['passed']} passed, "
+                f"{runs['failed']} failed, {runs['skipped']} skipped (unsupported op)")
     report = BUILD / "test-results" / "stablehlo-conformance.txt"
     try:
         report.parent.mkdir(parents=True, exist_ok=True)
         with report.open("w") as out:
             for case, (status, (named, problems)) in sorted(RESULTS.items()):
                 out.write(f"{status:8} {case} {' '.join(sorted(named))}"
-                          f"{' (' + '; '.join(problems) + ')' if problems else ''}\n")
-            out.write(f"{line}\nunsupported ops: {common_ops}\n"
+                          f"{' (' + '; '.join(problems) + ')' if problems else ''}"
+                          f" [run: {RUN_RESULTS.get(case, 'not run')}]\n")
+            out.write(f"{line}\n{run_line}\nunsupported ops: {common_ops}\n"
                       f"reasons: {common_reasons}\n")
     except OSError:
         pass
@@ -217,8 +230,10 @@ def summary(request):
             reporter.write_line(line)
             reporter.write_line(f"  unsupported ops (cases): {common_ops}")
             reporter.write_line(f"  reasons (cases): {common_reasons}")
+            reporter.write_line(run_line)
     else:
         print(line)
+        print(run_line)
 
 
 def reported_ops(stderr):
@@ -230,6 +245,7 @@ def reported_ops(stderr):
 def test_import(request, path, index):
     case = request.node.callspec.id
     RESULTS[case] = ("failed", (set(), []))
+    RUN_RESULTS[case] = "failed"
     text = path.read_text()
     if index is not None:
         text = re.split(r"^// -----\s*$", text, flags=re.M)[index]
@@ -242,6 +258,18 @@ def test_import(request, path, index):
         assert not left, f"ops left after the import: {sorted(left)}"
         assert "loom." in run.stdout or "check." in run.stdout
         RESULTS[case] = ("passed", (set(), []))
+        # Run it: every public function, every check must pass.
+        executed = subprocess.run([str(LOOM_RUN), "-", "--entry-all", "--check"],
+                                  input=run.stdout, capture_output=True, text=True,
+                                  timeout=120)
+        output = executed.stdout + executed.stderr
+        assert "Stack dump" not in output, output
+        checks = CHECKS.search(executed.stdout)
+        assert executed.returncode == 0, f"loom-run failed:\n{output}"
+        assert checks, f"loom-run printed no check summary:\n{output}"
+        assert int(checks.group(2)) == 0, output
+        assert int(checks.group(1)) > 0, f"the case ran no check:\n{run.stdout}"
+        RUN_RESULTS[case] = "passed"
         return
     assert run.returncode != 0, (
         f"expected the import to fail ({'; '.join(problems)}), but it succeeded")
@@ -261,4 +289,5 @@ def test_import(request, path, index):
     assert bad_types or not unexplained, (
         f"ops reported without a predicted reason {sorted(unexplained)}:\n{run.stderr}")
     RESULTS[case] = ("skipped", (named, problems))
+    RUN_RESULTS[case] = "skipped"
     pytest.skip(f"unsupported: {', '.join(sorted(named))} ({'; '.join(problems)})")

@@ -2,14 +2,17 @@
 //
 //   loom-run FILE.mlir [--entry NAME] [--input NAME=FILE.npy ...]
 //       [--weights FILE.safetensors] [--output-dir DIR] [--print]
-//       [--check-finite] [--random-inputs [--seed N]]
+//       [--check-finite] [--random-inputs [--seed N]] [--entry-all] [--check]
 //
 // Runs one function of a loom module on the CPU (see
-// loom/Interpreter/Interpreter.h) and prints or writes its results.
+// loom/Interpreter/Interpreter.h) and prints or writes its results. The
+// `check.*` ops of StableHLO test data are executed: a failed check is an
+// error at the op and makes the exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/StableHLO/IR/ImportDialects.h"
 #include "loom/Interpreter/Arguments.h"
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Interpreter/Print.h"
@@ -105,6 +108,10 @@ std::string fileNameFor(const std::string &name) {
   return out;
 }
 
+int runFunction(func::FuncOp func, Interpreter &interpreter,
+                const ArgumentSources &sources, bool checkFinite,
+                const std::string &outputDir, bool print, bool header);
+
 /// Everything but the out-of-memory guard of main().
 int runMain(int argc, char **argv) {
   cl::OptionCategory category("loom-run options");
@@ -140,6 +147,17 @@ int runMain(int argc, char **argv) {
   cl::opt<uint64_t> seed("seed",
                          cl::desc("Seed of --random-inputs (default 0)"),
                          cl::value_desc("n"), cl::init(0), cl::cat(category));
+  cl::opt<bool> entryAll(
+      "entry-all",
+      cl::desc("Run every public function with a body, in module order "
+               "(e.g. the argument-less test functions of StableHLO's "
+               "interpreter tests)"),
+      cl::cat(category));
+  cl::opt<bool> checkSummary(
+      "check",
+      cl::desc("Print 'checks: N passed, M failed' for the check.* ops run "
+               "(a failed check always makes the exit status 1)"),
+      cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -165,7 +183,8 @@ int runMain(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect, shard::ShardDialect>();
+                  tensor::TensorDialect, shard::ShardDialect,
+                  mlir::loom::shlo::check::CheckDialect>();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
@@ -181,12 +200,53 @@ int runMain(int argc, char **argv) {
   if (!module)
     return 1; // The parser or verifier reported why.
 
-  std::string error;
-  func::FuncOp func = findEntry(*module, entry, error);
-  if (!func)
-    return fail(error);
-  if (func.isExternal())
-    return fail("@" + func.getSymName().str() + " has no body to run");
+  SmallVector<func::FuncOp> entries;
+  if (entryAll) {
+    if (!entry.empty())
+      return fail("--entry and --entry-all exclude each other");
+    if (!outputDir.empty())
+      return fail("--output-dir writes the results of one function; use "
+                  "--entry NAME instead of --entry-all");
+    for (func::FuncOp f : module->getOps<func::FuncOp>())
+      if (f.isPublic() && !f.isExternal())
+        entries.push_back(f);
+    if (entries.empty())
+      return fail("--entry-all: the module has no public function with a "
+                  "body to run");
+  } else {
+    std::string error;
+    func::FuncOp func = findEntry(*module, entry, error);
+    if (!func)
+      return fail(error);
+    if (func.isExternal())
+      return fail("@" + func.getSymName().str() + " has no body to run");
+    entries.push_back(func);
+  }
+
+  InterpreterOptions options;
+  options.checkFinite = checkFinite;
+  Interpreter interpreter(options);
+  int status = 0;
+  for (func::FuncOp func : entries) {
+    if (int rc = runFunction(func, interpreter, sources, checkFinite,
+                             outputDir, print, /*header=*/entryAll))
+      status = rc;
+    if (status && !entryAll)
+      break;
+  }
+  unsigned failedChecks = interpreter.getChecksFailed();
+  if (checkSummary)
+    llvm::outs() << "checks: " << interpreter.getChecksPassed()
+                 << " passed, " << failedChecks << " failed\n";
+  if (failedChecks && !status)
+    status = 1;
+  return status;
+}
+
+/// Binds the arguments of `func`, runs it and writes or prints its results.
+int runFunction(func::FuncOp func, Interpreter &interpreter,
+                const ArgumentSources &sources, bool checkFinite,
+                const std::string &outputDir, bool print, bool header) {
 
   // A full-size model's arguments alone can exceed the memory; say so
   // rather than be killed while filling them.
@@ -218,9 +278,6 @@ int runMain(int argc, char **argv) {
     }
   }
 
-  InterpreterOptions options;
-  options.checkFinite = checkFinite;
-  Interpreter interpreter(options);
   FailureOr<SmallVector<Tensor>> results = interpreter.run(func, std::move(args));
   if (failed(results))
     return 1;
@@ -245,6 +302,8 @@ int runMain(int argc, char **argv) {
     }
   }
   if (print) {
+    if (header && !results->empty())
+      llvm::outs() << "@" << func.getSymName() << ":\n";
     for (auto [i, result] : llvm::enumerate(*results)) {
       llvm::outs() << getResultName(func, i) << " : " << result.typeString()
                    << "\n";

@@ -45,6 +45,12 @@ public:
   FailureOr<SmallVector<Tensor>> run(func::FuncOp func,
                                      SmallVector<Tensor> args);
 
+  /// `check.*` ops (StableHLO test data, see CheckKernels.cpp) run so far:
+  /// a failed check is reported at the op and counted, and the function
+  /// goes on; run() still succeeds, so callers must look at checksFailed.
+  unsigned getChecksPassed() const { return checksPassed; }
+  unsigned getChecksFailed() const { return checksFailed; }
+
 private:
   /// Values are immutable once computed and shared (a func.call passes its
   /// operands to the callee without copying them).
@@ -59,6 +65,9 @@ private:
   /// Checks the results against the op's result types and, with
   /// checkFinite, for NaN/Inf.
   LogicalResult checkResults(Operation *op, ArrayRef<Tensor> results);
+  /// Executes an op of the `check` dialect (CheckKernels.cpp). Fails only
+  /// on a malformed check; a mismatch is reported and counted.
+  LogicalResult executeCheck(Operation *op, ArrayRef<const Tensor *> in);
 
   /// Adds notes naming the calls that led to `diagnostic`, reports it and
   /// returns failure.
@@ -67,6 +76,8 @@ private:
   InterpreterOptions options;
   /// The func.call ops being executed, outermost first.
   SmallVector<Operation *> callStack;
+  unsigned checksPassed = 0;
+  unsigned checksFailed = 0;
 };
 
 } // namespace interp

@@ -289,12 +289,144 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
   }
 };
 
+/// Checks that `op` is the gradient of an embedding lookup: one operand and
+/// one update, added (the body adds its two arguments), at one index per
+/// index vector into one operand dimension `a`, inserted, with the index
+/// vector in a trailing dimension of size 1 and whole slices of the other
+/// operand dimensions as the trailing update dimensions. Returns `a`, or
+/// the reason otherwise.
+static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
+  const char *form = "; only embedding-gradient scatters (an add of whole "
+                     "slices along one axis) are supported";
+  auto fail = [&](const std::string &text) {
+    why = text + form;
+    return failure();
+  };
+  if (op.getInputs().size() != 1 || op.getUpdates().size() != 1 ||
+      op.getNumResults() != 1)
+    return fail("scatter of " + std::to_string(op.getInputs().size()) +
+                " operands");
+  Block &block = op.getUpdateComputation().front();
+  auto body = block.without_terminator();
+  Operation *terminator = block.getTerminator();
+  bool isAdd = block.getNumArguments() == 2 && llvm::hasSingleElement(body);
+  if (isAdd) {
+    Operation &inner = *body.begin();
+    isAdd = isa<shlo::AddOp>(inner) &&
+            ((inner.getOperand(0) == block.getArgument(0) &&
+              inner.getOperand(1) == block.getArgument(1)) ||
+             (inner.getOperand(0) == block.getArgument(1) &&
+              inner.getOperand(1) == block.getArgument(0))) &&
+            isa<shlo::ReturnOp>(terminator) &&
+            terminator->getNumOperands() == 1 &&
+            terminator->getOperand(0) == inner.getResult(0);
+  }
+  if (!isAdd)
+    return fail("scatter body is not an add of its two arguments");
+  shlo::ScatterDimensionNumbersAttr dn = op.getScatterDimensionNumbers();
+  if (!dn.getInputBatchingDims().empty() ||
+      !dn.getScatterIndicesBatchingDims().empty())
+    return fail("scatter with batching dimensions");
+  auto operandType = cast<RankedTensorType>(op.getInputs()[0].getType());
+  auto indicesType = cast<RankedTensorType>(op.getScatterIndices().getType());
+  auto updatesType = cast<RankedTensorType>(op.getUpdates()[0].getType());
+  int64_t rank = operandType.getRank();
+  if (dn.getScatterDimsToOperandDims().size() != 1)
+    return fail("scatter indexes " +
+                std::to_string(dn.getScatterDimsToOperandDims().size()) +
+                " operand dimensions at once");
+  int64_t axis = dn.getScatterDimsToOperandDims()[0];
+  if (axis < 0 || axis >= rank ||
+      dn.getInsertedWindowDims() != ArrayRef<int64_t>{axis})
+    return fail("scatter does not insert exactly its indexed dimension");
+  int64_t indicesRank = indicesType.getRank();
+  if (indicesRank < 1 || dn.getIndexVectorDim() != indicesRank - 1 ||
+      indicesType.getDimSize(indicesRank - 1) != 1)
+    return fail("scatter index vectors must hold one index in the last "
+                "dimension of the indices");
+  int64_t numBatch = indicesRank - 1;
+  ArrayRef<int64_t> windowDims = dn.getUpdateWindowDims();
+  if (updatesType.getRank() != numBatch + rank - 1 ||
+      !llvm::equal(windowDims,
+                   llvm::seq<int64_t>(numBatch, updatesType.getRank())))
+    return fail("scatter update_window_dims must be all update dimensions "
+                "after the index dimensions");
+  for (int64_t d = 0; d < numBatch; ++d) {
+    int64_t u = updatesType.getDimSize(d), i = indicesType.getDimSize(d);
+    if (u != i && !ShapedType::isDynamic(u) && !ShapedType::isDynamic(i))
+      return fail("scatter updates dimension " + std::to_string(d) +
+                  " does not match the indices");
+  }
+  for (int64_t d = 0, w = numBatch; d < rank; ++d) {
+    if (d == axis)
+      continue;
+    int64_t u = updatesType.getDimSize(w++), o = operandType.getDimSize(d);
+    if (u != o && !ShapedType::isDynamic(u) && !ShapedType::isDynamic(o))
+      return fail("scatter updates partial slices of dimension " +
+                  std::to_string(d));
+  }
+  return axis;
+}
+
+/// Embedding-gradient `scatter` -> `loom.scatter_add`. StableHLO skips
+/// out-of-bounds indices; loom.scatter_add rejects them (the interpreter
+/// reports them), so the indices must be in range.
+struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::ScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kNumeric, "loom.scatter_add", rewriter)))
+      return failure();
+    if (std::optional<std::string> why =
+            checkTypes({op.getScatterIndices().getType()}, kInt,
+                       "loom.scatter_add indices"))
+      return decline(op, rewriter, *why);
+    std::string why;
+    FailureOr<int64_t> axis = planScatter(op, why);
+    if (failed(axis))
+      return decline(op, rewriter, why);
+    Location loc = op.getLoc();
+    Value indices = adaptor.getScatterIndices();
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    indicesType = RankedTensorType::get(indicesType.getShape().drop_back(),
+                                        indicesType.getElementType());
+    indices = loom::ReshapeOp::create(rewriter, loc, indicesType, indices);
+    // StableHLO's updates are indices ++ operand[:axis] ++ operand[axis+1:];
+    // loom's are operand[:axis] ++ indices ++ operand[axis+1:].
+    Value updates = adaptor.getUpdates()[0];
+    auto updatesType = cast<RankedTensorType>(updates.getType());
+    int64_t numBatch = indicesType.getRank();
+    if (*axis > 0 && numBatch > 0) {
+      SmallVector<int64_t> permutation;
+      for (int64_t d = 0; d < *axis; ++d)
+        permutation.push_back(numBatch + d);
+      for (int64_t d = 0; d < numBatch; ++d)
+        permutation.push_back(d);
+      for (int64_t d = numBatch + *axis; d < updatesType.getRank(); ++d)
+        permutation.push_back(d);
+      SmallVector<int64_t> shape;
+      for (int64_t d : permutation)
+        shape.push_back(updatesType.getDimSize(d));
+      updates = loom::TransposeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(shape, updatesType.getElementType()), updates,
+          permutation);
+    }
+    rewriter.replaceOp(op, loom::ScatterAddOp::create(
+                               rewriter, loc, op.getResults()[0].getType(),
+                               adaptor.getInputs()[0], indices, updates,
+                               static_cast<uint64_t>(*axis)));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::loom::shlo_to_loom::populateDataMovementPatterns(
     RewritePatternSet &patterns, UnsupportedReasons &reasons) {
   patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
                ReshapePattern, TransposePattern, SlicePattern,
-               ConcatenatePattern, GatherPattern>(patterns.getContext(),
-                                                  reasons);
+               ConcatenatePattern, GatherPattern, ScatterPattern>(
+      patterns.getContext(), reasons);
 }

@@ -633,6 +633,50 @@ func.func @gather_axis(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<10x3xf
 
 // -----
 
+func.func @scatter_add_updates_shape(%t: tensor<10x4xf32>, %i: tensor<3xi64>, %u: tensor<3x5xf32>) -> tensor<10x4xf32> {
+  // expected-error @+2 {{'loom.scatter_add' op updates 'tensor<3x5xf32>' must have shape target[:axis] ++ indices ++ target[axis+1:], [3, 4]}}
+  // expected-error @+1 {{'loom.scatter_add' op failed to infer returned types}}
+  %0 = loom.scatter_add %t[%i], %u, axis = 0 : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x5xf32>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_element_type(%t: tensor<10x4xf32>, %i: tensor<3xi64>, %u: tensor<3x4xbf16>) -> tensor<10x4xf32> {
+  // expected-error @+2 {{'loom.scatter_add' op updates element type 'bf16' differs from the target element type 'f32'}}
+  // expected-error @+1 {{'loom.scatter_add' op failed to infer returned types}}
+  %0 = loom.scatter_add %t[%i], %u, axis = 0 : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xbf16>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_axis(%t: tensor<10x4xf32>, %i: tensor<3xi64>, %u: tensor<10x4x3xf32>) -> tensor<10x4xf32> {
+  // expected-error @+2 {{'loom.scatter_add' op axis 2 is out of range for rank 2 (valid: 0 to 1)}}
+  // expected-error @+1 {{'loom.scatter_add' op failed to infer returned types}}
+  %0 = loom.scatter_add %t[%i], %u, axis = 2 : (tensor<10x4xf32>, tensor<3xi64>, tensor<10x4x3xf32>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_float_indices(%t: tensor<10x4xf32>, %i: tensor<3xf32>, %u: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'loom.scatter_add' op operand #1 must be ranked tensor of 64-bit signless integer or 32-bit signless integer values, but got 'tensor<3xf32>'}}
+  %0 = loom.scatter_add %t[%i], %u, axis = 0 : (tensor<10x4xf32>, tensor<3xf32>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_result_type(%t: tensor<10x4xf32>, %i: tensor<3xi64>, %u: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+2 {{'loom.scatter_add' op inferred type(s) 'tensor<10x4xf32>' are incompatible with return type(s) of operation 'tensor<3x4xf32>'}}
+  // expected-error @+1 {{'loom.scatter_add' op failed to infer returned types}}
+  %0 = loom.scatter_add %t[%i], %u, axis = 0 : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // iota, constant
 //===----------------------------------------------------------------------===//

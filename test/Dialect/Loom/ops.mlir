@@ -324,6 +324,18 @@ func.func @gather(%wte: tensor<50257x768xf32>, %ids: tensor<2x8xi64>, %t: tensor
   return %0, %1 : tensor<2x8x768xf32>, tensor<3x7x5xbf16>
 }
 
+// CHECK-LABEL: func.func @scatter_add
+func.func @scatter_add(%wte: tensor<100x16xf32>, %ids: tensor<2x8xi64>, %d: tensor<2x8x16xf32>, %t: tensor<3x4x5xi32>, %j: tensor<7xi32>, %u: tensor<3x7x5xi32>, %v: tensor<?x16xf32>, %w: tensor<2x?x16xf32>) -> (tensor<100x16xf32>, tensor<3x4x5xi32>, tensor<?x16xf32>) {
+  // CHECK: loom.scatter_add %{{.*}}[%{{.*}}], %{{.*}}, axis = 0 : (tensor<100x16xf32>, tensor<2x8xi64>, tensor<2x8x16xf32>) -> tensor<100x16xf32>
+  %0 = loom.scatter_add %wte[%ids], %d, axis = 0 : (tensor<100x16xf32>, tensor<2x8xi64>, tensor<2x8x16xf32>) -> tensor<100x16xf32>
+  // CHECK: loom.scatter_add %{{.*}}[%{{.*}}], %{{.*}}, axis = 1 : (tensor<3x4x5xi32>, tensor<7xi32>, tensor<3x7x5xi32>) -> tensor<3x4x5xi32>
+  %1 = loom.scatter_add %t[%j], %u, axis = 1 : (tensor<3x4x5xi32>, tensor<7xi32>, tensor<3x7x5xi32>) -> tensor<3x4x5xi32>
+  // `?` sizes are compatible with any size.
+  // CHECK: loom.scatter_add %{{.*}}[%{{.*}}], %{{.*}}, axis = 0 : (tensor<?x16xf32>, tensor<2x8xi64>, tensor<2x?x16xf32>) -> tensor<?x16xf32>
+  %2 = loom.scatter_add %v[%ids], %w, axis = 0 : (tensor<?x16xf32>, tensor<2x8xi64>, tensor<2x?x16xf32>) -> tensor<?x16xf32>
+  return %0, %1, %2 : tensor<100x16xf32>, tensor<3x4x5xi32>, tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func.func @iota
 func.func @iota() -> (tensor<2x8xi64>, tensor<5xf32>, tensor<3x4xi32>) {
   // CHECK: loom.iota dim = 1 : tensor<2x8xi64>

@@ -30,9 +30,11 @@
 // LOSS-NOT: stablehlo.
 // LOSS-NOT: chlo.
 
-// Its gradient needs scatter (embedding gradients), which loom lacks: it is
-// reported (loom differentiates the forward pass itself).
+// Its gradient (with an SGD update) imports too: the embedding gradients
+// are scatters, which become loom.scatter_add.
 // RUN: %loompy %S/Inputs/make_jax.py train_step > %t.step.mlir
-// RUN: not loom-opt --inline --symbol-dce --convert-stablehlo-to-loom %t.step.mlir 2>&1 | FileCheck %s --check-prefix=STEP
-// STEP: error: cannot convert 'stablehlo.scatter' to loom: unknown op
-// STEP: error: StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'
+// RUN: loom-opt --inline --symbol-dce --convert-stablehlo-to-loom --loom-shape-inference --canonicalize %t.step.mlir | FileCheck %s --check-prefix=STEP
+// STEP: func.func public @main
+// STEP: loom.scatter_add
+// STEP-NOT: stablehlo.
+// STEP-NOT: chlo.

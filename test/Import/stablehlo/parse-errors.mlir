@@ -27,6 +27,17 @@ func.func @bad_gather_field(%a: tensor<4x8xf32>, %i: tensor<4xi64>) -> tensor<4x
 
 // -----
 
+func.func @bad_scatter_field(%a: tensor<4x8xf32>, %i: tensor<4xi64>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{unknown field 'update_window_dim' in #stablehlo.scatter (fields: update_window_dims, inserted_window_dims, input_batching_dims, scatter_indices_batching_dims, scatter_dims_to_operand_dims, index_vector_dim)}}
+  %0 = "stablehlo.scatter"(%a, %i, %a) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dim = [1]>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    stablehlo.return %y : tensor<f32>
+  }) : (tensor<4x8xf32>, tensor<4xi64>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 func.func @repeated_field(%a: tensor<4x8xf32>, %i: tensor<4xi64>) -> tensor<4x8xf32> {
   // expected-error@+1 {{field 'offset_dims' of #stablehlo.gather is given twice}}
   %0 = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], offset_dims = [1]>, slice_sizes = array<i64: 1, 8>}> : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>

@@ -112,14 +112,10 @@ func.func @reduce_forms(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %c: tensor<f32
 
 // Ops, attributes and types Loom does not define parse (the attributes and
 // types as opaque ones), so that the ops are reported.
-func.func @undefined(%x: tensor<4x8xf32>, %i: tensor<4x1xi32>, %u: tensor<4x8xf32>, %t: !stablehlo.token) -> (tensor<4x8xf32>, !stablehlo.token) {
-  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: unknown op: not part of the StableHLO subset Loom imports}}
-  // expected-error@+1 {{StableHLO to loom: 2 unsupported op kind(s): 'stablehlo.scatter', 'stablehlo.after_all'}}
-  %0 = "stablehlo.scatter"(%x, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %s = stablehlo.add %a, %b : tensor<f32>
-    stablehlo.return %s : tensor<f32>
-  }) : (tensor<4x8xf32>, tensor<4x1xi32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @undefined(%x: tensor<4x8xf32>, %t: !stablehlo.token) -> (tensor<4x8xf32>, !stablehlo.token) {
+  // expected-error@+2 {{cannot convert 'stablehlo.all_gather' to loom: unknown op: not part of the StableHLO subset Loom imports}}
+  // expected-error@+1 {{StableHLO to loom: 2 unsupported op kind(s): 'stablehlo.all_gather', 'stablehlo.after_all'}}
+  %0 = "stablehlo.all_gather"(%x) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0]]> : tensor<1x1xi64>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
   // expected-error@+1 {{cannot convert 'stablehlo.after_all' to loom: unknown op}}
   %1 = stablehlo.after_all %t : !stablehlo.token
   return %0, %1 : tensor<4x8xf32>, !stablehlo.token

@@ -39,6 +39,13 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       whole slices of the other dimensions, no batching dimensions) becomes
       `gather`, with the indices clamped into range as StableHLO specifies,
       and a `transpose` when the result dimensions are ordered differently;
+    * `scatter` in embedding-gradient form (one operand and update, an
+      `add` body, one index per index vector in a trailing dimension of
+      size 1, inserted into one operand dimension, whole slices of the
+      others as the trailing update dimensions, no batching dimensions)
+      becomes `scatter_add` (after a `transpose` of the updates when the
+      axis is not 0); StableHLO skips out-of-bounds indices, `scatter_add`
+      rejects them, so the indices must be in range;
     * `optimization_barrier` forwards its operands;
     * `custom_call @Sharding` forwards its operand and keeps the hint: its
       `mhlo.sharding` string is attached, as the discardable attribute
@@ -52,8 +59,8 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
     * `custom_call @check.expect_eq`/`expect_almost_eq`/`expect_close`
       become the `check` ops of the same name; `check` ops stay;
     * other custom_call targets, ops Loom's import dialects do not define
-      (`reduce_window`, `scatter`, `pad`, ...) and other `sdy` ops are
-      unsupported.
+      (`reduce_window`, `pad`, ...), other `scatter` forms and other `sdy`
+      ops are unsupported.
 
     Element types the loom dialect lacks (`f64`, `i8`, `ui32`, complex, ...)
     are unsupported. When anything cannot be converted the pass reports one

@@ -693,7 +693,7 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
 }
 
 //===----------------------------------------------------------------------===//
-// SliceOp, ConcatOp, SplitOp, GatherOp
+// SliceOp, ConcatOp, SplitOp, GatherOp, ScatterAddOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
@@ -845,6 +845,37 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  RankedTensorType target = getTensor(adaptor.getTarget());
+  RankedTensorType indices = getTensor(adaptor.getIndices());
+  RankedTensorType updates = getTensor(adaptor.getUpdates());
+  if (!target || !indices || !updates)
+    return inferError(loc, name, "expects ranked tensor operands");
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkDim(loc, name, "axis", axis, target.getRank())))
+    return failure();
+  if (updates.getElementType() != target.getElementType())
+    return inferError(loc, name, "updates element type ",
+                      updates.getElementType(),
+                      " differs from the target element type ",
+                      target.getElementType());
+  // The updates have the shape loom.gather of the target would have.
+  SmallVector<int64_t> expected(target.getShape().take_front(axis));
+  llvm::append_range(expected, indices.getShape());
+  llvm::append_range(expected, target.getShape().drop_front(axis + 1));
+  if (failed(meetShapes(expected, updates.getShape())))
+    return inferError(loc, name, "updates ", updates,
+                      " must have shape target[:axis] ++ indices ++ "
+                      "target[axis+1:], ",
+                      formatDims(expected));
+  inferred.push_back(target);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // IotaOp, ConstantOp
 //===----------------------------------------------------------------------===//
@@ -956,6 +987,10 @@ std::optional<int64_t> CrossEntropyOp::getFlopCount() {
   if (!n)
     return std::nullopt;
   return 4 * *n;
+}
+
+std::optional<int64_t> ScatterAddOp::getFlopCount() {
+  return detail::getNumElements(getUpdates().getType()); // one add each
 }
 
 #define GET_OP_CLASSES

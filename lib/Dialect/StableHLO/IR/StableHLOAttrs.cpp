@@ -1,6 +1,6 @@
 //===- StableHLOAttrs.cpp - Attributes of the stablehlo import dialect ----===//
 //
-// `#stablehlo.gather<...>`, `#stablehlo.dot<...>` and
+// `#stablehlo.gather<...>`, `#stablehlo.scatter<...>`, `#stablehlo.dot<...>` and
 // `#stablehlo.dot_algorithm<...>`: `<key = value, ...>` with the keys in any
 // order. Lists print as `[1, 2]`; empty lists may be left out.
 //
@@ -143,6 +143,55 @@ void GatherDimensionNumbersAttr::print(AsmPrinter &printer) const {
   list("operand_batching_dims", getOperandBatchingDims());
   list("start_indices_batching_dims", getStartIndicesBatchingDims());
   list("start_index_map", getStartIndexMap());
+  if (!first)
+    printer << ", ";
+  printer << "index_vector_dim = " << getIndexVectorDim() << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterDimensionNumbersAttr
+//===----------------------------------------------------------------------===//
+
+Attribute ScatterDimensionNumbersAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> updateWindowDims, insertedWindowDims, inputBatchingDims,
+      scatterIndicesBatchingDims, scatterDimsToOperandDims;
+  int64_t indexVectorDim = 0;
+  static constexpr StringRef keys[] = {
+      "update_window_dims",           "inserted_window_dims",
+      "input_batching_dims",          "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", "index_vector_dim"};
+  if (parseFields(parser, "scatter", keys, [&](StringRef key) -> ParseResult {
+        if (key == "update_window_dims")
+          return parseIntList(parser, updateWindowDims);
+        if (key == "inserted_window_dims")
+          return parseIntList(parser, insertedWindowDims);
+        if (key == "input_batching_dims")
+          return parseIntList(parser, inputBatchingDims);
+        if (key == "scatter_indices_batching_dims")
+          return parseIntList(parser, scatterIndicesBatchingDims);
+        if (key == "scatter_dims_to_operand_dims")
+          return parseIntList(parser, scatterDimsToOperandDims);
+        return parser.parseInteger(indexVectorDim);
+      }))
+    return {};
+  return ScatterDimensionNumbersAttr::get(
+      parser.getContext(), updateWindowDims, insertedWindowDims,
+      inputBatchingDims, scatterIndicesBatchingDims, scatterDimsToOperandDims,
+      indexVectorDim);
+}
+
+void ScatterDimensionNumbersAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  bool first = true;
+  auto list = [&](StringRef key, ArrayRef<int64_t> values) {
+    if (!values.empty())
+      printIntList(printer, first, key, values);
+  };
+  list("update_window_dims", getUpdateWindowDims());
+  list("inserted_window_dims", getInsertedWindowDims());
+  list("input_batching_dims", getInputBatchingDims());
+  list("scatter_indices_batching_dims", getScatterIndicesBatchingDims());
+  list("scatter_dims_to_operand_dims", getScatterDimsToOperandDims());
   if (!first)
     printer << ", ";
   printer << "index_vector_dim = " << getIndexVectorDim() << ">";

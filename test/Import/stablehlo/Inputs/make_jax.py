@@ -5,7 +5,7 @@ Usage: make_jax.py gelu|gelu_tanh|loss|train_step
 `loss` is the forward pass and loss of a one-layer transformer (embedding
 lookups, layer norm, attention with a causal mask, gelu MLP, tied output
 projection, one-hot cross-entropy); `train_step` adds its gradient and an
-SGD update, whose embedding gradients need scatter.
+SGD update, whose embedding gradients are scatters (loom.scatter_add).
 """
 
 import os

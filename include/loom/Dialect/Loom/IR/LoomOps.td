@@ -474,6 +474,43 @@ def Loom_GatherOp : Loom_InferOp<"gather", [Loom_DataMovement,
                        "`:` functional-type(operands, results)";
 }
 
+def Loom_ScatterAddOp : Loom_InferOp<"scatter_add", [
+    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
+  let summary = "add slices into a tensor at integer indices (embedding "
+                "gradient)";
+  let description = [{
+    The dual of `loom.gather`: with `target` of shape `D` and `indices` of
+    shape `I`, `updates` has shape `D[:axis] ++ I ++ D[axis+1:]` (the shape
+    `loom.gather` of `target` at `indices` would have) and the result has
+    the type of `target`. The result is `target` with, for every index
+    position `p` and every slice, `updates[..., p, ...]` added at
+    `target[..., indices[p], ...]`:
+
+    ```
+    result[o, indices[p], i] += updates[o, p, i]
+    ```
+
+    where `o` ranges over `D[:axis]` and `i` over `D[axis+1:]`. Duplicate
+    indices accumulate. Indices must lie in `[0, D[axis])`; unlike
+    StableHLO's `scatter`, which skips out-of-bounds indices, an index out
+    of range is an error. It costs one flop per update element.
+
+    The gradient of an embedding lookup `loom.gather %wte[%ids], axis = 0`
+    with respect to `%wte`:
+
+    ```mlir
+    %g = loom.scatter_add %zeros[%ids], %dout, axis = 0
+        : (tensor<50257x768xf32>, tensor<2x8xi64>, tensor<2x8x768xf32>)
+          -> tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins Loom_NumericTensor:$target, Loom_IntTensor:$indices,
+                       Loom_NumericTensor:$updates, I64Attr:$axis);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = "$target `[` $indices `]` `,` $updates `,` `axis` `=` "
+                       "$axis attr-dict `:` functional-type(operands, results)";
+}
+
 def Loom_IotaOp : Loom_Op<"iota", [Loom_DataMovement, Loom_CostInterface]> {
   let summary = "a tensor counting 0, 1, 2, ... along one dimension";
   let description = [{

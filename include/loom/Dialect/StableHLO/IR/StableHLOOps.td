@@ -34,7 +34,7 @@ def StableHLO_Dialect : Dialect {
     std::optional<ParseOpHook>
     getParseOperationHook(::llvm::StringRef opName) const override;
 
-    /// The attributes below; others (`#stablehlo.scatter<...>` of an op
+    /// The attributes below; others (`#stablehlo.conv<...>` of an op
     /// Loom does not define) are kept as opaque attributes, so that their op
     /// parses and is reported.
     ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
@@ -117,6 +117,24 @@ def StableHLO_GatherDimensionNumbers
     ArrayRefParameter<"int64_t">:$operandBatchingDims,
     ArrayRefParameter<"int64_t">:$startIndicesBatchingDims,
     ArrayRefParameter<"int64_t">:$startIndexMap,
+    "int64_t":$indexVectorDim);
+}
+
+def StableHLO_ScatterDimensionNumbers
+    : StableHLO_Attr<"ScatterDimensionNumbers", "scatter"> {
+  let summary = "dimension numbers of stablehlo.scatter";
+  let description = [{
+    `#stablehlo.scatter<update_window_dims = [2], inserted_window_dims =
+    [0], input_batching_dims = [], scatter_indices_batching_dims = [],
+    scatter_dims_to_operand_dims = [0], index_vector_dim = 2>`;
+    `index_vector_dim` defaults to 0.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t">:$updateWindowDims,
+    ArrayRefParameter<"int64_t">:$insertedWindowDims,
+    ArrayRefParameter<"int64_t">:$inputBatchingDims,
+    ArrayRefParameter<"int64_t">:$scatterIndicesBatchingDims,
+    ArrayRefParameter<"int64_t">:$scatterDimsToOperandDims,
     "int64_t":$indexVectorDim);
 }
 
@@ -315,6 +333,23 @@ def StableHLO_GatherOp : StableHLO_Op<"gather", [Pure]> {
                        DenseI64ArrayAttr:$slice_sizes,
                        DefaultValuedOptionalAttr<BoolAttr, "false">:$indices_are_sorted);
   let results = (outs AnyTensor:$result);
+}
+
+def StableHLO_ScatterOp : StableHLO_Op<"scatter", [RecursiveMemoryEffects,
+    SameVariadicOperandSize]> {
+  let summary = "combine updates into slices at indices (generic form only, "
+                "as JAX prints it)";
+  let description = [{
+    The body (`update_computation`) combines an operand element (first
+    block argument) with an update element (second).
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs, AnyTensor:$scatter_indices,
+                       Variadic<AnyTensor>:$updates,
+                       StableHLO_ScatterDimensionNumbers:$scatter_dimension_numbers,
+                       DefaultValuedOptionalAttr<BoolAttr, "false">:$indices_are_sorted,
+                       DefaultValuedOptionalAttr<BoolAttr, "false">:$unique_indices);
+  let results = (outs Variadic<AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$update_computation);
 }
 
 //===----------------------------------------------------------------------===//

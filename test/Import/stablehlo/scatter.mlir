@@ -1,0 +1,66 @@
+// RUN: loom-opt --split-input-file --verify-diagnostics --convert-stablehlo-to-loom %s | FileCheck %s
+
+// Embedding-gradient scatters (an add of whole slices along one axis)
+// become loom.scatter_add. StableHLO skips out-of-bounds indices;
+// loom.scatter_add rejects them, so the indices must be in range.
+
+// The gradient of `table[ids]` as JAX emits it: the ids have a trailing
+// index vector dimension of size 1, which is dropped.
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK-SAME: (%[[T:.*]]: tensor<50x16xf32>, %[[IDS:.*]]: tensor<2x8x1xi32>, %[[U:.*]]: tensor<2x8x16xf32>)
+func.func @embedding_grad(%t: tensor<50x16xf32>, %ids: tensor<2x8x1xi32>, %u: tensor<2x8x16xf32>) -> tensor<50x16xf32> {
+  // CHECK: %[[R:.*]] = loom.reshape %[[IDS]] : tensor<2x8x1xi32> -> tensor<2x8xi32>
+  // CHECK: %[[S:.*]] = loom.scatter_add %[[T]][%[[R]]], %[[U]], axis = 0 : (tensor<50x16xf32>, tensor<2x8xi32>, tensor<2x8x16xf32>) -> tensor<50x16xf32>
+  // CHECK: return %[[S]]
+  %0 = "stablehlo.scatter"(%t, %ids, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<50x16xf32>, tensor<2x8x1xi32>, tensor<2x8x16xf32>) -> tensor<50x16xf32>
+  return %0 : tensor<50x16xf32>
+}
+
+// -----
+
+// Along axis 1 StableHLO's updates put the index dimensions first; loom's
+// put them at the axis, so the updates are transposed.
+// CHECK-LABEL: func.func @axis1
+// CHECK-SAME: (%[[X:.*]]: tensor<4x10x5xf32>, %[[I:.*]]: tensor<3x1xi64>, %[[U:.*]]: tensor<3x4x5xf32>)
+func.func @axis1(%x: tensor<4x10x5xf32>, %i: tensor<3x1xi64>, %u: tensor<3x4x5xf32>) -> tensor<4x10x5xf32> {
+  // CHECK: %[[R:.*]] = loom.reshape %[[I]] : tensor<3x1xi64> -> tensor<3xi64>
+  // CHECK: %[[UT:.*]] = loom.transpose %[[U]], permutation = [1, 0, 2] : tensor<3x4x5xf32> -> tensor<4x3x5xf32>
+  // CHECK: loom.scatter_add %[[X]][%[[R]]], %[[UT]], axis = 1 : (tensor<4x10x5xf32>, tensor<3xi64>, tensor<4x3x5xf32>) -> tensor<4x10x5xf32>
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %b, %a : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x10x5xf32>, tensor<3x1xi64>, tensor<3x4x5xf32>) -> tensor<4x10x5xf32>
+  return %0 : tensor<4x10x5xf32>
+}
+
+// -----
+
+// A scatter that replaces instead of adding stays unsupported.
+func.func @replace(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x16xf32>) -> tensor<50x16xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter body is not an add of its two arguments; only embedding-gradient scatters (an add of whole slices along one axis) are supported}}
+  // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
+  %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<50x16xf32>, tensor<8x1xi32>, tensor<8x16xf32>) -> tensor<50x16xf32>
+  return %0 : tensor<50x16xf32>
+}
+
+// -----
+
+// Partial slices (a window of 4 of the 16 columns) stay unsupported.
+func.func @partial(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x4xf32>) -> tensor<50x16xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter updates partial slices of dimension 1; only embedding-gradient scatters (an add of whole slices along one axis) are supported}}
+  // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
+  %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<50x16xf32>, tensor<8x1xi32>, tensor<8x4xf32>) -> tensor<50x16xf32>
+  return %0 : tensor<50x16xf32>
+}
