@@ -7,10 +7,13 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <deque>
+#include <map>
 #include <new>
 
 namespace mlir {
@@ -185,21 +188,413 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
       .Default([&](Operation *) { return std::string(kUnsupported); });
 }
 
+/// Row-major coordinates of `rank` in a grid of `shape`.
+SmallVector<int64_t> gridCoords(ArrayRef<int64_t> shape, int64_t rank) {
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    coords[d] = rank % shape[d];
+    rank /= shape[d];
+  }
+  return coords;
+}
+
+int64_t gridLinear(ArrayRef<int64_t> shape, ArrayRef<int64_t> coords) {
+  int64_t linear = 0;
+  for (auto [size, c] : llvm::zip(shape, coords))
+    linear = linear * size + c;
+  return linear;
+}
+
+/// The ranks of `rank`'s group along `axes` (those that differ from it only
+/// on `axes`), in in-group order (row-major over `axes` as listed).
+SmallVector<unsigned> gridGroup(ArrayRef<int64_t> shape, ArrayRef<int16_t> axes,
+                                int64_t rank) {
+  SmallVector<int64_t> coords = gridCoords(shape, rank);
+  SmallVector<int64_t> sizes;
+  for (int16_t a : axes)
+    sizes.push_back(shape[a]);
+  SmallVector<unsigned> group;
+  forEachIndex(sizes, [&](ArrayRef<int64_t> index) {
+    for (auto [a, i] : llvm::zip(axes, index))
+      coords[a] = i;
+    group.push_back(static_cast<unsigned>(gridLinear(shape, coords)));
+  });
+  return group;
+}
+
+/// The communication ops that stop a rank until they can complete.
+bool isCommunication(Operation &op) {
+  return op.getName().getDialectNamespace() == "shard" &&
+         !isa<shard::ProcessLinearIndexOp>(op);
+}
+
 } // namespace
+
+struct Interpreter::RankState {
+  DenseMap<Value, TensorRef> values;
+  Block::iterator pc;
+  bool done = false;
+  SmallVector<TensorRef> results;
+  /// Buffered sends to this rank, by sender.
+  std::map<unsigned, std::deque<TensorRef>> inbox;
+};
 
 FailureOr<SmallVector<Tensor>> Interpreter::run(func::FuncOp func,
                                                 SmallVector<Tensor> args) {
-  callStack.clear();
-  SmallVector<TensorRef> refs;
-  for (Tensor &t : args)
-    refs.push_back(std::make_shared<const Tensor>(std::move(t)));
-  FailureOr<SmallVector<TensorRef>> results = call(func, refs, /*depth=*/0);
+  SmallVector<SmallVector<Tensor>> argsPerRank;
+  argsPerRank.push_back(std::move(args));
+  FailureOr<SmallVector<SmallVector<Tensor>>> results =
+      runRanks(func, std::move(argsPerRank));
   if (failed(results))
     return failure();
-  SmallVector<Tensor> out;
-  for (const TensorRef &r : *results)
-    out.push_back(*r);
+  return std::move(results->front());
+}
+
+FailureOr<SmallVector<SmallVector<Tensor>>>
+Interpreter::runRanks(func::FuncOp func,
+                      SmallVector<SmallVector<Tensor>> argsPerRank) {
+  callStack.clear();
+  numRanks = static_cast<unsigned>(argsPerRank.size());
+  if (numRanks == 0)
+    return func.emitOpError() << "cannot be run on 0 ranks";
+  if (func.isExternal())
+    return func.emitOpError() << "@" << func.getSymName()
+                              << " has no body to interpret";
+  Region &body = func.getBody();
+  if (!llvm::hasSingleElement(body))
+    return func.emitOpError()
+           << "has " << body.getBlocks().size()
+           << " blocks; the interpreter runs single-block functions only";
+  Block &block = body.front();
+
+  SmallVector<RankState> ranks(numRanks);
+  for (unsigned r = 0; r < numRanks; ++r) {
+    SmallVector<TensorRef> refs;
+    for (Tensor &t : argsPerRank[r])
+      refs.push_back(std::make_shared<const Tensor>(std::move(t)));
+    if (refs.size() != block.getNumArguments())
+      return func.emitOpError() << "expects " << block.getNumArguments()
+                                << " arguments, got " << refs.size();
+    for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !matchesType(*refs[i], type))
+        return func.emitOpError()
+               << "argument " << i << " has type " << arg.getType()
+               << " but the interpreter was given " << refs[i]->typeString()
+               << (numRanks > 1 ? " (rank " + std::to_string(r) + ")" : "");
+      ranks[r].values[arg] = refs[i];
+    }
+    ranks[r].pc = block.begin();
+  }
+
+  // Round-robin: each rank runs until it returns or blocks at a
+  // communication op; a round in which no rank moves is a deadlock.
+  while (true) {
+    bool progress = false;
+    bool allDone = true;
+    for (unsigned r = 0; r < numRanks; ++r) {
+      RankState &state = ranks[r];
+      currentRank = r;
+      while (!state.done) {
+        if (state.pc == block.end())
+          return func.emitOpError() << "ends without func.return";
+        Operation &op = *state.pc;
+        if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+          for (Value v : ret.getOperands())
+            state.results.push_back(state.values.lookup(v));
+          state.done = true;
+          progress = true;
+          break;
+        }
+        if (isCommunication(op)) {
+          CommStatus status = communicate(r, ranks);
+          if (status == CommStatus::Failed)
+            return failure();
+          if (status == CommStatus::Blocked)
+            break;
+        } else if (failed(execute(&op, state.values, /*depth=*/0))) {
+          return failure();
+        }
+        ++state.pc;
+        progress = true;
+      }
+      allDone &= state.done;
+    }
+    if (allDone)
+      break;
+    if (progress)
+      continue;
+    InFlightDiagnostic diag = func.emitError()
+                              << "deadlock: every unfinished rank of @"
+                              << func.getSymName()
+                              << " is blocked at a communication op";
+    for (unsigned r = 0; r < numRanks; ++r) {
+      if (ranks[r].done) {
+        diag.attachNote() << "rank " << r << " has returned";
+        continue;
+      }
+      Operation *op = &*ranks[r].pc;
+      diag.attachNote(op->getLoc())
+          << "rank " << r << " is blocked at '" << op->getName() << "'";
+    }
+    return failure();
+  }
+
+  SmallVector<SmallVector<Tensor>> out;
+  for (RankState &state : ranks) {
+    SmallVector<Tensor> &results = out.emplace_back();
+    for (const TensorRef &t : state.results)
+      results.push_back(*t);
+  }
   return out;
+}
+
+FailureOr<SmallVector<int64_t>>
+Interpreter::gridShape(Operation *op, FlatSymbolRefAttr gridName) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+  if (!grid) {
+    op->emitOpError() << "uses @" << gridName.getValue()
+                      << ", which is not a shard.grid of the module";
+    return failure();
+  }
+  SmallVector<int64_t> shape(grid.getShape());
+  int64_t devices = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d)) {
+      op->emitOpError() << "uses grid @" << gridName.getValue()
+                        << " of dynamic shape; the interpreter needs a static "
+                           "grid with as many devices as ranks";
+      return failure();
+    }
+    devices *= d;
+  }
+  if (devices != static_cast<int64_t>(numRanks)) {
+    op->emitOpError() << "uses grid @" << gridName.getValue() << " of "
+                      << devices << " devices (shape " << formatShape(shape)
+                      << "), but loom-run runs " << numRanks
+                      << " rank(s); give --ranks " << devices;
+    return failure();
+  }
+  return shape;
+}
+
+Interpreter::CommStatus
+Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
+  RankState &state = ranks[r];
+  Operation *op = &*state.pc;
+  auto error = [&]() {
+    InFlightDiagnostic diag = op->emitOpError();
+    if (numRanks > 1)
+      diag << "(rank " << r << ") ";
+    return diag;
+  };
+  auto lookup = [&](RankState &s, Value v) -> TensorRef {
+    return s.values.lookup(v);
+  };
+  auto operandsComputed = [&](Operation *o, RankState &s) {
+    for (Value v : o->getOperands())
+      if (!s.values.count(v))
+        return false;
+    return true;
+  };
+  if (!isa<shard::AllReduceOp, shard::AllGatherOp, shard::SendOp,
+           shard::RecvOp>(op)) {
+    error() << "is not supported by the interpreter (of the shard dialect it "
+               "runs all_reduce, all_gather, send, recv and "
+               "process_linear_index)";
+    return CommStatus::Failed;
+  }
+  if (!operandsComputed(op, state)) {
+    error() << "uses a value the interpreter has not computed";
+    return CommStatus::Failed;
+  }
+  auto gridAttr = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+  FailureOr<SmallVector<int64_t>> shape = gridShape(op, gridAttr);
+  if (failed(shape))
+    return CommStatus::Failed;
+  ArrayRef<int16_t> axes;
+  if (auto a = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes"))
+    axes = a.asArrayRef();
+  for (int16_t a : axes)
+    if (a < 0 || a >= static_cast<int64_t>(shape->size())) {
+      error() << "has grid axis " << a << " outside grid @"
+              << gridAttr.getValue() << " of rank " << shape->size();
+      return CommStatus::Failed;
+    }
+
+  auto bind = [&](RankState &s, Operation *o, const Tensor &t) {
+    auto type = cast<RankedTensorType>(o->getResult(0).getType());
+    if (!matchesType(t, type))
+      return false;
+    s.values[o->getResult(0)] = std::make_shared<const Tensor>(t);
+    return true;
+  };
+  // The rank at in-group multi-index `index` of r's group.
+  auto peer = [&](ArrayRef<int64_t> index, StringRef what) -> int64_t {
+    if (index.size() != axes.size()) {
+      error() << "has a " << what << " of " << index.size()
+              << " coordinates for " << axes.size() << " grid axes";
+      return -1;
+    }
+    SmallVector<int64_t> coords = gridCoords(*shape, r);
+    for (auto [a, i] : llvm::zip(axes, index)) {
+      if (i < 0 || i >= (*shape)[a]) {
+        error() << "has " << what << " coordinate " << i
+                << " outside grid axis " << a << " of size " << (*shape)[a];
+        return -1;
+      }
+      coords[a] = i;
+    }
+    return gridLinear(*shape, coords);
+  };
+
+  // Static coordinates with the dynamic ones (index values) filled in.
+  auto mixed = [&](ArrayRef<int64_t> statics, ValueRange dynamics) {
+    SmallVector<int64_t> out;
+    size_t next = 0;
+    for (int64_t c : statics)
+      out.push_back(ShapedType::isDynamic(c) && next < dynamics.size()
+                        ? lookup(state, dynamics[next++])->ints[0]
+                        : c);
+    return out;
+  };
+
+  if (auto send = dyn_cast<shard::SendOp>(op)) {
+    int64_t to = peer(mixed(send.getDestination(),
+                            send.getDestinationDynamic()),
+                      "destination");
+    if (to < 0)
+      return CommStatus::Failed;
+    TensorRef value = lookup(state, send.getInput());
+    ranks[to].inbox[r].push_back(value);
+    if (!bind(state, op, *value)) {
+      error() << "cannot return its input as its result type";
+      return CommStatus::Failed;
+    }
+    return CommStatus::Done;
+  }
+  if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+    std::optional<ArrayRef<int64_t>> source = recv.getSource();
+    if (!source) {
+      error() << "has no source; the interpreter needs one";
+      return CommStatus::Failed;
+    }
+    int64_t from = peer(mixed(*source, recv.getSourceDynamic()), "source");
+    if (from < 0)
+      return CommStatus::Failed;
+    std::deque<TensorRef> &queue = state.inbox[static_cast<unsigned>(from)];
+    if (queue.empty())
+      return CommStatus::Blocked;
+    TensorRef value = queue.front();
+    queue.pop_front();
+    if (!bind(state, op, *value)) {
+      error() << "received " << value->typeString() << " from rank " << from
+              << ", which does not match its result type "
+              << op->getResult(0).getType();
+      return CommStatus::Failed;
+    }
+    return CommStatus::Done;
+  }
+
+  // A collective: it runs once every rank of the group is at an op of the
+  // same kind on the same grid axes.
+  SmallVector<unsigned> group = gridGroup(*shape, axes, r);
+  for (unsigned m : group) {
+    if (m == r)
+      continue;
+    if (ranks[m].done)
+      return CommStatus::Blocked;
+    Operation *other = &*ranks[m].pc;
+    if (!isCommunication(*other) ||
+        other->getAttr("grid") != op->getAttr("grid") ||
+        other->getAttr("grid_axes") != op->getAttr("grid_axes"))
+      return CommStatus::Blocked;
+    if (other->getName() != op->getName() ||
+        other->getAttrDictionary() != op->getAttrDictionary()) {
+      InFlightDiagnostic diag = error()
+                                << "meets a different communication op of "
+                                   "rank "
+                                << m << " in its group";
+      diag.attachNote(other->getLoc()) << "rank " << m << " is here";
+      return CommStatus::Failed;
+    }
+    if (!operandsComputed(other, ranks[m])) {
+      error() << "uses a value the interpreter has not computed";
+      return CommStatus::Failed;
+    }
+  }
+  SmallVector<TensorRef> inputs;
+  for (unsigned m : group)
+    inputs.push_back(lookup(ranks[m], ranks[m].pc->getOperand(0)));
+
+  Tensor result;
+  std::string message;
+  if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+    std::optional<BinaryKind> kind;
+    switch (reduce.getReduction()) {
+    case shard::ReductionKind::Sum:
+      kind = BinaryKind::Add;
+      break;
+    case shard::ReductionKind::Max:
+      kind = BinaryKind::Max;
+      break;
+    case shard::ReductionKind::Min:
+      kind = BinaryKind::Min;
+      break;
+    case shard::ReductionKind::Product:
+      kind = BinaryKind::Mul;
+      break;
+    default:
+      break;
+    }
+    if (!kind) {
+      error() << "has reduction '"
+              << shard::stringifyReductionKind(reduce.getReduction())
+              << "'; the interpreter supports sum, max, min and product";
+      return CommStatus::Failed;
+    }
+    auto resultType = cast<RankedTensorType>(reduce.getResult().getType());
+    std::optional<ElementKind> to =
+        getElementKind(resultType.getElementType());
+    if (!to) {
+      error() << "has result type " << resultType
+              << "; the interpreter supports f32, f16, bf16, i64, i32 and i1";
+      return CommStatus::Failed;
+    }
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      Tensor converted;
+      message = convert(*input, *to, converted);
+      if (!message.empty())
+        break;
+      if (i == 0) {
+        result = std::move(converted);
+        continue;
+      }
+      Tensor sum;
+      message = binary(*kind, result, converted, sum);
+      if (!message.empty())
+        break;
+      result = std::move(sum);
+    }
+  } else {
+    auto gather = cast<shard::AllGatherOp>(op);
+    SmallVector<const Tensor *> parts;
+    for (const TensorRef &t : inputs)
+      parts.push_back(t.get());
+    message = concat(parts, gather.getGatherAxis().getSExtValue(), result);
+  }
+  if (!message.empty()) {
+    error() << message;
+    return CommStatus::Failed;
+  }
+  if (failed(checkResults(op, result)))
+    return CommStatus::Failed;
+  for (unsigned m : group) {
+    bind(ranks[m], &*ranks[m].pc, result);
+    if (m != r)
+      ++ranks[m].pc;
+  }
+  return CommStatus::Done;
 }
 
 LogicalResult Interpreter::withCallStack(InFlightDiagnostic &&diagnostic) {
@@ -259,6 +654,61 @@ Interpreter::call(func::FuncOp func, ArrayRef<TensorRef> args, unsigned depth) {
 LogicalResult Interpreter::execute(Operation *op,
                                    DenseMap<Value, TensorRef> &values,
                                    unsigned depth) {
+  if (auto index = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
+    if (failed(gridShape(op, index.getGridAttr())))
+      return failure();
+    // An index: held as a 0-d i64 tensor.
+    Tensor rank = Tensor::zeros(ElementKind::I64, {});
+    rank.ints[0] = currentRank;
+    values[op->getResult(0)] = std::make_shared<const Tensor>(std::move(rank));
+    return success();
+  }
+  if (op->getNumResults() == 1 && op->getResult(0).getType().isIndex() &&
+      op->getDialect() && op->getDialect()->getNamespace() == "arith") {
+    // Index arithmetic (e.g. a peer's rank from process_linear_index), on
+    // 0-d i64 tensors.
+    Tensor out = Tensor::zeros(ElementKind::I64, {});
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = dyn_cast<IntegerAttr>(c.getValue());
+      if (!attr)
+        return withCallStack(op->emitOpError() << "has a non-integer value");
+      out.ints[0] = attr.getInt();
+    } else {
+      if (op->getNumOperands() != 2 || !values.count(op->getOperand(0)) ||
+          !values.count(op->getOperand(1)))
+        return withCallStack(op->emitOpError()
+                             << "is not supported by the interpreter on "
+                                "index values");
+      int64_t a = values[op->getOperand(0)]->ints[0];
+      int64_t b = values[op->getOperand(1)]->ints[0];
+      bool divides = isa<arith::DivSIOp, arith::RemSIOp>(op);
+      if (divides && b == 0)
+        return withCallStack(op->emitOpError() << "divides by zero");
+      if (isa<arith::AddIOp>(op))
+        out.ints[0] = a + b;
+      else if (isa<arith::SubIOp>(op))
+        out.ints[0] = a - b;
+      else if (isa<arith::MulIOp>(op))
+        out.ints[0] = a * b;
+      else if (isa<arith::DivSIOp>(op))
+        out.ints[0] = a / b;
+      else if (isa<arith::RemSIOp>(op))
+        out.ints[0] = a % b;
+      else
+        return withCallStack(op->emitOpError()
+                             << "is not supported by the interpreter on "
+                                "index values (it runs arith.constant, addi, "
+                                "subi, muli, divsi and remsi)");
+    }
+    values[op->getResult(0)] = std::make_shared<const Tensor>(std::move(out));
+    return success();
+  }
+  if (isCommunication(*op))
+    return withCallStack(
+        op->emitOpError()
+        << "is a communication op inside a called function; the interpreter "
+           "runs communication ops only in the entry function (inline the "
+           "call first, e.g. loom-opt --inline)");
   SmallVector<const Tensor *> in;
   SmallVector<TensorRef> operands;
   for (Value v : op->getOperands()) {

@@ -3,6 +3,7 @@
 //   loom-run FILE.mlir [--entry NAME] [--input NAME=FILE.npy ...]
 //       [--weights FILE.safetensors] [--output-dir DIR] [--print]
 //       [--check-finite] [--random-inputs [--seed N]] [--entry-all] [--check]
+//       [--ranks N [--input NAME@R=FILE.npy ...]]
 //
 // Runs one function of a loom module on the CPU (see
 // loom/Interpreter/Interpreter.h) and prints or writes its results. The
@@ -109,8 +110,9 @@ std::string fileNameFor(const std::string &name) {
 }
 
 int runFunction(func::FuncOp func, Interpreter &interpreter,
-                const ArgumentSources &sources, bool checkFinite,
-                const std::string &outputDir, bool print, bool header);
+                ArrayRef<ArgumentSources> sources, bool checkFinite,
+                const std::string &outputDir, bool print, bool header,
+                bool perRank);
 
 /// Everything but the out-of-memory guard of main().
 int runMain(int argc, char **argv) {
@@ -158,6 +160,12 @@ int runMain(int argc, char **argv) {
       cl::desc("Print 'checks: N passed, M failed' for the check.* ops run "
                "(a failed check always makes the exit status 1)"),
       cl::cat(category));
+  cl::opt<unsigned> numRanks(
+      "ranks",
+      cl::desc("Run the function as N ranks in one process; shard "
+               "communication ops exchange data between them; results go "
+               "to DIR/rank<R>/ and are printed per rank"),
+      cl::value_desc("n"), cl::init(1), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -168,18 +176,49 @@ int runMain(int argc, char **argv) {
   if (seed.getNumOccurrences() && !randomInputs)
     return fail("--seed is the seed of --random-inputs; add --random-inputs");
 
-  ArgumentSources sources;
+  bool perRank = numRanks.getNumOccurrences() > 0;
+  if (numRanks == 0)
+    return fail("--ranks must be at least 1");
+  if (perRank && entryAll)
+    return fail("--ranks runs one function; use --entry NAME instead of "
+                "--entry-all");
+  // Rank R's inputs: its own (NAME@R=FILE) and those for every rank
+  // (NAME=FILE) that it is not given its own value for.
+  std::vector<std::pair<std::string, std::string>> common;
+  std::vector<std::vector<std::pair<std::string, std::string>>> own(numRanks);
   for (const std::string &binding : inputs) {
     auto [name, path] = StringRef(binding).split('=');
-    if (!StringRef(binding).contains('=') || name.trim().empty() ||
-        path.empty())
+    name = name.trim();
+    if (!StringRef(binding).contains('=') || name.empty() || path.empty())
       return fail("invalid --input '" + binding +
                   "': expected NAME=FILE.npy, e.g. --input x=x.npy");
-    sources.inputs.emplace_back(name.trim().str(), path.str());
+    if (name.contains('@')) {
+      auto [argName, rankText] = name.rsplit('@');
+      unsigned rank = 0;
+      if (argName.trim().empty() || rankText.trim().getAsInteger(10, rank))
+        return fail("invalid --input '" + binding +
+                    "': expected NAME@RANK=FILE.npy, e.g. --input x@1=x1.npy");
+      if (rank >= numRanks)
+        return fail("--input '" + binding + "' names rank " +
+                    std::to_string(rank) + ", but there are " +
+                    std::to_string(numRanks) + " rank(s) (--ranks)");
+      own[rank].emplace_back(argName.trim().str(), path.str());
+      continue;
+    }
+    common.emplace_back(name.str(), path.str());
   }
-  sources.weightsPath = weights;
-  if (randomInputs)
-    sources.randomSeed = seed;
+  SmallVector<ArgumentSources> sources(numRanks);
+  for (unsigned r = 0; r < numRanks; ++r) {
+    sources[r].inputs = own[r];
+    for (const auto &binding : common)
+      if (llvm::none_of(own[r], [&](const auto &o) {
+            return o.first == binding.first;
+          }))
+        sources[r].inputs.push_back(binding);
+    sources[r].weightsPath = weights;
+    if (randomInputs)
+      sources[r].randomSeed = seed;
+  }
 
   DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, func::FuncDialect, arith::ArithDialect,
@@ -229,7 +268,7 @@ int runMain(int argc, char **argv) {
   int status = 0;
   for (func::FuncOp func : entries) {
     if (int rc = runFunction(func, interpreter, sources, checkFinite,
-                             outputDir, print, /*header=*/entryAll))
+                             outputDir, print, /*header=*/entryAll, perRank))
       status = rc;
     if (status && !entryAll)
       break;
@@ -245,69 +284,83 @@ int runMain(int argc, char **argv) {
 
 /// Binds the arguments of `func`, runs it and writes or prints its results.
 int runFunction(func::FuncOp func, Interpreter &interpreter,
-                const ArgumentSources &sources, bool checkFinite,
-                const std::string &outputDir, bool print, bool header) {
+                ArrayRef<ArgumentSources> sources, bool checkFinite,
+                const std::string &outputDir, bool print, bool header,
+                bool perRank) {
 
   // A full-size model's arguments alone can exceed the memory; say so
   // rather than be killed while filling them.
   double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
                     static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (physical > 0 && argumentBytes(func) > physical) {
+  double bytes = argumentBytes(func) * static_cast<double>(sources.size());
+  if (physical > 0 && bytes > physical) {
     char message[256];
     std::snprintf(message, sizeof(message),
                   "the arguments of @%s need %.1f GiB in the interpreter, "
                   "more than this machine's %.1f GiB of memory; run a "
                   "smaller configuration",
                   func.getSymName().str().c_str(),
-                  argumentBytes(func) / (1 << 30), physical / (1 << 30));
+                  bytes / (1 << 30), physical / (1 << 30));
     return fail(message);
   }
 
-  SmallVector<Tensor> args;
-  if (std::string err = bindArguments(func, sources, args); !err.empty())
-    return fail(err);
-  if (checkFinite) {
-    for (auto [i, arg] : llvm::enumerate(args)) {
-      if (!arg.isFloat())
-        continue;
-      for (float v : arg.floats)
-        if (!std::isfinite(v))
-          return fail("--check-finite: argument '" +
-                      getArgumentName(func, i) + "' holds " +
-                      (std::isnan(v) ? "NaN" : "Inf"));
+  SmallVector<SmallVector<Tensor>> argsPerRank(sources.size());
+  for (auto [r, rankSources] : llvm::enumerate(sources)) {
+    std::string prefix = perRank ? "rank " + std::to_string(r) + ": " : "";
+    SmallVector<Tensor> &args = argsPerRank[r];
+    if (std::string err = bindArguments(func, rankSources, args); !err.empty())
+      return fail(prefix + err);
+    if (checkFinite) {
+      for (auto [i, arg] : llvm::enumerate(args)) {
+        if (!arg.isFloat())
+          continue;
+        for (float v : arg.floats)
+          if (!std::isfinite(v))
+            return fail(prefix + "--check-finite: argument '" +
+                        getArgumentName(func, i) + "' holds " +
+                        (std::isnan(v) ? "NaN" : "Inf"));
+      }
     }
   }
 
-  FailureOr<SmallVector<Tensor>> results = interpreter.run(func, std::move(args));
-  if (failed(results))
+  FailureOr<SmallVector<SmallVector<Tensor>>> resultsPerRank =
+      interpreter.runRanks(func, std::move(argsPerRank));
+  if (failed(resultsPerRank))
     return 1;
 
-  if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      return fail("cannot create --output-dir '" + outputDir +
-                  "': " + ec.message());
-    std::set<std::string> used;
-    for (auto [i, result] : llvm::enumerate(*results)) {
-      std::string name = fileNameFor(getResultName(func, i));
-      if (!used.insert(name).second) {
-        name = "result" + std::to_string(i);
-        used.insert(name);
+  for (auto [r, results] : llvm::enumerate(*resultsPerRank)) {
+    if (!outputDir.empty()) {
+      SmallString<256> dir(outputDir);
+      if (perRank)
+        llvm::sys::path::append(dir, "rank" + std::to_string(r));
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        return fail("cannot create --output-dir '" + std::string(dir) +
+                    "': " + ec.message());
+      std::set<std::string> used;
+      for (auto [i, result] : llvm::enumerate(results)) {
+        std::string name = fileNameFor(getResultName(func, i));
+        if (!used.insert(name).second) {
+          name = "result" + std::to_string(i);
+          used.insert(name);
+        }
+        SmallString<256> path(dir);
+        llvm::sys::path::append(path, name + ".npy");
+        if (std::string err =
+                ::loom::npy::writeFile(std::string(path), toNpy(result));
+            !err.empty())
+          return fail(err);
       }
-      SmallString<256> path(outputDir);
-      llvm::sys::path::append(path, name + ".npy");
-      if (std::string err =
-              ::loom::npy::writeFile(std::string(path), toNpy(result));
-          !err.empty())
-        return fail(err);
     }
-  }
-  if (print) {
-    if (header && !results->empty())
-      llvm::outs() << "@" << func.getSymName() << ":\n";
-    for (auto [i, result] : llvm::enumerate(*results)) {
-      llvm::outs() << getResultName(func, i) << " : " << result.typeString()
-                   << "\n";
-      printTensor(llvm::outs(), result);
+    if (print) {
+      if (header && !results.empty())
+        llvm::outs() << "@" << func.getSymName() << ":\n";
+      for (auto [i, result] : llvm::enumerate(results)) {
+        if (perRank)
+          llvm::outs() << "rank " << r << ": ";
+        llvm::outs() << getResultName(func, i) << " : "
+                     << result.typeString() << "\n";
+        printTensor(llvm::outs(), result);
+      }
     }
   }
   return 0;

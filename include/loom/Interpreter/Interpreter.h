@@ -5,6 +5,19 @@
 // func.return and arith.constant. Simple and slow on purpose: it is the
 // oracle that transformations and compiled code are checked against.
 //
+// Virtual ranks: runRanks() runs N instances of a function in one process,
+// cooperatively and deterministically (no threads): each rank has its own
+// values and a program counter over the entry block; ranks are stepped
+// round-robin, and a rank stops at a communication op of the `shard`
+// dialect until it can complete: a collective (all_reduce, all_gather) when
+// every rank of its group has reached it, a recv when the matching send has
+// been made (sends are buffered, FIFO per sender/receiver pair). When every
+// unfinished rank is blocked, the run fails with a deadlock error listing
+// each rank's blocked op. A rank's coordinate in a grid is its rank id in
+// row-major order (`shard.process_linear_index` is the rank id); a grid used
+// by a communication op must have exactly N devices. Communication ops
+// inside called functions are rejected for now.
+//
 // Errors (an op the interpreter does not support, operands that break an
 // op's rule at run time, an out-of-range gather index or label, NaN/Inf
 // with `checkFinite`) are emitted as MLIR diagnostics at the op, which
@@ -45,6 +58,12 @@ public:
   FailureOr<SmallVector<Tensor>> run(func::FuncOp func,
                                      SmallVector<Tensor> args);
 
+  /// Runs `func` as `argsPerRank.size()` ranks (see the file comment), rank
+  /// r on `argsPerRank[r]`. Returns each rank's results. run() is the
+  /// one-rank case.
+  FailureOr<SmallVector<SmallVector<Tensor>>>
+  runRanks(func::FuncOp func, SmallVector<SmallVector<Tensor>> argsPerRank);
+
   /// `check.*` ops (StableHLO test data, see CheckKernels.cpp) run so far:
   /// a failed check is reported at the op and counted, and the function
   /// goes on; run() still succeeds, so callers must look at checksFailed.
@@ -69,6 +88,15 @@ private:
   /// on a malformed check; a mismatch is reported and counted.
   LogicalResult executeCheck(Operation *op, ArrayRef<const Tensor *> in);
 
+  struct RankState;
+  enum class CommStatus { Done, Blocked, Failed };
+  /// Tries to complete the communication op at rank `r`'s program counter.
+  CommStatus communicate(unsigned r, MutableArrayRef<RankState> ranks);
+  /// Checks a communication op's grid against the number of ranks and
+  /// returns its shape, or failure (reported).
+  FailureOr<SmallVector<int64_t>> gridShape(Operation *op,
+                                            FlatSymbolRefAttr grid);
+
   /// Adds notes naming the calls that led to `diagnostic`, reports it and
   /// returns failure.
   LogicalResult withCallStack(InFlightDiagnostic &&diagnostic);
@@ -76,6 +104,9 @@ private:
   InterpreterOptions options;
   /// The func.call ops being executed, outermost first.
   SmallVector<Operation *> callStack;
+  /// The rank being stepped and the number of ranks of the run.
+  unsigned currentRank = 0;
+  unsigned numRanks = 1;
   unsigned checksPassed = 0;
   unsigned checksFailed = 0;
 };
