@@ -4,15 +4,23 @@
 //       [--weights FILE.safetensors] [--output-dir DIR] [--print]
 //       [--check-finite] [--random-inputs [--seed N]] [--entry-all] [--check]
 //       [--ranks N [--input NAME@R=FILE.npy ...]]
+//   loom-run FILE.mlir (--compare-after=PIPELINE | --compare-with=OTHER.mlir)
+//       [--seed N] [--entry NAME] [--tolerance T] [--input ...] [--weights ...]
 //
 // Runs one function of a loom module on the CPU (see
 // loom/Interpreter/Interpreter.h) and prints or writes its results. The
 // `check.*` ops of StableHLO test data are executed: a failed check is an
 // error at the op and makes the exit status 1.
 //
+// --compare-after runs the entry function before and after a textual pass
+// pipeline (on a clone of the module), --compare-with against the function
+// of the same name in another file, on the same seeded random inputs, and
+// reports the largest absolute and relative difference of each result.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/StableHLO/IR/ImportDialects.h"
 #include "loom/Interpreter/Arguments.h"
 #include "loom/Interpreter/Interpreter.h"
@@ -20,18 +28,26 @@
 #include "loom/Interpreter/TensorIO.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <new>
 #include <unistd.h>
 #include <set>
@@ -97,6 +113,26 @@ double argumentBytes(func::FuncOp func) {
   return bytes;
 }
 
+/// A full-size model's arguments alone can exceed the memory; say so rather
+/// than be killed while filling them. Returns "" when `copies` sets of the
+/// arguments of `func` fit.
+std::string checkArgumentMemory(func::FuncOp func, size_t copies) {
+  double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<double>(::sysconf(_SC_PAGESIZE));
+  double bytes = argumentBytes(func) * static_cast<double>(copies);
+  if (physical > 0 && bytes > physical) {
+    char message[256];
+    std::snprintf(message, sizeof(message),
+                  "the arguments of @%s need %.1f GiB in the interpreter, "
+                  "more than this machine's %.1f GiB of memory; run a "
+                  "smaller configuration",
+                  func.getSymName().str().c_str(),
+                  bytes / (1 << 30), physical / (1 << 30));
+    return message;
+  }
+  return "";
+}
+
 /// A file name for a result: its name with characters other than letters,
 /// digits, '.', '_' and '-' replaced by '_'.
 std::string fileNameFor(const std::string &name) {
@@ -113,6 +149,10 @@ int runFunction(func::FuncOp func, Interpreter &interpreter,
                 ArrayRef<ArgumentSources> sources, bool checkFinite,
                 const std::string &outputDir, bool print, bool header,
                 bool perRank);
+
+int compareFunctions(func::FuncOp before, func::FuncOp after,
+                     StringRef afterWhat, const ArgumentSources &sources,
+                     bool checkFinite, double tolerance);
 
 /// Everything but the out-of-memory guard of main().
 int runMain(int argc, char **argv) {
@@ -166,6 +206,22 @@ int runMain(int argc, char **argv) {
                "communication ops exchange data between them; results go "
                "to DIR/rank<R>/ and are printed per rank"),
       cl::value_desc("n"), cl::init(1), cl::cat(category));
+  cl::opt<std::string> compareAfter(
+      "compare-after",
+      cl::desc("Run the function on seeded random inputs before and after "
+               "this pass pipeline (e.g. 'builtin.module(canonicalize)') and "
+               "compare the results"),
+      cl::value_desc("pipeline"), cl::cat(category));
+  cl::opt<std::string> compareWith(
+      "compare-with",
+      cl::desc("Compare the function with the function of the same name in "
+               "another file, on the same seeded random inputs"),
+      cl::value_desc("file.mlir"), cl::cat(category));
+  cl::opt<double> tolerance(
+      "tolerance",
+      cl::desc("With --compare-after/--compare-with: an element differs "
+               "when |after - before| > T + T * |before| (default 1e-6)"),
+      cl::value_desc("T"), cl::init(1e-6), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -173,7 +229,22 @@ int runMain(int argc, char **argv) {
       "  loom-run model.mlir --input x=x.npy --weights model.safetensors "
       "--print\n");
 
-  if (seed.getNumOccurrences() && !randomInputs)
+  bool comparing = !compareAfter.empty() || !compareWith.empty();
+  if (comparing) {
+    if (!compareAfter.empty() && !compareWith.empty())
+      return fail("--compare-after and --compare-with exclude each other");
+    if (entryAll || numRanks.getNumOccurrences() || !outputDir.empty() ||
+        print || checkSummary)
+      return fail("--compare-after/--compare-with compare one function on "
+                  "one rank; they do not go with --entry-all, --ranks, "
+                  "--output-dir, --print or --check");
+    if (!(tolerance >= 0))
+      return fail("--tolerance must be a non-negative number");
+  } else if (tolerance.getNumOccurrences()) {
+    return fail("--tolerance is the tolerance of --compare-after or "
+                "--compare-with");
+  }
+  if (seed.getNumOccurrences() && !randomInputs && !comparing)
     return fail("--seed is the seed of --random-inputs; add --random-inputs");
 
   bool perRank = numRanks.getNumOccurrences() > 0;
@@ -216,7 +287,7 @@ int runMain(int argc, char **argv) {
           }))
         sources[r].inputs.push_back(binding);
     sources[r].weightsPath = weights;
-    if (randomInputs)
+    if (randomInputs || comparing)
       sources[r].randomSeed = seed;
   }
 
@@ -224,6 +295,12 @@ int runMain(int argc, char **argv) {
   registry.insert<mlir::loom::LoomDialect, func::FuncDialect, arith::ArithDialect,
                   tensor::TensorDialect, shard::ShardDialect,
                   mlir::loom::shlo::check::CheckDialect>();
+  func::registerAllExtensions(registry);
+  tensor::registerAllExtensions(registry);
+  if (comparing) {
+    mlir::registerTransformsPasses();
+    mlir::loom::registerLoomPasses();
+  }
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
@@ -262,6 +339,52 @@ int runMain(int argc, char **argv) {
     entries.push_back(func);
   }
 
+  if (comparing) {
+    func::FuncOp before = entries.front();
+    OwningOpRef<ModuleOp> other;
+    std::string afterWhat;
+    if (!compareAfter.empty()) {
+      afterWhat = "after the pipeline";
+      std::string parseErrors;
+      llvm::raw_string_ostream errorStream(parseErrors);
+      FailureOr<OpPassManager> parsed =
+          parsePassPipeline(compareAfter, errorStream);
+      if (failed(parsed))
+        return fail("invalid --compare-after pipeline '" + compareAfter +
+                    "': " + StringRef(parseErrors).trim().str());
+      PassManager pm(&context, parsed->getOpAnchorName());
+      static_cast<OpPassManager &>(pm) = std::move(*parsed);
+      other = module->clone();
+      if (failed(pm.run(*other)))
+        return fail("the --compare-after pipeline failed (see the "
+                    "diagnostics above)");
+    } else {
+      afterWhat = "in " + compareWith;
+      auto otherBuffer = llvm::MemoryBuffer::getFile(compareWith);
+      if (!otherBuffer)
+        return fail("cannot open '" + compareWith +
+                    "': " + otherBuffer.getError().message());
+      // Its own source manager: the parser reads the main buffer. Later
+      // diagnostics at its ops reach the handler of the first file, which
+      // loads the file it names.
+      llvm::SourceMgr otherMgr;
+      otherMgr.AddNewSourceBuffer(std::move(*otherBuffer), llvm::SMLoc());
+      SourceMgrDiagnosticHandler otherHandler(otherMgr, &context);
+      other = parseSourceFile<ModuleOp>(otherMgr, &context);
+      if (!other)
+        return 1;
+    }
+    std::string error;
+    func::FuncOp after = findEntry(*other, before.getSymName(), error);
+    if (!after)
+      return fail(afterWhat + ": " + error);
+    if (after.isExternal())
+      return fail("@" + after.getSymName().str() + " has no body " +
+                  afterWhat);
+    return compareFunctions(before, after, afterWhat, sources.front(),
+                            checkFinite, tolerance);
+  }
+
   InterpreterOptions options;
   options.checkFinite = checkFinite;
   Interpreter interpreter(options);
@@ -288,21 +411,9 @@ int runFunction(func::FuncOp func, Interpreter &interpreter,
                 const std::string &outputDir, bool print, bool header,
                 bool perRank) {
 
-  // A full-size model's arguments alone can exceed the memory; say so
-  // rather than be killed while filling them.
-  double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                    static_cast<double>(::sysconf(_SC_PAGESIZE));
-  double bytes = argumentBytes(func) * static_cast<double>(sources.size());
-  if (physical > 0 && bytes > physical) {
-    char message[256];
-    std::snprintf(message, sizeof(message),
-                  "the arguments of @%s need %.1f GiB in the interpreter, "
-                  "more than this machine's %.1f GiB of memory; run a "
-                  "smaller configuration",
-                  func.getSymName().str().c_str(),
-                  bytes / (1 << 30), physical / (1 << 30));
-    return fail(message);
-  }
+  if (std::string err = checkArgumentMemory(func, sources.size());
+      !err.empty())
+    return fail(err);
 
   SmallVector<SmallVector<Tensor>> argsPerRank(sources.size());
   for (auto [r, rankSources] : llvm::enumerate(sources)) {
@@ -364,6 +475,120 @@ int runFunction(func::FuncOp func, Interpreter &interpreter,
     }
   }
   return 0;
+}
+
+/// Element `i` of `t` as a double.
+double elementAt(const Tensor &t, size_t i) {
+  return t.isFloat() ? static_cast<double>(t.floats[i])
+                     : static_cast<double>(t.ints[i]);
+}
+
+/// Runs `before` and `after` on the same arguments (bound by position from
+/// the types of `after`, whose shapes a pipeline may have refined) and
+/// prints the largest differences of each result.
+int compareFunctions(func::FuncOp before, func::FuncOp after,
+                     StringRef afterWhat, const ArgumentSources &sources,
+                     bool checkFinite, double tolerance) {
+  std::string name = "@" + before.getSymName().str();
+  FunctionType beforeType = before.getFunctionType();
+  FunctionType afterType = after.getFunctionType();
+  if (beforeType.getNumInputs() != afterType.getNumInputs())
+    return fail(name + " has " + std::to_string(beforeType.getNumInputs()) +
+                " argument(s), but " + std::to_string(afterType.getNumInputs()) +
+                " " + afterWhat.str());
+  if (beforeType.getNumResults() != afterType.getNumResults())
+    return fail(name + " has " + std::to_string(beforeType.getNumResults()) +
+                " result(s), but " +
+                std::to_string(afterType.getNumResults()) + " " +
+                afterWhat.str());
+  auto elementType = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped ? shaped.getElementType() : t;
+  };
+  auto typeText = [](Type t) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << t;
+    return text;
+  };
+  for (unsigned i = 0; i < beforeType.getNumResults(); ++i)
+    if (elementType(beforeType.getResult(i)) !=
+        elementType(afterType.getResult(i)))
+      return fail("result '" + getResultName(before, i) + "' of " + name +
+                  " is " + typeText(beforeType.getResult(i)) + ", but " +
+                  typeText(afterType.getResult(i)) + " " + afterWhat.str());
+
+  // The arguments are held once more while the "before" run copies them.
+  if (std::string err = checkArgumentMemory(after, 2); !err.empty())
+    return fail(err);
+  SmallVector<Tensor> args;
+  if (std::string err = bindArguments(after, sources, args); !err.empty())
+    return fail(err);
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    Type t = beforeType.getInput(i);
+    auto type = dyn_cast<RankedTensorType>(t);
+    bool ok = type && elementType(afterType.getInput(i)) ==
+                          type.getElementType() &&
+              type.getRank() == arg.rank();
+    for (int64_t d = 0; ok && d < arg.rank(); ++d)
+      ok = type.isDynamicDim(d) || type.getDimSize(d) == arg.shape[d];
+    if (!ok)
+      return fail("argument " + std::to_string(i) + " ('" +
+                  getArgumentName(before, i) + "') of " + name + " is " +
+                  typeText(t) + ", which does not take the " +
+                  arg.typeString() + " made for its type " +
+                  typeText(afterType.getInput(i)) + " " + afterWhat.str());
+  }
+
+  InterpreterOptions options;
+  options.checkFinite = checkFinite;
+  Interpreter beforeInterpreter(options), afterInterpreter(options);
+  FailureOr<SmallVector<Tensor>> beforeResults =
+      beforeInterpreter.run(before, args);
+  if (failed(beforeResults))
+    return 1;
+  FailureOr<SmallVector<Tensor>> afterResults =
+      afterInterpreter.run(after, std::move(args));
+  if (failed(afterResults))
+    return 1;
+
+  bool equivalent = true;
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(*beforeResults, *afterResults))) {
+    const Tensor &b = std::get<0>(pair);
+    const Tensor &a = std::get<1>(pair);
+    llvm::outs() << "result " << getResultName(before, i) << ": ";
+    if (b.shape != a.shape) {
+      llvm::outs() << "shape " << b.typeString() << " before, "
+                   << a.typeString() << " " << afterWhat << "\n";
+      equivalent = false;
+      continue;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    double maxAbs = 0, maxRel = 0;
+    for (size_t e = 0, n = static_cast<size_t>(b.size()); e < n; ++e) {
+      double x = elementAt(b, e), y = elementAt(a, e);
+      double abs = 0, rel = 0;
+      if (std::isnan(x) || std::isnan(y)) {
+        if (!(std::isnan(x) && std::isnan(y)))
+          abs = rel = inf;
+      } else if (x != y) {
+        abs = std::fabs(y - x); // inf - inf is NaN: x != y, so one is finite
+        if (std::isnan(abs))
+          abs = inf;
+        rel = x == 0 ? inf : abs / std::fabs(x);
+      }
+      if (!(abs <= tolerance + tolerance * std::fabs(x)))
+        equivalent = false;
+      maxAbs = std::max(maxAbs, abs);
+      maxRel = std::max(maxRel, rel);
+    }
+    llvm::outs() << "max abs diff " << llvm::format("%g", maxAbs)
+                 << ", max rel diff " << llvm::format("%g", maxRel) << "\n";
+  }
+  llvm::outs() << "equivalent: " << (equivalent ? "yes" : "no")
+               << " (tolerance " << llvm::format("%g", tolerance) << ")\n";
+  return equivalent ? 0 : 1;
 }
 
 } // namespace
