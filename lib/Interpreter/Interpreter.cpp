@@ -397,11 +397,11 @@ Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
         return false;
     return true;
   };
-  if (!isa<shard::AllReduceOp, shard::AllGatherOp, shard::SendOp,
-           shard::RecvOp>(op)) {
+  if (!isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+           shard::AllToAllOp, shard::SendOp, shard::RecvOp>(op)) {
     error() << "is not supported by the interpreter (of the shard dialect it "
-               "runs all_reduce, all_gather, send, recv and "
-               "process_linear_index)";
+               "runs all_reduce, all_gather, reduce_scatter, all_to_all, send, "
+               "recv and process_linear_index)";
     return CommStatus::Failed;
   }
   if (!operandsComputed(op, state)) {
@@ -527,11 +527,31 @@ Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
   for (unsigned m : group)
     inputs.push_back(lookup(ranks[m], ranks[m].pc->getOperand(0)));
 
+  // Splits `x` into group.size() equal pieces along `axis`.
+  auto splitEqually = [&](const Tensor &x, int64_t axis, StringRef axisName,
+                          SmallVectorImpl<Tensor> &pieces) -> std::string {
+    if (std::string err = checkDim(axis, x.rank(), axisName.str().c_str());
+        !err.empty())
+      return err;
+    int64_t n = static_cast<int64_t>(group.size());
+    if (x.shape[axis] % n != 0)
+      return "cannot split dim " + std::to_string(axis) + " of size " +
+             std::to_string(x.shape[axis]) + " (" + axisName.str() +
+             ") into " + std::to_string(n) + " equal pieces for a group of " +
+             std::to_string(n) + " ranks";
+    SmallVector<int64_t> sizes(n, x.shape[axis] / n);
+    return split(x, axis, sizes, pieces);
+  };
+
+  // One result per group member (in group order).
+  SmallVector<Tensor> results;
   Tensor result;
   std::string message;
-  if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+  if (isa<shard::AllReduceOp, shard::ReduceScatterOp>(op)) {
+    auto reduction = cast<shard::ReductionKindAttr>(op->getAttr("reduction"))
+                         .getValue();
     std::optional<BinaryKind> kind;
-    switch (reduce.getReduction()) {
+    switch (reduction) {
     case shard::ReductionKind::Sum:
       kind = BinaryKind::Add;
       break;
@@ -549,11 +569,11 @@ Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
     }
     if (!kind) {
       error() << "has reduction '"
-              << shard::stringifyReductionKind(reduce.getReduction())
+              << shard::stringifyReductionKind(reduction)
               << "'; the interpreter supports sum, max, min and product";
       return CommStatus::Failed;
     }
-    auto resultType = cast<RankedTensorType>(reduce.getResult().getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     std::optional<ElementKind> to =
         getElementKind(resultType.getElementType());
     if (!to) {
@@ -576,21 +596,47 @@ Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
         break;
       result = std::move(sum);
     }
+    if (message.empty()) {
+      if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+        message = splitEqually(result, scatter.getScatterAxis().getSExtValue(),
+                               "scatter_axis", results);
+      else
+        results.assign(group.size(), result);
+    }
+  } else if (auto allToAll = dyn_cast<shard::AllToAllOp>(op)) {
+    // pieces[i][j]: the piece member i sends to member j.
+    SmallVector<SmallVector<Tensor>> pieces(group.size());
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      message = splitEqually(*input, allToAll.getSplitAxis().getSExtValue(),
+                             "split_axis", pieces[i]);
+      if (!message.empty())
+        break;
+    }
+    for (size_t j = 0; message.empty() && j < group.size(); ++j) {
+      SmallVector<const Tensor *> parts;
+      for (size_t i = 0; i < group.size(); ++i)
+        parts.push_back(&pieces[i][j]);
+      Tensor out;
+      message = concat(parts, allToAll.getConcatAxis().getSExtValue(), out);
+      results.push_back(std::move(out));
+    }
   } else {
     auto gather = cast<shard::AllGatherOp>(op);
     SmallVector<const Tensor *> parts;
     for (const TensorRef &t : inputs)
       parts.push_back(t.get());
     message = concat(parts, gather.getGatherAxis().getSExtValue(), result);
+    results.assign(group.size(), result);
   }
   if (!message.empty()) {
     error() << message;
     return CommStatus::Failed;
   }
-  if (failed(checkResults(op, result)))
-    return CommStatus::Failed;
-  for (unsigned m : group) {
-    bind(ranks[m], &*ranks[m].pc, result);
+  for (const Tensor &t : results)
+    if (failed(checkResults(op, t)))
+      return CommStatus::Failed;
+  for (auto [m, t] : llvm::zip(group, results)) {
+    bind(ranks[m], &*ranks[m].pc, t);
     if (m != r)
       ++ranks[m].pc;
   }
