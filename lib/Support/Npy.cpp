@@ -1,12 +1,12 @@
 //===- Npy.cpp - Reading and writing NumPy .npy files ---------------------===//
 
 #include "loom/Support/Npy.h"
+#include "loom/Support/AtomicFile.h"
 
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 
 namespace loom {
 namespace npy {
@@ -312,23 +312,7 @@ std::string writeFile(const std::string &path, const Array &array) {
   std::string bytes;
   if (std::string err = serialize(array, bytes); !err.empty())
     return "cannot write '" + path + "': " + err;
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    if (!file)
-      return "cannot open '" + tmp + "' for writing";
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    file.flush();
-    if (!file) {
-      std::remove(tmp.c_str());
-      return "cannot write '" + tmp + "' (disk full?)";
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return "cannot rename '" + tmp + "' to '" + path + "'";
-  }
-  return "";
+  return writeFileAtomically(path, bytes);
 }
 
 std::string parse(const std::string &bytes, Array &array) {

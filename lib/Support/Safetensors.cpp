@@ -1,13 +1,13 @@
 //===- Safetensors.cpp - Reading and writing safetensors files ------------===//
 
 #include "loom/Support/Safetensors.h"
+#include "loom/Support/AtomicFile.h"
 
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace loom {
 namespace safetensors {
@@ -364,24 +364,7 @@ std::string serialize(const std::vector<Tensor> &tensors,
 std::string writeFile(const std::string &path,
                       const std::vector<Tensor> &tensors,
                       const std::map<std::string, std::string> &metadata) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    if (!file)
-      return "cannot open '" + tmp + "' for writing";
-    std::string bytes = serialize(tensors, metadata);
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    file.flush();
-    if (!file) {
-      std::remove(tmp.c_str());
-      return "cannot write '" + tmp + "' (disk full?)";
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return "cannot rename '" + tmp + "' to '" + path + "'";
-  }
-  return "";
+  return writeFileAtomically(path, serialize(tensors, metadata));
 }
 
 std::string parse(const std::string &bytes, std::vector<Tensor> &tensors,

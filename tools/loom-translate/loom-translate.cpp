@@ -15,6 +15,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
+#include "loom/Import/NamePatterns.h"
 #include "loom/Import/Onnx.h"
 #include "loom/Import/StableHLO.h"
 
@@ -90,17 +91,6 @@ int writeModule(ModuleOp module, StringRef outputFile) {
   return 0;
 }
 
-bool matchesAny(StringRef name, ArrayRef<std::string> patterns) {
-  for (const std::string &p : patterns) {
-    if (name == p)
-      return true;
-    llvm::Regex re("^(" + p + ")$");
-    if (re.isValid() && re.match(name))
-      return true;
-  }
-  return false;
-}
-
 /// StableHLO functions carry no names or notion of parameters: name the
 /// entry function's arguments (`loom.name`) and mark the trainable ones
 /// (`loom.param`).
@@ -126,10 +116,10 @@ LogicalResult annotateArguments(ModuleOp module,
     if (!argNames.empty())
       entry.setArgAttr(i, loom::LoomDialect::getNameAttrName(),
                        b.getStringAttr(name));
-    if (!matchesAny(name, trainable))
+    if (!mlir::loom::matchesNameOrPattern(name, trainable))
       continue;
     for (auto [k, p] : llvm::enumerate(trainable))
-      used[k] = used[k] || matchesAny(name, p);
+      used[k] = used[k] || mlir::loom::matchesNameOrPattern(name, p);
     auto type = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
     if (!type || !isa<FloatType>(type.getElementType()))
       return entry.emitError() << "--trainable names argument '" << name

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Import/NamePatterns.h"
 #include "loom/Import/Onnx.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
@@ -943,27 +944,16 @@ Importer::importInputs(SmallVectorImpl<Type> &argTypes,
   return success();
 }
 
-static bool matchesAny(StringRef name, ArrayRef<std::string> patterns) {
-  for (const std::string &p : patterns) {
-    if (name == p)
-      return true;
-    llvm::Regex re("^(" + p + ")$");
-    if (re.isValid() && re.match(name))
-      return true;
-  }
-  return false;
-}
-
 bool Importer::isTrainable(StringRef name, Type elementType, int64_t rank) {
   // Default: floating-point tensors of rank >= 1. Exporters store scalar
   // constants (1/sqrt(d), 0.5, ...) as rank-0 initializers; they are not
   // weights.
   bool trainable = isa<FloatType>(elementType) && rank >= 1;
-  if (matchesAny(name, options.frozen))
+  if (mlir::loom::matchesNameOrPattern(name, options.frozen))
     trainable = false;
   else if (!options.trainable.empty())
     trainable = isa<FloatType>(elementType) &&
-                matchesAny(name, options.trainable);
+                mlir::loom::matchesNameOrPattern(name, options.trainable);
   return trainable;
 }
 
@@ -1051,7 +1041,7 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
         std::make_pair("--frozen", &options.frozen)}) {
     for (const std::string &p : *patterns)
       if (llvm::none_of(model.graph().initializer(), [&](const auto &init) {
-            return matchesAny(init.name(), p);
+            return mlir::loom::matchesNameOrPattern(init.name(), p);
           }))
         emitWarning(fileLoc) << flag << " '" << p
                              << "' matches no initializer";
