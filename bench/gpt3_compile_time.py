@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import run_measured
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
@@ -34,24 +36,6 @@ from loom.models.gpt import PRESETS, generate  # noqa: E402
 
 GOAL_SECONDS = 2.0
 GOAL_RSS_BYTES = 1 << 30  # 1 GiB
-
-
-def run_measured(cmd):
-    """Runs cmd; returns (wall seconds, peak RSS bytes) of that process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"error: {' '.join(map(str, cmd))} exited with "
-                 f"{proc.returncode}:\n{stderr}")
-    # ru_maxrss is in KiB on Linux, bytes on macOS.
-    rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return wall, rss
 
 
 def loom_op_count(loom_opt, path):

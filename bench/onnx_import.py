@@ -14,27 +14,21 @@ Prints figures; never fails on a timing.
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from measure import run_measured
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(cmd):
     """(seconds, peak RSS MiB) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    stderr = proc.stderr.read().decode()
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"command failed: {' '.join(map(str, cmd))}\n{stderr}")
-    return seconds, usage.ru_maxrss / 1024
+    seconds, rss = run_measured(cmd)
+    return seconds, rss / 2**20
 
 
 EXPORT_GPT2 = """
@@ -68,7 +62,6 @@ def export_gpt2_small(path):
 def gpt_onnx_without_data(path, layers, hidden, heads, seq, vocab, batch=1):
     """A GPT-shaped ONNX forward graph whose initializers point at a data
     file that does not exist (only --no-weights can import it)."""
-    import onnx
     from onnx import TensorProto, helper
 
     inits, nodes = [], []
