@@ -39,6 +39,20 @@ std::string checkAffine(const Tensor &x, const Tensor *affine, int64_t axis,
   return "";
 }
 
+/// What layer_norm and rms_norm check: a float input, an axis in
+/// [0, rank], and affine operands shaped like the normalised dimensions.
+std::string checkNormOperands(const Tensor &x, int64_t axis,
+                              const Tensor *scale, const Tensor *bias) {
+  if (std::string err = requireFloat(x, "input"); !err.empty())
+    return err;
+  if (axis < 0 || axis > x.rank())
+    return "axis " + std::to_string(axis) + " is out of range for rank " +
+           std::to_string(x.rank());
+  if (std::string err = checkAffine(x, scale, axis, "scale"); !err.empty())
+    return err;
+  return checkAffine(x, bias, axis, "bias");
+}
+
 } // namespace
 
 std::string softmax(const Tensor &x, int64_t axis, bool log, Tensor &out) {
@@ -79,14 +93,7 @@ std::string softmax(const Tensor &x, int64_t axis, bool log, Tensor &out) {
 
 std::string layerNorm(const Tensor &x, const Tensor *scale, const Tensor *bias,
                       int64_t axis, double epsilon, Tensor &out) {
-  if (std::string err = requireFloat(x, "input"); !err.empty())
-    return err;
-  if (axis < 0 || axis > x.rank())
-    return "axis " + std::to_string(axis) + " is out of range for rank " +
-           std::to_string(x.rank());
-  if (std::string err = checkAffine(x, scale, axis, "scale"); !err.empty())
-    return err;
-  if (std::string err = checkAffine(x, bias, axis, "bias"); !err.empty())
+  if (std::string err = checkNormOperands(x, axis, scale, bias); !err.empty())
     return err;
   out = Tensor::zeros(x.kind, x.shape);
   int64_t n = product(ArrayRef<int64_t>(x.shape).drop_front(axis));
@@ -115,12 +122,8 @@ std::string layerNorm(const Tensor &x, const Tensor *scale, const Tensor *bias,
 
 std::string rmsNorm(const Tensor &x, const Tensor *scale, int64_t axis,
                     double epsilon, Tensor &out) {
-  if (std::string err = requireFloat(x, "input"); !err.empty())
-    return err;
-  if (axis < 0 || axis > x.rank())
-    return "axis " + std::to_string(axis) + " is out of range for rank " +
-           std::to_string(x.rank());
-  if (std::string err = checkAffine(x, scale, axis, "scale"); !err.empty())
+  if (std::string err = checkNormOperands(x, axis, scale, nullptr);
+      !err.empty())
     return err;
   out = Tensor::zeros(x.kind, x.shape);
   int64_t n = product(ArrayRef<int64_t>(x.shape).drop_front(axis));
