@@ -1,0 +1,72 @@
+//===- CpuKernels.h - Library kernels of the CPU backend ---------*- C++ -*-===//
+//
+// The ops the emitter does not generate as loops: contractions (BLAS) and
+// the row-wise normalisations, the loss, gathers and strided copies. All
+// tensors are dense row-major; f32 unless stated. Each kernel computes
+// exactly what the matching loom op computes (see the op docs): sums and
+// statistics accumulate in double and are rounded once, like loom-run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_CPUKERNELS_H
+#define LOOM_RUNTIME_CPUKERNELS_H
+
+#include "loom/Runtime/Runtime.h"
+
+#include <cstdint>
+
+namespace loom {
+namespace rt {
+namespace cpu {
+
+/// For b in [0, batch): C_b (M x N) = op(A_b) * op(B_b), row-major.
+/// op(A_b) is M x K (A_b stored K x M when transA), op(B_b) is K x N
+/// (stored N x K when transB). A_b = A + b * strideA, and so on.
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const float *a, int64_t strideA, const float *b,
+          int64_t strideB, float *c, int64_t strideC);
+
+/// Softmax (or log-softmax) of x viewed as [outer, n, inner] along n.
+void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+             bool log);
+
+/// Rows of `cols` elements: (x - mean) / sqrt(var + eps) * scale + bias;
+/// scale/bias (length cols) may be null.
+void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               int64_t rows, int64_t cols, double eps);
+/// Rows of `cols` elements: x / sqrt(mean(x^2) + eps) * scale (may be null).
+void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
+             int64_t cols, double eps);
+
+enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
+/// logits [n, classes], labels [n] (i64). Out: [n] for None, else a scalar.
+/// A label == ignoreIndex (when hasIgnore) contributes 0 and is left out of
+/// the mean. Any other label outside [0, classes) calls fail().
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex);
+
+/// data viewed as [outer, axisSize, inner], indices (i64, numIndices of
+/// them, negative values are errors): out [outer, numIndices, inner].
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices);
+/// out = target, then out[o, indices[i], :] += updates[o, i, :] (f32).
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices);
+
+/// dst (dense, `shape`) [index] = src[offset + sum(index[d] * srcStrides[d])]
+/// in elements; strides may be 0 (broadcast) — transpose, slice, broadcast
+/// and the pieces of concat/split are all this copy.
+void copyStrided(const void *src, void *dst, int64_t elemBytes, int32_t rank,
+                 const int64_t *shape, const int64_t *srcStrides,
+                 int64_t srcOffset);
+
+} // namespace cpu
+} // namespace rt
+} // namespace loom
+
+#endif // LOOM_RUNTIME_CPUKERNELS_H

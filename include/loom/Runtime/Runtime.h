@@ -1,0 +1,88 @@
+//===- Runtime.h - The Loom runtime's public API -----------------*- C++ -*-===//
+//
+// What a program emitted by `loom-translate --emit-cpp` (and `loomc`) links
+// against. No MLIR dependency. The emitted `step.cpp` defines one step
+// function and a ProgramSpec; its `main` calls trainMain(), which owns
+// everything else (arguments, data, weights, the step loop, logging,
+// checkpoints, communication). See docs/training.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_RUNTIME_H
+#define LOOM_RUNTIME_RUNTIME_H
+
+#include <cstdint>
+
+namespace loom {
+namespace rt {
+
+enum class DType : int32_t { F32 = 0, I64 = 1, I32 = 2 };
+/// Bytes of one element.
+int64_t dtypeSize(DType type);
+
+/// What a step argument or result is.
+enum class Role : int32_t {
+  Param = 0, ///< trainable weight, read from the weights file, checkpointed
+  State = 1, ///< optimizer state (zero-initialised), checkpointed
+  Data = 2,  ///< a batch input, read from DIR/<name>.npy
+  Loss = 3,  ///< the scalar f32 loss result
+  Other = 4, ///< any other result (ignored by the training loop)
+};
+
+constexpr int kMaxRank = 8;
+
+struct TensorSpec {
+  const char *name;
+  Role role;
+  DType dtype;
+  int32_t rank;
+  int64_t shape[kMaxRank];
+  /// For results: the index of the argument this result replaces after
+  /// each step (params and state), or -1.
+  int32_t updates;
+};
+
+class Context;
+
+/// The generated step: reads `args[i]` (spec.args[i]), writes `results[j]`
+/// (spec.results[j]), and uses `arena` (spec.arenaBytes bytes, 64-byte
+/// aligned) for every intermediate value.
+using StepFn = void (*)(Context &ctx, void *const *args, void *const *results,
+                        char *arena);
+
+struct ProgramSpec {
+  const char *modelName;
+  const TensorSpec *args;
+  int32_t numArgs;
+  const TensorSpec *results;
+  int32_t numResults;
+  /// Size of the workspace arena planned by loom-memory-plan.
+  int64_t arenaBytes;
+  /// The planner's predicted peak of live arena bytes (for the report check).
+  int64_t plannedPeakBytes;
+  /// Rows of each data input consumed per step (the static batch dim).
+  int64_t batchSize;
+  StepFn step;
+};
+
+/// Runs the training loop; returns the process exit code. Options:
+///   --data DIR --steps N [--log loss.csv] [--weights FILE]
+///   [--checkpoint-dir D --checkpoint-every K] [--resume]
+///   [--memory-counters FILE] [--quiet]
+int trainMain(int argc, char **argv, const ProgramSpec &spec);
+
+/// Arena accounting: the emitted code calls these when an arena buffer
+/// becomes live (its first write) and dead (after its last read). The
+/// runtime keeps live and peak byte counters (reported with
+/// --memory-counters) and checks that live buffers never overlap.
+void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes);
+void arenaRelease(Context &ctx, int64_t offset, int64_t bytes);
+
+/// Reports a fatal error raised inside a kernel (e.g. an out-of-range
+/// gather index), naming the op; never returns.
+[[noreturn]] void fail(Context &ctx, const char *op, const char *message);
+
+} // namespace rt
+} // namespace loom
+
+#endif // LOOM_RUNTIME_RUNTIME_H
