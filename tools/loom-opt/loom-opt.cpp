@@ -9,11 +9,16 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Conversion/StableHLOToLoom/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Conversion/LoomToLoomRT/Passes.h"
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Dialect/LoomRT/Transforms/Passes.h"
 #include "loom/Import/StableHLO.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
@@ -26,7 +31,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
-                  mlir::shard::ShardDialect>();
+                  mlir::shard::ShardDialect, mlir::loomrt::LoomRTDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect>();
   // Inlining of func.call and the sharding rules of func/tensor ops, so
   // that sharding-propagation can cross function boundaries.
   mlir::func::registerAllExtensions(registry);
@@ -42,6 +48,8 @@ int main(int argc, char **argv) {
   mlir::shard::registerShardPasses();
   mlir::loom::registerLoomPasses();
   mlir::loom::registerStableHLOToLoomPasses();
+  mlir::loom::registerLoomToLoomRTPasses();
+  mlir::loomrt::registerLoomRTPasses();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Loom optimizer driver: runs loom and upstream passes\n",

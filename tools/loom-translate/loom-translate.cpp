@@ -19,7 +19,13 @@
 #include "loom/Import/Onnx.h"
 #include "loom/Import/StableHLO.h"
 
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Target/Cpp/EmitCpp.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/IR/Verifier.h"
@@ -153,6 +159,42 @@ int importStableHLOFile(std::unique_ptr<llvm::MemoryBuffer> input,
     return 1;
   return writeModule(*module, outputFile);
 }
+int emitCppFile(StringRef inputFile, StringRef outputFile, int64_t batchSize) {
+  DialectRegistry registry;
+  registry.insert<loom::LoomDialect, loomrt::LoomRTDialect, func::FuncDialect,
+                  arith::ArithDialect, math::MathDialect,
+                  memref::MemRefDialect>();
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "loom-translate: " << errorMessage << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  loom::EmitCppOptions options;
+  options.batchSize = batchSize;
+  if (failed(loom::emitCpp(*module, os, options)))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "loom-translate: " << errorMessage << "\n";
+    return 1;
+  }
+  output->os() << code;
+  output->keep();
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -172,6 +214,16 @@ int main(int argc, char **argv) {
       cl::desc("Import StableHLO text (as jax.jit(f).lower(...).as_text() "
                "prints it)"),
       cl::cat(category));
+  cl::opt<bool> emitCppFlag(
+      "emit-cpp",
+      cl::desc("Print a planned loomrt module (after convert-loom-to-loomrt "
+               "and loom-memory-plan) as C++ for the CPU runtime"),
+      cl::cat(category));
+  cl::opt<int64_t> batchSize(
+      "batch-size",
+      cl::desc("--emit-cpp: rows of each data input per step (default: the "
+               "data inputs' leading dimension)"),
+      cl::init(0), cl::cat(category));
   cl::list<std::string> argNames(
       "arg-names",
       cl::desc("StableHLO only: names of the entry function's arguments, in "
@@ -209,13 +261,17 @@ int main(int argc, char **argv) {
       "  loom-translate --import-onnx model.onnx -o model.mlir\n"
       "      writes model.mlir and model.safetensors (the weights)\n"
       "  loom-translate --import-stablehlo jax.mlir --arg-names=w,b,x \\\n"
-      "      --trainable=w,b -o model.mlir\n");
+      "      --trainable=w,b -o model.mlir\n"
+      "  loom-translate --emit-cpp step.mlir -o step.cpp\n"
+      "      prints a lowered, planned step as C++ for lib/Runtime\n");
 
-  if (importOnnxFlag == importStableHLOFlag) {
-    llvm::errs() << "loom-translate: choose one importer: --import-onnx or "
-                    "--import-stablehlo\n";
+  if (int(importOnnxFlag) + int(importStableHLOFlag) + int(emitCppFlag) != 1) {
+    llvm::errs() << "loom-translate: choose one of --import-onnx, "
+                    "--import-stablehlo and --emit-cpp\n";
     return 1;
   }
+  if (emitCppFlag)
+    return emitCppFile(inputFile, outputFile, batchSize);
   if (importOnnxFlag && !argNames.empty()) {
     llvm::errs() << "loom-translate: --arg-names is for --import-stablehlo; "
                     "ONNX inputs have their own names\n";

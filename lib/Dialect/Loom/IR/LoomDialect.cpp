@@ -43,18 +43,20 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 /// Checks the Loom attributes that may sit on function arguments and
-/// results: `loom.param` (unit, tensor arguments only) and `loom.name`
-/// (string).
+/// results (docs/training.md): `loom.param` and `loom.state` (unit,
+/// arguments only), `loom.name` (string), `loom.updates` and `loom.grad_of`
+/// (integer argument indices, on results, or on the result buffers that
+/// convert-loom-to-loomrt turns results into).
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                      Type valueType, bool isArgument) {
   StringRef name = attr.getName().getValue();
-  if (name == LoomDialect::getParamAttrName()) {
+  if (name == LoomDialect::getParamAttrName() || name == "loom.state") {
     if (!isArgument)
       return op->emitOpError() << "'" << name
                                << "' marks function arguments, not results";
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
-    if (!isa<RankedTensorType>(valueType))
+    if (!isa<RankedTensorType, MemRefType>(valueType))
       return op->emitOpError()
              << "'" << name << "' argument must be a ranked tensor, got "
              << valueType;
@@ -65,8 +67,22 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == "loom.updates" || name == "loom.grad_of") {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getInt() < 0)
+      return op->emitOpError() << "'" << name
+                               << "' must be a non-negative argument index";
+    if (auto func = dyn_cast<FunctionOpInterface>(op))
+      if (index.getInt() >= static_cast<int64_t>(func.getNumArguments()))
+        return op->emitOpError() << "'" << name << "' = " << index.getInt()
+                                 << " is not an argument index (the function "
+                                    "has "
+                                 << func.getNumArguments() << ")";
+    return success();
+  }
   return op->emitOpError() << "unknown loom attribute '" << name
-                           << "' (known: loom.param, loom.name)";
+                           << "' (known: loom.param, loom.state, loom.name, "
+                              "loom.updates, loom.grad_of)";
 }
 
 static Type getRegionValueType(Operation *op, bool isArgument, unsigned index) {

@@ -1,0 +1,51 @@
+//===- Passes.td - loom to loomrt lowering -----------------*- tablegen -*-===//
+
+#ifndef LOOM_CONVERSION_LOOMTOLOOMRT_PASSES_TD
+#define LOOM_CONVERSION_LOOMTOLOOMRT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
+  let summary = "Lower one loom function to buffers, kernels and library calls";
+  let description = [{
+    Turns the function `function` (default: the only function whose name
+    ends in `_step`, else the module's only function) into a `loomrt`
+    program; the module afterwards holds only that function. Every tensor
+    becomes a buffer (`memref`):
+
+    * arguments stay arguments; each result becomes one more argument (the
+      buffer the runtime passes for it, marked `loomrt.result = i`, with the
+      result's attributes), and the function returns nothing;
+    * each op that produces a new value writes into a `loomrt.alloc`
+      (category from the op's `loom.phase` attribute: `activation` when
+      absent, else `gradient` or `optimizer`), or directly into the result
+      buffer when its value is returned;
+    * chains of elementwise ops fuse into one `loomrt.kernel`: an
+      elementwise op whose result has a single use, by another elementwise op
+      of the same shape, is computed inside its user's loop; `broadcast`s
+      and splat `constant`s feeding the chain are read in the loop (strides,
+      scalars) instead of being materialised;
+    * `reshape` is a `loomrt.view` (no copy); `transpose`, `slice`,
+      materialised `broadcast`, `concat` and `split` are `loomrt.copy`s;
+      `iota`, `reduce_*` are generated loops (`loomrt.iota`,
+      `loomrt.reduce`);
+    * `dot_general` is a `loomrt.gemm` when its operands are laid out as
+      batch, free and contracting dimensions (either order, which BLAS
+      transposes for free); other layouts are first copied into that order;
+    * softmax, log_softmax, layer_norm, rms_norm, cross_entropy, gather and
+      scatter_add are runtime-library calls.
+
+    Shapes must be static (run `loom-shape-inference` first); element types
+    are f32, i64, i32 and i1. Anything else is an error at the op.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"\"",
+           "The function to lower (default: the `_step` function or the only one)">,
+  ];
+  let dependentDialects = ["::mlir::loomrt::LoomRTDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif // LOOM_CONVERSION_LOOMTOLOOMRT_PASSES_TD

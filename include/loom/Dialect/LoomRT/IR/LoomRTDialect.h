@@ -1,0 +1,22 @@
+//===- LoomRTDialect.h - The loomrt dialect ---------------------*- C++ -*-===//
+
+#ifndef LOOM_DIALECT_LOOMRT_IR_LOOMRTDIALECT_H
+#define LOOM_DIALECT_LOOMRT_IR_LOOMRTDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h.inc"
+
+#include "loom/Dialect/LoomRT/IR/LoomRTOpsEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "loom/Dialect/LoomRT/IR/LoomRTTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "loom/Dialect/LoomRT/IR/LoomRTOps.h.inc"
+
+#endif // LOOM_DIALECT_LOOMRT_IR_LOOMRTDIALECT_H

@@ -1,0 +1,298 @@
+//===- LoomRTOps.td - The runtime-level loomrt dialect -----*- tablegen -*-===//
+//
+// `loomrt` is what the emitters print: explicit buffers (memrefs), one op per
+// kernel launch or runtime-library call, asynchronous communication handles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOMRT_IR_LOOMRTOPS_TD
+#define LOOM_DIALECT_LOOMRT_IR_LOOMRTOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def LoomRT_Dialect : Dialect {
+  let name = "loomrt";
+  let cppNamespace = "::mlir::loomrt";
+  let summary = "Runtime-level ops: buffers, kernel launches, library calls, communication";
+  let description = [{
+    A training step after `convert-loom-to-loomrt`: every tensor lives in a
+    buffer (a `memref` with the identity layout), and every op either
+    launches one kernel the emitter generates (`kernel`, `reduce`, `copy`,
+    `iota`) or calls one routine of the runtime library (`gemm`, `softmax`,
+    `layer_norm`, `rms_norm`, `cross_entropy`, `gather`, `scatter_add`,
+    communication). Ops write their results into their `outs` buffers
+    (destination-passing style), so the order of ops is the order of
+    execution and the emitter prints them one by one.
+
+    Buffers are the function's arguments (inputs, then one per result of
+    the original function), `alloc`ed intermediates (which
+    `loom-memory-plan` places at offsets of one arena and frees after their
+    last use), `view`s of other buffers, and read-only `constant`s.
+
+    Each kernel op keeps the ops it came from in `origin` (e.g.
+    `"add+gelu"`), which the emitter uses to name and comment the code.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+class LoomRT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<LoomRT_Dialect, mnemonic, traits>;
+
+def LoomRT_HandleType : TypeDef<LoomRT_Dialect, "Handle"> {
+  let mnemonic = "handle";
+  let summary = "An in-flight asynchronous communication";
+  let description = [{
+    Returned by the `*_start` ops and consumed by `wait`: between the two,
+    the buffers involved must not be touched, and compute may overlap the
+    transfer.
+  }];
+}
+
+def LoomRT_Buffer : MemRefRankOf<[F32, F16, BF16, I64, I32, I1], [0, 1, 2, 3, 4, 5, 6, 7, 8]>;
+def LoomRT_F32Buffer : MemRefOf<[F32]>;
+def LoomRT_IndexBuffer : MemRefOf<[I64, I32]>;
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+def LoomRT_AllocOp : LoomRT_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "An intermediate buffer in the step's arena";
+  let description = [{
+    A buffer for one intermediate value. `category` says what it holds for
+    the memory report (`activation`, `gradient`, `optimizer`, `workspace`).
+    `loom-memory-plan` sets `offset`, its byte offset in the arena, and
+    inserts the matching `dealloc` after its last use.
+
+    ```mlir
+    %0 = loomrt.alloc {category = "activation", offset = 256 : i64} : memref<4x8xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$category, OptionalAttr<I64Attr>:$offset);
+  let results = (outs LoomRT_Buffer:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+}
+
+def LoomRT_DeallocOp : LoomRT_Op<"dealloc", [MemoryEffects<[MemFree]>]> {
+  let summary = "The end of an intermediate buffer's life";
+  let arguments = (ins LoomRT_Buffer:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+def LoomRT_ViewOp : LoomRT_Op<"view", [Pure]> {
+  let summary = "The same bytes with another shape (a reshape)";
+  let description = [{
+    `result` aliases `source`: same element type and element count, both
+    row-major. A reshape never copies.
+  }];
+  let arguments = (ins LoomRT_Buffer:$source);
+  let results = (outs LoomRT_Buffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def LoomRT_ConstantOp : LoomRT_Op<"constant", [Pure]> {
+  let summary = "A read-only buffer with known contents";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs LoomRT_Buffer:$buffer);
+  let assemblyFormat = "$value attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Generated kernels
+//===----------------------------------------------------------------------===//
+
+def LoomRT_KernelOp : LoomRT_Op<"kernel", [
+    AttrSizedOperandSegments, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A fused elementwise loop nest";
+  let description = [{
+    One loop over the elements of the `outs` buffers (all of one shape). The
+    body receives one scalar per `ins` buffer and yields one scalar per
+    `outs` buffer; it holds `arith` and `math` ops on scalars. An input is
+    read at the loop index, or, where `in_strides` gives its strides (in
+    elements, one per loop dimension, 0 for a broadcast dimension), at the
+    sum of index times stride: a fused `broadcast` or `transpose`.
+
+    ```mlir
+    loomrt.kernel ins(%a, %b : memref<4x8xf32>, memref<8xf32>)
+        outs(%c : memref<4x8xf32>) {origin = "broadcast+add+gelu",
+        in_strides = [array<i64: 8, 1>, array<i64: 0, 1>]} {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      loomrt.yield %s : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<LoomRT_Buffer>:$ins,
+                       Variadic<LoomRT_Buffer>:$outs,
+                       StrAttr:$origin,
+                       OptionalAttr<ArrayAttr>:$in_strides);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def LoomRT_YieldOp : LoomRT_Op<"yield", [Pure, Terminator,
+    HasParent<"KernelOp">]> {
+  let summary = "The scalars a kernel body writes, one per output";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* empty */ }]>];
+}
+
+def LoomRT_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction of a reduce op", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"max", 2>]> {
+  let cppNamespace = "::mlir::loomrt";
+}
+
+def LoomRT_ReduceOp : LoomRT_Op<"reduce"> {
+  let summary = "A generated reduction loop nest (sum, mean or max over dims)";
+  let description = [{
+    `output` holds `input` reduced over `dims` (the kept dimensions in
+    order). Sums accumulate in double and are rounded once, as `loom-run`
+    does; `max` propagates NaN.
+  }];
+  let arguments = (ins LoomRT_Buffer:$input, LoomRT_Buffer:$output,
+                       LoomRT_ReduceKindAttr:$kind, DenseI64ArrayAttr:$dims,
+                       StrAttr:$origin);
+  let assemblyFormat = [{
+    $kind $dims `ins` `(` $input `:` type($input) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+}
+
+def LoomRT_CopyOp : LoomRT_Op<"copy"> {
+  let summary = "A generated strided copy (transpose, slice, broadcast, concat)";
+  let description = [{
+    For every index `i` of `shape`:
+    `target[target_offset + sum(i * target_strides)] =
+     source[source_offset + sum(i * source_strides)]` (in elements). A
+    stride of 0 in `source_strides` broadcasts.
+  }];
+  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target,
+                       DenseI64ArrayAttr:$shape,
+                       DenseI64ArrayAttr:$source_strides, I64Attr:$source_offset,
+                       DenseI64ArrayAttr:$target_strides, I64Attr:$target_offset,
+                       StrAttr:$origin);
+  let assemblyFormat = [{
+    `ins` `(` $source `:` type($source) `)` `outs` `(` $target `:` type($target) `)` attr-dict
+  }];
+}
+
+def LoomRT_IotaOp : LoomRT_Op<"iota"> {
+  let summary = "Fills a buffer with its index along `dim`";
+  let arguments = (ins LoomRT_Buffer:$output, I64Attr:$dim);
+  let assemblyFormat = "$dim `outs` `(` $output `:` type($output) `)` attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime-library calls
+//===----------------------------------------------------------------------===//
+
+def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
+  let summary = "Batched matrix product through BLAS (cuBLAS on GPUs)";
+  let description = [{
+    For each of `batch` matrices: `c[b] (m x n) = op(a[b]) * op(b[b])`,
+    row-major, `op(a)` m x k (stored k x m when `trans_a`), `op(b)` k x n
+    (stored n x k when `trans_b`). `a` or `b` may be shared by all batches
+    (`a_batched`/`b_batched` false).
+  }];
+  let arguments = (ins LoomRT_F32Buffer:$a, LoomRT_F32Buffer:$b,
+                       LoomRT_F32Buffer:$c, I64Attr:$batch, I64Attr:$m,
+                       I64Attr:$n, I64Attr:$k, BoolAttr:$trans_a,
+                       BoolAttr:$trans_b, BoolAttr:$a_batched,
+                       BoolAttr:$b_batched, StrAttr:$origin);
+  let assemblyFormat = [{
+    `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)` `outs` `(` $c `:` type($c) `)` attr-dict
+  }];
+}
+
+def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {
+  let summary = "Softmax or log-softmax along `axis` (runtime library)";
+  let arguments = (ins LoomRT_F32Buffer:$input, LoomRT_F32Buffer:$output,
+                       I64Attr:$axis, BoolAttr:$log, StrAttr:$origin);
+  let assemblyFormat = [{
+    $axis `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+}
+
+def LoomRT_LayerNormOp : LoomRT_Op<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "Layer or RMS normalisation over dims [axis, rank) (runtime library)";
+  let arguments = (ins LoomRT_F32Buffer:$input,
+                       Optional<LoomRT_F32Buffer>:$scale,
+                       Optional<LoomRT_F32Buffer>:$bias,
+                       LoomRT_F32Buffer:$output, I64Attr:$axis,
+                       F64Attr:$epsilon, BoolAttr:$rms, StrAttr:$origin);
+  let assemblyFormat = [{
+    $axis `ins` `(` $input (`scale` $scale^)? (`bias` $bias^)? `:` type(operands) `)`
+    `outs` `(` $output `)` attr-dict
+  }];
+}
+
+def LoomRT_CrossEntropyOp : LoomRT_Op<"cross_entropy"> {
+  let summary = "Softmax cross-entropy of logits [n, c] and labels [n] (runtime library)";
+  let arguments = (ins LoomRT_F32Buffer:$logits, LoomRT_IndexBuffer:$labels,
+                       LoomRT_F32Buffer:$output, StrAttr:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index, StrAttr:$origin);
+  let assemblyFormat = [{
+    $reduction `ins` `(` $logits `,` $labels `:` type($logits) `,` type($labels) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+}
+
+def LoomRT_GatherOp : LoomRT_Op<"gather"> {
+  let summary = "Rows of `data` along `axis` picked by `indices` (runtime library)";
+  let arguments = (ins LoomRT_Buffer:$data, LoomRT_IndexBuffer:$indices,
+                       LoomRT_Buffer:$output, I64Attr:$axis, StrAttr:$origin);
+  let assemblyFormat = [{
+    $axis `ins` `(` $data `,` $indices `:` type($data) `,` type($indices) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+}
+
+def LoomRT_ScatterAddOp : LoomRT_Op<"scatter_add"> {
+  let summary = "`target` plus `updates` added at `indices` along `axis` (runtime library)";
+  let arguments = (ins LoomRT_F32Buffer:$target, LoomRT_IndexBuffer:$indices,
+                       LoomRT_F32Buffer:$updates, LoomRT_F32Buffer:$output,
+                       I64Attr:$axis, StrAttr:$origin);
+  let assemblyFormat = [{
+    $axis `ins` `(` $target `,` $indices `,` $updates `:` type($target) `,`
+    type($indices) `,` type($updates) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous communication
+//===----------------------------------------------------------------------===//
+
+def LoomRT_AllReduceStartOp : LoomRT_Op<"all_reduce_start"> {
+  let summary = "Starts an in-place all-reduce of `buffer` over a group";
+  let description = [{
+    Returns a handle; the reduced values are in `buffer` once `wait` on it
+    returns. `reduction` is `sum`, `max`, `min` or `avg`; `group` names the
+    communicator (`world`, `dp`, `tp`, `pp`).
+  }];
+  let arguments = (ins LoomRT_F32Buffer:$buffer, StrAttr:$reduction,
+                       StrAttr:$group);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+def LoomRT_WaitOp : LoomRT_Op<"wait"> {
+  let summary = "Completes an asynchronous communication";
+  let arguments = (ins LoomRT_HandleType:$handle);
+  let assemblyFormat = "$handle attr-dict";
+}
+
+#endif // LOOM_DIALECT_LOOMRT_IR_LOOMRTOPS_TD

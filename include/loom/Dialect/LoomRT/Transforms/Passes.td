@@ -1,0 +1,37 @@
+//===- Passes.td - Passes on the loomrt dialect ------------*- tablegen -*-===//
+
+#ifndef LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD
+#define LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
+  let summary = "Assign every intermediate buffer an offset in one arena";
+  let description = [{
+    Static buffer assignment for each `loomrt` function: a buffer is live
+    from its `alloc` to its last use (uses through `view`s count), a
+    `dealloc` is inserted right after that use, and buffers whose lives
+    overlap get disjoint byte ranges of one arena. Placement is greedy:
+    largest buffer first (ties: earliest first), each at the lowest
+    64-byte-aligned offset that does not overlap a placed buffer live at
+    the same time. The function gets `loomrt.arena_bytes` (the arena size)
+    and `loomrt.peak_live_bytes` (the most bytes live at once, the lower
+    bound any placement needs).
+
+    With `report=FILE` it writes a JSON report: per function the arena and
+    peak figures, the persistent bytes by category (`params`,
+    `optimizer_state`, `data`, `results`: argument buffers by their
+    `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
+    bytes live at the peak by category (`activation`, `gradient`,
+    `optimizer`, `workspace`), and `peak_bytes`, their total: what the
+    runtime's counters measure.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", "\"\"",
+           "Write the memory report (JSON) to this file ('-' for stdout)">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Byte alignment of every buffer in the arena">,
+  ];
+}
+
+#endif // LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD

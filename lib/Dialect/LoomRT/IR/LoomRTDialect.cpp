@@ -1,0 +1,110 @@
+//===- LoomRTDialect.cpp - The loomrt dialect -----------------------------===//
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::loomrt;
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.cpp.inc"
+#include "loom/Dialect/LoomRT/IR/LoomRTOpsEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "loom/Dialect/LoomRT/IR/LoomRTTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "loom/Dialect/LoomRT/IR/LoomRTOps.cpp.inc"
+
+void LoomRTDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "loom/Dialect/LoomRT/IR/LoomRTTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "loom/Dialect/LoomRT/IR/LoomRTOps.cpp.inc"
+      >();
+}
+
+static int64_t elementCount(MemRefType type) {
+  int64_t n = 1;
+  for (int64_t d : type.getShape())
+    n *= d;
+  return n;
+}
+
+LogicalResult ViewOp::verify() {
+  auto from = cast<MemRefType>(getSource().getType());
+  auto to = cast<MemRefType>(getResult().getType());
+  if (from.getElementType() != to.getElementType())
+    return emitOpError("changes the element type from ")
+           << from.getElementType() << " to " << to.getElementType();
+  if (!from.hasStaticShape() || !to.hasStaticShape())
+    return emitOpError("needs static shapes");
+  if (elementCount(from) != elementCount(to))
+    return emitOpError("changes the element count from ")
+           << elementCount(from) << " to " << elementCount(to);
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = cast<MemRefType>(getBuffer().getType());
+  auto valueType = cast<ShapedType>(getValue().getType());
+  if (valueType.getShape() != type.getShape() ||
+      valueType.getElementType() != type.getElementType())
+    return emitOpError("value of type ")
+           << valueType << " does not match the buffer " << type;
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (getOuts().empty())
+    return emitOpError("needs at least one output");
+  auto shape = cast<MemRefType>(getOuts().front().getType()).getShape();
+  for (Value out : getOuts())
+    if (cast<MemRefType>(out.getType()).getShape() != shape)
+      return emitOpError("outputs differ in shape");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getIns().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << getIns().size()
+           << " inputs";
+  for (auto [arg, in] : llvm::zip(body.getArguments(), getIns()))
+    if (arg.getType() != cast<MemRefType>(in.getType()).getElementType())
+      return emitOpError("body argument type ")
+             << arg.getType() << " does not match input element type "
+             << cast<MemRefType>(in.getType()).getElementType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != getOuts().size())
+    return emitOpError("yields ") << yield.getValues().size()
+                                  << " values for " << getOuts().size()
+                                  << " outputs";
+  for (auto [v, out] : llvm::zip(yield.getValues(), getOuts()))
+    if (v.getType() != cast<MemRefType>(out.getType()).getElementType())
+      return emitOpError("yields ") << v.getType() << " into "
+                                    << out.getType();
+  if (auto strides = getInStridesAttr()) {
+    if (strides.size() != getIns().size())
+      return emitOpError("has ") << strides.size() << " in_strides for "
+                                 << getIns().size() << " inputs";
+    for (Attribute s : strides) {
+      auto array = dyn_cast<DenseI64ArrayAttr>(s);
+      if (!array || array.size() != static_cast<int64_t>(shape.size()))
+        return emitOpError("in_strides entries must be one stride per loop "
+                           "dimension (")
+               << shape.size() << ")";
+    }
+  } else {
+    for (Value in : getIns())
+      if (cast<MemRefType>(in.getType()).getShape() != shape)
+        return emitOpError("input of type ")
+               << in.getType()
+               << " differs in shape from the outputs; give in_strides";
+  }
+  return success();
+}
