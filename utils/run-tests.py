@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Runs Loom's whole test suite and prints one summary.
 
-Three runners, each writing JUnit XML under build/test-results/:
+Four runners, each writing JUnit XML under build/test-results/:
   lit     test/ (FileCheck tests of ops, passes, tools)
   unit    build/bin/LoomUnitTests (GoogleTest)
+  runtime build/bin/LoomRuntimeTests (GoogleTest, the runtime library)
   python  test/python (pytest)
 The last line is `loom: N passed, M failed, K skipped`; the exit status is
 non-zero when anything failed or a runner could not report.
@@ -53,6 +54,9 @@ def main():
           str(build / "test")]),
         ("unit", results / "unit.xml",
          [str(build / "bin" / "LoomUnitTests"), f"--gtest_output=xml:{results / 'unit.xml'}"]),
+        ("runtime", results / "runtime.xml",
+         [str(build / "bin" / "LoomRuntimeTests"),
+          f"--gtest_output=xml:{results / 'runtime.xml'}"]),
         ("python", results / "python.xml",
          [sys.executable, "-m", "pytest", "-q", "-rs", f"--junitxml={results / 'python.xml'}",
           str(ROOT / "test" / "python")]),

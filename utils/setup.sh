@@ -20,6 +20,7 @@ PACKAGES=(
   cmake ninja-build ccache g++ make                        # build
   libgtest-dev                                             # C++ unit tests
   libopenblas-dev                                          # loom-run's GEMM (cblas_sgemm)
+  openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
   libonnx-dev libprotobuf-dev                              # ONNX importer
   libonnx-testdata                                         # ONNX backend node tests
   clang-22 libclang-rt-22-dev                              # libFuzzer target

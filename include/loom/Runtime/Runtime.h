@@ -17,8 +17,10 @@ namespace loom {
 namespace rt {
 
 enum class DType : int32_t { F32 = 0, I64 = 1, I32 = 2 };
-/// Bytes of one element.
+/// Bytes of one element (0 for a value outside the enum).
 int64_t dtypeSize(DType type);
+/// "float32", "int64", "int32" (as NumPy names them), or "unknown".
+const char *dtypeName(DType type);
 
 /// What a step argument or result is.
 enum class Role : int32_t {
@@ -65,21 +67,33 @@ struct ProgramSpec {
   StepFn step;
 };
 
-/// Runs the training loop; returns the process exit code. Options:
+/// Runs the training loop; returns the process exit code (0 on success,
+/// 2 for a command-line error; other errors go through fail()). Options
+/// (`--help` prints them in full):
 ///   --data DIR --steps N [--log loss.csv] [--weights FILE]
-///   [--checkpoint-dir D --checkpoint-every K] [--resume]
-///   [--memory-counters FILE] [--quiet]
+///   [--checkpoint-dir D [--checkpoint-every K] [--keep-checkpoints N]]
+///   [--resume] [--memory-counters FILE.json] [--quiet]
+/// The spec is validated first (unique names, `updates` indices naming a
+/// param/state argument of the same dtype and shape, exactly one rank-0 f32
+/// Loss result, data arguments batched along dim 0): a malformed spec is an
+/// error naming the offending argument or result.
 int trainMain(int argc, char **argv, const ProgramSpec &spec);
 
 /// Arena accounting: the emitted code calls these when an arena buffer
 /// becomes live (its first write) and dead (after its last read). The
 /// runtime keeps live and peak byte counters (reported with
-/// --memory-counters) and checks that live buffers never overlap.
+/// --memory-counters) and checks, failing with a "planner bug" error, that
+/// live buffers never overlap, stay inside the arena, are released exactly
+/// as acquired, and are all released when the step returns. Zero-byte
+/// buffers are not tracked.
 void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes);
 void arenaRelease(Context &ctx, int64_t offset, int64_t bytes);
 
 /// Reports a fatal error raised inside a kernel (e.g. an out-of-range
-/// gather index), naming the op; never returns.
+/// gather index), naming the op: prints `loom-train: error: <op>: <message>`
+/// to stderr and exits with status 1 (MPI_Abort when more than one rank
+/// runs); never returns. Call it from the thread that called the step, not
+/// from inside a parallel region.
 [[noreturn]] void fail(Context &ctx, const char *op, const char *message);
 
 } // namespace rt

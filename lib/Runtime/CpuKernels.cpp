@@ -1,0 +1,403 @@
+//===- CpuKernels.cpp - Library kernels of the CPU backend ----------------===//
+//
+// Numerics follow loom-run (lib/Interpreter): statistics and sums accumulate
+// in double in a fixed order and each result is rounded to float once, so
+// the results are the same for any number of threads and match the
+// interpreter bit for bit (gemm is cblas_sgemm in both). Kernels that can
+// fail (bad labels or indices) check all their inputs first, on the calling
+// thread, and only then start the parallel loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CpuKernels.h"
+#include "RuntimeImpl.h"
+
+#include <cblas.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#define LOOM_PRAGMA(x) _Pragma(#x)
+/// A parallel loop when `work` (roughly: elements touched) is worth threads.
+#define LOOM_PARALLEL_FOR(work)                                                \
+  LOOM_PRAGMA(omp parallel for schedule(static) if ((work) >= kParallelWork))
+#else
+#define LOOM_PARALLEL_FOR(work)
+#endif
+
+namespace loom {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// Below this many elements a loop runs on one thread.
+[[maybe_unused]] constexpr int64_t kParallelWork = 1 << 15;
+
+[[noreturn]] void badCall(const char *op, const std::string &what) {
+  fatal(op, what + " (a bug in the emitted code)");
+}
+
+std::string rangeText(int64_t size) {
+  return "[0, " + std::to_string(size) + ")";
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// gemm
+//===----------------------------------------------------------------------===//
+
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const float *a, int64_t strideA, const float *b,
+          int64_t strideB, float *c, int64_t strideC) {
+  if (batch < 0 || m < 0 || n < 0 || k < 0)
+    badCall("gemm", "negative size: batch " + std::to_string(batch) + ", m " +
+                        std::to_string(m) + ", n " + std::to_string(n) +
+                        ", k " + std::to_string(k));
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0) { // an empty sum: C = 0 (BLAS needs k >= 1 for its lda checks)
+    for (int64_t i = 0; i < batch; ++i)
+      std::memset(c + i * strideC, 0, static_cast<size_t>(m * n) * sizeof(float));
+    return;
+  }
+  // OpenBLAS takes int sizes and leading dimensions.
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    badCall("gemm", "a matrix dimension exceeds the BLAS limit " +
+                        std::to_string(INT_MAX));
+  int lda = static_cast<int>(transA ? m : k);
+  int ldb = static_cast<int>(transB ? k : n);
+  int ldc = static_cast<int>(n);
+  for (int64_t i = 0; i < batch; ++i)
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f,
+                a + i * strideA, lda, b + i * strideB, ldb, 0.0f,
+                c + i * strideC, ldc);
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, layer_norm, rms_norm
+//===----------------------------------------------------------------------===//
+
+void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+             bool log) {
+  if (outer < 0 || n < 0 || inner < 0)
+    badCall("softmax", "negative size");
+  int64_t lanes = outer * inner;
+  LOOM_PARALLEL_FOR(lanes * n)
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    int64_t o = lane / inner, i = lane % inner;
+    const float *xs = x + o * n * inner + i;
+    float *ys = y + o * n * inner + i;
+    double max = -std::numeric_limits<double>::infinity();
+    bool nan = false;
+    for (int64_t j = 0; j < n; ++j) {
+      double v = xs[j * inner];
+      nan |= std::isnan(v);
+      max = v > max ? v : max;
+    }
+    if (nan)
+      max = std::numeric_limits<double>::quiet_NaN();
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+      sum += std::exp(xs[j * inner] - max);
+    double logSum = std::log(sum);
+    for (int64_t j = 0; j < n; ++j) {
+      double v = xs[j * inner] - max;
+      ys[j * inner] = static_cast<float>(log ? v - logSum : std::exp(v) / sum);
+    }
+  }
+}
+
+void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               int64_t rows, int64_t cols, double eps) {
+  if (rows < 0 || cols < 0)
+    badCall("layerNorm", "negative size");
+  if (cols == 0)
+    return;
+  LOOM_PARALLEL_FOR(rows * cols)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * cols;
+    float *out = y + r * cols;
+    double sum = 0.0;
+    for (int64_t j = 0; j < cols; ++j)
+      sum += row[j];
+    double mean = sum / static_cast<double>(cols);
+    double squares = 0.0;
+    for (int64_t j = 0; j < cols; ++j)
+      squares += (row[j] - mean) * (row[j] - mean);
+    double rstd = 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps);
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = (row[j] - mean) * rstd;
+      if (scale)
+        v *= scale[j];
+      if (bias)
+        v += bias[j];
+      out[j] = static_cast<float>(v);
+    }
+  }
+}
+
+void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
+             int64_t cols, double eps) {
+  if (rows < 0 || cols < 0)
+    badCall("rmsNorm", "negative size");
+  if (cols == 0)
+    return;
+  LOOM_PARALLEL_FOR(rows * cols)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * cols;
+    float *out = y + r * cols;
+    double squares = 0.0;
+    for (int64_t j = 0; j < cols; ++j)
+      squares += static_cast<double>(row[j]) * row[j];
+    double rms = 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps);
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = row[j] * rms;
+      if (scale)
+        v *= scale[j];
+      out[j] = static_cast<float>(v);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy
+//===----------------------------------------------------------------------===//
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  if (n < 0 || classes < 0)
+    fail(ctx, op, "negative size (a bug in the emitted code)");
+  if (reduction != Reduction::None && reduction != Reduction::Mean &&
+      reduction != Reduction::Sum)
+    fail(ctx, op, "unknown reduction (a bug in the emitted code)");
+  // Check every label before computing anything.
+  int64_t counted = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    int64_t label = labels[s];
+    if (hasIgnore && label == ignoreIndex)
+      continue;
+    if (label < 0 || label >= classes) {
+      std::string message = "label " + std::to_string(label) + " of sample " +
+                            std::to_string(s) + " is out of range " +
+                            rangeText(classes);
+      if (hasIgnore)
+        message += " and is not the ignore_index " + std::to_string(ignoreIndex);
+      fail(ctx, op, message.c_str());
+    }
+    ++counted;
+  }
+  std::vector<double> losses(static_cast<size_t>(n), 0.0);
+  LOOM_PARALLEL_FOR(n * classes)
+  for (int64_t s = 0; s < n; ++s) {
+    int64_t label = labels[s];
+    if (hasIgnore && label == ignoreIndex)
+      continue;
+    const float *row = logits + s * classes;
+    double max = -std::numeric_limits<double>::infinity();
+    bool nan = false;
+    for (int64_t c = 0; c < classes; ++c) {
+      nan |= std::isnan(row[c]);
+      max = row[c] > max ? row[c] : max;
+    }
+    if (nan)
+      max = std::numeric_limits<double>::quiet_NaN();
+    double sum = 0.0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += std::exp(row[c] - max);
+    losses[static_cast<size_t>(s)] = max + std::log(sum) - row[label];
+  }
+  if (reduction == Reduction::None) {
+    for (int64_t s = 0; s < n; ++s)
+      out[s] = static_cast<float>(losses[static_cast<size_t>(s)]);
+    return;
+  }
+  double total = 0.0;
+  for (double l : losses)
+    total += l;
+  // Mean over no counted sample is 0/0 = NaN, as in PyTorch.
+  out[0] = static_cast<float>(
+      reduction == Reduction::Mean ? total / static_cast<double>(counted)
+                                   : total);
+}
+
+//===----------------------------------------------------------------------===//
+// gather, scatter_add
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Fails naming the first index outside [0, axisSize).
+void checkIndices(Context &ctx, const char *op, const int64_t *indices,
+                  int64_t numIndices, int64_t axisSize) {
+  for (int64_t i = 0; i < numIndices; ++i)
+    if (indices[i] < 0 || indices[i] >= axisSize)
+      fail(ctx, op,
+           ("index " + std::to_string(indices[i]) + " at position " +
+            std::to_string(i) + " is out of range " + rangeText(axisSize))
+               .c_str());
+}
+
+} // namespace
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  if (elemBytes <= 0 || outer < 0 || axisSize < 0 || inner < 0 ||
+      numIndices < 0)
+    fail(ctx, op, "invalid sizes (a bug in the emitted code)");
+  checkIndices(ctx, op, indices, numIndices, axisSize);
+  const auto *src = static_cast<const uint8_t *>(data);
+  auto *dst = static_cast<uint8_t *>(out);
+  size_t sliceBytes = static_cast<size_t>(inner * elemBytes);
+  int64_t slices = outer * numIndices;
+  LOOM_PARALLEL_FOR(slices * inner)
+  for (int64_t s = 0; s < slices; ++s) {
+    int64_t o = s / numIndices, i = s % numIndices;
+    std::memcpy(dst + static_cast<size_t>(s) * sliceBytes,
+                src + static_cast<size_t>(o * axisSize + indices[i]) * sliceBytes,
+                sliceBytes);
+  }
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  if (outer < 0 || axisSize < 0 || inner < 0 || numIndices < 0)
+    fail(ctx, op, "invalid sizes (a bug in the emitted code)");
+  checkIndices(ctx, op, indices, numIndices, axisSize);
+  if (out != target)
+    std::memmove(out, target,
+                 static_cast<size_t>(outer * axisSize * inner) * sizeof(float));
+  // The updates of each target slice, in update order (a stable counting
+  // sort of the positions by index): each slice then sums its updates in
+  // double, in that order, independently of the others.
+  std::vector<int64_t> first(static_cast<size_t>(axisSize) + 1, 0);
+  for (int64_t i = 0; i < numIndices; ++i)
+    ++first[static_cast<size_t>(indices[i]) + 1];
+  for (int64_t t = 0; t < axisSize; ++t)
+    first[static_cast<size_t>(t) + 1] += first[static_cast<size_t>(t)];
+  std::vector<int64_t> order(static_cast<size_t>(numIndices));
+  {
+    std::vector<int64_t> next(first.begin(), first.end() - 1);
+    for (int64_t i = 0; i < numIndices; ++i)
+      order[static_cast<size_t>(next[static_cast<size_t>(indices[i])]++)] = i;
+  }
+  int64_t slices = outer * axisSize;
+#ifdef _OPENMP
+#pragma omp parallel if (numIndices * inner >= kParallelWork)
+#endif
+  {
+    std::vector<double> sums(static_cast<size_t>(inner));
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int64_t s = 0; s < slices; ++s) {
+      int64_t o = s / axisSize, t = s % axisSize;
+      int64_t begin = first[static_cast<size_t>(t)];
+      int64_t end = first[static_cast<size_t>(t) + 1];
+      if (begin == end)
+        continue;
+      float *dst = out + s * inner;
+      for (int64_t e = 0; e < inner; ++e)
+        sums[static_cast<size_t>(e)] = dst[e];
+      for (int64_t p = begin; p < end; ++p) {
+        const float *src =
+            updates + (o * numIndices + order[static_cast<size_t>(p)]) * inner;
+        for (int64_t e = 0; e < inner; ++e)
+          sums[static_cast<size_t>(e)] += src[e];
+      }
+      for (int64_t e = 0; e < inner; ++e)
+        dst[e] = static_cast<float>(sums[static_cast<size_t>(e)]);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// copyStrided
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+template <typename T>
+void copyElements(const uint8_t *src, int64_t stride, uint8_t *dst,
+                  int64_t count) {
+  const T *s = reinterpret_cast<const T *>(src);
+  T *d = reinterpret_cast<T *>(dst);
+  for (int64_t i = 0; i < count; ++i)
+    d[i] = s[i * stride];
+}
+
+} // namespace
+
+void copyStrided(const void *src, void *dst, int64_t elemBytes, int32_t rank,
+                 const int64_t *shape, const int64_t *srcStrides,
+                 int64_t srcOffset) {
+  if (elemBytes <= 0 || rank < 0)
+    badCall("copyStrided", "invalid element size or rank");
+  int64_t total = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (shape[d] < 0)
+      badCall("copyStrided", "negative dimension");
+    total *= shape[d];
+  }
+  if (total == 0)
+    return;
+  const auto *in = static_cast<const uint8_t *>(src);
+  auto *out = static_cast<uint8_t *>(dst);
+  if (rank == 0) {
+    std::memcpy(out, in + srcOffset * elemBytes, static_cast<size_t>(elemBytes));
+    return;
+  }
+  // One innermost row at a time; its source start from the row's index.
+  int64_t cols = shape[rank - 1];
+  int64_t colStride = srcStrides[rank - 1];
+  int64_t rows = total / cols;
+  LOOM_PARALLEL_FOR(total)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t start = srcOffset, rest = r;
+    for (int32_t d = rank - 2; d >= 0; --d) {
+      start += (rest % shape[d]) * srcStrides[d];
+      rest /= shape[d];
+    }
+    const uint8_t *from = in + start * elemBytes;
+    uint8_t *to = out + r * cols * elemBytes;
+    if (colStride == 1) {
+      std::memcpy(to, from, static_cast<size_t>(cols * elemBytes));
+      continue;
+    }
+    switch (elemBytes) {
+    case 1:
+      copyElements<uint8_t>(from, colStride, to, cols);
+      break;
+    case 2:
+      copyElements<uint16_t>(from, colStride, to, cols);
+      break;
+    case 4:
+      copyElements<uint32_t>(from, colStride, to, cols);
+      break;
+    case 8:
+      copyElements<uint64_t>(from, colStride, to, cols);
+      break;
+    default:
+      for (int64_t i = 0; i < cols; ++i)
+        std::memcpy(to + i * elemBytes, from + i * colStride * elemBytes,
+                    static_cast<size_t>(elemBytes));
+    }
+  }
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace loom

@@ -1,0 +1,505 @@
+//===- Train.cpp - trainMain: options, setup, the step loop ---------------===//
+
+#include "RuntimeImpl.h"
+#include "loom/Support/AtomicFile.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace loom {
+namespace rt {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+struct Options {
+  std::string data;
+  int64_t steps = -1;
+  std::string log;
+  std::string weights;
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int64_t keepCheckpoints = 2;
+  bool resume = false;
+  std::string memoryCounters;
+  bool quiet = false;
+  bool help = false;
+};
+
+void printHelp(const char *program, const ProgramSpec &spec) {
+  std::printf(
+      "usage: %s --data DIR --steps N [options]\n"
+      "\n"
+      "Trains model '%s' (batch size %lld) for N steps.\n"
+      "\n"
+      "  --data DIR              the dataset: DIR/<name>.npy for each data "
+      "input;\n"
+      "                          step s reads rows [s*B, (s+1)*B), wrapping "
+      "around\n"
+      "  --steps N               the total number of steps (a resumed run "
+      "stops at N too)\n"
+      "  --log FILE              write 'step,loss' CSV rows (the loss of step "
+      "s is the\n"
+      "                          forward loss before that step's update)\n"
+      "  --weights FILE          initial parameters (safetensors); default:\n"
+      "                          weights.safetensors next to this executable\n"
+      "  --checkpoint-dir DIR    write checkpoints (params and optimizer "
+      "state) to DIR,\n"
+      "                          atomically, after the last step and every K "
+      "steps\n"
+      "  --checkpoint-every K    checkpoint every K steps (default: only at "
+      "the end)\n"
+      "  --keep-checkpoints N    keep the newest N checkpoints (default 2)\n"
+      "  --resume                continue from the newest checkpoint in "
+      "--checkpoint-dir\n"
+      "                          (from step 0 with --weights if there is "
+      "none)\n"
+      "  --memory-counters FILE  write the allocator's byte counts and the "
+      "arena's peak\n"
+      "                          live bytes as JSON\n"
+      "  --quiet                 no progress line\n"
+      "  --help                  this text\n"
+      "\n"
+      "Inputs:\n",
+      program, spec.modelName ? spec.modelName : "?",
+      static_cast<long long>(spec.batchSize));
+  const char *roles[] = {"param", "state", "data", "loss", "other"};
+  for (int32_t i = 0; i < spec.numArgs; ++i) {
+    const TensorSpec &t = spec.args[i];
+    if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 || t.rank > kMaxRank)
+      continue;
+    int role = static_cast<int>(t.role);
+    std::printf("  %-6s %s %s %s\n",
+                role >= 0 && role <= 4 ? roles[role] : "?", t.name,
+                dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
+  }
+}
+
+bool parseCount(const std::string &text, int64_t &value) {
+  if (text.empty() || text.size() > 18)
+    return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
+}
+
+/// Parses argv; returns an error for the user (empty on success).
+std::string parseOptions(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool hasValue = false;
+    if (arg.compare(0, 2, "--") == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        hasValue = true;
+      }
+    }
+    auto flag = [&](bool &out) -> std::string {
+      if (hasValue)
+        return arg + " takes no value";
+      out = true;
+      return "";
+    };
+    auto text = [&](std::string &out) -> std::string {
+      if (!hasValue) {
+        if (i + 1 >= argc)
+          return arg + " needs a value";
+        value = argv[++i];
+      }
+      if (value.empty())
+        return arg + " needs a non-empty value";
+      out = value;
+      return "";
+    };
+    auto count = [&](int64_t &out, int64_t min) -> std::string {
+      std::string v;
+      if (std::string err = text(v); !err.empty())
+        return err;
+      if (!parseCount(v, out) || out < min)
+        return arg + " expects an integer >= " + std::to_string(min) +
+               ", got '" + v + "'";
+      return "";
+    };
+    std::string err;
+    if (arg == "--help" || arg == "-h")
+      err = flag(options.help);
+    else if (arg == "--data")
+      err = text(options.data);
+    else if (arg == "--steps")
+      err = count(options.steps, 0);
+    else if (arg == "--log")
+      err = text(options.log);
+    else if (arg == "--weights")
+      err = text(options.weights);
+    else if (arg == "--checkpoint-dir")
+      err = text(options.checkpointDir);
+    else if (arg == "--checkpoint-every")
+      err = count(options.checkpointEvery, 1);
+    else if (arg == "--keep-checkpoints")
+      err = count(options.keepCheckpoints, 1);
+    else if (arg == "--resume")
+      err = flag(options.resume);
+    else if (arg == "--memory-counters")
+      err = text(options.memoryCounters);
+    else if (arg == "--quiet")
+      err = flag(options.quiet);
+    else
+      err = "unknown option '" + std::string(argv[i]) + "'";
+    if (!err.empty())
+      return err;
+  }
+  if (options.help)
+    return "";
+  if (options.data.empty())
+    return "--data DIR is required";
+  if (options.steps < 0)
+    return "--steps N is required";
+  if (options.checkpointDir.empty()) {
+    if (options.checkpointEvery > 0)
+      return "--checkpoint-every needs --checkpoint-dir";
+    if (options.resume)
+      return "--resume needs --checkpoint-dir";
+  }
+  return "";
+}
+
+/// Whether this process is rank 0 of an MPI launch, before MPI_Init (for
+/// printing command-line errors once).
+bool launchedAsRankZero() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(var))
+      return std::strcmp(value, "0") == 0;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+/// weights.safetensors in the directory of the running executable.
+std::string defaultWeightsPath(const char *argv0) {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n))
+                          : std::string(argv0 ? argv0 : "");
+  size_t slash = exe.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
+  return dir + "/weights.safetensors";
+}
+
+/// mkdir -p.
+std::string makeDirectories(const std::string &path) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty())
+      continue;
+    if (::mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
+      return "cannot create directory '" + partial +
+             "': " + std::strerror(errno);
+  }
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return "'" + path + "' is not a directory";
+  return "";
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+//===----------------------------------------------------------------------===//
+// Progress
+//===----------------------------------------------------------------------===//
+
+using Clock = std::chrono::steady_clock;
+
+std::string formatDuration(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e8)
+    return "?";
+  long long s = static_cast<long long>(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", s / 3600,
+                (s / 60) % 60, s % 60);
+  return buf;
+}
+
+class Progress {
+public:
+  Progress(bool enabled, int64_t first, int64_t total, int64_t batch)
+      : enabled(enabled), first(first), total(total), batch(batch),
+        start(Clock::now()), tty(::isatty(STDERR_FILENO)) {}
+
+  /// After step `step` (0-based) with `loss`.
+  void update(int64_t step, float loss) {
+    if (!enabled)
+      return;
+    Clock::time_point now = Clock::now();
+    bool last = step + 1 == total;
+    if (!last && printed && now - lastPrint < std::chrono::seconds(1))
+      return;
+    lastPrint = now;
+    printed = true;
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    double done = static_cast<double>(step + 1 - first);
+    double perStep = done > 0 ? elapsed / done : 0;
+    double rate = elapsed > 0 ? done * static_cast<double>(batch) / elapsed : 0;
+    std::fprintf(stderr, "%sstep %lld/%lld  loss %.6g  %.1f samples/s  ETA %s%s",
+                 tty ? "\r" : "", static_cast<long long>(step + 1),
+                 static_cast<long long>(total), static_cast<double>(loss),
+                 rate,
+                 formatDuration(perStep * static_cast<double>(total - step - 1))
+                     .c_str(),
+                 tty ? (last ? "\n" : "   ") : "\n");
+    std::fflush(stderr);
+  }
+
+private:
+  bool enabled;
+  int64_t first, total, batch;
+  Clock::time_point start, lastPrint;
+  bool tty;
+  bool printed = false;
+};
+
+//===----------------------------------------------------------------------===//
+// The run
+//===----------------------------------------------------------------------===//
+
+/// Everything a run allocates.
+struct Buffers {
+  std::vector<Block> args, results;
+  std::vector<void *> argPtrs, resultPtrs;
+  Block arena;
+};
+
+void check(const std::string &op, const std::string &error) {
+  if (!error.empty())
+    fatal(op, error);
+}
+
+/// The step all ranks can resume from: the newest checkpoint every rank has
+/// (ranks prune only after all have written a newer one, so the oldest of
+/// the ranks' newest checkpoints exists everywhere), or -1.
+int64_t agreeOnResumeStep(Context &ctx, const std::vector<int64_t> &steps) {
+  int64_t mine = steps.empty() ? -1 : steps.back();
+  int64_t agreed = mine;
+  if (ctx.size > 1)
+    MPI_Allreduce(&mine, &agreed, 1, MPI_INT64_T, MPI_MIN, ctx.comm);
+  return agreed;
+}
+
+void writeCheckpointAndPrune(Context &ctx, const ProgramSpec &spec,
+                             const Options &options, int64_t step,
+                             const Buffers &buffers) {
+  std::string path = checkpointPath(options.checkpointDir, step, ctx.rank);
+  check("checkpoint", writeCheckpoint(path, spec, step, ctx.rank, ctx.size,
+                                      buffers.argPtrs.data()));
+  // Only once every rank has its new checkpoint may the old ones go.
+  if (ctx.size > 1)
+    MPI_Barrier(ctx.comm);
+  check("checkpoint", pruneCheckpoints(options.checkpointDir, ctx.rank,
+                                       options.keepCheckpoints));
+}
+
+int run(Context &ctx, const ProgramSpec &spec, const Options &options,
+        const char *argv0) {
+  bool rank0 = ctx.rank == 0;
+
+  // 1. Where to start: a checkpoint (--resume) or the weights.
+  int64_t startStep = 0;
+  std::string resumeFrom;
+  if (!options.checkpointDir.empty()) {
+    std::vector<int64_t> steps;
+    check("checkpoint",
+          listCheckpoints(options.checkpointDir, ctx.rank, steps));
+    int64_t agreed = agreeOnResumeStep(ctx, steps);
+    if (options.resume && agreed >= 0)
+      resumeFrom = checkpointPath(options.checkpointDir, agreed, ctx.rank);
+    else if (options.resume && rank0)
+      std::fprintf(stderr,
+                   "loom-train: no checkpoint in '%s'; starting at step 0\n",
+                   options.checkpointDir.c_str());
+    if (!options.resume && !steps.empty())
+      fatal("checkpoint",
+            "'" + options.checkpointDir + "' already holds checkpoints (the " +
+                "newest is step " + std::to_string(steps.back()) +
+                "); pass --resume to continue from it, or choose another "
+                "--checkpoint-dir");
+  }
+
+  // 2. Buffers: arguments, results, the arena.
+  Buffers buffers;
+  std::string error;
+  for (int32_t i = 0; i < spec.numArgs; ++i) {
+    const TensorSpec &t = spec.args[i];
+    MemCategory category = t.role == Role::Param   ? MemCategory::Params
+                           : t.role == Role::State ? MemCategory::State
+                                                   : MemCategory::Batch;
+    buffers.args.push_back(ctx.allocator.allocate(category, numBytes(t), error));
+    check("memory", error);
+    buffers.argPtrs.push_back(buffers.args.back().get());
+  }
+  for (int32_t j = 0; j < spec.numResults; ++j) {
+    buffers.results.push_back(ctx.allocator.allocate(
+        MemCategory::Results, numBytes(spec.results[j]), error));
+    check("memory", error);
+    buffers.resultPtrs.push_back(buffers.results.back().get());
+  }
+  buffers.arena = ctx.allocator.allocate(MemCategory::Arena, spec.arenaBytes,
+                                         error);
+  check("memory", error);
+
+  // 3. Params and state (state is zero unless resumed).
+  bool hasParams = false;
+  for (int32_t i = 0; i < spec.numArgs; ++i)
+    hasParams |= spec.args[i].role == Role::Param;
+  if (!resumeFrom.empty()) {
+    check("checkpoint", readCheckpoint(resumeFrom, spec, ctx.rank, ctx.size,
+                                       buffers.argPtrs.data(), startStep));
+  } else if (hasParams) {
+    std::string weights = options.weights.empty()
+                              ? defaultWeightsPath(argv0)
+                              : options.weights;
+    check("weights", loadWeights(weights, spec, buffers.argPtrs.data()));
+  }
+
+  // 4. Data.
+  if (!isDirectory(options.data))
+    fatal("data", "'" + options.data + "' is not a directory (--data DIR)");
+  std::vector<std::pair<int32_t, Dataset>> datasets;
+  for (int32_t i = 0; i < spec.numArgs; ++i) {
+    if (spec.args[i].role != Role::Data)
+      continue;
+    Dataset dataset;
+    check("data",
+          loadDataset(options.data, spec.args[i], spec.batchSize, dataset));
+    // The npy reader allocated the dataset; count its bytes.
+    ctx.allocator.record(MemCategory::Data,
+                         static_cast<int64_t>(dataset.array.data.size()));
+    datasets.emplace_back(i, std::move(dataset));
+  }
+
+  // 5. Outputs, only now that every input is valid.
+  if (!options.checkpointDir.empty() && rank0)
+    check("checkpoint", makeDirectories(options.checkpointDir));
+  if (ctx.size > 1)
+    MPI_Barrier(ctx.comm);
+  FILE *log = nullptr;
+  if (!options.log.empty() && rank0)
+    check("log", openLossLog(options.log, startStep, log));
+
+  int32_t lossIndex = 0;
+  for (int32_t j = 0; j < spec.numResults; ++j)
+    if (spec.results[j].role == Role::Loss)
+      lossIndex = j;
+
+  if (startStep > 0 && rank0 && !options.quiet)
+    std::fprintf(stderr, "loom-train: resuming from '%s' at step %lld\n",
+                 resumeFrom.c_str(), static_cast<long long>(startStep));
+
+  // 6. The loop.
+  Progress progress(rank0 && !options.quiet, startStep, options.steps,
+                    spec.batchSize);
+  char *arena = static_cast<char *>(buffers.arena.get());
+  for (int64_t step = startStep; step < options.steps; ++step) {
+    for (const auto &[index, dataset] : datasets)
+      copyBatch(dataset, step, spec.batchSize,
+                buffers.argPtrs[static_cast<size_t>(index)]);
+    ctx.step = step;
+    spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);
+    check("step " + std::to_string(step), checkArenaEmpty(ctx));
+    ctx.step = -1;
+    float loss = *static_cast<const float *>(
+        buffers.resultPtrs[static_cast<size_t>(lossIndex)]);
+    if (log)
+      check("log", appendLoss(log, options.log, step, loss));
+    // The updated values become the next step's arguments; the old
+    // argument buffers take the next step's results.
+    for (int32_t j = 0; j < spec.numResults; ++j) {
+      int32_t target = spec.results[j].updates;
+      if (target >= 0)
+        std::swap(buffers.argPtrs[static_cast<size_t>(target)],
+                  buffers.resultPtrs[static_cast<size_t>(j)]);
+    }
+    progress.update(step, loss);
+    bool due = options.checkpointEvery > 0 &&
+               (step + 1) % options.checkpointEvery == 0;
+    if (!options.checkpointDir.empty() &&
+        (due || step + 1 == options.steps)) {
+      writeCheckpointAndPrune(ctx, spec, options, step + 1, buffers);
+    }
+  }
+  if (startStep >= options.steps && rank0 && !options.quiet)
+    std::fprintf(stderr,
+                 "loom-train: the checkpoint is at step %lld, not before "
+                 "--steps %lld: nothing to do\n",
+                 static_cast<long long>(startStep),
+                 static_cast<long long>(options.steps));
+
+  if (log && std::fclose(log) != 0)
+    fatal("log", "cannot close '" + options.log + "': " + std::strerror(errno));
+
+  // 7. Memory counters.
+  if (!options.memoryCounters.empty() && rank0)
+    check("memory-counters", writeFileAtomically(options.memoryCounters,
+                                                 memoryCountersJson(ctx, spec)));
+  return 0;
+}
+
+} // namespace
+
+int trainMain(int argc, char **argv, const ProgramSpec &spec) {
+  const char *program = argc > 0 && argv[0] ? argv[0] : "train";
+  Options options;
+  if (std::string err = parseOptions(argc, argv, options); !err.empty()) {
+    if (launchedAsRankZero())
+      std::fprintf(stderr,
+                   "loom-train: error: %s\n(run '%s --help' for the options)\n",
+                   err.c_str(), program);
+    return 2;
+  }
+  if (options.help) {
+    printHelp(program, spec);
+    return 0;
+  }
+  if (std::string err = validateSpec(spec); !err.empty())
+    fatal("program", err + " (a bug in the emitted program)");
+
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  int status;
+  {
+    Context ctx(spec.arenaBytes);
+    ctx.initComm();
+    status = run(ctx, spec, options, program);
+    ctx.freeComm();
+  }
+  if (!initialized)
+    MPI_Finalize();
+  return status;
+}
+
+} // namespace rt
+} // namespace loom

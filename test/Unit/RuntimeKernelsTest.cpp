@@ -1,0 +1,463 @@
+//===- RuntimeKernelsTest.cpp - CPU kernels against plain references ------===//
+//
+// Each kernel of loom/Runtime/CpuKernels.h against a straightforward loop
+// written from the header's documentation (double accumulation, one
+// rounding), on odd sizes, plus the inputs that must fail.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CpuKernels.h"
+#include "RuntimeImpl.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace loom::rt;
+using namespace loom::rt::cpu;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, unsigned seed, float scale = 2.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// Elementwise equality within `ulps` units in the last place.
+void expectClose(const std::vector<float> &actual,
+                 const std::vector<double> &expected, double rel = 2e-7) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double tol = rel * std::max(1.0, std::fabs(expected[i]));
+    EXPECT_NEAR(actual[i], expected[i], tol) << "element " << i;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// gemm
+//===----------------------------------------------------------------------===//
+
+struct GemmCase {
+  bool transA, transB;
+};
+
+class GemmTest : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmTest, MatchesNaiveProductForEveryBatch) {
+  const GemmCase p = GetParam();
+  const int64_t batch = 3, m = 5, n = 7, k = 4;
+  // A_b stored K x M when transA (else M x K); B_b stored N x K when transB.
+  std::vector<float> a = randomFloats(batch * m * k, 1);
+  std::vector<float> b = randomFloats(batch * k * n, 2);
+  std::vector<float> c(batch * m * n, -1.0f);
+  gemm(p.transA, p.transB, batch, m, n, k, a.data(), m * k, b.data(), k * n,
+       c.data(), m * n);
+  std::vector<double> ref(c.size());
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          float av = p.transA ? a[bi * m * k + l * m + i] : a[bi * m * k + i * k + l];
+          float bv = p.transB ? b[bi * k * n + j * k + l] : b[bi * k * n + l * n + j];
+          sum += static_cast<double>(av) * bv;
+        }
+        ref[bi * m * n + i * n + j] = sum;
+      }
+  expectClose(c, ref, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest,
+                         ::testing::Values(GemmCase{false, false},
+                                           GemmCase{true, false},
+                                           GemmCase{false, true},
+                                           GemmCase{true, true}));
+
+TEST(GemmTest, ZeroStrideBroadcastsOneOperand) {
+  // The same weight matrix for every batch element (stride 0).
+  const int64_t batch = 2, m = 2, n = 3, k = 2;
+  std::vector<float> a = {1, 2, 3, 4, /*b=1*/ 5, 6, 7, 8};
+  std::vector<float> w = {1, 0, 2, 0, 1, 3};
+  std::vector<float> c(batch * m * n);
+  gemm(false, false, batch, m, n, k, a.data(), m * k, w.data(), 0, c.data(),
+       m * n);
+  std::vector<float> expected = {1, 2, 8, 3, 4, 18, 5, 6, 28, 7, 8, 38};
+  EXPECT_EQ(c, expected);
+}
+
+TEST(GemmTest, EmptyContractionGivesZeros) {
+  std::vector<float> c(6, 42.0f);
+  gemm(false, false, 1, 2, 3, 0, nullptr, 0, nullptr, 0, c.data(), 6);
+  EXPECT_EQ(c, std::vector<float>(6, 0.0f));
+}
+
+//===----------------------------------------------------------------------===//
+// softmax / log_softmax
+//===----------------------------------------------------------------------===//
+
+std::vector<double> referenceSoftmax(const std::vector<float> &x, int64_t outer,
+                                     int64_t n, int64_t inner, bool log) {
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return o * n * inner + j * inner + i; };
+      double max = -INFINITY;
+      for (int64_t j = 0; j < n; ++j)
+        max = std::max(max, static_cast<double>(x[at(j)]));
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j)
+        sum += std::exp(x[at(j)] - max);
+      for (int64_t j = 0; j < n; ++j)
+        y[at(j)] = log ? x[at(j)] - max - std::log(sum)
+                       : std::exp(x[at(j)] - max) / sum;
+    }
+  return y;
+}
+
+TEST(SoftmaxTest, MiddleAxisMatchesReference) {
+  const int64_t outer = 3, n = 5, inner = 4;
+  std::vector<float> x = randomFloats(outer * n * inner, 3, 10.0f);
+  std::vector<float> y(x.size());
+  softmax(x.data(), y.data(), outer, n, inner, /*log=*/false);
+  expectClose(y, referenceSoftmax(x, outer, n, inner, false));
+  // Each (outer, inner) lane sums to 1.
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j)
+        sum += y[o * n * inner + j * inner + i];
+      EXPECT_NEAR(sum, 1.0, 1e-6);
+    }
+}
+
+TEST(SoftmaxTest, LogSoftmaxMatchesReference) {
+  const int64_t outer = 7, n = 33, inner = 1;
+  std::vector<float> x = randomFloats(outer * n, 4, 30.0f);
+  std::vector<float> y(x.size());
+  softmax(x.data(), y.data(), outer, n, inner, /*log=*/true);
+  expectClose(y, referenceSoftmax(x, outer, n, inner, true));
+}
+
+TEST(SoftmaxTest, LargeLogitsDoNotOverflowAndNaNPropagates) {
+  std::vector<float> x = {1000.0f, 1000.0f, 0.0f, NAN};
+  std::vector<float> y(4);
+  softmax(x.data(), y.data(), 2, 2, 1, false);
+  EXPECT_FLOAT_EQ(y[0], 0.5f);
+  EXPECT_FLOAT_EQ(y[1], 0.5f);
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_TRUE(std::isnan(y[3]));
+}
+
+TEST(SoftmaxTest, InPlace) {
+  std::vector<float> x = randomFloats(12, 5);
+  std::vector<double> ref = referenceSoftmax(x, 3, 4, 1, false);
+  softmax(x.data(), x.data(), 3, 4, 1, false);
+  expectClose(x, ref);
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm / rms_norm
+//===----------------------------------------------------------------------===//
+
+TEST(NormTest, LayerNormWithAndWithoutAffine) {
+  const int64_t rows = 6, cols = 37;
+  const double eps = 1e-5;
+  std::vector<float> x = randomFloats(rows * cols, 6, 5.0f);
+  std::vector<float> scale = randomFloats(cols, 7);
+  std::vector<float> bias = randomFloats(cols, 8);
+  for (int affine = 0; affine < 2; ++affine) {
+    std::vector<float> y(x.size());
+    layerNorm(x.data(), affine ? scale.data() : nullptr,
+              affine ? bias.data() : nullptr, y.data(), rows, cols, eps);
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < cols; ++j)
+        mean += x[r * cols + j];
+      mean /= cols;
+      for (int64_t j = 0; j < cols; ++j)
+        var += (x[r * cols + j] - mean) * (x[r * cols + j] - mean);
+      var /= cols;
+      for (int64_t j = 0; j < cols; ++j) {
+        double v = (x[r * cols + j] - mean) / std::sqrt(var + eps);
+        ref[r * cols + j] = affine ? v * scale[j] + bias[j] : v;
+      }
+    }
+    expectClose(y, ref, 1e-6);
+  }
+}
+
+TEST(NormTest, LayerNormOfAConstantRowIsZero) {
+  std::vector<float> x(8, 3.25f), y(8, 1.0f);
+  layerNorm(x.data(), nullptr, nullptr, y.data(), 1, 8, 1e-5);
+  EXPECT_EQ(y, std::vector<float>(8, 0.0f));
+}
+
+TEST(NormTest, RmsNormWithAndWithoutScale) {
+  const int64_t rows = 5, cols = 19;
+  const double eps = 1e-6;
+  std::vector<float> x = randomFloats(rows * cols, 9, 4.0f);
+  std::vector<float> scale = randomFloats(cols, 10);
+  for (int affine = 0; affine < 2; ++affine) {
+    std::vector<float> y(x.size());
+    rmsNorm(x.data(), affine ? scale.data() : nullptr, y.data(), rows, cols,
+            eps);
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double ms = 0;
+      for (int64_t j = 0; j < cols; ++j)
+        ms += static_cast<double>(x[r * cols + j]) * x[r * cols + j];
+      ms /= cols;
+      for (int64_t j = 0; j < cols; ++j) {
+        double v = x[r * cols + j] / std::sqrt(ms + eps);
+        ref[r * cols + j] = affine ? v * scale[j] : v;
+      }
+    }
+    expectClose(y, ref, 1e-6);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy
+//===----------------------------------------------------------------------===//
+
+double referenceSampleLoss(const float *row, int64_t classes, int64_t label) {
+  double max = -INFINITY;
+  for (int64_t c = 0; c < classes; ++c)
+    max = std::max(max, static_cast<double>(row[c]));
+  double sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += std::exp(row[c] - max);
+  return -(row[label] - max - std::log(sum));
+}
+
+TEST(CrossEntropyTest, ReductionsWithIgnoreIndex) {
+  Context ctx;
+  const int64_t n = 6, classes = 5;
+  std::vector<float> logits = randomFloats(n * classes, 11, 6.0f);
+  std::vector<int64_t> labels = {0, -100, 4, 2, -100, 1};
+  std::vector<double> per(n, 0.0);
+  double total = 0;
+  for (int64_t s = 0; s < n; ++s)
+    if (labels[s] != -100) {
+      per[s] = referenceSampleLoss(&logits[s * classes], classes, labels[s]);
+      total += per[s];
+    }
+
+  std::vector<float> none(n, 7.0f);
+  crossEntropy(ctx, "ce", logits.data(), labels.data(), none.data(), n, classes,
+               Reduction::None, true, -100);
+  expectClose(none, per, 1e-6);
+  EXPECT_EQ(none[1], 0.0f);
+
+  float mean = 0, sum = 0;
+  crossEntropy(ctx, "ce", logits.data(), labels.data(), &mean, n, classes,
+               Reduction::Mean, true, -100);
+  crossEntropy(ctx, "ce", logits.data(), labels.data(), &sum, n, classes,
+               Reduction::Sum, true, -100);
+  EXPECT_NEAR(mean, total / 4, 1e-6); // 4 counted samples
+  EXPECT_NEAR(sum, total, 1e-5);
+}
+
+TEST(CrossEntropyTest, MeanOverOnlyIgnoredSamplesIsNaN) {
+  Context ctx;
+  std::vector<float> logits = {1, 2, 3, 4};
+  std::vector<int64_t> labels = {-1, -1};
+  float out = 0;
+  crossEntropy(ctx, "ce", logits.data(), labels.data(), &out, 2, 2,
+               Reduction::Mean, true, -1);
+  EXPECT_TRUE(std::isnan(out));
+}
+
+TEST(CrossEntropyDeathTest, LabelOutOfRangeFailsNamingTheSample) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // OpenBLAS threads
+  Context ctx;
+  std::vector<float> logits(3 * 4, 0.5f);
+  std::vector<int64_t> labels = {1, 4, 0};
+  float out = 0;
+  EXPECT_EXIT(crossEntropy(ctx, "loom.cross_entropy", logits.data(),
+                           labels.data(), &out, 3, 4, Reduction::Mean, false, 0),
+              ::testing::ExitedWithCode(1),
+              "loom-train: error: loom.cross_entropy: label 4 of sample 1 is "
+              "out of range \\[0, 4\\)");
+  std::vector<int64_t> negative = {1, 2, -5};
+  EXPECT_EXIT(crossEntropy(ctx, "ce", logits.data(), negative.data(), &out, 3,
+                           4, Reduction::Sum, true, -100),
+              ::testing::ExitedWithCode(1),
+              "label -5 of sample 2 is out of range \\[0, 4\\) and is not the "
+              "ignore_index -100");
+}
+
+//===----------------------------------------------------------------------===//
+// gather / scatter_add
+//===----------------------------------------------------------------------===//
+
+TEST(GatherTest, MiddleAxisWithRepeatsFloatAndInt64) {
+  Context ctx;
+  const int64_t outer = 2, axis = 5, inner = 3;
+  std::vector<int64_t> indices = {4, 0, 4, 2};
+  const int64_t numIndices = static_cast<int64_t>(indices.size());
+  std::vector<float> data(outer * axis * inner);
+  std::vector<int64_t> idata(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<float>(i) * 0.5f;
+    idata[i] = static_cast<int64_t>(i) * 1000000007LL;
+  }
+  std::vector<float> out(outer * numIndices * inner);
+  std::vector<int64_t> iout(out.size());
+  gather(ctx, "g", data.data(), 4, indices.data(), out.data(), outer, axis,
+         inner, numIndices);
+  gather(ctx, "g", idata.data(), 8, indices.data(), iout.data(), outer, axis,
+         inner, numIndices);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < numIndices; ++i)
+      for (int64_t e = 0; e < inner; ++e) {
+        int64_t src = (o * axis + indices[i]) * inner + e;
+        int64_t dst = (o * numIndices + i) * inner + e;
+        EXPECT_EQ(out[dst], data[src]);
+        EXPECT_EQ(iout[dst], idata[src]);
+      }
+}
+
+TEST(GatherDeathTest, NegativeAndTooLargeIndicesFail) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // OpenBLAS threads
+  Context ctx;
+  std::vector<float> data(6), out(2);
+  std::vector<int64_t> negative = {0, -1};
+  EXPECT_EXIT(gather(ctx, "loom.gather", data.data(), 4, negative.data(),
+                     out.data(), 1, 6, 1, 2),
+              ::testing::ExitedWithCode(1),
+              "loom.gather: index -1 at position 1 is out of range \\[0, 6\\)");
+  std::vector<int64_t> large = {6, 0};
+  EXPECT_EXIT(gather(ctx, "loom.gather", data.data(), 4, large.data(),
+                     out.data(), 1, 6, 1, 2),
+              ::testing::ExitedWithCode(1),
+              "index 6 at position 0 is out of range \\[0, 6\\)");
+}
+
+TEST(ScatterAddTest, DuplicateIndicesAccumulateInDouble) {
+  Context ctx;
+  const int64_t outer = 2, axis = 4, inner = 3;
+  std::vector<int64_t> indices = {1, 3, 1, 1, 0};
+  const int64_t numIndices = static_cast<int64_t>(indices.size());
+  std::vector<float> target = randomFloats(outer * axis * inner, 12);
+  std::vector<float> updates = randomFloats(outer * numIndices * inner, 13);
+  // One update far larger than the others: float accumulation would lose
+  // the small ones, double accumulation keeps them.
+  updates[inner * 2] = 1e8f;
+  updates[inner * 3] = -1e8f;
+  std::vector<double> ref(target.begin(), target.end());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < numIndices; ++i)
+      for (int64_t e = 0; e < inner; ++e)
+        ref[(o * axis + indices[i]) * inner + e] +=
+            updates[(o * numIndices + i) * inner + e];
+  std::vector<float> out(target.size());
+  scatterAdd(ctx, "s", target.data(), indices.data(), updates.data(),
+             out.data(), outer, axis, inner, numIndices);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i], static_cast<float>(ref[i])) << "element " << i;
+  // In place (out aliases target) gives the same.
+  std::vector<float> inPlace = target;
+  scatterAdd(ctx, "s", inPlace.data(), indices.data(), updates.data(),
+             inPlace.data(), outer, axis, inner, numIndices);
+  EXPECT_EQ(inPlace, out);
+}
+
+TEST(ScatterAddDeathTest, OutOfRangeIndexFails) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // OpenBLAS threads
+  Context ctx;
+  std::vector<float> target(4), updates(1), out(4);
+  std::vector<int64_t> indices = {4};
+  EXPECT_EXIT(scatterAdd(ctx, "loom.scatter_add", target.data(),
+                         indices.data(), updates.data(), out.data(), 1, 4, 1,
+                         1),
+              ::testing::ExitedWithCode(1),
+              "loom.scatter_add: index 4 at position 0 is out of range");
+}
+
+//===----------------------------------------------------------------------===//
+// copyStrided
+//===----------------------------------------------------------------------===//
+
+TEST(CopyStridedTest, Transpose) {
+  // src [2, 3] row-major; dst [3, 2] = src^T: dst[i][j] = src[j][i].
+  std::vector<float> src = {0, 1, 2, 3, 4, 5};
+  std::vector<float> dst(6);
+  int64_t shape[] = {3, 2}, strides[] = {1, 3};
+  copyStrided(src.data(), dst.data(), 4, 2, shape, strides, 0);
+  EXPECT_EQ(dst, (std::vector<float>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(CopyStridedTest, ThreeDimensionalPermutationOfInt64) {
+  // src [2, 3, 4]; dst [4, 2, 3] = permute(2, 0, 1).
+  std::vector<int64_t> src(24);
+  for (int i = 0; i < 24; ++i)
+    src[i] = i * 1000003LL;
+  std::vector<int64_t> dst(24);
+  int64_t shape[] = {4, 2, 3}, strides[] = {1, 12, 4};
+  copyStrided(src.data(), dst.data(), 8, 3, shape, strides, 0);
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(dst[(a * 2 + b) * 3 + c], src[b * 12 + c * 4 + a]);
+}
+
+TEST(CopyStridedTest, SliceWithOffsetAndStep) {
+  // src [4, 5]; dst = src[1:3, 0:5:2] -> [2, 3].
+  std::vector<float> src(20);
+  for (int i = 0; i < 20; ++i)
+    src[i] = static_cast<float>(i);
+  std::vector<float> dst(6);
+  int64_t shape[] = {2, 3}, strides[] = {5, 2};
+  copyStrided(src.data(), dst.data(), 4, 2, shape, strides, 5);
+  EXPECT_EQ(dst, (std::vector<float>{5, 7, 9, 10, 12, 14}));
+}
+
+TEST(CopyStridedTest, BroadcastWithZeroStrides) {
+  // src [3] -> dst [2, 3] (rows repeat), and a scalar -> [2, 2].
+  std::vector<float> src = {1, 2, 3};
+  std::vector<float> dst(6);
+  int64_t shape[] = {2, 3}, strides[] = {0, 1};
+  copyStrided(src.data(), dst.data(), 4, 2, shape, strides, 0);
+  EXPECT_EQ(dst, (std::vector<float>{1, 2, 3, 1, 2, 3}));
+  std::vector<float> col(4);
+  int64_t shape2[] = {2, 2}, strides2[] = {0, 0};
+  copyStrided(src.data(), col.data(), 4, 2, shape2, strides2, 2);
+  EXPECT_EQ(col, (std::vector<float>{3, 3, 3, 3}));
+}
+
+TEST(CopyStridedTest, RankZeroAndEmpty) {
+  std::vector<float> src = {1, 2, 3};
+  float one = 0;
+  copyStrided(src.data(), &one, 4, 0, nullptr, nullptr, 2);
+  EXPECT_EQ(one, 3.0f);
+  float untouched = 9;
+  int64_t shape[] = {0, 3}, strides[] = {3, 1};
+  copyStrided(src.data(), &untouched, 4, 2, shape, strides, 0);
+  EXPECT_EQ(untouched, 9.0f);
+}
+
+TEST(CopyStridedTest, LargeCopyTakesTheParallelPath) {
+  // 256 x 300 transpose: above the parallel threshold.
+  const int64_t r = 256, c = 300;
+  std::vector<float> src(r * c);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<float>(i);
+  std::vector<float> dst(src.size());
+  int64_t shape[] = {c, r}, strides[] = {1, c};
+  copyStrided(src.data(), dst.data(), 4, 2, shape, strides, 0);
+  for (int64_t i = 0; i < c; ++i)
+    for (int64_t j = 0; j < r; ++j)
+      ASSERT_EQ(dst[i * r + j], src[j * c + i]);
+}
+
+} // namespace
