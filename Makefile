@@ -13,7 +13,8 @@ help:
 	@echo "make demo   build, then run the bundled example"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
 	@echo "make bench  benchmarks: compile time (GPT-3 175B shape), ONNX import,"
-	@echo "            loom-run vs onnxruntime"
+	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
+	@echo "            compiled training step vs PyTorch eager"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
@@ -34,6 +35,8 @@ bench: build
 	@$(PYTHON) bench/gpt3_compile_time.py
 	@$(PYTHON) bench/onnx_import.py
 	@$(PYTHON) bench/interpreter_vs_onnxruntime.py
+	@$(PYTHON) bench/loomc_compile_time.py
+	@$(PYTHON) bench/train_step_vs_pytorch.py
 
 clean:
 	rm -rf build

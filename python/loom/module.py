@@ -54,6 +54,20 @@ class Module:
         out = run_tool("loom-opt", ["-", *args], input=self.ir)
         return Module(out, self.weights)
 
+    def compile(self, *, optimizer: str = "sgd", mesh="dp=1,tp=1,pp=1",
+                target: str = "cpu", outdir=None, **options):
+        """Compiles this module (its function returns the loss) into a
+        training program: autodiff, the optimizer update, lowering, C++ and
+        the build of `outdir/train`. Returns a `loom.Program`, whose
+        `.train(data_dir, steps)` runs it and returns the losses.
+
+            prog = m.compile(optimizer="adamw", lr=1e-3, weight_decay=0.01)
+            losses = prog.train("data/", steps=20)
+        """
+        from .training import compile_module
+        return compile_module(self, optimizer=optimizer, mesh=mesh, target=target,
+                              outdir=outdir, **options)
+
     def __repr__(self) -> str:
         lines = self.ir.count("\n")
         return f"<loom.Module: {lines} lines of IR, weights={self.weights!r}>"

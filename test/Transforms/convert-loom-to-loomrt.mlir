@@ -73,3 +73,17 @@ func.func @movement(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<1x3xf32>, t
   return %t, %s, %c, %r, %sm : tensor<3x2xf32>, tensor<1x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>
 }
 
+
+// -----
+
+// A weight transposed for a matmul (PyTorch's Linear) is read by BLAS with
+// trans_b: no copy of the transpose.
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT: loomrt.copy
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<2x4xf32>, memref<8x4xf32>) outs(%arg2 : memref<2x8xf32>) {{.*}}trans_a = false, trans_b = true
+// CHECK-NEXT: return
+func.func @linear(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) -> tensor<2x8xf32> {
+  %t = loom.transpose %w, permutation = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %y = loom.dot_general %x, %t, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

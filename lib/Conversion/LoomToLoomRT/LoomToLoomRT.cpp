@@ -52,6 +52,126 @@ MemRefType bufferType(Type tensorType) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
+/// How a gemm reads one dot_general operand: `source` (the operand, or the
+/// operand of the transpose defining it), in BLAS's plain or transposed
+/// layout, or, when neither fits, through a copy into the plain layout
+/// (`copyPerm`, dimensions of `source`).
+struct OperandLayout {
+  Value source;
+  bool transposed = false;
+  SmallVector<int64_t> copyPerm;
+};
+
+/// A dot_general as one batched gemm.
+struct DotLayout {
+  OperandLayout lhs, rhs;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+
+bool isIdentityPermutation(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (static_cast<int64_t>(i) != p)
+      return false;
+  return true;
+}
+
+/// `value` read with its dimensions in the order `plain` (or `trans`, which
+/// BLAS transposes for free); looks through one transpose.
+OperandLayout planOperand(Value value, ArrayRef<int64_t> plain,
+                          ArrayRef<int64_t> trans) {
+  // Reading a transpose's source directly saves materialising it.
+  if (auto transpose = value.getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> p = transpose.getPermutation();
+    auto compose = [&](ArrayRef<int64_t> order) {
+      SmallVector<int64_t> composed;
+      for (int64_t d : order)
+        composed.push_back(p[d]);
+      return composed;
+    };
+    if (isIdentityPermutation(compose(plain)))
+      return {transpose.getOperand(), false, {}};
+    if (isIdentityPermutation(compose(trans)))
+      return {transpose.getOperand(), true, {}};
+  }
+  if (isIdentityPermutation(plain))
+    return {value, false, {}};
+  if (isIdentityPermutation(trans))
+    return {value, true, {}};
+  return {value, false, SmallVector<int64_t>(plain.begin(), plain.end())};
+}
+
+DotLayout planDotLayout(DotGeneralOp op) {
+  auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+  ArrayRef<int64_t> lhsBatch = op.getLhsBatchingDims();
+  ArrayRef<int64_t> rhsBatch = op.getRhsBatchingDims();
+  // Contracting pairs ordered by their lhs dimension.
+  SmallVector<std::pair<int64_t, int64_t>> contract;
+  for (auto [l, r] :
+       llvm::zip(op.getLhsContractingDims(), op.getRhsContractingDims()))
+    contract.push_back({l, r});
+  llvm::sort(contract);
+  SmallVector<int64_t> lhsContract, rhsContract;
+  for (auto [l, r] : contract) {
+    lhsContract.push_back(l);
+    rhsContract.push_back(r);
+  }
+  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
+                     ArrayRef<int64_t> contracting) {
+    SmallVector<int64_t> free;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contracting, d))
+        free.push_back(d);
+    return free;
+  };
+  SmallVector<int64_t> lhsFree =
+      freeDims(lhsType.getRank(), lhsBatch, lhsContract);
+  SmallVector<int64_t> rhsFree =
+      freeDims(rhsType.getRank(), rhsBatch, rhsContract);
+  auto concat = [](std::initializer_list<ArrayRef<int64_t>> parts) {
+    SmallVector<int64_t> all;
+    for (ArrayRef<int64_t> part : parts)
+      all.append(part.begin(), part.end());
+    return all;
+  };
+  auto size = [](RankedTensorType type, ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= type.getDimSize(d);
+    return n;
+  };
+  DotLayout layout;
+  layout.lhs = planOperand(op.getLhs(), concat({lhsBatch, lhsFree, lhsContract}),
+                           concat({lhsBatch, lhsContract, lhsFree}));
+  layout.rhs = planOperand(op.getRhs(), concat({rhsBatch, rhsContract, rhsFree}),
+                           concat({rhsBatch, rhsFree, rhsContract}));
+  layout.batch = size(lhsType, lhsBatch);
+  layout.m = size(lhsType, lhsFree);
+  layout.k = size(lhsType, lhsContract);
+  layout.n = size(rhsType, rhsFree);
+  return layout;
+}
+
+/// Whether every use of `transpose` reads through it without its own buffer:
+/// one elementwise user (strided read), or dot_generals whose gemm reads the
+/// transpose's source directly.
+bool isTransposeAbsorbed(TransposeOp transpose) {
+  Value result = transpose.getResult();
+  if (result.use_empty())
+    return false;
+  if (result.hasOneUse() && isElementwise(*result.user_begin()))
+    return true;
+  return llvm::all_of(result.getUses(), [&](OpOperand &use) {
+    auto dot = dyn_cast<DotGeneralOp>(use.getOwner());
+    if (!dot)
+      return false;
+    DotLayout layout = planDotLayout(dot);
+    const OperandLayout &plan =
+        use.getOperandNumber() == 0 ? layout.lhs : layout.rhs;
+    return plan.source == transpose.getOperand() && plan.copyPerm.empty();
+  });
+}
+
 /// The ops of one function, lowered in order.
 class FunctionLowering {
 public:
@@ -470,58 +590,21 @@ LogicalResult FunctionLowering::lowerKernel(Operation *root, OpBuilder &b) {
 
 LogicalResult FunctionLowering::lowerDotGeneral(DotGeneralOp op, OpBuilder &b) {
   auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
-  auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
   if (!lhsType.getElementType().isF32())
     return op.emitError("convert-loom-to-loomrt: dot_general on ")
            << lhsType.getElementType()
            << " is not supported by the runtime (f32 only)";
-  ArrayRef<int64_t> lhsBatch = op.getLhsBatchingDims();
-  ArrayRef<int64_t> rhsBatch = op.getRhsBatchingDims();
-  // Contracting pairs ordered by their lhs dimension.
-  SmallVector<std::pair<int64_t, int64_t>> contract;
-  for (auto [l, r] :
-       llvm::zip(op.getLhsContractingDims(), op.getRhsContractingDims()))
-    contract.push_back({l, r});
-  llvm::sort(contract);
-  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
-                     ArrayRef<int64_t> contracting) {
-    SmallVector<int64_t> free;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contracting, d))
-        free.push_back(d);
-    return free;
-  };
-  SmallVector<int64_t> lhsContract, rhsContract;
-  for (auto [l, r] : contract) {
-    lhsContract.push_back(l);
-    rhsContract.push_back(r);
-  }
-  SmallVector<int64_t> lhsFree =
-      freeDims(lhsType.getRank(), lhsBatch, lhsContract);
-  SmallVector<int64_t> rhsFree =
-      freeDims(rhsType.getRank(), rhsBatch, rhsContract);
-
-  auto concat = [](std::initializer_list<ArrayRef<int64_t>> parts) {
-    SmallVector<int64_t> all;
-    for (ArrayRef<int64_t> part : parts)
-      all.append(part.begin(), part.end());
-    return all;
-  };
-  auto isIdentity = [](ArrayRef<int64_t> perm) {
-    for (auto [i, p] : llvm::enumerate(perm))
-      if (static_cast<int64_t>(i) != p)
-        return false;
-    return true;
-  };
-  // Brings `value` into the layout `perm` (a copy) unless it already is.
-  auto layout = [&](Value value, ArrayRef<int64_t> perm) -> Value {
-    Value buffer = bufferOf(value);
-    if (isIdentity(perm))
+  DotLayout layout = planDotLayout(op);
+  // Reads an operand as planned: its buffer (or its transpose's source), or
+  // a copy into the plain layout.
+  auto read = [&](const OperandLayout &plan) -> Value {
+    Value buffer = bufferOf(plan.source);
+    if (plan.copyPerm.empty())
       return buffer;
-    auto type = cast<RankedTensorType>(value.getType());
+    auto type = cast<RankedTensorType>(plan.source.getType());
     SmallVector<int64_t> shape, strides;
     SmallVector<int64_t> sourceStrides = rowMajorStrides(type.getShape());
-    for (int64_t p : perm) {
+    for (int64_t p : plan.copyPerm) {
       shape.push_back(type.getDimSize(p));
       strides.push_back(sourceStrides[p]);
     }
@@ -534,26 +617,10 @@ LogicalResult FunctionLowering::lowerDotGeneral(DotGeneralOp op, OpBuilder &b) {
                            b.getStringAttr("dot_general.layout"));
     return copy;
   };
-
-  SmallVector<int64_t> lhsPlain = concat({lhsBatch, lhsFree, lhsContract});
-  SmallVector<int64_t> lhsTrans = concat({lhsBatch, lhsContract, lhsFree});
-  SmallVector<int64_t> rhsPlain = concat({rhsBatch, rhsContract, rhsFree});
-  SmallVector<int64_t> rhsTrans = concat({rhsBatch, rhsFree, rhsContract});
-  bool transA = !isIdentity(lhsPlain) && isIdentity(lhsTrans);
-  bool transB = !isIdentity(rhsPlain) && isIdentity(rhsTrans);
-  Value a = layout(op.getLhs(), transA ? lhsTrans : lhsPlain);
-  Value bb = layout(op.getRhs(), transB ? rhsTrans : rhsPlain);
-
-  auto sizes = [](RankedTensorType type, ArrayRef<int64_t> dims) {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= type.getDimSize(d);
-    return n;
-  };
-  int64_t batch = sizes(lhsType, lhsBatch);
-  int64_t m = sizes(lhsType, lhsFree);
-  int64_t k = sizes(lhsType, lhsContract);
-  int64_t n = sizes(rhsType, rhsFree);
+  Value a = read(layout.lhs);
+  Value bb = read(layout.rhs);
+  bool transA = layout.lhs.transposed, transB = layout.rhs.transposed;
+  int64_t batch = layout.batch, m = layout.m, n = layout.n, k = layout.k;
   Value c = destination(op.getResult(), b);
   buffers[op.getResult()] = c;
   loomrt::GemmOp::create(b, op.getLoc(), a, bb, c, batch, m, n, k, transA,
@@ -648,9 +715,9 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         return success();
       })
       .Case([&](TransposeOp transpose) -> LogicalResult {
-        // A transpose read only by one kernel is fused into it.
-        if (transpose->hasOneUse() && isElementwise(*transpose->user_begin()) &&
-            !pendingResults.count(result()))
+        // A transpose read through strides (by one kernel) or by BLAS (by
+        // gemms) needs no buffer.
+        if (!pendingResults.count(result()) && isTransposeAbsorbed(transpose))
           return success();
         auto sourceType = cast<ShapedType>(transpose.getOperand().getType());
         SmallVector<int64_t> sourceStrides =

@@ -567,13 +567,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
         const char *kind = reduction == "none"   ? "Reduction::None"
                            : reduction == "sum" ? "Reduction::Sum"
                                                 : "Reduction::Mean";
-        auto ignore = ce.getIgnoreIndex();
+        IntegerAttr ignore = ce.getIgnoreIndexAttr();
         line() << "cpu::crossEntropy(ctx, " << cppQuote(ce.getOrigin()) << ", "
                << name(ce.getLogits()) << ", " << name(ce.getLabels()) << ", "
                << name(ce.getOutput()) << ", " << numElements(s) / classes
                << ", " << classes << ", cpu::" << kind << ", "
                << (ignore ? "true" : "false") << ", "
-               << (ignore ? *ignore : 0) << ");\n";
+               << (ignore ? ignore.getInt() : 0) << ");\n";
         return success();
       })
       .Case([&](loomrt::GatherOp gather) -> LogicalResult {

@@ -1,0 +1,85 @@
+"""Compiled training programs: `Module.compile(...)` and `Program.train(...)`."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ._tools import LoomError, find_tool
+
+# loomc flags for each keyword of Module.compile.
+_FLAGS = {
+    "lr": "--lr", "momentum": "--momentum", "weight_decay": "--weight-decay",
+    "eps": "--eps", "clip_grad_norm": "--clip-grad-norm", "schedule": "--schedule",
+    "warmup_steps": "--warmup-steps", "total_steps": "--total-steps",
+    "min_lr": "--min-lr", "loss": "--loss",
+}
+
+
+class Program:
+    """A built training program: `outdir/train` and what loomc wrote beside it."""
+
+    def __init__(self, outdir: str | os.PathLike):
+        self.outdir = Path(outdir)
+        self.executable = self.outdir / "train"
+
+    def train(self, data_dir: str | os.PathLike, steps: int, *,
+              log: str | os.PathLike | None = None,
+              checkpoint_dir: str | os.PathLike | None = None,
+              checkpoint_every: int | None = None, resume: bool = False,
+              mpirun: bool = False, extra_args: list[str] | None = None) -> list[float]:
+        """Runs `steps` training steps on `data_dir` (one `<input>.npy` per
+        data input) and returns the logged loss of each step."""
+        log = Path(log) if log else self.outdir / "loss.csv"
+        args = [str(self.executable), "--data", str(data_dir), "--steps", str(steps),
+                "--log", str(log), "--quiet"]
+        if checkpoint_dir is not None:
+            args += ["--checkpoint-dir", str(checkpoint_dir)]
+        if checkpoint_every is not None:
+            args += ["--checkpoint-every", str(checkpoint_every)]
+        if resume:
+            args.append("--resume")
+        args += list(extra_args or [])
+        if mpirun:
+            args = ["mpirun", "--allow-run-as-root", "-np", "1", *args]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise LoomError("train", proc.stderr or proc.stdout, proc.returncode)
+        with open(log, newline="") as f:
+            return [float(row["loss"]) for row in csv.DictReader(f)]
+
+    def __repr__(self) -> str:
+        return f"<loom.Program {self.executable}>"
+
+
+def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict = "dp=1,tp=1,pp=1",
+                   target: str = "cpu", outdir: str | os.PathLike | None = None,
+                   betas: tuple[float, float] | None = None, nesterov: bool = False,
+                   **options) -> Program:
+    """Compiles `module` (a loom.Module with a loss output) into a training
+    program with loomc; see `loomc --help` for the options."""
+    outdir = Path(outdir) if outdir else Path(tempfile.mkdtemp(prefix="loom-"))
+    outdir.mkdir(parents=True, exist_ok=True)
+    model = module.save(outdir / "model.mlir")
+    if isinstance(mesh, dict):
+        mesh = ",".join(f"{k}={v}" for k, v in mesh.items())
+    args = [find_tool("loomc"), str(model), "-o", str(outdir), "--optimizer", optimizer,
+            "--mesh", mesh, "--target", target]
+    if module.weights:
+        args += ["--weights", str(model.with_suffix(".safetensors"))]
+    if betas is not None:
+        args += ["--betas", f"{betas[0]!r},{betas[1]!r}"]
+    if nesterov:
+        args.append("--nesterov")
+    for key, value in options.items():
+        if key not in _FLAGS:
+            raise TypeError(f"compile() got an unknown option {key!r} "
+                            f"(known: {', '.join(sorted(_FLAGS))})")
+        args += [_FLAGS[key], repr(value) if isinstance(value, float) else str(value)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LoomError("loomc", proc.stderr or proc.stdout, proc.returncode)
+    return Program(outdir)

@@ -1,0 +1,412 @@
+//===- loomc.cpp - The Loom compiler driver -------------------------------===//
+//
+// Model in, training program out: import (ONNX, StableHLO text or loom IR),
+// shape inference, autodiff, optimizer, lowering, memory plan, C++
+// emission, and the build of OUTDIR/train against lib/Runtime. Every step
+// is a pass or translation that loom-opt / loom-translate also run alone;
+// `-v` prints the pipeline and its timings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Conversion/LoomToLoomRT/Passes.h"
+#include "loom/Conversion/StableHLOToLoom/Passes.h"
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Dialect/LoomRT/Transforms/Passes.h"
+#include "loom/Import/Onnx.h"
+#include "loom/Import/StableHLO.h"
+#include "loom/Support/AtomicFile.h"
+#include "loom/Target/Cpp/EmitCpp.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("loomc options");
+
+cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.onnx|model.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
+                            cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> lossName(
+    "loss", cl::desc("The result that is the loss (loom.name); default: the "
+                     "model's only result"),
+    cl::value_desc("name"), cl::cat(category));
+cl::list<std::string> trainable(
+    "trainable", cl::desc("ONNX initializers to train (names or regexes, "
+                          "comma list); default: every float initializer"),
+    cl::value_desc("names"), cl::CommaSeparated, cl::cat(category));
+cl::list<std::string> frozen(
+    "frozen", cl::desc("ONNX initializers not to train (names or regexes)"),
+    cl::value_desc("names"), cl::CommaSeparated, cl::cat(category));
+cl::opt<std::string> weightsFile(
+    "weights", cl::desc(".mlir input: the initial weights (safetensors) to "
+                        "copy into OUTDIR"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("sgd, adam or adamw (default sgd)"),
+                               cl::init("sgd"), cl::cat(category));
+cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
+                   cl::cat(category));
+cl::opt<double> momentum("momentum", cl::desc("SGD momentum"), cl::init(0.0),
+                         cl::cat(category));
+cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
+                       cl::cat(category));
+cl::opt<double> weightDecay(
+    "weight-decay", cl::desc("Weight decay (default: 0, AdamW 0.01)"),
+    cl::init(-1.0), cl::cat(category));
+cl::opt<std::string> betas("betas", cl::desc("Adam betas 'b1,b2' (default "
+                                             "0.9,0.999)"),
+                           cl::init("0.9,0.999"), cl::cat(category));
+cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
+                    cl::cat(category));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm", cl::desc("Clip the global gradient norm (0: off)"),
+    cl::init(0.0), cl::cat(category));
+cl::opt<std::string> schedule("schedule",
+                              cl::desc("constant, warmup or cosine"),
+                              cl::init("constant"), cl::cat(category));
+cl::opt<int64_t> warmupSteps("warmup-steps", cl::desc("Warm-up steps"),
+                             cl::init(0), cl::cat(category));
+cl::opt<int64_t> totalSteps("total-steps",
+                            cl::desc("Steps of the cosine schedule"),
+                            cl::init(0), cl::cat(category));
+cl::opt<double> minLr("min-lr", cl::desc("Final learning rate (cosine)"),
+                      cl::init(0.0), cl::cat(category));
+cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P"),
+                          cl::init("dp=1,tp=1,pp=1"), cl::cat(category));
+cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
+                            cl::init("cpu"), cl::cat(category));
+cl::opt<bool> emitOnly("emit-only",
+                       cl::desc("Write the sources, weights and reports; do "
+                                "not build OUTDIR/train"),
+                       cl::cat(category));
+cl::opt<bool> verbose("v", cl::desc("Print the pipeline and its timings"),
+                      cl::cat(category));
+cl::opt<std::string> cxx("cxx",
+                         cl::desc("C++ compiler for OUTDIR/train (default: "
+                                  "mpicxx)"),
+                         cl::init("mpicxx"), cl::cat(category));
+
+int fail(const Twine &message) {
+  llvm::errs() << "loomc: error: " << message << "\n";
+  return 1;
+}
+
+struct Step {
+  std::string name;
+  double seconds;
+};
+
+/// Parses dp=D,tp=T,pp=P.
+LogicalResult parseMesh(StringRef text, int64_t &dp, int64_t &tp,
+                        int64_t &pp) {
+  dp = tp = pp = 1;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',', -1, false);
+  for (StringRef part : parts) {
+    auto [key, value] = part.split('=');
+    int64_t n;
+    if (value.trim().getAsInteger(10, n) || n < 1) {
+      llvm::errs() << "loomc: error: --mesh: '" << part
+                   << "' is not AXIS=N with N >= 1\n";
+      return failure();
+    }
+    key = key.trim();
+    if (key == "dp")
+      dp = n;
+    else if (key == "tp")
+      tp = n;
+    else if (key == "pp")
+      pp = n;
+    else {
+      llvm::errs() << "loomc: error: --mesh: unknown axis '" << key
+                   << "' (dp, tp, pp)\n";
+      return failure();
+    }
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                StringRef weightsOut) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(modelFile, &error);
+  if (!input) {
+    llvm::errs() << "loomc: error: " << error << "\n";
+    return nullptr;
+  }
+  if (StringRef(modelFile).ends_with(".onnx")) {
+    if (!weightsFile.empty()) {
+      llvm::errs() << "loomc: error: --weights is for .mlir models; an ONNX "
+                      "model carries its weights\n";
+      return nullptr;
+    }
+    mlir::loom::OnnxImportOptions options;
+    options.weightsOut = weightsOut.str();
+    options.trainable.assign(trainable.begin(), trainable.end());
+    options.frozen.assign(frozen.begin(), frozen.end());
+    options.modelDir = llvm::sys::path::parent_path(modelFile).str();
+    StringRef bytes = input->getBuffer();
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    return mlir::loom::importOnnx(bytes, modelFile, options, &context);
+  }
+  if (!trainable.empty() || !frozen.empty()) {
+    llvm::errs() << "loomc: error: --trainable/--frozen are for ONNX models; "
+                    "mark parameters of a .mlir model with loom.param (or "
+                    "loom-translate --trainable)\n";
+    return nullptr;
+  }
+  bool isStableHLO = input->getBuffer().contains("stablehlo.");
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (isStableHLO)
+    return mlir::loom::importStableHLO(sourceMgr, &context);
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+std::string optimizerOptions() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto num = [](double x) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.17g", x);
+    return s;
+  };
+  auto [beta1, beta2] = StringRef(betas).split(',');
+  os << "optimizer=" << optimizer << " lr=" << num(lr);
+  if (optimizer == "sgd") {
+    os << " momentum=" << num(momentum);
+    if (nesterov)
+      os << " nesterov=true";
+  } else {
+    os << " beta1=" << beta1.trim() << " beta2=" << beta2.trim()
+       << " eps=" << num(eps);
+  }
+  if (weightDecay >= 0)
+    os << " weight-decay=" << num(weightDecay);
+  if (clipGradNorm > 0)
+    os << " clip-grad-norm=" << num(clipGradNorm);
+  os << " schedule=" << schedule;
+  if (warmupSteps > 0)
+    os << " warmup-steps=" << warmupSteps;
+  if (totalSteps > 0)
+    os << " total-steps=" << totalSteps;
+  if (minLr > 0)
+    os << " min-lr=" << num(minLr);
+  return text;
+}
+
+int run(int argc, char **argv) {
+  DialectRegistry registry;
+  registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
+                  arith::ArithDialect, math::MathDialect,
+                  memref::MemRefDialect, tensor::TensorDialect>();
+  func::registerAllExtensions(registry);
+  mlir::loom::registerStableHLOImportDialects(registry);
+  registerTransformsPasses();
+  mlir::loom::registerLoomPasses();
+  mlir::loom::registerStableHLOToLoomPasses();
+  mlir::loom::registerLoomToLoomRTPasses();
+  mlir::loomrt::registerLoomRTPasses();
+  registerPassManagerCLOptions();
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
+
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loomc: compile a model into a training program\n\n"
+      "  loomc model.onnx --optimizer adamw --lr 1e-3 -o out\n"
+      "  out/train --data DIR --steps 100 --log loss.csv\n\n"
+      "OUTDIR gets step.cpp (the generated step), weights.safetensors,\n"
+      "memory.json (the memory plan), plan.json, build.sh and train.\n");
+
+  int64_t dp, tp, pp;
+  if (failed(parseMesh(mesh, dp, tp, pp)))
+    return 1;
+  if (dp * tp * pp != 1)
+    return fail("--mesh " + mesh +
+                ": data, tensor and pipeline parallelism are not implemented "
+                "yet (only dp=1,tp=1,pp=1)");
+  if (target != "cpu" && target != "cuda")
+    return fail("--target must be cpu or cuda, got '" + target + "'");
+  if (target == "cuda")
+    return fail("--target cuda: the CUDA runtime backend compiles "
+                "(lib/Runtime/cuda) but code generation for it is not "
+                "implemented yet; use --target cpu");
+  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
+    return fail("--optimizer must be sgd, adam or adamw, got '" + optimizer +
+                "'");
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create '" + outDir + "': " + ec.message());
+  auto outPath = [&](StringRef name) {
+    SmallString<256> path(outDir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+
+  MLIRContext context(registry);
+  context.disableMultithreading();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::vector<Step> timings;
+  auto clock = std::chrono::steady_clock::now();
+  auto lap = [&](StringRef name) {
+    auto now = std::chrono::steady_clock::now();
+    timings.push_back(
+        {name.str(), std::chrono::duration<double>(now - clock).count()});
+    clock = now;
+    if (verbose)
+      llvm::errs() << llvm::format("loomc: %-28s %8.3f s\n", name.str().c_str(),
+                                   timings.back().seconds);
+  };
+
+  // Weights land in OUTDIR only after the whole compilation succeeded.
+  std::string weightsTmp = outPath("weights.safetensors.importing");
+  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, weightsTmp);
+  if (!module || failed(verify(*module))) {
+    llvm::sys::fs::remove(weightsTmp);
+    return fail("could not load '" + modelFile + "'");
+  }
+  lap("import");
+
+  func::FuncOp entry;
+  for (func::FuncOp f : module->getOps<func::FuncOp>())
+    if (f.isPublic() && (!entry || f.getName() == "main"))
+      entry = f;
+  if (!entry)
+    return fail("the model has no public function");
+  std::string name = entry.getName().str();
+
+  std::string pipeline =
+      "builtin.module(inline, symbol-dce, loom-shape-inference, "
+      "loom-autodiff{function=" + name +
+      (lossName.empty() ? std::string() : " loss=" + lossName) +
+      "}, loom-optimizer{function=" + name + "_grad " + optimizerOptions() +
+      "}, convert-loom-to-loomrt{function=" + name +
+      "_step}, loom-memory-plan{report=" + outPath("memory.json") + "})";
+  if (verbose)
+    llvm::errs() << "loomc: pipeline: " << pipeline << "\n";
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  if (verbose)
+    pm.enableTiming();
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return fail("bad pass pipeline (an option above is invalid)");
+  if (failed(pm.run(*module))) {
+    llvm::sys::fs::remove(weightsTmp);
+    return fail("compilation failed (see the errors above)");
+  }
+  lap("passes");
+
+  std::string code;
+  llvm::raw_string_ostream codeStream(code);
+  if (failed(mlir::loom::emitCpp(*module, codeStream)))
+    return fail("C++ emission failed");
+  if (std::string e = ::loom::writeFileAtomically(outPath("step.cpp"), code);
+      !e.empty())
+    return fail(e);
+  lap("emit-cpp");
+
+  // Weights: the imported ones, or the --weights file.
+  if (llvm::sys::fs::exists(weightsTmp)) {
+    if (std::error_code ec =
+            llvm::sys::fs::rename(weightsTmp, outPath("weights.safetensors")))
+      return fail("cannot write weights: " + ec.message());
+  } else if (!weightsFile.empty()) {
+    if (std::error_code ec = llvm::sys::fs::copy_file(
+            weightsFile, outPath("weights.safetensors")))
+      return fail("cannot copy --weights '" + weightsFile +
+                  "': " + ec.message());
+  }
+
+  llvm::json::Object plan{
+      {"model", modelFile},
+      {"function", name + "_step"},
+      {"mesh", llvm::json::Object{{"dp", dp}, {"tp", tp}, {"pp", pp}}},
+      {"target", target},
+      {"optimizer", optimizerOptions()},
+      {"pipeline", pipeline},
+  };
+  std::string planText;
+  llvm::raw_string_ostream(planText)
+      << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
+  if (std::string e = ::loom::writeFileAtomically(outPath("plan.json"), planText);
+      !e.empty())
+    return fail(e);
+
+  // The build command, also saved as OUTDIR/build.sh.
+  std::vector<std::string> command = {
+      cxx, "-std=c++17", "-O2", "-fopenmp", "-I", LOOM_RUNTIME_INCLUDE_DIR,
+      outPath("step.cpp"), LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY,
+      "-lopenblas", "-o", outPath("train")};
+  std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
+  for (const std::string &arg : command)
+    script += " '" + arg + "'";
+  script += "\n";
+  if (std::string e = ::loom::writeFileAtomically(outPath("build.sh"), script);
+      !e.empty())
+    return fail(e);
+  if (emitOnly) {
+    lap("write");
+    return 0;
+  }
+  auto program = llvm::sys::findProgramByName(cxx);
+  if (!program)
+    return fail("C++ compiler '" + cxx +
+                "' not found (install openmpi: libopenmpi-dev, or pass --cxx)");
+  SmallVector<StringRef> argsRef;
+  for (const std::string &arg : command)
+    argsRef.push_back(arg);
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(*program, argsRef, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0)
+    return fail("building " + outPath("train") + " failed (" +
+                (errorMessage.empty() ? "exit " + std::to_string(rc)
+                                      : errorMessage) +
+                "); the command is in build.sh");
+  lap("build train");
+  if (verbose) {
+    double total = 0;
+    for (const Step &s : timings)
+      total += s.seconds;
+    llvm::errs() << llvm::format("loomc: %-28s %8.3f s\n", "total", total);
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  return run(argc, argv);
+}
