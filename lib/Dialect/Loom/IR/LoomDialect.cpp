@@ -43,21 +43,27 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 /// Checks the Loom attributes that may sit on function arguments and
-/// results: `loom.param` (unit, tensor arguments only) and `loom.name`
-/// (string).
+/// results: `loom.param` and `loom.state` (unit, tensor arguments only),
+/// `loom.name` (string), `loom.grad_of` and `loom.updates` (the index of an
+/// argument of the function, results only).
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
-                                     Type valueType, bool isArgument) {
+                                     bool isArgument, unsigned index) {
   StringRef name = attr.getName().getValue();
-  if (name == LoomDialect::getParamAttrName()) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (name == LoomDialect::getParamAttrName() ||
+      name == LoomDialect::getStateAttrName()) {
     if (!isArgument)
       return op->emitOpError() << "'" << name
                                << "' marks function arguments, not results";
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
-    if (!isa<RankedTensorType>(valueType))
+    Type type = func && index < func.getNumArguments()
+                    ? func.getArgumentTypes()[index]
+                    : Type();
+    if (!isa_and_nonnull<RankedTensorType>(type))
       return op->emitOpError()
              << "'" << name << "' argument must be a ranked tensor, got "
-             << valueType;
+             << type;
     return success();
   }
   if (name == LoomDialect::getNameAttrName()) {
@@ -65,30 +71,36 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
-  return op->emitOpError() << "unknown loom attribute '" << name
-                           << "' (known: loom.param, loom.name)";
-}
-
-static Type getRegionValueType(Operation *op, bool isArgument, unsigned index) {
-  if (auto func = dyn_cast<FunctionOpInterface>(op)) {
-    ArrayRef<Type> types =
-        isArgument ? func.getArgumentTypes() : func.getResultTypes();
-    if (index < types.size())
-      return types[index];
+  if (name == LoomDialect::getGradOfAttrName() ||
+      name == LoomDialect::getUpdatesAttrName()) {
+    if (isArgument)
+      return op->emitOpError() << "'" << name
+                               << "' marks function results, not arguments";
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isSignlessInteger(64))
+      return op->emitOpError()
+             << "'" << name << "' must be an i64 argument index";
+    int64_t numArguments = func ? func.getNumArguments() : 0;
+    if (value.getInt() < 0 || value.getInt() >= numArguments)
+      return op->emitOpError()
+             << "'" << name << "' of result " << index << " is "
+             << value.getInt() << ", not an argument index (the function has "
+             << numArguments << " arguments)";
+    return success();
   }
-  return Type();
+  return op->emitOpError() << "unknown loom attribute '" << name
+                           << "' (known: loom.param, loom.name, loom.state, "
+                              "loom.grad_of, loom.updates)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
-  return verifyValueAttr(op, attr, getRegionValueType(op, true, argIndex),
-                         /*isArgument=*/true);
+  return verifyValueAttr(op, attr, /*isArgument=*/true, argIndex);
 }
 
 LogicalResult LoomDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
-  return verifyValueAttr(op, attr, getRegionValueType(op, false, resultIndex),
-                         /*isArgument=*/false);
+  return verifyValueAttr(op, attr, /*isArgument=*/false, resultIndex);
 }
