@@ -17,6 +17,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -48,12 +49,18 @@ struct Config {
   double minLr;
 
   bool isAdam() const { return kind != OptimizerKind::SGD; }
-  /// Optimizer state tensors per parameter (besides the shared step counter).
-  unsigned statePerParam() const {
+  /// The names of the state tensors of parameter `p` are these prefixes
+  /// followed by `p` (docs/training.md); the step counter is shared.
+  ArrayRef<StringLiteral> statePrefixes() const {
+    static constexpr StringLiteral adam[] = {"exp_avg.", "exp_avg_sq."};
+    static constexpr StringLiteral sgdMomentum[] = {"momentum."};
     if (isAdam())
-      return 2;
-    return momentum != 0.0 ? 1 : 0;
+      return adam;
+    if (momentum != 0.0)
+      return sgdMomentum;
+    return {};
   }
+  unsigned statePerParam() const { return statePrefixes().size(); }
 };
 
 /// The learning rate of optimizer step `e + 1`: the value PyTorch's scheduler
@@ -152,24 +159,30 @@ public:
 struct Optimizer : public loom::impl::LoomOptimizerBase<Optimizer> {
   using Base::Base;
 
+  /// Validates the options once, before any module is seen.
+  LogicalResult initialize(MLIRContext *context) override;
   void runOnOperation() override;
 
 private:
-  FailureOr<Config> validateOptions();
+  FailureOr<Config> validateOptions(MLIRContext *context);
   FailureOr<func::FuncOp> findGradFunction();
   FailureOr<SmallVector<Param>> collectParams(func::FuncOp grad);
   void buildStep(func::FuncOp grad, StringRef stepName,
-                 ArrayRef<Param> params, const Config &config);
+                 ArrayRef<Param> params);
+
+  /// The validated options (set by initialize, read-only afterwards).
+  Config config;
 };
 
 } // namespace
 
-FailureOr<Config> Optimizer::validateOptions() {
-  ModuleOp module = getOperation();
-  auto fail = [&]() { return module.emitError() << "loom-optimizer: "; };
-  auto isFinite = [](double v) { return std::isfinite(v); };
+FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
+  auto fail = [&]() {
+    return emitError(UnknownLoc::get(context)) << "loom-optimizer: ";
+  };
+  auto isNonNegative = [](double v) { return std::isfinite(v) && v >= 0.0; };
 
-  Config config;
+  Config result{};
   std::optional<OptimizerKind> kind =
       llvm::StringSwitch<std::optional<OptimizerKind>>(optimizer)
           .Case("sgd", OptimizerKind::SGD)
@@ -177,8 +190,9 @@ FailureOr<Config> Optimizer::validateOptions() {
           .Case("adamw", OptimizerKind::AdamW)
           .Default(std::nullopt);
   if (!kind)
-    return fail() << "unknown optimizer '" << optimizer.getValue() << "' (expected sgd, adam or adamw)";
-  config.kind = *kind;
+    return fail() << "unknown optimizer '" << optimizer.getValue()
+                  << "' (expected sgd, adam or adamw)";
+  result.kind = *kind;
   std::optional<ScheduleKind> scheduleKind =
       llvm::StringSwitch<std::optional<ScheduleKind>>(schedule)
           .Case("constant", ScheduleKind::Constant)
@@ -186,62 +200,68 @@ FailureOr<Config> Optimizer::validateOptions() {
           .Case("cosine", ScheduleKind::Cosine)
           .Default(std::nullopt);
   if (!scheduleKind)
-    return fail() << "unknown schedule '" << schedule.getValue() << "' (expected constant, warmup or cosine)";
-  config.schedule = *scheduleKind;
+    return fail() << "unknown schedule '" << schedule.getValue()
+                  << "' (expected constant, warmup or cosine)";
+  result.schedule = *scheduleKind;
 
-  if (!isFinite(lr) || lr < 0.0)
+  if (!isNonNegative(lr))
     return fail() << "lr must be a finite value >= 0, got " << lr.getValue();
-  config.lr = lr;
+  result.lr = lr;
 
   // SGD options.
-  if (!isFinite(momentum) || momentum < 0.0)
+  if (!isNonNegative(momentum))
     return fail() << "momentum must be >= 0, got " << momentum.getValue();
-  if (config.isAdam() && (momentum != 0.0 || nesterov || dampening != 0.0))
-    return fail() << "momentum, dampening and nesterov apply to optimizer=sgd, "
-                "not " << optimizer.getValue();
+  if (result.isAdam() && (momentum != 0.0 || nesterov || dampening != 0.0))
+    return fail() << "momentum, dampening and nesterov apply to "
+                     "optimizer=sgd, not "
+                  << optimizer.getValue();
   if (dampening != 0.0)
-    return fail() << "dampening must be 0, got " << dampening.getValue() << " (PyTorch's first step copies the gradient into the "
-                "momentum buffer undamped, which a zero-initialised buffer "
-                "reproduces only without dampening)";
+    return fail() << "dampening must be 0, got " << dampening.getValue()
+                  << " (PyTorch's first step copies the gradient into the "
+                     "momentum buffer undamped, which a zero-initialised "
+                     "buffer reproduces only without dampening)";
   if (nesterov && momentum == 0.0)
     return fail() << "nesterov requires momentum > 0 (as torch.optim.SGD)";
-  config.momentum = momentum;
-  config.nesterov = nesterov;
+  result.momentum = momentum;
+  result.nesterov = nesterov;
 
-  // Adam options: PyTorch's checks.
-  if (!config.isAdam() && (beta1 != 0.9 || beta2 != 0.999 || eps != 1e-8))
-    return fail() << "beta1, beta2 and eps apply to optimizer=adam and adamw, "
-                "not sgd";
+  // Adam options, checked as torch.optim.Adam does.
+  if (!result.isAdam() && (beta1 != 0.9 || beta2 != 0.999 || eps != 1e-8))
+    return fail() << "beta1, beta2 and eps apply to optimizer=adam and "
+                     "adamw, not sgd";
   if (!(beta1 >= 0.0 && beta1 < 1.0))
     return fail() << "beta1 must be in [0, 1), got " << beta1.getValue();
   if (!(beta2 >= 0.0 && beta2 < 1.0))
     return fail() << "beta2 must be in [0, 1), got " << beta2.getValue();
-  if (!isFinite(eps) || eps < 0.0)
+  if (!isNonNegative(eps))
     return fail() << "eps must be >= 0, got " << eps.getValue();
-  config.beta1 = beta1;
-  config.beta2 = beta2;
-  config.eps = eps;
+  result.beta1 = beta1;
+  result.beta2 = beta2;
+  result.eps = eps;
 
   if (weightDecay == -1.0)
-    config.weightDecay = config.kind == OptimizerKind::AdamW ? 0.01 : 0.0;
-  else if (!isFinite(weightDecay) || weightDecay < 0.0)
-    return fail() << "weight-decay must be >= 0 (or -1 for the optimizer's "
-                "default), got " << weightDecay.getValue();
+    result.weightDecay = result.kind == OptimizerKind::AdamW ? 0.01 : 0.0;
+  else if (isNonNegative(weightDecay))
+    result.weightDecay = weightDecay;
   else
-    config.weightDecay = weightDecay;
+    return fail() << "weight-decay must be >= 0 (or -1 for the optimizer's "
+                     "default), got "
+                  << weightDecay.getValue();
 
-  if (!isFinite(clipGradNorm) || clipGradNorm < 0.0)
-    return fail() << "clip-grad-norm must be >= 0 (0: no clipping), got " << clipGradNorm.getValue();
-  config.clipGradNorm = clipGradNorm;
+  if (!isNonNegative(clipGradNorm))
+    return fail() << "clip-grad-norm must be >= 0 (0: no clipping), got "
+                  << clipGradNorm.getValue();
+  result.clipGradNorm = clipGradNorm;
 
   // Schedule options.
   if (warmupSteps < 0)
-    return fail() << "warmup-steps must be >= 0, got " << warmupSteps.getValue();
+    return fail() << "warmup-steps must be >= 0, got "
+                  << warmupSteps.getValue();
   if (totalSteps < 0)
     return fail() << "total-steps must be >= 0, got " << totalSteps.getValue();
-  if (!isFinite(minLr) || minLr < 0.0)
+  if (!isNonNegative(minLr))
     return fail() << "min-lr must be >= 0, got " << minLr.getValue();
-  switch (config.schedule) {
+  switch (result.schedule) {
   case ScheduleKind::Constant:
     if (warmupSteps != 0)
       return fail() << "warmup-steps needs schedule=warmup or cosine";
@@ -266,10 +286,10 @@ FailureOr<Config> Optimizer::validateOptions() {
                     << lr.getValue() << ")";
     break;
   }
-  config.warmupSteps = warmupSteps;
-  config.totalSteps = totalSteps;
-  config.minLr = minLr;
-  return config;
+  result.warmupSteps = warmupSteps;
+  result.totalSteps = totalSteps;
+  result.minLr = minLr;
+  return result;
 }
 
 FailureOr<func::FuncOp> Optimizer::findGradFunction() {
@@ -308,8 +328,8 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
     return grad.emitError() << "loom-optimizer: @" << grad.getSymName()
                             << " must have a body of one block";
   ArrayRef<Type> results = grad.getResultTypes();
-  auto loss =
-      results.empty() ? RankedTensorType() : dyn_cast<RankedTensorType>(results[0]);
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results[0]);
   if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()) ||
       grad.getResultAttr(0, LoomDialect::getGradOfAttrName()))
     return grad.emitError()
@@ -321,8 +341,8 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
   // Gradient of each argument, if any.
   SmallVector<std::optional<unsigned>> gradOf(grad.getNumArguments());
   for (unsigned r = 1, e = results.size(); r < e; ++r) {
-    auto index =
-        grad.getResultAttrOfType<IntegerAttr>(r, LoomDialect::getGradOfAttrName());
+    auto index = grad.getResultAttrOfType<IntegerAttr>(
+        r, LoomDialect::getGradOfAttrName());
     if (!index)
       return grad.emitError() << "loom-optimizer: result " << r << " of @"
                               << grad.getSymName()
@@ -352,20 +372,36 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
                  << "; only f32 tensors of static shape are supported";
     if (results[*result] != type)
       return grad.emitError()
-                 << "loom-optimizer: gradient result " << *result << " has type "
-                 << results[*result] << ", but its parameter '" << name
-                 << "' has type " << type;
+                 << "loom-optimizer: gradient result " << *result
+                 << " has type " << results[*result] << ", but its parameter '"
+                 << name << "' has type " << type;
     params.push_back({static_cast<unsigned>(arg), *result, name, type});
   }
   if (params.empty())
     return grad.emitError() << "loom-optimizer: @" << grad.getSymName()
                             << " has no gradient results (loom.grad_of): "
                                "nothing to optimize";
+
+  // Arguments and results are bound by name (loom-run, the runtime): the
+  // state must not take a name an argument already has.
+  llvm::StringSet<> names;
+  for (unsigned i = 0, e = grad.getNumArguments(); i < e; ++i)
+    names.insert(argumentName(grad, i));
+  SmallVector<std::string> stateNames = {"step"};
+  for (const Param &p : params)
+    for (StringRef prefix : config.statePrefixes())
+      stateNames.push_back((prefix + p.name).str());
+  for (const std::string &name : stateNames)
+    if (names.contains(name))
+      return grad.emitError()
+             << "loom-optimizer: an argument of @" << grad.getSymName()
+             << " is named '" << name
+             << "', the name of an optimizer state argument";
   return params;
 }
 
 void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
-                          ArrayRef<Param> params, const Config &config) {
+                          ArrayRef<Param> params) {
   MLIRContext *ctx = &getContext();
   Builder attrs(ctx);
   auto stateAttrs = [&](StringRef name) {
@@ -376,13 +412,23 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
                             attrs.getStringAttr(name))});
   };
 
+  // @F_grad's argument attributes, with a `loom.name` (`argN`) where there
+  // was none: arguments move, so positional names would change meaning.
+  auto namedArgAttrs = [&](unsigned index) {
+    NamedAttrList list(grad.getArgAttrDict(index));
+    if (!list.get(LoomDialect::getNameAttrName()))
+      list.set(LoomDialect::getNameAttrName(),
+               attrs.getStringAttr(argumentName(grad, index)));
+    return list.getDictionary(ctx);
+  };
+
   // Arguments: params, step, per-param state, data.
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<std::string> argNames;
   for (const Param &p : params) {
     argTypes.push_back(p.type);
-    argAttrs.push_back(grad.getArgAttrDict(p.argIndex));
+    argAttrs.push_back(namedArgAttrs(p.argIndex));
     argNames.push_back(p.name);
   }
   auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
@@ -391,13 +437,8 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
   argAttrs.push_back(stateAttrs("step"));
   argNames.push_back("step");
   const unsigned firstStateArg = argTypes.size();
-  SmallVector<StringRef, 2> statePrefixes;
-  if (config.isAdam())
-    statePrefixes = {"exp_avg.", "exp_avg_sq."};
-  else if (config.statePerParam() == 1)
-    statePrefixes = {"momentum."};
   for (const Param &p : params) {
-    for (StringRef prefix : statePrefixes) {
+    for (StringRef prefix : config.statePrefixes()) {
       argTypes.push_back(p.type);
       argNames.push_back((prefix + p.name).str());
       argAttrs.push_back(stateAttrs(argNames.back()));
@@ -413,12 +454,15 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
       continue;
     dataArgs.push_back(i);
     argTypes.push_back(grad.getArgumentTypes()[i]);
-    argAttrs.push_back(grad.getArgAttrDict(i));
+    argAttrs.push_back(namedArgAttrs(i));
   }
 
   // Results: loss, then the new value of every argument before the data.
   SmallVector<Type> resultTypes = {grad.getResultTypes()[0]};
-  SmallVector<DictionaryAttr> resultAttrs = {grad.getResultAttrDict(0)};
+  NamedAttrList lossAttrs(grad.getResultAttrDict(0));
+  lossAttrs.set(LoomDialect::getNameAttrName(), attrs.getStringAttr("loss"));
+  SmallVector<DictionaryAttr> resultAttrs = {
+      lossAttrs.getDictionary(ctx)};
   for (unsigned i = 0; i < numUpdated; ++i) {
     resultTypes.push_back(argTypes[i]);
     resultAttrs.push_back(attrs.getDictionaryAttr(
@@ -487,8 +531,8 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
           return scheduledLr(config, e);
         });
     Value table = u.table(rates);
-    Value index = ConvertOp::create(b, RankedTensorType::get({}, b.getI64Type()),
-                                    oldStep);
+    auto indexType = RankedTensorType::get({}, b.getI64Type());
+    Value index = ConvertOp::create(b, indexType, oldStep);
     Value first = u.index(0);
     Value last = u.index(n - 1);
     index = u.min(u.max(index, first), last);
@@ -559,14 +603,16 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
 
     if (!config.isAdam()) {
       if (config.momentum != 0.0) {
-        // buf.mul_(momentum).add_(grad); nesterov: grad.add(buf, alpha=momentum)
+        // buf.mul_(momentum).add_(grad);
+        // nesterov: grad = grad.add(buf, alpha=momentum), else grad = buf.
         Value m = u.splat(config.momentum, type);
         Value buf = u.add(u.mul(entry->getArgument(stateArg), m), g);
         newValues[stateArg] = buf;
         g = config.nesterov ? u.add(g, u.mul(m, buf)) : buf;
       }
       // param.add_(grad, alpha=-lr)
-      Value rate = constantLr ? u.splat(*constantLr, type) : u.broadcast(lr, type);
+      Value rate =
+          constantLr ? u.splat(*constantLr, type) : u.broadcast(lr, type);
       newValues[i] = u.sub(param, u.mul(rate, g));
       continue;
     }
@@ -602,11 +648,16 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
   func::ReturnOp::create(b, returned);
 }
 
+LogicalResult Optimizer::initialize(MLIRContext *context) {
+  FailureOr<Config> validated = validateOptions(context);
+  if (failed(validated))
+    return failure();
+  config = *validated;
+  return success();
+}
+
 void Optimizer::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<Config> config = validateOptions();
-  if (failed(config))
-    return signalPassFailure();
   FailureOr<func::FuncOp> grad = findGradFunction();
   if (failed(grad))
     return signalPassFailure();
@@ -626,5 +677,5 @@ void Optimizer::runOnOperation() {
   FailureOr<SmallVector<Param>> params = collectParams(*grad);
   if (failed(params))
     return signalPassFailure();
-  buildStep(*grad, stepName, *params, *config);
+  buildStep(*grad, stepName, *params);
 }

@@ -89,8 +89,10 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
 
     Results: `loss` (before this update), the new parameters, the new
     `step`, the new state, in argument order; result `k > 0` carries
-    `loom.updates = k - 1` and the `loom.name` of the argument it replaces.
-    `<p>` is the parameter's `loom.name`, else `argN`. Initial state is all
+    `loom.updates = k - 1` and the `loom.name` of the argument it replaces;
+    the loss is named `loss`. `<p>` is the parameter's `loom.name`. Every
+    argument without a `loom.name` gets `loom.name = "argN"`, `N` being its
+    index in `@F_grad`, since its position changes. Initial state is all
     zeros.
 
     The update is PyTorch's single-tensor (`foreach=False`) one, op for op,
