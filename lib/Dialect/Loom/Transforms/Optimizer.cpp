@@ -98,7 +98,7 @@ std::string argumentName(func::FuncOp func, unsigned index) {
 /// elementwise operands are brought to one shape explicitly.
 class UpdateBuilder {
 public:
-  UpdateBuilder(ImplicitLocOpBuilder &b)
+  explicit UpdateBuilder(ImplicitLocOpBuilder &b)
       : b(b), f32(b.getF32Type()), scalarType(RankedTensorType::get({}, f32)) {
   }
 
