@@ -822,16 +822,44 @@ func.func @result_name_not_string(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.nam
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {loom.weight}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates)}}
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.label = "y"}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.state' marks function arguments, not results}}
+func.func @state_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.state}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.grad_of' marks function results, not arguments}}
+func.func @grad_of_on_argument(%x: tensor<4xf32> {loom.grad_of = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.updates' must be an i64 argument index}}
+func.func @updates_not_integer(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.updates = "x"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.grad_of' of result 1 is 2, not an argument index (the function has 2 arguments)}}
+func.func @grad_of_out_of_range(%x: tensor<4xf32>, %y: tensor<f32>) -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 2 : i64}) {
+  return %y, %x : tensor<f32>, tensor<4xf32>
 }
 
 // -----

@@ -429,3 +429,13 @@ func.func @attributes(%ids: tensor<2x8xi64> {loom.name = "input_ids"},
   %2 = loom.add %0, %1 : tensor<2x8x16xf32>
   return %2 : tensor<2x8x16xf32>
 }
+
+// The training attributes of docs/training.md.
+// CHECK-LABEL: func.func @training_attributes
+// CHECK-SAME: (%{{.*}}: tensor<4xf32> {loom.param}, %{{.*}}: tensor<f32> {loom.name = "step", loom.state})
+// CHECK-SAME: -> (tensor<4xf32> {loom.grad_of = 0 : i64}, tensor<f32> {loom.updates = 1 : i64})
+func.func @training_attributes(%w: tensor<4xf32> {loom.param},
+                               %step: tensor<f32> {loom.state, loom.name = "step"})
+    -> (tensor<4xf32> {loom.grad_of = 0 : i64}, tensor<f32> {loom.updates = 1 : i64}) {
+  return %w, %step : tensor<4xf32>, tensor<f32>
+}

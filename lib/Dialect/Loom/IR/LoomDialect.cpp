@@ -43,23 +43,29 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 /// Checks the Loom attributes that may sit on function arguments and
-/// results (docs/training.md): `loom.param` and `loom.state` (unit,
-/// arguments only), `loom.name` (string), `loom.updates` and `loom.grad_of`
-/// (integer argument indices, on results, or on the result buffers that
-/// convert-loom-to-loomrt turns results into).
+/// results: `loom.param` and `loom.state` (unit, tensor arguments only),
+/// `loom.name` (string), `loom.grad_of` and `loom.updates` (the index of an
+/// argument of the function, results only). After convert-loom-to-loomrt,
+/// arguments are memref buffers and results are buffer arguments, which
+/// keep these attributes.
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
-                                     Type valueType, bool isArgument) {
+                                     bool isArgument, unsigned index) {
   StringRef name = attr.getName().getValue();
-  if (name == LoomDialect::getParamAttrName() || name == "loom.state") {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (name == LoomDialect::getParamAttrName() ||
+      name == LoomDialect::getStateAttrName()) {
     if (!isArgument)
       return op->emitOpError() << "'" << name
                                << "' marks function arguments, not results";
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
-    if (!isa<RankedTensorType, MemRefType>(valueType))
+    Type type = func && index < func.getNumArguments()
+                    ? func.getArgumentTypes()[index]
+                    : Type();
+    if (!isa_and_nonnull<RankedTensorType, MemRefType>(type))
       return op->emitOpError()
              << "'" << name << "' argument must be a ranked tensor, got "
-             << valueType;
+             << type;
     return success();
   }
   if (name == LoomDialect::getNameAttrName()) {
@@ -67,44 +73,38 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
-  if (name == "loom.updates" || name == "loom.grad_of") {
-    auto index = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!index || index.getInt() < 0)
+  if (name == LoomDialect::getGradOfAttrName() ||
+      name == LoomDialect::getUpdatesAttrName()) {
+    bool isBuffer = func && isArgument && index < func.getNumArguments() &&
+                    isa<MemRefType>(func.getArgumentTypes()[index]);
+    if (isArgument && !isBuffer)
       return op->emitOpError() << "'" << name
-                               << "' must be a non-negative argument index";
-    if (auto func = dyn_cast<FunctionOpInterface>(op))
-      if (index.getInt() >= static_cast<int64_t>(func.getNumArguments()))
-        return op->emitOpError() << "'" << name << "' = " << index.getInt()
-                                 << " is not an argument index (the function "
-                                    "has "
-                                 << func.getNumArguments() << ")";
+                               << "' marks function results, not arguments";
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isSignlessInteger(64))
+      return op->emitOpError()
+             << "'" << name << "' must be an i64 argument index";
+    int64_t numArguments = func ? func.getNumArguments() : 0;
+    if (value.getInt() < 0 || value.getInt() >= numArguments)
+      return op->emitOpError()
+             << "'" << name << "' of result " << index << " is "
+             << value.getInt() << ", not an argument index (the function has "
+             << numArguments << " arguments)";
     return success();
   }
   return op->emitOpError() << "unknown loom attribute '" << name
-                           << "' (known: loom.param, loom.state, loom.name, "
-                              "loom.updates, loom.grad_of)";
-}
-
-static Type getRegionValueType(Operation *op, bool isArgument, unsigned index) {
-  if (auto func = dyn_cast<FunctionOpInterface>(op)) {
-    ArrayRef<Type> types =
-        isArgument ? func.getArgumentTypes() : func.getResultTypes();
-    if (index < types.size())
-      return types[index];
-  }
-  return Type();
+                           << "' (known: loom.param, loom.name, loom.state, "
+                              "loom.grad_of, loom.updates)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
-  return verifyValueAttr(op, attr, getRegionValueType(op, true, argIndex),
-                         /*isArgument=*/true);
+  return verifyValueAttr(op, attr, /*isArgument=*/true, argIndex);
 }
 
 LogicalResult LoomDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
-  return verifyValueAttr(op, attr, getRegionValueType(op, false, resultIndex),
-                         /*isArgument=*/false);
+  return verifyValueAttr(op, attr, /*isArgument=*/false, resultIndex);
 }

@@ -31,6 +31,10 @@ def Loom_Dialect : Dialect {
     * Trainable parameters are function arguments with the unit attribute
       `loom.param`. Names from the source model are kept in the `loom.name`
       string attribute on arguments and results.
+    * Training functions (docs/training.md) mark optimizer state arguments
+      with the unit attribute `loom.state`, gradient results with
+      `loom.grad_of = N : i64` and results that replace argument `N` with
+      `loom.updates = N : i64`.
 
     Every op implements `CostInterface` (flops and bytes moved), ops with a
     shape rule implement `InferTypeOpInterface`, and ops whose sharding rule is
@@ -48,6 +52,21 @@ def Loom_Dialect : Dialect {
     /// has in the source model (an ONNX input/output or initializer name).
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("loom.name");
+    }
+    /// Unit attribute on a function argument: optimizer state (a moment
+    /// estimate, the step counter), see docs/training.md.
+    static constexpr ::llvm::StringLiteral getStateAttrName() {
+      return ::llvm::StringLiteral("loom.state");
+    }
+    /// Integer attribute on a function result: the result is the new value of
+    /// the argument with this index (updated in place by the runtime).
+    static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
+      return ::llvm::StringLiteral("loom.updates");
+    }
+    /// Integer attribute on a function result: the result is the gradient of
+    /// the loss with respect to the argument with this index.
+    static constexpr ::llvm::StringLiteral getGradOfAttrName() {
+      return ::llvm::StringLiteral("loom.grad_of");
     }
   }];
 }

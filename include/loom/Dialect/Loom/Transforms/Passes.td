@@ -68,4 +68,115 @@ def LoomReportCost : Pass<"loom-report-cost", "ModuleOp"> {
   ];
 }
 
+def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
+  let summary = "Add @F_step: the forward/backward of @F_grad and one "
+                "optimizer update (SGD, Adam, AdamW)";
+  let description = [{
+    Takes `@F_grad` (from `loom-autodiff`, see docs/training.md): results
+    `(loss, d loss/d arg_i {loom.grad_of = i}, ...)`. Adds `@F_step` (the
+    `_grad` suffix replaced by `_step`) holding `@F_grad`'s body (cloned, not
+    called) followed by one optimizer update. `@F_grad` is left unchanged.
+
+    Layout, with P parameters (the arguments named by a `loom.grad_of`, in
+    argument order):
+
+    | arguments | |
+    | --- | --- |
+    | `0 .. P-1` | the parameters, with their attributes |
+    | `P` | `step {loom.state, loom.name = "step"} : tensor<f32>`, 0 before the first step |
+    | `P+1 ..` | per parameter `p`, in order: `momentum.<p>` (SGD with momentum > 0), or `exp_avg.<p>`, `exp_avg_sq.<p>` (Adam, AdamW); each `{loom.state}` with the parameter's type |
+    | then | the other arguments of `@F_grad` in their order (data; a `loom.param` argument without a gradient is frozen and passed here) |
+
+    Results: `loss` (before this update), the new parameters, the new
+    `step`, the new state, in argument order; result `k > 0` carries
+    `loom.updates = k - 1` and the `loom.name` of the argument it replaces;
+    the loss is named `loss`. `<p>` is the parameter's `loom.name`. Every
+    argument without a `loom.name` gets `loom.name = "argN"`, `N` being its
+    index in `@F_grad`, since its position changes. Initial state is all
+    zeros.
+
+    The update is PyTorch's single-tensor (`foreach=False`) one, op for op,
+    in f32 (scalars such as `1 - beta2` are computed in double at compile
+    time and rounded once, as PyTorch passes them to its kernels):
+
+    * `step += 1`; `lr` is the learning rate of this step (below).
+    * Clipping (`clip-grad-norm > 0`, `torch.nn.utils.clip_grad_norm_`,
+      norm type 2): `total = sqrt(sum_p ||g_p||^2)` over the per-tensor
+      norms, `coef = min(max_norm / (total + 1e-6), 1)`, `g_p *= coef`.
+    * `sgd` (`torch.optim.SGD`): `g += wd * p`; with momentum
+      `buf = momentum * buf + g` (the zero initial buffer makes the first
+      step `buf = g`, as PyTorch's clone; hence `dampening` must be 0);
+      `g = nesterov ? g + momentum * buf : buf`; `p -= lr * g`.
+    * `adam` / `adamw` (`torch.optim.Adam` / `AdamW`): Adam `g += wd * p`,
+      AdamW `p *= 1 - lr * wd`; `m = lerp(m, g, 1 - beta1)`;
+      `v = beta2 * v + (1 - beta2) * g * g`;
+      `p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps)` with
+      `bc_i = 1 - beta_i^step`. PyTorch computes `bc_i` in double;
+      `1 - pow(beta, step)` in f32 would lose digits to cancellation
+      (`beta2 = 0.999` rounded to f32 alone makes `bc2` 1.3e-5 wrong), so the
+      pass uses the identity `1 - beta^t = -tanh(t*ln(beta)/2) *
+      (exp(t*ln(beta)) + 1)` with `ln(beta)/2` folded in double: every factor
+      is relatively accurate in f32 for every step.
+    * Defaults are PyTorch's: `lr` 1e-3, `beta1` 0.9, `beta2` 0.999, `eps`
+      1e-8, weight decay 0 (`sgd`, `adam`) or 0.01 (`adamw`).
+
+    Schedules give the learning rate of optimizer step `k` (1-based) as
+    PyTorch's scheduler does when `scheduler.step()` follows every
+    `optimizer.step()`, i.e. its value after `e = k - 1` scheduler steps:
+
+    * `constant`: `lr`.
+    * `warmup` (`LambdaLR` with `lambda e: min(1, (e + 1) / W)`, `W =
+      warmup-steps`): `lr * (e + 1) / W`, then `lr`.
+    * `cosine` (`LambdaLR`, or for `W = 0` `CosineAnnealingLR(T_max = T,
+      eta_min = min-lr)` in closed form, `T = total-steps`): the warmup above
+      for `e < W`, then `min_lr + (lr - min_lr) * (1 + cos(pi * (e - W) / (T -
+      W))) / 2`; after `T` steps the rate stays at `min-lr`.
+
+    Loom has no `cos` op, so a non-constant schedule is a compile-time table
+    of the rates for `e = 0 .. N` (`N = W - 1` for `warmup`, `T` for
+    `cosine`, whose rate holds from there on), computed in double and
+    rounded once to f32; each step reads entry `min(e, N)` with `loom.gather`,
+    `e` being the incoming step counter converted to `i64`. The counter is
+    exact up to 2^24 steps.
+
+    The added ops are elementwise ops, `broadcast`, `reduce_sum`,
+    `constant`, `gather` and `convert`. Parameters must be f32 tensors of
+    static shape.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The gradient function (default: the only function whose name "
+           "ends in _grad)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3",
+           "Learning rate (the peak rate of a schedule)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum factor">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD dampening; only 0 is supported">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD Nesterov momentum (requires momentum > 0)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay; -1 selects PyTorch's default (0 for sgd and adam, "
+           "0.01 for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "Adam/AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Adam/AdamW second-moment decay">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8",
+           "Adam/AdamW denominator term">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Clip the global L2 norm of the gradients to this value (0: off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "Learning-rate schedule: constant, warmup or cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Linear warmup steps (schedule=warmup or cosine)">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Steps of the cosine schedule, warmup included">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+           "Final learning rate of the cosine schedule">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
