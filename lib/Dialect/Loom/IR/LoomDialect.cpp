@@ -43,8 +43,8 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 /// Checks the Loom attributes that may sit on function arguments and
-/// results: `loom.param` (unit, tensor arguments only) and `loom.name`
-/// (string).
+/// results: `loom.param` (unit, tensor arguments only), `loom.name`
+/// (string) and `loom.grad_of` (integer, results only).
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                      Type valueType, bool isArgument) {
   StringRef name = attr.getName().getValue();
@@ -65,8 +65,16 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == LoomDialect::getGradOfAttrName()) {
+    if (isArgument)
+      return op->emitOpError() << "'" << name
+                               << "' marks function results, not arguments";
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be an integer";
+    return success();
+  }
   return op->emitOpError() << "unknown loom attribute '" << name
-                           << "' (known: loom.param, loom.name)";
+                           << "' (known: loom.param, loom.name, loom.grad_of)";
 }
 
 static Type getRegionValueType(Operation *op, bool isArgument, unsigned index) {

@@ -49,6 +49,11 @@ def Loom_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("loom.name");
     }
+    /// Integer attribute on a result of a gradient function (`@F_grad`, made
+    /// by loom-autodiff): the result is d loss / d argument N.
+    static constexpr ::llvm::StringLiteral getGradOfAttrName() {
+      return ::llvm::StringLiteral("loom.grad_of");
+    }
   }];
 }
 
