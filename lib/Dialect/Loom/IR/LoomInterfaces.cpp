@@ -92,3 +92,14 @@ LogicalResult loom::detail::verifySameShape(Operation *op) {
       return failure();
   return success();
 }
+
+static bool hasFloatElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+bool loom::detail::isFloatToFloatOperand(Operation *op, unsigned index) {
+  return index < op->getNumOperands() &&
+         hasFloatElements(op->getOperand(index).getType()) &&
+         llvm::any_of(op->getResultTypes(), hasFloatElements);
+}

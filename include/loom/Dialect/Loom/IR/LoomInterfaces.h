@@ -3,6 +3,7 @@
 #ifndef LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
 #define LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
 #include <cstdint>
@@ -50,6 +51,9 @@ std::optional<int64_t> getElementwiseFlopCount(Operation *op,
                                                int64_t flopsPerElement);
 /// Bytes of all tensor operands plus all tensor results.
 std::optional<int64_t> getOperandAndResultBytes(Operation *op);
+/// The default differentiability rule of VJPInterface: operand `index` has
+/// a float element type and so has some result of `op`.
+bool isFloatToFloatOperand(Operation *op, unsigned index);
 } // namespace detail
 } // namespace loom
 } // namespace mlir

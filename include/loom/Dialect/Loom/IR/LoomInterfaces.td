@@ -34,6 +34,57 @@ def Loom_CostInterface : OpInterface<"CostInterface"> {
   ];
 }
 
+def Loom_VJPInterface : OpInterface<"VJPInterface"> {
+  let cppNamespace = "::mlir::loom";
+  let description = [{
+    Reverse-mode differentiation of one op: its vector-Jacobian product
+    (VJP). Given the cotangents of the op's results (d loss / d result), the
+    op builds, with loom ops only, the cotangents of its operands
+    (d loss / d operand). `loom-autodiff` calls it for every op between the
+    parameters and the loss; the pass itself knows no op.
+
+    An operand is *differentiable* when a gradient can flow into it. By
+    default that is every operand with a float element type of an op that
+    has a float result; integer and boolean values (indices, labels,
+    predicates, comparison results, float-to-integer conversions) carry no
+    gradient. Ops override `isOperandDifferentiable` where this rule is not
+    enough.
+
+    `buildVJP` is called with the builder's insertion point after the op,
+    once shapes are static. `resultCotangents` has one entry per result,
+    with the result's type, or a null value for a result that has no
+    cotangent (a zero cotangent). It appends one entry per operand to
+    `operandCotangents`: a value of exactly the operand's type, or null when
+    the operand gets no gradient (it is not differentiable, or its cotangent
+    is zero). Entries for non-differentiable operands must be null. The
+    implementation may use the op's operands and results (the forward
+    values) and must not modify the op. Returns failure, after emitting an
+    error at the op, when it cannot differentiate this instance.
+
+    Conventions at kinks (as in PyTorch): `relu` and `abs` have derivative 0
+    at 0; `max`/`min` split the cotangent evenly between tied operands;
+    `reduce_max` splits it evenly between the tied maxima of a slice.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        True when a gradient can flow into operand `index`. Default: the
+        operand has a float element type and some result of the op has one.
+      }],
+      "bool", "isOperandDifferentiable", (ins "unsigned":$index), [{}], [{
+        return ::mlir::loom::detail::isFloatToFloatOperand($_op, index);
+      }]>,
+    InterfaceMethod<[{
+        Builds the operand cotangents from the result cotangents (null:
+        zero) at the builder's insertion point; see the interface
+        description for the contract.
+      }],
+      "::llvm::LogicalResult", "buildVJP",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultCotangents,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandCotangents)>,
+  ];
+}
+
 // All operands and results of the op have one shape, up to refinement (a `?`
 // matches any size). Loom's elementwise ops never broadcast implicitly.
 // The shape pass relies on this trait to refine values in both directions.

@@ -16,8 +16,11 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Base classes
 //===----------------------------------------------------------------------===//
 
+// Every loom op is differentiable in reverse mode: its vector-Jacobian
+// product is defined in LoomVJP.cpp (a missing one is a link error).
 class Loom_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Loom_Dialect, mnemonic, !listconcat([Pure], traits)>;
+    : Op<Loom_Dialect, mnemonic, !listconcat([Pure,
+        DeclareOpInterfaceMethods<Loom_VJPInterface>], traits)>;
 
 // The result types of these ops follow from their operands and attributes.
 // A written result type may be less precise than the inferred one (a `?`

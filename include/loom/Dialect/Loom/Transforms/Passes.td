@@ -179,4 +179,62 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
   ];
 }
 
+def LoomAutodiff : Pass<"loom-autodiff", "ModuleOp"> {
+  let summary = "Build the gradient function @F_grad of a loss function @F";
+  let description = [{
+    Reverse-mode differentiation of `@F` (`function`) with respect to every
+    float argument marked `loom.param` and every argument named in `wrt`
+    (by `loom.name` or as `argN`). Adds `@F_grad`, right after `@F`, with
+    `@F`'s arguments and argument attributes and the results
+
+    ```
+    (loss {loom.name = "loss"},
+     d loss / d p_i {loom.name = "grad.<name of p_i>", loom.grad_of = i}, ...)
+    ```
+
+    one gradient per differentiated argument, in argument order (`<name>`
+    is the argument's `loom.name`, else `argN`). `@F` is left unchanged.
+
+    The loss is the result of `@F` named `loss` (by `loom.name`), or its
+    only result when `loss` is empty; it must be a rank-0 float tensor.
+    The body of `@F_grad` is the forward ops of `@F` that the loss needs, in
+    their order, then the backward ops: each op's vector-Jacobian product
+    comes from its `VJPInterface`, visited in reverse order; a value used
+    several times gets the sum of its cotangents (`loom.add`, in use order).
+    The output is deterministic.
+
+    Gradients flow only into operands the op reports as differentiable
+    (`VJPInterface::isOperandDifferentiable`: integer and boolean values
+    carry none). It is an error, at the op, naming it and the parameter,
+    when a parameter reaches the loss only through such operands (e.g.
+    through a `compare`, a float-to-integer `convert` or `gather` indices).
+    A parameter that does not reach the loss gets a zero gradient and a
+    warning. Every op between the parameters and the loss must implement
+    `VJPInterface` and have static shapes (run `loom-shape-inference`
+    first); `func.call` is rejected (run `inline` first).
+
+    ```mlir
+    func.func @main(%w: tensor<4xf32> {loom.param, loom.name = "w"},
+                    %x: tensor<4xf32>) -> tensor<f32> {
+      %0 = loom.mul %w, %x : tensor<4xf32>
+      %1 = loom.reduce_sum %0, dims = [0] : tensor<4xf32> -> tensor<f32>
+      return %1 : tensor<f32>
+    }
+    ```
+    gets `@main_grad(...) -> (tensor<f32> {loom.name = "loss"},
+    tensor<4xf32> {loom.name = "grad.w", loom.grad_of = 0 : i64})`.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The function to differentiate">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "The loom.name of the loss result (default: the only result)">,
+    ListOption<"wrt", "wrt", "std::string",
+               "More arguments to differentiate with respect to, by "
+               "loom.name or argN (loom.param arguments always are)">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

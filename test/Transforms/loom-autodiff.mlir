@@ -1,0 +1,193 @@
+// RUN: loom-opt %s -split-input-file -loom-autodiff="loss=loss" | FileCheck %s
+// The output is deterministic.
+// RUN: loom-opt %s -split-input-file -loom-autodiff="loss=loss" > %t.1
+// RUN: loom-opt %s -split-input-file -loom-autodiff="loss=loss" > %t.2
+// RUN: diff %t.1 %t.2
+
+// A linear layer with relu and cross-entropy. @main is kept as it is;
+// @main_grad has its arguments and returns the loss and one gradient per
+// parameter (w, b; not the data x, labels). The exp feeding only the second
+// result is not part of @main_grad. %3 is used twice: its cotangents add.
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         loom.exp
+// CHECK:         return
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<4x3xf32> {loom.name = "x"}
+// CHECK-SAME:      %[[W:[^:]+]]: tensor<3x2xf32> {loom.name = "w", loom.param}
+// CHECK-SAME:      %[[B:[^:]+]]: tensor<2xf32> {loom.name = "b", loom.param}
+// CHECK-SAME:      %[[L:[^:]+]]: tensor<4xi64> {loom.name = "labels"}
+// CHECK-SAME:      -> (tensor<f32> {loom.name = "loss"},
+// CHECK-SAME:          tensor<3x2xf32> {loom.grad_of = 1 : i64, loom.name = "grad.w"},
+// CHECK-SAME:          tensor<2xf32> {loom.grad_of = 2 : i64, loom.name = "grad.b"})
+// CHECK-NOT:     loom.exp
+// CHECK:         %[[LOGITS:.+]] = loom.dot_general %[[X]], %[[W]]
+// CHECK:         %[[BIAS:.+]] = loom.broadcast %[[B]]
+// CHECK:         %[[PRE:.+]] = loom.add %[[LOGITS]], %[[BIAS]]
+// CHECK:         %[[ACT:.+]] = loom.relu %[[PRE]]
+// CHECK:         %[[SQ:.+]] = loom.mul %[[ACT]], %[[ACT]]
+// CHECK:         %[[LOSS:.+]] = loom.cross_entropy %[[SQ]], %[[L]]
+// CHECK-NEXT:    %[[SEED:.+]] = loom.constant dense<1.000000e+00> : tensor<f32>
+// cross_entropy (mean): (softmax - onehot(labels)) * seed / 4.
+// CHECK:         %[[CLASSES:.+]] = loom.iota dim = 1 : tensor<4x2xi64>
+// CHECK:         %[[ONEHOT:.+]] = loom.compare eq, %[[CLASSES]]
+// CHECK:         loom.div %[[SEED]]
+// CHECK:         %[[PROBS:.+]] = loom.softmax %[[SQ]], axis = 1
+// CHECK:         %[[DSQ:.+]] = loom.mul
+// mul: one cotangent per use of %3, then their sum.
+// CHECK-NEXT:    %[[D1:.+]] = loom.mul %[[DSQ]], %[[ACT]]
+// CHECK-NEXT:    %[[D2:.+]] = loom.mul %[[DSQ]], %[[ACT]]
+// CHECK-NEXT:    %[[DACT:.+]] = loom.add %[[D1]], %[[D2]]
+// relu: the cotangent where the input is positive.
+// CHECK:         %[[POS:.+]] = loom.compare gt, %[[PRE]]
+// CHECK-NEXT:    %[[DPRE:.+]] = loom.select %[[POS]], %[[DACT]]
+// broadcast: a sum over the broadcast dimension.
+// CHECK-NEXT:    %[[DB:.+]] = loom.reduce_sum %[[DPRE]], dims = [0] : tensor<4x2xf32> -> tensor<2xf32>
+// dot_general: x^T . d, contracting the batch of rows; no transpose.
+// CHECK-NEXT:    %[[DW:.+]] = loom.dot_general %[[X]], %[[DPRE]], contracting_dims = [0] x [0] : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    return %[[LOSS]], %[[DW]], %[[DB]]
+func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
+                %w: tensor<3x2xf32> {loom.param, loom.name = "w"},
+                %b: tensor<2xf32> {loom.param, loom.name = "b"},
+                %labels: tensor<4xi64> {loom.name = "labels"})
+    -> (tensor<f32> {loom.name = "loss"}, tensor<4x2xf32> {loom.name = "logits"}) {
+  %0 = loom.dot_general %x, %w, contracting_dims = [1] x [0]
+      : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = loom.broadcast %b, dims = [1] : tensor<2xf32> -> tensor<4x2xf32>
+  %2 = loom.add %0, %1 : tensor<4x2xf32>
+  %3 = loom.relu %2 : tensor<4x2xf32>
+  %unused = loom.exp %3 : tensor<4x2xf32>
+  %4 = loom.mul %3, %3 : tensor<4x2xf32>
+  %5 = loom.cross_entropy %4, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+  return %5, %unused : tensor<f32>, tensor<4x2xf32>
+}
+
+// -----
+
+// Composite ops are decomposed into primitives: layer_norm recomputes its
+// statistics (mean, rsqrt of the variance + epsilon), softmax uses its
+// result.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      -> (tensor<f32> {loom.name = "loss"}, tensor<2x4xf32> {loom.grad_of = 0 : i64, loom.name = "grad.x"}, tensor<4xf32> {loom.grad_of = 1 : i64, loom.name = "grad.g"})
+// CHECK:         %[[SM:.+]] = loom.softmax
+// CHECK:         loom.layer_norm
+// CHECK:         %[[MEAN:.+]] = loom.reduce_mean %[[SM]], dims = [1] keepdims
+// CHECK:         %[[VAR:.+]] = loom.reduce_mean {{.*}} dims = [1] keepdims
+// CHECK:         %[[EPS:.+]] = loom.constant dense<9.99999974E-6> : tensor<2x1xf32>
+// CHECK:         %[[VE:.+]] = loom.add %[[VAR]], %[[EPS]]
+// CHECK:         loom.rsqrt %[[VE]]
+// The scale's gradient: a sum over the leading dimension.
+// CHECK:         %[[DG:.+]] = loom.reduce_sum {{.*}} dims = [0] : tensor<2x4xf32> -> tensor<4xf32>
+// softmax: y * (g - sum(g * y)).
+// CHECK:         %[[GY:.+]] = loom.mul {{.*}}, %[[SM]]
+// CHECK-NEXT:    %[[S:.+]] = loom.reduce_sum %[[GY]], dims = [1] keepdims
+// CHECK-NEXT:    %[[SB:.+]] = loom.broadcast %[[S]]
+// CHECK-NEXT:    %[[D:.+]] = loom.sub {{.*}}, %[[SB]]
+// CHECK-NEXT:    %[[DX:.+]] = loom.mul %[[SM]], %[[D]]
+// CHECK-NEXT:    return {{.*}}, %[[DX]], %[[DG]]
+func.func @main(%x: tensor<2x4xf32> {loom.param, loom.name = "x"},
+                %g: tensor<4xf32> {loom.param, loom.name = "g"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.softmax %x, axis = 1 : tensor<2x4xf32>
+  %1 = loom.layer_norm %0 scale %g axis = 1 epsilon = 1.0e-05
+      : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = loom.reduce_sum %1, dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// An embedding lookup's gradient is a scatter_add into zeros; a unit-stride
+// slice pads with zeros (concat), a strided one scatters at the taken
+// indices. The integer ids get no gradient.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[T:[^:]+]]: tensor<5x3xf32> {loom.name = "table", loom.param}, %[[IDS:[^:]+]]: tensor<2xi64> {loom.name = "ids"})
+// CHECK-SAME:      -> (tensor<f32> {loom.name = "loss"}, tensor<5x3xf32> {loom.grad_of = 0 : i64, loom.name = "grad.table"})
+// CHECK:         %[[IDX:.+]] = loom.constant dense<[1, 3]> : tensor<2xi64>
+// CHECK-NEXT:    %[[Z5:.+]] = loom.constant dense<0.000000e+00> : tensor<2x5xf32>
+// CHECK-NEXT:    %[[DSTRIDED:.+]] = loom.scatter_add %[[Z5]][%[[IDX]]], %{{.+}}, axis = 1 : (tensor<2x5xf32>, tensor<2xi64>, tensor<2x2xf32>) -> tensor<2x5xf32>
+// CHECK-NEXT:    %[[Z:.+]] = loom.constant dense<0.000000e+00> : tensor<2x1xf32>
+// CHECK-NEXT:    %[[DPADDED:.+]] = loom.concat %[[Z]], %[[DSTRIDED]] dim = 1 : (tensor<2x1xf32>, tensor<2x5xf32>) -> tensor<2x6xf32>
+// concat: split the cotangent; both halves are the same value, so they add.
+// CHECK-NEXT:    %[[HALVES:.+]]:2 = loom.split %[[DPADDED]], dim = 1, sizes = [3, 3]
+// CHECK-NEXT:    %[[DG:.+]] = loom.add %[[HALVES]]#0, %[[HALVES]]#1 : tensor<2x3xf32>
+// CHECK-NEXT:    %[[ZT:.+]] = loom.constant dense<0.000000e+00> : tensor<5x3xf32>
+// CHECK-NEXT:    %[[DT:.+]] = loom.scatter_add %[[ZT]][%[[IDS]]], %[[DG]], axis = 0 : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DT]]
+func.func @main(%t: tensor<5x3xf32> {loom.param, loom.name = "table"},
+                %ids: tensor<2xi64> {loom.name = "ids"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.gather %t[%ids], axis = 0 : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %1 = loom.reshape %0 : tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = loom.broadcast %1, dims = [0, 1] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = loom.concat %2, %2 dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %4 = loom.slice %3, start = [0, 1], limit = [2, 6], strides = [1, 1] : tensor<2x6xf32> -> tensor<2x5xf32>
+  %5 = loom.slice %4, start = [0, 1], limit = [2, 4], strides = [1, 2] : tensor<2x5xf32> -> tensor<2x2xf32>
+  %6 = loom.reduce_sum %5, dims = [0, 1] : tensor<2x2xf32> -> tensor<f32>
+  return %6 : tensor<f32>
+}
+
+// -----
+
+// Batched attention scores: the gradients contract over the other operand's
+// free dimension; the key's needs a transpose back to [b, s, d]. The split
+// piece that does not reach the loss has a zero cotangent.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[Q:[^:]+]]: tensor<2x3x4xf32> {loom.name = "q", loom.param}, %[[K:[^:]+]]: tensor<2x5x4xf32> {loom.name = "k", loom.param})
+// CHECK:         %[[ZERO:.+]] = loom.constant dense<0.000000e+00> : tensor<2x3x2xf32>
+// CHECK-NEXT:    %[[DS:.+]] = loom.concat %[[ZERO]], %{{.+}} dim = 2 : (tensor<2x3x2xf32>, tensor<2x3x3xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    %[[DQ:.+]] = loom.dot_general %[[DS]], %[[K]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %[[DKT:.+]] = loom.dot_general %[[DS]], %[[Q]], batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<2x3x5xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DQ]], %[[DKT]]
+func.func @main(%q: tensor<2x3x4xf32> {loom.param, loom.name = "q"},
+                %k: tensor<2x5x4xf32> {loom.param, loom.name = "k"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %s = loom.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2]
+      : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
+  %p:2 = loom.split %s, dim = 2, sizes = [2, 3]
+      : tensor<2x3x5xf32> -> tensor<2x3x2xf32>, tensor<2x3x3xf32>
+  %r = loom.reduce_max %p#1, dims = [0, 1, 2] : tensor<2x3x3xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A comparison that only steers a select does not block the gradient: it
+// flows through the selected operands (derivative 0 through the predicate).
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[A:[^:]+]]: tensor<3xf32> {loom.name = "a", loom.param}
+// CHECK:         %[[C:.+]] = loom.compare gt, %[[A]]
+// CHECK:         loom.constant dense<1.000000e+00>
+// CHECK:         %[[SEL:.+]] = loom.select %[[C]], %{{.+}}, %{{.+}} :
+// CHECK-NEXT:    %[[DA:.+]] = loom.mul %[[SEL]], %[[A]]
+// CHECK-NEXT:    %[[DA2:.+]] = loom.mul %[[SEL]], %[[A]]
+// CHECK-NEXT:    %[[SUM:.+]] = loom.add %[[DA]], %[[DA2]]
+// CHECK-NEXT:    return %{{.+}}, %[[SUM]]
+func.func @main(%a: tensor<3xf32> {loom.param, loom.name = "a"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %zero = loom.constant dense<0.0> : tensor<3xf32>
+  %c = loom.compare gt, %a, %zero : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  %sq = loom.mul %a, %a : tensor<3xf32>
+  %y = loom.select %c, %sq, %zero : tensor<3xi1>, tensor<3xf32>
+  %l = loom.reduce_sum %y, dims = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The loss may be a parameter itself.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[P:[^:]+]]: tensor<f32> {loom.name = "loss", loom.param})
+// CHECK-SAME:      -> (tensor<f32> {loom.name = "loss"}, tensor<f32> {loom.grad_of = 0 : i64, loom.name = "grad.loss"})
+// CHECK-NEXT:    %[[ONE:.+]] = loom.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    return %[[P]], %[[ONE]]
+func.func @main(%p: tensor<f32> {loom.param, loom.name = "loss"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  return %p : tensor<f32>
+}
