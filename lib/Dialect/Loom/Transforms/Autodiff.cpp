@@ -163,7 +163,8 @@ LogicalResult GradientBuilder::findLoss(unsigned &lossIndex) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || tensor.getRank() != 0 || !isFloatTensor(tensor))
     return error()
-           << "the loss '" << resultName(lossIndex) << "' (result #" << lossIndex
+           << "the loss '" << resultName(lossIndex) << "' (result #"
+           << lossIndex
            << ") has type " << type << "; loom-autodiff needs a rank-0 float "
            << "tensor such as tensor<f32>";
   return success();
@@ -296,8 +297,9 @@ LogicalResult GradientBuilder::run() {
   return success();
 }
 
-LogicalResult GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
-                                             SmallVectorImpl<Value> &gradients) {
+LogicalResult
+GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
+                               SmallVectorImpl<Value> &gradients) {
   // Checks: no calls, static shapes on the forward path.
   for (Operation *op : forwardOps) {
     if (isa<CallOpInterface>(op))
@@ -462,7 +464,7 @@ struct Autodiff : public loom::impl::LoomAutodiffBase<Autodiff> {
     if (!forward || forward.isExternal()) {
       mlir::emitError(module.getLoc())
           << "function '" << function
-                         << "' (option function=) is not defined in the module";
+          << "' (option function=) is not defined in the module";
       return signalPassFailure();
     }
     SmallVector<std::string> wrtNames(wrt.begin(), wrt.end());
