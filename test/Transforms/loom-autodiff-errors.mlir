@@ -5,11 +5,11 @@
 // RUN: not loom-opt %s -split-input-file -loom-autodiff="wrt=ids" 2>&1 | FileCheck %s --check-prefix=WRTINT
 
 // NOFUNC: error: function 'nope' (option function=) is not defined in the module
-// NOLOSS: error: 'func.func' op has no result named 'nosuch' (option loss=); its results are: 'loss'
-// NOWRT: error: 'func.func' op has no argument named 'nosuch' (option wrt=; name an argument by its loom.name or argN)
+// NOLOSS: error: @main: no result named 'nosuch' (option loss=); its results are: 'loss'
+// NOWRT: error: @main: no argument named 'nosuch' (option wrt=; name an argument by its loom.name or argN)
 
 // The loss must be a rank-0 float tensor.
-// expected-error @+1 {{'func.func' op loss 'per_sample' (result #0) has type 'tensor<4xf32>'; loom-autodiff needs a rank-0 float tensor such as tensor<f32>}}
+// expected-error @+1 {{@main: the loss 'per_sample' (result #0) has type 'tensor<4xf32>'; loom-autodiff needs a rank-0 float tensor such as tensor<f32>}}
 func.func @main(%w: tensor<4xf32> {loom.param, loom.name = "w"})
     -> (tensor<4xf32> {loom.name = "per_sample"}) {
   return %w : tensor<4xf32>
@@ -17,7 +17,7 @@ func.func @main(%w: tensor<4xf32> {loom.param, loom.name = "w"})
 
 // -----
 
-// expected-error @+1 {{'func.func' op loss 'loss' (result #0) has type 'tensor<i64>'}}
+// expected-error @+1 {{@main: the loss 'loss' (result #0) has type 'tensor<i64>'}}
 func.func @main(%w: tensor<4xf32> {loom.param, loom.name = "w"},
                 %n: tensor<i64>) -> (tensor<i64> {loom.name = "loss"}) {
   return %n : tensor<i64>
@@ -26,7 +26,7 @@ func.func @main(%w: tensor<4xf32> {loom.param, loom.name = "w"},
 // -----
 
 // Several results and no loss= option.
-// expected-error @+1 {{'func.func' op has 2 results; name the loss with the loss= option of loom-autodiff}}
+// expected-error @+1 {{@main: 2 results and no loss= option; name the loss result with loss=NAME}}
 func.func @main(%w: tensor<f32> {loom.param, loom.name = "w"})
     -> (tensor<f32> {loom.name = "loss"}, tensor<f32> {loom.name = "other"}) {
   return %w, %w : tensor<f32>, tensor<f32>
@@ -111,7 +111,7 @@ func.func @main(%w: tensor<3xf32> {loom.param, loom.name = "w"})
 // -----
 
 // wrt= may only name float arguments.
-// WRTINT: error: 'func.func' op cannot differentiate with respect to argument 'ids' (option wrt=) of type 'tensor<2xi64>': only float tensors have gradients
+// WRTINT: error: @main: cannot differentiate with respect to argument 'ids' (option wrt=) of type 'tensor<2xi64>': only float tensors have gradients
 func.func @main(%w: tensor<3xf32> {loom.param, loom.name = "w"},
                 %ids: tensor<2xi64> {loom.name = "ids"}) -> (tensor<f32> {loom.name = "loss"}) {
   %loss = loom.reduce_sum %w, dims = [0] : tensor<3xf32> -> tensor<f32>
@@ -124,7 +124,7 @@ func.func @main(%w: tensor<3xf32> {loom.param, loom.name = "w"},
 func.func @main(%w: tensor<f32> {loom.param, loom.name = "w"}) -> (tensor<f32> {loom.name = "loss"}) {
   return %w : tensor<f32>
 }
-// expected-error @+1 {{'func.func' op is named @main_grad, the gradient function loom-autodiff would add for @main}}
+// expected-error @+1 {{@main_grad already exists; it is the name of the gradient function loom-autodiff would add for @main}}
 func.func @main_grad(%w: tensor<f32>) -> tensor<f32> {
   return %w : tensor<f32>
 }

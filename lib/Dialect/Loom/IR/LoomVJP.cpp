@@ -104,7 +104,9 @@ public:
     return SelectOp::create(b, pred, onTrue, onFalse);
   }
   /// `pred ? x : 0`.
-  Value maskOr0(Value pred, Value x) { return select(pred, x, zeros(x.getType())); }
+  Value maskOr0(Value pred, Value x) {
+    return select(pred, x, zeros(x.getType()));
+  }
   Value convert(Value x, Type elementType) {
     auto type = cast<RankedTensorType>(x.getType());
     return ConvertOp::create(b, type.clone(elementType), x);
@@ -405,8 +407,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
     // Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
     // phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
     return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
-      Value cdf = v.scale(
-          v.addScalar(ErfOp::create(v.b, v.scale(x, llvm::numbers::inv_sqrt2)), 1.0), 0.5);
+      Value erf = ErfOp::create(v.b, v.scale(x, llvm::numbers::inv_sqrt2));
+      Value cdf = v.scale(v.addScalar(erf, 1.0), 0.5);
       Value pdf = v.scale(ExpOp::create(v.b, v.scale(v.mul(x, x), -0.5)),
                           llvm::numbers::inv_sqrt2 * llvm::numbers::inv_sqrtpi);
       return v.add(cdf, v.mul(x, pdf));
@@ -415,7 +417,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   // y = x (1 + t) / 2 with t = tanh(k (x + c x^3)), k = sqrt(2 / pi):
   // dy/dx = (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2.
   return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
-    const double k = llvm::numbers::sqrt2 * llvm::numbers::inv_sqrtpi, c = 0.044715;
+    const double k = llvm::numbers::sqrt2 * llvm::numbers::inv_sqrtpi;
+    const double c = 0.044715;
     Value x2 = v.mul(x, x);
     Value inner = v.scale(v.add(x, v.scale(v.mul(x, x2), c)), k);
     Value t = TanhOp::create(v.b, inner);
@@ -453,7 +456,8 @@ LogicalResult ConvertOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   // integers are not differentiable (the default rule).
   VJP v(*this, builder, cts, out);
   if (v.anyDifferentiable())
-    v.set(0, v.convert(v.cotangent(), tensorType(getOperand()).getElementType()));
+    v.set(0, v.convert(v.cotangent(),
+                       tensorType(getOperand()).getElementType()));
   return success();
 }
 
@@ -727,9 +731,10 @@ LogicalResult SliceOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
     for (int64_t k = 0; k < taken; ++k)
       indices.push_back(start[d] + k * strides[d]);
     auto indexType = RankedTensorType::get({taken}, v.b.getI64Type());
-    Value indexConst = ConstantOp::create(
-        v.b, cast<ElementsAttr>(
-                 DenseElementsAttr::get(indexType, ArrayRef<int64_t>(indices))));
+    auto indexAttr =
+        DenseElementsAttr::get(indexType, ArrayRef<int64_t>(indices));
+    Value indexConst =
+        ConstantOp::create(v.b, cast<ElementsAttr>(indexAttr));
     current = ScatterAddOp::create(v.b, v.zeros(grown), indexConst, current, d);
   }
   v.set(0, current);

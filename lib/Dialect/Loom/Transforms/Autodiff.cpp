@@ -101,6 +101,13 @@ private:
   /// Reports why argument `argIndex` gets no gradient although the loss
   /// depends on it: the first op that blocks its gradient.
   LogicalResult reportBlocked(func::FuncOp grad, unsigned argIndex);
+  /// An error at @F's location that names it. Diagnostics about the whole
+  /// function are reported by location, not on the op, so that they do not
+  /// print the (possibly very large) function.
+  InFlightDiagnostic error() {
+    return mlir::emitError(forward.getLoc())
+           << "@" << forward.getSymName() << ": ";
+  }
   std::string describeArgument(unsigned index) {
     return ("parameter '" + argumentName(forward, index) + "' (argument #" +
             Twine(index) + " of @" + forward.getSymName() + ")")
@@ -128,10 +135,10 @@ LogicalResult GradientBuilder::findLoss(unsigned &lossIndex) {
   };
   if (lossName.empty()) {
     if (numResults != 1)
-      return forward.emitOpError()
-             << "has " << numResults
-             << " results; name the loss with the loss= option of "
-                "loom-autodiff";
+      return error()
+             << numResults
+             << " results and no loss= option; name the loss result with "
+                "loss=NAME";
     lossIndex = 0;
   } else {
     std::optional<unsigned> found;
@@ -141,8 +148,8 @@ LogicalResult GradientBuilder::findLoss(unsigned &lossIndex) {
           name && name.getValue() == lossName)
         found = i;
     if (!found) {
-      InFlightDiagnostic diag = forward.emitOpError()
-                                << "has no result named '" << lossName
+      InFlightDiagnostic diag = error()
+                                << "no result named '" << lossName
                                 << "' (option loss=); its results are:";
       for (unsigned i = 0; i < numResults; ++i)
         diag << (i ? ", '" : " '") << resultName(i) << "'";
@@ -155,8 +162,9 @@ LogicalResult GradientBuilder::findLoss(unsigned &lossIndex) {
   Type type = forward.getResultTypes()[lossIndex];
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || tensor.getRank() != 0 || !isFloatTensor(tensor))
-    return forward.emitOpError()
-           << "loss '" << resultName(lossIndex) << "' (result #" << lossIndex
+    return error()
+           << "the loss '" << resultName(lossIndex) << "' (result #"
+           << lossIndex
            << ") has type " << type << "; loom-autodiff needs a rank-0 float "
            << "tensor such as tensor<f32>";
   return success();
@@ -174,12 +182,12 @@ LogicalResult GradientBuilder::findDifferentiatedArguments() {
       if (argumentName(forward, i) == name || ("arg" + Twine(i)).str() == name)
         found = i;
     if (!found)
-      return forward.emitOpError()
-             << "has no argument named '" << name
+      return error()
+             << "no argument named '" << name
              << "' (option wrt=; name an argument by its loom.name or argN)";
     Type type = forward.getArgumentTypes()[*found];
     if (!isFloatTensor(type))
-      return forward.emitOpError()
+      return error()
              << "cannot differentiate with respect to argument '" << name
              << "' (option wrt=) of type " << type
              << ": only float tensors have gradients";
@@ -189,7 +197,7 @@ LogicalResult GradientBuilder::findDifferentiatedArguments() {
     if (!selected[i])
       continue;
     if (!isStatic(forward.getArgumentTypes()[i]))
-      return forward.emitOpError()
+      return error()
              << "argument '" << argumentName(forward, i) << "' has type "
              << forward.getArgumentTypes()[i]
              << " with a dynamic shape; run loom-shape-inference (with "
@@ -204,11 +212,11 @@ LogicalResult GradientBuilder::findDifferentiatedArguments() {
 LogicalResult GradientBuilder::checkBody() {
   Region &body = forward.getBody();
   if (!body.hasOneBlock())
-    return forward.emitOpError()
-           << "has " << body.getBlocks().size()
+    return error()
+           << "the body has " << body.getBlocks().size()
            << " blocks; loom-autodiff differentiates single-block functions";
   if (!isa<func::ReturnOp>(body.front().getTerminator()))
-    return forward.emitOpError() << "does not end in func.return";
+    return error() << "the body does not end in func.return";
   for (Operation &op : body.front().without_terminator())
     if (op.getNumRegions() != 0)
       return op.emitOpError()
@@ -226,9 +234,10 @@ LogicalResult GradientBuilder::run() {
   auto module = forward->getParentOfType<ModuleOp>();
   std::string gradName = (forward.getSymName() + "_grad").str();
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, gradName))
-    return existing->emitOpError()
-           << "is named @" << gradName
-           << ", the gradient function loom-autodiff would add for @"
+    return mlir::emitError(existing->getLoc())
+           << "@" << gradName
+           << " already exists; it is the name of the gradient function "
+              "loom-autodiff would add for @"
            << forward.getSymName();
 
   func::FuncOp grad = forward.clone();
@@ -288,8 +297,9 @@ LogicalResult GradientBuilder::run() {
   return success();
 }
 
-LogicalResult GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
-                                             SmallVectorImpl<Value> &gradients) {
+LogicalResult
+GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
+                               SmallVectorImpl<Value> &gradients) {
   // Checks: no calls, static shapes on the forward path.
   for (Operation *op : forwardOps) {
     if (isa<CallOpInterface>(op))
@@ -396,7 +406,8 @@ LogicalResult GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
     if (reachesLoss(arg) && !isActive(arg))
       return reportBlocked(grad, index);
     if (!reachesLoss(arg))
-      forward.emitWarning() << describeArgument(index)
+      mlir::emitWarning(forward.getLoc())
+          << describeArgument(index)
                             << " does not reach the loss; its gradient is zero";
     auto type = cast<RankedTensorType>(arg.getType());
     gradients.push_back(ConstantOp::create(
@@ -438,7 +449,7 @@ LogicalResult GradientBuilder::reportBlocked(func::FuncOp grad,
                << operand.get().getType() << "), but the gradient of "
                << describeArgument(argIndex)
                << " would have to flow through it to reach the loss";
-  return forward.emitOpError()
+  return error()
          << "cannot differentiate the loss with respect to "
          << describeArgument(argIndex);
 }
@@ -451,8 +462,9 @@ struct Autodiff : public loom::impl::LoomAutodiffBase<Autodiff> {
     ModuleOp module = getOperation();
     auto forward = module.lookupSymbol<func::FuncOp>(function);
     if (!forward || forward.isExternal()) {
-      module.emitError() << "function '" << function
-                         << "' (option function=) is not defined in the module";
+      mlir::emitError(module.getLoc())
+          << "function '" << function
+          << "' (option function=) is not defined in the module";
       return signalPassFailure();
     }
     SmallVector<std::string> wrtNames(wrt.begin(), wrt.end());

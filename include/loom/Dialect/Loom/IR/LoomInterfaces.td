@@ -50,8 +50,9 @@ def Loom_VJPInterface : OpInterface<"VJPInterface"> {
     gradient. Ops override `isOperandDifferentiable` where this rule is not
     enough.
 
-    `buildVJP` is called with the builder's insertion point after the op,
-    once shapes are static. `resultCotangents` has one entry per result,
+    `buildVJP` is called once shapes are static, with the builder's
+    insertion point where the op's operands and results are available
+    (loom-autodiff: the end of the gradient function's body). `resultCotangents` has one entry per result,
     with the result's type, or a null value for a result that has no
     cotangent (a zero cotangent). It appends one entry per operand to
     `operandCotangents`: a value of exactly the operand's type, or null when
