@@ -318,3 +318,18 @@ def test_comm_misuse_is_an_error(tmp_path, how, ranks, message):
                           env=dict(os.environ, LOOM_TEST_COMM=how))
     assert proc.returncode != 0
     assert f"loom-train: error: {message}" in proc.stderr
+
+
+CUDA_CHECK = BUILD / "test" / "Runtime" / "loom-test-cuda-kernels"
+
+
+@pytest.mark.skipif(not CUDA_CHECK.exists(), reason="LoomRuntimeCUDA not built")
+def test_cuda_kernels_match_the_cpu_kernels():
+    proc = subprocess.run([str(CUDA_CHECK)], capture_output=True, text=True, timeout=300)
+    if proc.returncode == 77:
+        pytest.skip("no CUDA device")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "all ok" in proc.stdout
+    bad = subprocess.run([str(CUDA_CHECK), "--bad-label"], capture_output=True, text=True,
+                         timeout=300)
+    expect_error(bad, "loom.cross_entropy: label 7 of sample 1 is out of range [0, 3)")
