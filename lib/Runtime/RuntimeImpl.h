@@ -115,6 +115,10 @@ public:
   Allocator allocator;
   /// The step being run (for error messages), -1 outside the loop.
   int64_t step = -1;
+
+  /// The CUDA backend's per-rank state (lib/Runtime/cuda), null unless
+  /// cuda::init() ran. Owned by that library.
+  void *cuda = nullptr;
 };
 
 /// Prints `loom-train: error: <op>: <message>` and exits with status 1

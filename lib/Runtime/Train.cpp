@@ -295,15 +295,26 @@ void check(const std::string &op, const std::string &error) {
     fatal(op, error);
 }
 
-/// The step all ranks can resume from: the newest checkpoint every rank has
+/// The step all ranks resume from: the newest checkpoint every rank has
 /// (ranks prune only after all have written a newer one, so the oldest of
-/// the ranks' newest checkpoints exists everywhere), or -1.
-int64_t agreeOnResumeStep(Context &ctx, const std::vector<int64_t> &steps) {
+/// the ranks' newest checkpoints exists everywhere), or -1 if no rank has
+/// one. Some ranks with checkpoints and others without is an error: the
+/// directory belongs to another world size or was damaged.
+int64_t agreeOnResumeStep(Context &ctx, const std::string &dir,
+                          const std::vector<int64_t> &steps) {
   int64_t mine = steps.empty() ? -1 : steps.back();
-  int64_t agreed = mine;
-  if (ctx.size > 1)
-    MPI_Allreduce(&mine, &agreed, 1, MPI_INT64_T, MPI_MIN, ctx.comm);
-  return agreed;
+  int64_t lowest = mine, highest = mine;
+  if (ctx.size > 1) {
+    MPI_Allreduce(&mine, &lowest, 1, MPI_INT64_T, MPI_MIN, ctx.comm);
+    MPI_Allreduce(&mine, &highest, 1, MPI_INT64_T, MPI_MAX, ctx.comm);
+  }
+  if (lowest < 0 && highest >= 0)
+    fatal("checkpoint",
+          "some of the " + std::to_string(ctx.size) + " ranks find no "
+          "checkpoint in '" + dir + "' while others do (the newest is step " +
+              std::to_string(highest) +
+              "): was it written by another number of ranks?");
+  return lowest;
 }
 
 void writeCheckpointAndPrune(Context &ctx, const ProgramSpec &spec,
@@ -330,7 +341,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     std::vector<int64_t> steps;
     check("checkpoint",
           listCheckpoints(options.checkpointDir, ctx.rank, steps));
-    int64_t agreed = agreeOnResumeStep(ctx, steps);
+    int64_t agreed = agreeOnResumeStep(ctx, options.checkpointDir, steps);
     if (options.resume && agreed >= 0)
       resumeFrom = checkpointPath(options.checkpointDir, agreed, ctx.rank);
     else if (options.resume && rank0)
@@ -456,6 +467,13 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
 
   if (log && std::fclose(log) != 0)
     fatal("log", "cannot close '" + options.log + "': " + std::strerror(errno));
+
+  if (spec.plannedPeakBytes > 0 && ctx.peakLiveBytes > spec.plannedPeakBytes)
+    std::fprintf(stderr,
+                 "loom-train: warning: rank %d: the arena's peak of live bytes "
+                 "(%lld) exceeds the memory planner's prediction (%lld)\n",
+                 ctx.rank, static_cast<long long>(ctx.peakLiveBytes),
+                 static_cast<long long>(spec.plannedPeakBytes));
 
   // 7. Memory counters.
   if (!options.memoryCounters.empty() && rank0)

@@ -1,0 +1,98 @@
+//===- CudaKernels.h - Library kernels and comm of the CUDA backend -*- C++ -*-//
+//
+// The CUDA backend (library LoomRuntimeCUDA, built when CMake finds nvcc,
+// cuBLAS and NCCL): the kernels of CpuKernels.h with the same signatures and
+// semantics, on device pointers, enqueued on the rank's compute stream, and
+// Comm.h's operations over NCCL on a separate communication stream. Plain
+// C++ (no CUDA headers) so emitted code compiles without nvcc.
+//
+// Execution model: every call returns once its work is enqueued. Errors the
+// host can see (bad sizes, CUDA/cuBLAS/NCCL failures) call fail() at once;
+// errors only the device sees (an out-of-range label or index) are recorded
+// on the device and reported by the next synchronize(), naming the op and
+// the offending value. A comm start records an event on the compute stream
+// and makes the communication stream wait for it, so it sees everything
+// enqueued before it; wait() makes the compute stream wait for the
+// operation, without blocking the host. NCCL has no tags: sends and
+// receives between two ranks match in posting order, and are posted
+// together (one NCCL group) at the next wait(), collective or
+// synchronize(), so a ring of them cannot deadlock.
+//
+// Differences from the CPU kernels: reductions (softmax, norms, losses)
+// accumulate in double in a fixed order, so results are deterministic but
+// may differ from the CPU's in the last bit; scatterAdd adds duplicate
+// indices with float atomics, in an unspecified order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_CUDAKERNELS_H
+#define LOOM_RUNTIME_CUDAKERNELS_H
+
+#include "loom/Runtime/Comm.h"
+#include "loom/Runtime/CpuKernels.h"
+#include "loom/Runtime/Runtime.h"
+
+#include <cstdint>
+
+namespace loom {
+namespace rt {
+namespace cuda {
+
+/// Binds this rank to a device (local rank modulo the device count) and
+/// creates its compute and communication streams, its cuBLAS handle and its
+/// NCCL communicator over the world (MPI must be initialised: trainMain()
+/// does it). Fails with a clear error when there is no usable device.
+void init(Context &ctx);
+/// Releases what init() created (after synchronising).
+void shutdown(Context &ctx);
+/// Waits for all work enqueued on the compute stream; reports kernel
+/// failures (e.g. a bad label) through fail().
+void synchronize(Context &ctx);
+
+/// Device memory (256-byte aligned); fail() when out of memory.
+void *deviceAlloc(Context &ctx, int64_t bytes);
+void deviceFree(Context &ctx, void *ptr);
+/// Synchronous copies between host and device memory.
+void copyToDevice(Context &ctx, void *dst, const void *src, int64_t bytes);
+void copyToHost(Context &ctx, void *dst, const void *src, int64_t bytes);
+
+// The kernels: see CpuKernels.h for what each computes.
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const float *a, int64_t strideA,
+          const float *b, int64_t strideB, float *c, int64_t strideC);
+void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
+             int64_t inner, bool log);
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, float *y, int64_t rows, int64_t cols,
+               double eps);
+void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
+             int64_t rows, int64_t cols, double eps);
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex);
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices);
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices);
+void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,
+                 int32_t rank, const int64_t *shape, const int64_t *srcStrides,
+                 int64_t srcOffset);
+
+// Communication over NCCL (device buffers); see Comm.h.
+CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
+                          ReduceOp op);
+CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
+                     int tag);
+CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
+                     int tag);
+void wait(Context &ctx, CommHandle handle);
+
+} // namespace cuda
+} // namespace rt
+} // namespace loom
+
+#endif // LOOM_RUNTIME_CUDAKERNELS_H

@@ -1,0 +1,386 @@
+//===- CudaBackend.cpp - Device setup, memory and NCCL communication ------===//
+//
+// Host code of the CUDA backend (compiled by the C++ compiler against the
+// CUDA runtime, cuBLAS and NCCL headers). See CudaKernels.h.
+//
+// NCCL has no message tags: point-to-point messages between two ranks match
+// in the order they are posted. The tag is checked for range like the MPI
+// backend's, so that a program valid on one backend is valid on the other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CudaKernels.h"
+#include "CudaState.h"
+
+#include <string>
+
+namespace loom {
+namespace rt {
+namespace cuda {
+
+namespace {
+
+void checkBlas(Context &ctx, const char *op, cublasStatus_t status) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(ctx, op, (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
+}
+
+void checkNccl(Context &ctx, const char *op, ncclResult_t result,
+               ncclComm_t comm = nullptr) {
+  if (result == ncclSuccess || result == ncclInProgress)
+    return;
+  std::string message = std::string("NCCL: ") + ncclGetErrorString(result);
+  if (const char *last = ncclGetLastError(comm); last && *last)
+    message += std::string(" (") + last + ")";
+  fail(ctx, op, message.c_str());
+}
+
+/// This rank's index among the ranks on its node.
+int localRank(Context &ctx) {
+  if (ctx.comm == MPI_COMM_NULL)
+    return 0;
+  MPI_Comm node;
+  MPI_Comm_split_type(ctx.comm, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL,
+                      &node);
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
+} // namespace
+
+CudaState &state(Context &ctx) {
+  if (!ctx.cuda)
+    fail(ctx, "cuda", "the CUDA backend is not initialised (call cuda::init)");
+  return *static_cast<CudaState *>(ctx.cuda);
+}
+
+void check(Context &ctx, const char *op, cudaError_t code) {
+  if (code != cudaSuccess)
+    fail(ctx, op, (std::string("CUDA: ") + cudaGetErrorString(code)).c_str());
+}
+
+long long registerOp(Context &ctx, const char *op) {
+  CudaState &s = state(ctx);
+  s.opNames.push_back(op ? op : "kernel");
+  return static_cast<long long>(s.opNames.size()) - 1;
+}
+
+void *scratch(Context &ctx, size_t bytes) {
+  CudaState &s = state(ctx);
+  if (bytes <= s.scratchBytes)
+    return s.scratch;
+  // Stream-ordered: the old block is freed after the work that uses it.
+  if (s.scratch)
+    check(ctx, "cuda scratch", cudaFreeAsync(s.scratch, s.compute));
+  s.scratch = nullptr;
+  s.scratchBytes = 0;
+  check(ctx, "cuda scratch", cudaMallocAsync(&s.scratch, bytes, s.compute));
+  s.scratchBytes = bytes;
+  return s.scratch;
+}
+
+//===----------------------------------------------------------------------===//
+// Setup
+//===----------------------------------------------------------------------===//
+
+void init(Context &ctx) {
+  if (ctx.cuda)
+    return;
+  int count = 0;
+  cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess || count == 0)
+    fail(ctx, "cuda init",
+         code != cudaSuccess
+             ? (std::string("no usable CUDA device: ") + cudaGetErrorString(code))
+                   .c_str()
+             : "no CUDA device found");
+  auto *s = new CudaState();
+  ctx.cuda = s;
+  s->device = localRank(ctx) % count;
+  check(ctx, "cuda init", cudaSetDevice(s->device));
+  check(ctx, "cuda init",
+        cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
+  check(ctx, "cuda init", cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
+  checkBlas(ctx, "cuda init", cublasCreate(&s->blas));
+  checkBlas(ctx, "cuda init", cublasSetStream(s->blas, s->compute));
+  check(ctx, "cuda init", cudaMalloc(&s->errors, sizeof(DeviceError)));
+  check(ctx, "cuda init", cudaMemset(s->errors, 0, sizeof(DeviceError)));
+
+  ncclUniqueId id;
+  if (ctx.rank == 0)
+    checkNccl(ctx, "cuda init", ncclGetUniqueId(&id));
+  if (ctx.comm != MPI_COMM_NULL)
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, ctx.comm);
+  checkNccl(ctx, "cuda init", ncclCommInitRank(&s->nccl, ctx.size, id, ctx.rank));
+}
+
+void shutdown(Context &ctx) {
+  if (!ctx.cuda)
+    return;
+  auto *s = static_cast<CudaState *>(ctx.cuda);
+  cudaStreamSynchronize(s->comm);
+  cudaStreamSynchronize(s->compute);
+  if (s->nccl)
+    ncclCommDestroy(s->nccl);
+  for (PendingOp &op : s->pending)
+    if (op.done)
+      cudaEventDestroy(op.done);
+  for (cudaEvent_t event : s->freeEvents)
+    cudaEventDestroy(event);
+  if (s->scratch)
+    cudaFree(s->scratch);
+  cudaFree(s->errors);
+  cublasDestroy(s->blas);
+  cudaStreamDestroy(s->comm);
+  cudaStreamDestroy(s->compute);
+  delete s;
+  ctx.cuda = nullptr;
+}
+
+void synchronize(Context &ctx) {
+  CudaState &s = state(ctx);
+  flushPointToPoint(ctx);
+  check(ctx, "cuda synchronize", cudaStreamSynchronize(s.compute));
+  DeviceError error;
+  check(ctx, "cuda synchronize",
+        cudaMemcpy(&error, s.errors, sizeof(error), cudaMemcpyDeviceToHost));
+  if (error.flag) {
+    std::string op = error.opId >= 0 &&
+                             error.opId < static_cast<long long>(s.opNames.size())
+                         ? s.opNames[static_cast<size_t>(error.opId)]
+                         : "kernel";
+    std::string message;
+    if (error.kind == kLabelOutOfRange) {
+      message = "label " + std::to_string(error.value) + " of sample " +
+                std::to_string(error.position) + " is out of range [0, " +
+                std::to_string(error.limit) + ")";
+      if (error.ignore)
+        message += " and is not the ignore_index " +
+                   std::to_string(error.ignoreIndex);
+    } else {
+      message = "index " + std::to_string(error.value) + " at position " +
+                std::to_string(error.position) + " is out of range [0, " +
+                std::to_string(error.limit) + ")";
+    }
+    fail(ctx, op.c_str(), message.c_str());
+  }
+  s.opNames.clear();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+void *deviceAlloc(Context &ctx, int64_t bytes) {
+  state(ctx);
+  if (bytes < 0)
+    fail(ctx, "deviceAlloc", "negative size");
+  void *ptr = nullptr;
+  cudaError_t code = cudaMalloc(&ptr, static_cast<size_t>(bytes ? bytes : 1));
+  if (code != cudaSuccess)
+    fail(ctx, "deviceAlloc",
+         ("cannot allocate " + std::to_string(bytes) +
+          " bytes of device memory: " + cudaGetErrorString(code))
+             .c_str());
+  return ptr;
+}
+
+void deviceFree(Context &ctx, void *ptr) {
+  state(ctx);
+  check(ctx, "deviceFree", cudaFree(ptr));
+}
+
+void copyToDevice(Context &ctx, void *dst, const void *src, int64_t bytes) {
+  CudaState &s = state(ctx);
+  check(ctx, "copyToDevice",
+        cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                        cudaMemcpyHostToDevice, s.compute));
+  check(ctx, "copyToDevice", cudaStreamSynchronize(s.compute));
+}
+
+void copyToHost(Context &ctx, void *dst, const void *src, int64_t bytes) {
+  CudaState &s = state(ctx);
+  check(ctx, "copyToHost",
+        cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                        cudaMemcpyDeviceToHost, s.compute));
+  check(ctx, "copyToHost", cudaStreamSynchronize(s.compute));
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+cudaEvent_t takeEvent(Context &ctx, CudaState &s) {
+  if (!s.freeEvents.empty()) {
+    cudaEvent_t event = s.freeEvents.back();
+    s.freeEvents.pop_back();
+    return event;
+  }
+  cudaEvent_t event;
+  check(ctx, "comm", cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return event;
+}
+
+/// Makes the comm stream wait for the work enqueued so far on the compute
+/// stream (the buffer's producers).
+void orderAfterCompute(Context &ctx, CudaState &s) {
+  cudaEvent_t ready = takeEvent(ctx, s);
+  check(ctx, "comm", cudaEventRecord(ready, s.compute));
+  check(ctx, "comm", cudaStreamWaitEvent(s.comm, ready, 0));
+  s.freeEvents.push_back(ready); // reusable: the wait captured the record
+}
+
+int64_t newHandle(CudaState &s, PendingOp op) {
+  op.active = true;
+  int64_t id;
+  if (!s.freeHandles.empty()) {
+    id = s.freeHandles.back();
+    s.freeHandles.pop_back();
+    s.pending[static_cast<size_t>(id)] = op;
+  } else {
+    id = static_cast<int64_t>(s.pending.size());
+    s.pending.push_back(op);
+  }
+  return id;
+}
+
+/// A collective posted on the comm stream: its completion event.
+CommHandle finishCollective(Context &ctx, CudaState &s) {
+  PendingOp op;
+  op.done = takeEvent(ctx, s);
+  check(ctx, "comm", cudaEventRecord(op.done, s.comm));
+  CommHandle handle;
+  handle.id = newHandle(s, op);
+  return handle;
+}
+
+CommHandle queuePointToPoint(Context &ctx, CudaState &s, bool isSend,
+                             const void *buffer, int64_t bytes, int peer) {
+  (void)ctx;
+  PendingOp op;
+  op.queued = true;
+  op.isSend = isSend;
+  op.buffer = const_cast<void *>(buffer);
+  op.bytes = static_cast<size_t>(bytes);
+  op.peer = peer;
+  CommHandle handle;
+  handle.id = newHandle(s, op);
+  return handle;
+}
+
+void checkPeer(Context &ctx, const char *op, int peer, int tag) {
+  if (peer < 0 || peer >= ctx.size)
+    fail(ctx, op,
+         ("peer " + std::to_string(peer) + " is not a rank of the world of " +
+          std::to_string(ctx.size))
+             .c_str());
+  if (tag < 0)
+    fail(ctx, op, ("negative tag " + std::to_string(tag)).c_str());
+}
+
+} // namespace
+
+void flushPointToPoint(Context &ctx) {
+  CudaState &s = state(ctx);
+  bool any = false;
+  for (const PendingOp &op : s.pending)
+    any |= op.active && op.queued;
+  if (!any)
+    return;
+  orderAfterCompute(ctx, s);
+  checkNccl(ctx, "send/recv", ncclGroupStart());
+  for (const PendingOp &op : s.pending) {
+    if (!op.active || !op.queued)
+      continue;
+    checkNccl(ctx, op.isSend ? "send" : "recv",
+              op.isSend ? ncclSend(op.buffer, op.bytes, ncclUint8, op.peer,
+                                   s.nccl, s.comm)
+                        : ncclRecv(op.buffer, op.bytes, ncclUint8, op.peer,
+                                   s.nccl, s.comm),
+              s.nccl);
+  }
+  checkNccl(ctx, "send/recv", ncclGroupEnd(), s.nccl);
+  for (PendingOp &op : s.pending) {
+    if (!op.active || !op.queued)
+      continue;
+    op.queued = false;
+    op.done = takeEvent(ctx, s);
+    check(ctx, "comm", cudaEventRecord(op.done, s.comm));
+  }
+}
+
+CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
+                          ReduceOp op) {
+  CudaState &s = state(ctx);
+  // Collectives and point-to-point share the comm stream, in call order.
+  flushPointToPoint(ctx);
+  if (count < 0)
+    fail(ctx, "allReduce", "negative count");
+  ncclRedOp_t nop;
+  switch (op) {
+  case ReduceOp::Sum:
+    nop = ncclSum;
+    break;
+  case ReduceOp::Max:
+    nop = ncclMax;
+    break;
+  case ReduceOp::Min:
+    nop = ncclMin;
+    break;
+  case ReduceOp::Avg:
+    nop = ncclAvg;
+    break;
+  default:
+    fail(ctx, "allReduce", "unknown reduction");
+  }
+  orderAfterCompute(ctx, s);
+  checkNccl(ctx, "allReduce",
+            ncclAllReduce(buffer, buffer, static_cast<size_t>(count), ncclFloat,
+                          nop, s.nccl, s.comm),
+            s.nccl);
+  return finishCollective(ctx, s);
+}
+
+CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
+                     int tag) {
+  CudaState &s = state(ctx);
+  checkPeer(ctx, "send", peer, tag);
+  if (bytes < 0)
+    fail(ctx, "send", "negative size");
+  return queuePointToPoint(ctx, s, /*isSend=*/true, buffer, bytes, peer);
+}
+
+CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
+                     int tag) {
+  CudaState &s = state(ctx);
+  checkPeer(ctx, "recv", peer, tag);
+  if (bytes < 0)
+    fail(ctx, "recv", "negative size");
+  return queuePointToPoint(ctx, s, /*isSend=*/false, buffer, bytes, peer);
+}
+
+void wait(Context &ctx, CommHandle handle) {
+  CudaState &s = state(ctx);
+  if (handle.id < 0 || handle.id >= static_cast<int64_t>(s.pending.size()) ||
+      !s.pending[static_cast<size_t>(handle.id)].active)
+    fail(ctx, "wait",
+         ("handle " + std::to_string(handle.id) +
+          " is not an operation in flight (never started, or already waited "
+          "for)")
+             .c_str());
+  flushPointToPoint(ctx);
+  PendingOp &op = s.pending[static_cast<size_t>(handle.id)];
+  // The compute stream (not the host) waits for the transfer.
+  check(ctx, "wait", cudaStreamWaitEvent(s.compute, op.done, 0));
+  s.freeEvents.push_back(op.done);
+  op = PendingOp();
+  s.freeHandles.push_back(handle.id);
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace loom

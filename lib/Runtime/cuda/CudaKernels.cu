@@ -1,0 +1,512 @@
+//===- CudaKernels.cu - The CPU kernels' CUDA counterparts ----------------===//
+//
+// Row-wise ops (softmax, norms, cross-entropy) run one block per row: each
+// thread accumulates a fixed, strided subset in double and the block
+// combines the partial results in a fixed tree, so a result never depends
+// on scheduling. gemm is cuBLAS (FP32, no TF32). Index and label checks
+// happen on the device: the first bad value is recorded in the
+// DeviceError that synchronize() reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CudaKernels.h"
+#include "CudaState.h"
+
+#include <climits>
+#include <string>
+
+namespace loom {
+namespace rt {
+namespace cuda {
+
+namespace {
+
+constexpr int kThreads = 256;     // per block; a power of two
+constexpr int64_t kMaxBlocks = 1 << 20; // grid-stride loops beyond this
+
+int blocksFor(int64_t items, int64_t perBlock = 1) {
+  int64_t blocks = (items + perBlock - 1) / perBlock;
+  return static_cast<int>(blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks);
+}
+
+void checkLaunch(Context &ctx, const char *op) {
+  check(ctx, op, cudaGetLastError());
+}
+
+//===----------------------------------------------------------------------===//
+// Block reductions (fixed order)
+//===----------------------------------------------------------------------===//
+
+__device__ double maxPropagatingNaN(double a, double b) {
+  return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+}
+
+/// The block-wide sum of `v` (every thread gets it); `shared` holds
+/// kThreads doubles.
+__device__ double blockSum(double v, double *shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  double total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+__device__ double blockMax(double v, double *shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      shared[threadIdx.x] =
+          maxPropagatingNaN(shared[threadIdx.x], shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  double total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+__device__ void recordError(DeviceError *error, long long opId, long long kind,
+                            long long position, long long value,
+                            long long limit, bool hasIgnore,
+                            long long ignoreIndex) {
+  if (atomicCAS(&error->flag, 0ull, 1ull) != 0ull)
+    return;
+  error->opId = opId;
+  error->kind = kind;
+  error->position = position;
+  error->value = value;
+  error->limit = limit;
+  error->ignore = hasIgnore;
+  error->ignoreIndex = ignoreIndex;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+__global__ void softmaxKernel(const float *x, float *y, int64_t lanes,
+                              int64_t n, int64_t inner, bool log) {
+  __shared__ double shared[kThreads];
+  for (int64_t lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
+    int64_t o = lane / inner, i = lane % inner;
+    const float *xs = x + o * n * inner + i;
+    float *ys = y + o * n * inner + i;
+    double max = -INFINITY;
+    for (int64_t j = threadIdx.x; j < n; j += kThreads)
+      max = maxPropagatingNaN(max, xs[j * inner]);
+    max = blockMax(max, shared);
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += kThreads)
+      sum += exp(xs[j * inner] - max);
+    sum = blockSum(sum, shared);
+    double logSum = ::log(sum);
+    for (int64_t j = threadIdx.x; j < n; j += kThreads) {
+      double v = xs[j * inner] - max;
+      ys[j * inner] = static_cast<float>(log ? v - logSum : exp(v) / sum);
+    }
+  }
+}
+
+__global__ void layerNormKernel(const float *x, const float *scale,
+                                const float *bias, float *y, int64_t rows,
+                                int64_t cols, double eps) {
+  __shared__ double shared[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float *row = x + r * cols;
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+      sum += row[j];
+    double mean = blockSum(sum, shared) / static_cast<double>(cols);
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+      squares += (row[j] - mean) * (row[j] - mean);
+    double rstd =
+        1.0 / sqrt(blockSum(squares, shared) / static_cast<double>(cols) + eps);
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+      double v = (row[j] - mean) * rstd;
+      if (scale)
+        v *= scale[j];
+      if (bias)
+        v += bias[j];
+      y[r * cols + j] = static_cast<float>(v);
+    }
+  }
+}
+
+__global__ void rmsNormKernel(const float *x, const float *scale, float *y,
+                              int64_t rows, int64_t cols, double eps) {
+  __shared__ double shared[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float *row = x + r * cols;
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+      squares += static_cast<double>(row[j]) * row[j];
+    double rms =
+        1.0 / sqrt(blockSum(squares, shared) / static_cast<double>(cols) + eps);
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+      double v = row[j] * rms;
+      if (scale)
+        v *= scale[j];
+      y[r * cols + j] = static_cast<float>(v);
+    }
+  }
+}
+
+/// Per-sample losses (0 for ignored samples) into `losses` (double).
+__global__ void crossEntropyKernel(const float *logits, const int64_t *labels,
+                                   double *losses, int64_t n, int64_t classes,
+                                   bool hasIgnore, int64_t ignoreIndex,
+                                   DeviceError *error, long long opId) {
+  __shared__ double shared[kThreads];
+  for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
+    int64_t label = labels[s];
+    if (hasIgnore && label == ignoreIndex) {
+      if (threadIdx.x == 0)
+        losses[s] = 0;
+      continue;
+    }
+    if (label < 0 || label >= classes) {
+      if (threadIdx.x == 0) {
+        recordError(error, opId, kLabelOutOfRange, s, label, classes, hasIgnore,
+                    ignoreIndex);
+        losses[s] = NAN;
+      }
+      continue;
+    }
+    const float *row = logits + s * classes;
+    double max = -INFINITY;
+    for (int64_t c = threadIdx.x; c < classes; c += kThreads)
+      max = maxPropagatingNaN(max, row[c]);
+    max = blockMax(max, shared);
+    double sum = 0;
+    for (int64_t c = threadIdx.x; c < classes; c += kThreads)
+      sum += exp(row[c] - max);
+    sum = blockSum(sum, shared);
+    if (threadIdx.x == 0)
+      losses[s] = max + ::log(sum) - row[label];
+  }
+}
+
+__global__ void roundLossesKernel(const double *losses, float *out, int64_t n) {
+  for (int64_t s = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; s < n;
+       s += int64_t(gridDim.x) * blockDim.x)
+    out[s] = static_cast<float>(losses[s]);
+}
+
+/// One block: the sum (or mean over the counted samples) of the losses.
+__global__ void reduceLossesKernel(const double *losses, const int64_t *labels,
+                                   float *out, int64_t n, bool mean,
+                                   bool hasIgnore, int64_t ignoreIndex) {
+  __shared__ double shared[kThreads];
+  double sum = 0, counted = 0;
+  for (int64_t s = threadIdx.x; s < n; s += kThreads) {
+    sum += losses[s];
+    counted += (hasIgnore && labels[s] == ignoreIndex) ? 0 : 1;
+  }
+  sum = blockSum(sum, shared);
+  counted = blockSum(counted, shared);
+  if (threadIdx.x == 0)
+    out[0] = static_cast<float>(mean ? sum / counted : sum);
+}
+
+template <typename T>
+__global__ void gatherKernel(const T *data, const int64_t *indices, T *out,
+                             int64_t total, int64_t axisSize, int64_t inner,
+                             int64_t numIndices, DeviceError *error,
+                             long long opId) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t k = e % inner, slice = e / inner;
+    int64_t i = slice % numIndices, o = slice / numIndices;
+    int64_t index = indices[i];
+    if (index < 0 || index >= axisSize) {
+      recordError(error, opId, kIndexOutOfRange, i, index, axisSize, false, 0);
+      continue;
+    }
+    out[e] = data[(o * axisSize + index) * inner + k];
+  }
+}
+
+__global__ void gatherBytesKernel(const uint8_t *data, const int64_t *indices,
+                                  uint8_t *out, int64_t total, int64_t axisSize,
+                                  int64_t inner, int64_t numIndices,
+                                  int64_t elemBytes, DeviceError *error,
+                                  long long opId) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t k = e % inner, slice = e / inner;
+    int64_t i = slice % numIndices, o = slice / numIndices;
+    int64_t index = indices[i];
+    if (index < 0 || index >= axisSize) {
+      recordError(error, opId, kIndexOutOfRange, i, index, axisSize, false, 0);
+      continue;
+    }
+    const uint8_t *from = data + ((o * axisSize + index) * inner + k) * elemBytes;
+    for (int64_t b = 0; b < elemBytes; ++b)
+      out[e * elemBytes + b] = from[b];
+  }
+}
+
+__global__ void scatterAddKernel(const int64_t *indices, const float *updates,
+                                 float *out, int64_t total, int64_t axisSize,
+                                 int64_t inner, int64_t numIndices,
+                                 DeviceError *error, long long opId) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t k = e % inner, slice = e / inner;
+    int64_t i = slice % numIndices, o = slice / numIndices;
+    int64_t index = indices[i];
+    if (index < 0 || index >= axisSize) {
+      recordError(error, opId, kIndexOutOfRange, i, index, axisSize, false, 0);
+      continue;
+    }
+    atomicAdd(&out[(o * axisSize + index) * inner + k], updates[e]);
+  }
+}
+
+struct StridedView {
+  int32_t rank;
+  int64_t shape[kMaxRank];
+  int64_t strides[kMaxRank];
+  int64_t offset;
+};
+
+template <typename T>
+__global__ void copyStridedKernel(const T *src, T *dst, StridedView view,
+                                  int64_t total) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t from = view.offset, rest = e;
+    for (int32_t d = view.rank - 1; d >= 0; --d) {
+      from += (rest % view.shape[d]) * view.strides[d];
+      rest /= view.shape[d];
+    }
+    dst[e] = src[from];
+  }
+}
+
+/// Fails unless every size is non-negative.
+void requireSizes(Context &ctx, const char *op,
+                  std::initializer_list<int64_t> sizes) {
+  for (int64_t s : sizes)
+    if (s < 0)
+      fail(ctx, op, "negative size (a bug in the emitted code)");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const float *a, int64_t strideA,
+          const float *b, int64_t strideB, float *c, int64_t strideC) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "gemm", {batch, m, n, k});
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < batch; ++i)
+      check(ctx, "gemm",
+            cudaMemsetAsync(c + i * strideC, 0,
+                            static_cast<size_t>(m * n) * sizeof(float),
+                            s.compute));
+    return;
+  }
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
+    fail(ctx, "gemm", "a dimension exceeds the cuBLAS limit (int)");
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+  // row-major buffers read as column-major are the transposes, so B comes
+  // first and each keeps its own transpose flag.
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t status = cublasSgemmStridedBatched(
+      s.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+      static_cast<int>(m), static_cast<int>(k), &one, b,
+      static_cast<int>(transB ? k : n), strideB, a,
+      static_cast<int>(transA ? m : k), strideA, &zero, c, static_cast<int>(n),
+      strideC, static_cast<int>(batch));
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(ctx, "gemm",
+         (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
+}
+
+void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
+             int64_t inner, bool log) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "softmax", {outer, n, inner});
+  int64_t lanes = outer * inner;
+  if (lanes == 0 || n == 0)
+    return;
+  softmaxKernel<<<blocksFor(lanes), kThreads, 0, s.compute>>>(x, y, lanes, n,
+                                                              inner, log);
+  checkLaunch(ctx, "softmax");
+}
+
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, float *y, int64_t rows, int64_t cols,
+               double eps) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "layerNorm", {rows, cols});
+  if (rows == 0 || cols == 0)
+    return;
+  layerNormKernel<<<blocksFor(rows), kThreads, 0, s.compute>>>(
+      x, scale, bias, y, rows, cols, eps);
+  checkLaunch(ctx, "layerNorm");
+}
+
+void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
+             int64_t rows, int64_t cols, double eps) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "rmsNorm", {rows, cols});
+  if (rows == 0 || cols == 0)
+    return;
+  rmsNormKernel<<<blocksFor(rows), kThreads, 0, s.compute>>>(x, scale, y, rows,
+                                                             cols, eps);
+  checkLaunch(ctx, "rmsNorm");
+}
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, op, {n, classes});
+  if (reduction != cpu::Reduction::None && reduction != cpu::Reduction::Mean &&
+      reduction != cpu::Reduction::Sum)
+    fail(ctx, op, "unknown reduction (a bug in the emitted code)");
+  auto *losses = static_cast<double *>(
+      scratch(ctx, static_cast<size_t>(n > 0 ? n : 1) * sizeof(double)));
+  long long opId = registerOp(ctx, op);
+  if (n > 0) {
+    crossEntropyKernel<<<blocksFor(n), kThreads, 0, s.compute>>>(
+        logits, labels, losses, n, classes, hasIgnore, ignoreIndex, s.errors,
+        opId);
+    checkLaunch(ctx, op);
+  }
+  if (reduction == cpu::Reduction::None) {
+    if (n > 0)
+      roundLossesKernel<<<blocksFor(n, kThreads), kThreads, 0, s.compute>>>(
+          losses, out, n);
+  } else {
+    reduceLossesKernel<<<1, kThreads, 0, s.compute>>>(
+        losses, labels, out, n, reduction == cpu::Reduction::Mean, hasIgnore,
+        ignoreIndex);
+  }
+  checkLaunch(ctx, op);
+}
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, op, {outer, axisSize, inner, numIndices});
+  if (elemBytes <= 0)
+    fail(ctx, op, "invalid element size (a bug in the emitted code)");
+  int64_t total = outer * numIndices * inner;
+  if (total == 0)
+    return;
+  long long opId = registerOp(ctx, op);
+  int blocks = blocksFor(total, kThreads);
+  if (elemBytes == 4)
+    gatherKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint32_t *>(data), indices,
+        static_cast<uint32_t *>(out), total, axisSize, inner, numIndices,
+        s.errors, opId);
+  else if (elemBytes == 8)
+    gatherKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint64_t *>(data), indices,
+        static_cast<uint64_t *>(out), total, axisSize, inner, numIndices,
+        s.errors, opId);
+  else
+    gatherBytesKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint8_t *>(data), indices,
+        static_cast<uint8_t *>(out), total, axisSize, inner, numIndices,
+        elemBytes, s.errors, opId);
+  checkLaunch(ctx, op);
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, op, {outer, axisSize, inner, numIndices});
+  if (out != target)
+    check(ctx, op,
+          cudaMemcpyAsync(out, target,
+                          static_cast<size_t>(outer * axisSize * inner) *
+                              sizeof(float),
+                          cudaMemcpyDeviceToDevice, s.compute));
+  int64_t total = outer * numIndices * inner;
+  if (total == 0)
+    return;
+  long long opId = registerOp(ctx, op);
+  scatterAddKernel<<<blocksFor(total, kThreads), kThreads, 0, s.compute>>>(
+      indices, updates, out, total, axisSize, inner, numIndices, s.errors,
+      opId);
+  checkLaunch(ctx, op);
+}
+
+void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,
+                 int32_t rank, const int64_t *shape, const int64_t *srcStrides,
+                 int64_t srcOffset) {
+  CudaState &s = state(ctx);
+  if (rank < 0 || rank > kMaxRank)
+    fail(ctx, "copyStrided",
+         ("rank " + std::to_string(rank) + " is not in [0, " +
+          std::to_string(kMaxRank) + "]")
+             .c_str());
+  StridedView view;
+  view.rank = rank;
+  view.offset = srcOffset;
+  int64_t total = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (shape[d] < 0)
+      fail(ctx, "copyStrided", "negative dimension (a bug in the emitted code)");
+    view.shape[d] = shape[d];
+    view.strides[d] = srcStrides[d];
+    total *= shape[d];
+  }
+  if (total == 0)
+    return;
+  int blocks = blocksFor(total, kThreads);
+  switch (elemBytes) {
+  case 1:
+    copyStridedKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst), view,
+        total);
+    break;
+  case 2:
+    copyStridedKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), view,
+        total);
+    break;
+  case 4:
+    copyStridedKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), view,
+        total);
+    break;
+  case 8:
+    copyStridedKernel<<<blocks, kThreads, 0, s.compute>>>(
+        static_cast<const uint64_t *>(src), static_cast<uint64_t *>(dst), view,
+        total);
+    break;
+  default:
+    fail(ctx, "copyStrided",
+         ("element size " + std::to_string(elemBytes) +
+          " is not 1, 2, 4 or 8 bytes")
+             .c_str());
+  }
+  checkLaunch(ctx, "copyStrided");
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace loom

@@ -1,0 +1,111 @@
+//===- comm_step.cpp - Checks the Comm API from inside a step -------------===//
+//
+// A program with no arguments whose step exercises every Comm operation on
+// any number of ranks and fails (through fail()) on a wrong value: the four
+// reductions, overlapping collectives waited for out of order, a ring of
+// point-to-point messages, and zero-byte messages. It prints
+// `comm-check: rank R of N ok` per rank and step.
+//
+// Test hooks (LOOM_TEST_COMM=...) make it misuse the API, to check the
+// errors: `bad-peer`, `double-wait`, `short-message` (needs 2 ranks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/Comm.h"
+#include "loom/Runtime/Runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace loom::rt;
+
+namespace {
+
+void expect(Context &ctx, bool ok, const std::string &what) {
+  if (!ok)
+    fail(ctx, "comm-check", what.c_str());
+}
+
+void misuse(Context &ctx, const std::string &how) {
+  int rank = worldRank(ctx), size = worldSize(ctx);
+  char buffer[64] = {};
+  if (how == "bad-peer") {
+    sendStart(ctx, buffer, 8, size, 0);
+  } else if (how == "double-wait") {
+    CommHandle h = allReduceStart(ctx, reinterpret_cast<float *>(buffer), 4,
+                                  ReduceOp::Sum);
+    wait(ctx, h);
+    wait(ctx, h);
+  } else if (how == "short-message" && size >= 2) {
+    if (rank == 0)
+      wait(ctx, sendStart(ctx, buffer, 16, 1, 9));
+    else if (rank == 1)
+      wait(ctx, recvStart(ctx, buffer, 32, 0, 9));
+  }
+}
+
+void step(Context &ctx, void *const *, void *const *results, char *) {
+  *static_cast<float *>(results[0]) = 0.0f;
+  if (const char *how = std::getenv("LOOM_TEST_COMM"))
+    misuse(ctx, how);
+
+  const int rank = worldRank(ctx), size = worldSize(ctx);
+  const int n = 1000;
+  std::vector<float> sum(n), max(n), min(n), avg(n);
+  for (int i = 0; i < n; ++i) {
+    sum[i] = static_cast<float>(rank + i);
+    max[i] = static_cast<float>(rank * 10 + i);
+    min[i] = static_cast<float>(rank + i);
+    avg[i] = static_cast<float>(rank);
+  }
+  // All four in flight, completed in reverse order.
+  CommHandle hs = allReduceStart(ctx, sum.data(), n, ReduceOp::Sum);
+  CommHandle hx = allReduceStart(ctx, max.data(), n, ReduceOp::Max);
+  CommHandle hn = allReduceStart(ctx, min.data(), n, ReduceOp::Min);
+  CommHandle ha = allReduceStart(ctx, avg.data(), n, ReduceOp::Avg);
+  wait(ctx, ha);
+  wait(ctx, hn);
+  wait(ctx, hx);
+  wait(ctx, hs);
+  for (int i = 0; i < n; ++i) {
+    std::string at = " at " + std::to_string(i);
+    expect(ctx, sum[i] == static_cast<float>(size * i + size * (size - 1) / 2),
+           "sum wrong" + at);
+    expect(ctx, max[i] == static_cast<float>((size - 1) * 10 + i),
+           "max wrong" + at);
+    expect(ctx, min[i] == static_cast<float>(i), "min wrong" + at);
+    expect(ctx, avg[i] == static_cast<float>(size - 1) / 2.0f,
+           "avg wrong" + at);
+  }
+
+  // A ring: receive from the left, send to the right (to oneself alone).
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  std::vector<int64_t> out(100), in(100, -1);
+  for (int j = 0; j < 100; ++j)
+    out[j] = rank * 1000 + j;
+  CommHandle hr = recvStart(ctx, in.data(), 800, left, 7);
+  CommHandle hsend = sendStart(ctx, out.data(), 800, right, 7);
+  // A zero-byte message on another tag, in flight at the same time.
+  CommHandle hr0 = recvStart(ctx, nullptr, 0, left, 8);
+  CommHandle hs0 = sendStart(ctx, nullptr, 0, right, 8);
+  wait(ctx, hs0);
+  wait(ctx, hr0);
+  wait(ctx, hsend);
+  wait(ctx, hr);
+  for (int j = 0; j < 100; ++j)
+    expect(ctx, in[j] == left * 1000 + j,
+           "ring message wrong at " + std::to_string(j));
+
+  std::printf("comm-check: rank %d of %d ok\n", rank, size);
+  std::fflush(stdout);
+}
+
+const TensorSpec kResults[] = {{"loss", Role::Loss, DType::F32, 0, {}, -1}};
+const ProgramSpec kSpec = {"comm-check", nullptr, 0, kResults, 1, 0, 0, 0, step};
+
+} // namespace
+
+int main(int argc, char **argv) { return trainMain(argc, argv, kSpec); }
