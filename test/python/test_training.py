@@ -65,7 +65,7 @@ def torch_losses(model, names, data, batch, steps, make_opt):
         loss = model(*args)
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     return losses
 
 

@@ -306,14 +306,14 @@ int run(int argc, char **argv) {
   std::string name = entry.getName().str();
 
   std::string pipeline =
-      "builtin.module(inline, symbol-dce, loom-shape-inference, "
+      "inline, symbol-dce, loom-shape-inference, "
       "loom-autodiff{function=" + name +
       (lossName.empty() ? std::string() : " loss=" + lossName) +
       "}, loom-optimizer{function=" + name + "_grad " + optimizerOptions() +
       "}, convert-loom-to-loomrt{function=" + name +
-      "_step}, loom-memory-plan{report=" + outPath("memory.json") + "})";
+      "_step}, loom-memory-plan{report=" + outPath("memory.json") + "}";
   if (verbose)
-    llvm::errs() << "loomc: pipeline: " << pipeline << "\n";
+    llvm::errs() << "loomc: pipeline: builtin.module(" << pipeline << ")\n";
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
@@ -354,7 +354,7 @@ int run(int argc, char **argv) {
       {"mesh", llvm::json::Object{{"dp", dp}, {"tp", tp}, {"pp", pp}}},
       {"target", target},
       {"optimizer", optimizerOptions()},
-      {"pipeline", pipeline},
+      {"pipeline", "builtin.module(" + pipeline + ")"},
   };
   std::string planText;
   llvm::raw_string_ostream(planText)
