@@ -25,7 +25,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tools = [ToolSubst("loom-opt", unresolved="fatal"),
          ToolSubst("loom-translate", unresolved="fatal"),
-         ToolSubst("loom-run", unresolved="fatal")]
+         ToolSubst("loom-run", unresolved="fatal"),
+         ToolSubst("loomc", unresolved="fatal")]
 # The libFuzzer target exists when clang++-22 was found at configure time.
 if os.path.exists(os.path.join(config.loom_tools_dir, "loom-fuzz-onnx")):
     config.available_features.add("fuzzer")

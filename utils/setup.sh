@@ -19,7 +19,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # LLVM/MLIR, FileCheck, lit
   cmake ninja-build ccache g++ make                        # build
   libgtest-dev                                             # C++ unit tests
-  libopenblas-dev                                          # loom-run's GEMM (cblas_sgemm)
+  libopenblas-dev libopenblas0-openmp                      # GEMM; the OpenMP build for OUTDIR/train
   openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
   libonnx-dev libprotobuf-dev                              # ONNX importer
   libonnx-testdata                                         # ONNX backend node tests

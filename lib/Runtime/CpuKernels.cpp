@@ -2,8 +2,10 @@
 //
 // Numerics follow loom-run (lib/Interpreter): statistics and sums accumulate
 // in double in a fixed order and each result is rounded to float once, so
-// the results are the same for any number of threads and match the
-// interpreter bit for bit (gemm is cblas_sgemm in both). Kernels that can
+// the results are the same for any number of threads (gemm is cblas_sgemm,
+// as in the interpreter). One exception, for speed: softmax and
+// cross-entropy evaluate exp in float, once per element, as PyTorch does;
+// their sums still accumulate in double. Kernels that can
 // fail (bad labels or indices) check all their inputs first, on the calling
 // thread, and only then start the parallel loops.
 //
@@ -105,13 +107,26 @@ void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
     }
     if (nan)
       max = std::numeric_limits<double>::quiet_NaN();
+    // exp in float (as frameworks compute it), one evaluation per element;
+    // the sum accumulates in double.
+    const float maxf = static_cast<float>(max);
     double sum = 0.0;
-    for (int64_t j = 0; j < n; ++j)
-      sum += std::exp(xs[j * inner] - max);
-    double logSum = std::log(sum);
     for (int64_t j = 0; j < n; ++j) {
-      double v = xs[j * inner] - max;
-      ys[j * inner] = static_cast<float>(log ? v - logSum : std::exp(v) / sum);
+      float e = std::exp(xs[j * inner] - maxf);
+      if (!log)
+        ys[j * inner] = e;
+      sum += e;
+    }
+    if (log) {
+      double logSum = std::log(sum);
+      for (int64_t j = 0; j < n; ++j)
+        ys[j * inner] =
+            static_cast<float>(static_cast<double>(xs[j * inner] - maxf) -
+                               logSum);
+    } else {
+      double inverse = 1.0 / sum;
+      for (int64_t j = 0; j < n; ++j)
+        ys[j * inner] = static_cast<float>(ys[j * inner] * inverse);
     }
   }
 }
@@ -212,9 +227,10 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
     }
     if (nan)
       max = std::numeric_limits<double>::quiet_NaN();
+    const float maxf = static_cast<float>(max);
     double sum = 0.0;
     for (int64_t c = 0; c < classes; ++c)
-      sum += std::exp(row[c] - max);
+      sum += std::exp(row[c] - maxf);
     losses[static_cast<size_t>(s)] = max + std::log(sum) - row[label];
   }
   if (reduction == Reduction::None) {

@@ -365,9 +365,19 @@ int run(int argc, char **argv) {
 
   // The build command, also saved as OUTDIR/build.sh.
   std::vector<std::string> command = {
-      cxx, "-std=c++17", "-O2", "-fopenmp", "-I", LOOM_RUNTIME_INCLUDE_DIR,
-      outPath("step.cpp"), LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY,
-      "-lopenblas", "-o", outPath("train")};
+      cxx, "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
+      LOOM_RUNTIME_INCLUDE_DIR, outPath("step.cpp"), LOOM_RUNTIME_LIBRARY,
+      LOOM_SUPPORT_LIBRARY};
+#ifdef LOOM_OPENBLAS_OPENMP
+  command.push_back(LOOM_OPENBLAS_OPENMP);
+  command.push_back(
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(LOOM_OPENBLAS_OPENMP))
+          .str());
+#else
+  command.push_back("-lopenblas");
+#endif
+  command.push_back("-o");
+  command.push_back(outPath("train"));
   std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
   for (const std::string &arg : command)
     script += " '" + arg + "'";

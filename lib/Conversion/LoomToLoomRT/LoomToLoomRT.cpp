@@ -663,6 +663,21 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
               return bcast && onlyFusedUsers(bcast.getResult());
             }))
           return success();
+        if (dense && dense.isSplat()) {
+          // A splat becomes a fill loop, not a table of equal numbers.
+          Value out = define();
+          auto fill = loomrt::KernelOp::create(b, loc, ValueRange{},
+                                               ValueRange{out},
+                                               b.getStringAttr("fill"),
+                                               ArrayAttr());
+          Block *body = new Block();
+          fill.getBody().push_back(body);
+          OpBuilder inner = OpBuilder::atBlockEnd(body);
+          Value scalar = arith::ConstantOp::create(
+              inner, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+          loomrt::YieldOp::create(inner, loc, ValueRange{scalar});
+          return success();
+        }
         Value buffer = loomrt::ConstantOp::create(
             b, loc, bufferType(constant.getType()), constant.getValue());
         if (pendingResults.count(result())) {

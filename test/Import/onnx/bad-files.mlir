@@ -21,7 +21,7 @@
 // MISSING: loom-translate: cannot open input file '{{.*}}does-not-exist.onnx': No such file or directory
 
 // RUN: not loom-translate %t.empty.onnx -o - 2>&1 | FileCheck %s --check-prefix=NOIMPORTER
-// NOIMPORTER: loom-translate: choose one importer: --import-onnx or --import-stablehlo
+// NOIMPORTER: loom-translate: choose one of --import-onnx, --import-stablehlo and --emit-cpp
 
 // Opsets outside 13..21.
 // RUN: %loompy %S/Inputs/make_onnx.py bad_opset12 %t.op12.onnx

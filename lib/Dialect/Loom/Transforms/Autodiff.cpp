@@ -274,6 +274,13 @@ LogicalResult GradientBuilder::run() {
     return failure();
   }
 
+  // Mark the backward ops, for reports (the memory plan's categories).
+  DenseSet<Operation *> forwardSet(forwardOps.begin(), forwardOps.end());
+  Builder attrBuilder(grad.getContext());
+  for (Operation &op : block)
+    if (!forwardSet.contains(&op))
+      op.setAttr("loom.phase", attrBuilder.getStringAttr("backward"));
+
   // The results: the loss, then one gradient per differentiated argument.
   OpBuilder builder = OpBuilder::atBlockEnd(&block);
   SmallVector<Value> results{loss};

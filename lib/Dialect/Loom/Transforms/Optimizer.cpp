@@ -491,8 +491,9 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
   ImplicitLocOpBuilder b(grad.getLoc(), ctx);
   b.setInsertionPointToStart(entry);
   Block &body = grad.getBody().front();
+  DenseSet<Operation *> clonedOps;
   for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
+    clonedOps.insert(b.clone(op, mapping));
   auto gradReturn = cast<func::ReturnOp>(body.getTerminator());
   Value loss = mapping.lookupOrDefault(gradReturn.getOperand(0));
   SmallVector<Value> grads = llvm::map_to_vector(params, [&](const Param &p) {
@@ -642,6 +643,11 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
     newValues[stateArg] = expAvg;
     newValues[stateArg + 1] = expAvgSq;
   }
+
+  // Mark the update's ops, for reports (the memory plan's categories).
+  for (Operation &op : *entry)
+    if (!op.hasAttr("loom.phase") && !clonedOps.contains(&op))
+      op.setAttr("loom.phase", b.getStringAttr("optimizer"));
 
   SmallVector<Value> returned = {loss};
   llvm::append_range(returned, newValues);

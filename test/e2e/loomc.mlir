@@ -1,0 +1,62 @@
+// loomc end to end on a tiny model: the pipeline, -v, the IR printing flags
+// and the driver's errors. Training numerics are checked against PyTorch in
+// test/python/test_training.py.
+
+// RUN: rm -rf %t && loomc %s -o %t --optimizer sgd --lr 0.5 --emit-only -v 2> %t.log
+// RUN: FileCheck %s --check-prefix=VERBOSE < %t.log
+// VERBOSE: loomc: import
+// VERBOSE: loomc: pipeline: builtin.module(inline, symbol-dce, loom-shape-inference, loom-autodiff{function=main}, loom-optimizer{function=main_grad optimizer=sgd lr=0.5 momentum=0 schedule=constant}, convert-loom-to-loomrt{function=main_step}, loom-memory-plan{report={{.*}}memory.json})
+// VERBOSE: loomc: passes
+// VERBOSE: loomc: emit-cpp
+// VERBOSE: Execution time report
+// VERBOSE: LoomAutodiff
+// VERBOSE: LoomMemoryPlan
+
+// --emit-only writes the sources and reports, not the program.
+// RUN: ls %t/step.cpp %t/memory.json %t/plan.json %t/build.sh
+// RUN: not ls %t/train
+// RUN: FileCheck %s --check-prefix=PLAN < %t/plan.json
+// PLAN: "function": "main_step"
+// PLAN: "mesh": {
+// PLAN-NEXT: "dp": 1,
+// PLAN: "target": "cpu"
+
+// The step: loss, then the new weight and step counter.
+// RUN: FileCheck %s --check-prefix=STEP < %t/step.cpp
+// STEP: {"w", Role::Param, DType::F32, 1, {4}, -1},
+// STEP: {"step", Role::State, DType::F32, 0, {}, -1},
+// STEP: {"x", Role::Data, DType::F32, 2, {3, 4}, -1},
+// STEP: const TensorSpec kResults[] = {
+// STEP-NEXT: {"loss", Role::Loss, DType::F32, 0, {}, -1},
+// STEP-NEXT: {"w", Role::Param, DType::F32, 1, {4}, 0},
+// STEP-NEXT: {"step", Role::State, DType::F32, 0, {}, 1},
+
+// --mlir-print-ir-after-all works as in mlir-opt.
+// RUN: loomc %s -o %t.ir --emit-only --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=IR
+// IR: IR Dump After LoomAutodiff
+// IR: func.func @main_grad
+// IR: IR Dump After LoomOptimizer
+// IR: func.func @main_step
+// IR: IR Dump After ConvertLoomToLoomRT
+// IR: IR Dump After LoomMemoryPlan
+
+// Errors name the problem and the fix, and exit non-zero.
+// RUN: not loomc %s -o %t.err --mesh dp=2 2>&1 | FileCheck %s --check-prefix=MESH
+// MESH: loomc: error: --mesh dp=2: data, tensor and pipeline parallelism are not implemented yet (only dp=1,tp=1,pp=1)
+// RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
+// OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'
+// RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH
+// BADMESH: loomc: error: --mesh: 'dp=x' is not AXIS=N with N >= 1
+// RUN: not loomc %s.missing -o %t.err 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: loomc: error: cannot open input file '{{.*}}loomc.mlir.missing': No such file or directory
+// RUN: not loomc %s -o %t.err --loss nope 2>&1 | FileCheck %s --check-prefix=LOSS
+// LOSS: error: @main: no result named 'nope' (option loss=); its results are: 'loss'
+// LOSS: loomc: error: compilation failed (see the errors above)
+
+func.func @main(%w: tensor<4xf32> {loom.name = "w", loom.param},
+                %x: tensor<3x4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
+  %b = loom.broadcast %w, dims = [1] : tensor<4xf32> -> tensor<3x4xf32>
+  %p = loom.mul %x, %b : tensor<3x4xf32>
+  %s = loom.reduce_sum %p, dims = [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
