@@ -547,7 +547,7 @@ LogicalResult PipelinePartition::writeReport(func::FuncOp func,
     return func.emitError() << kPass << ": cannot write the report to '"
                             << report << "': " << error;
   {
-    llvm::json::OStream json(file->os(), /*IndentSize=*/1);
+    llvm::json::OStream json(file->os(), /*IndentSize=*/2);
     json.object([&] {
       json.attribute("function", func.getSymName());
       json.attribute("stages", static_cast<int64_t>(stages));
