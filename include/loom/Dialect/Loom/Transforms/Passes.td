@@ -224,7 +224,8 @@ def LoomPipelinePartition : Pass<"loom-pipeline-partition", "ModuleOp"> {
     **Forced cuts.** `stage-boundaries` lists ops that must begin a stage,
     each written as a sequence position (`12`) or as the name of an op's
     location (`loc("name")`, as the ONNX importer writes node names; the
-    first op in program order with that name). Positions must be increasing
+    first op of the sequence with that name, so a cut falls before an ONNX
+    node lowered to several ops). Positions must be increasing
     and in `[1, N-1]`, at most `stages - 1` of them; the pass places the
     remaining cuts.
 
