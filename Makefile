@@ -12,7 +12,8 @@ help:
 	@echo "make test   build, then run lit + unit + Python tests (summary at the end)"
 	@echo "make demo   build, then run the bundled example"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
-	@echo "make bench  benchmarks: compile time (GPT-3 175B shape), ONNX import,"
+	@echo "make bench  benchmarks: compile time and pipeline partitioning (GPT-3"
+	@echo "            175B shape), ONNX import,"
 	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
 	@echo "            compiled training step vs PyTorch eager"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
@@ -33,6 +34,7 @@ docs: build
 
 bench: build
 	@$(PYTHON) bench/gpt3_compile_time.py
+	@$(PYTHON) bench/pipeline_partition_175b.py
 	@$(PYTHON) bench/onnx_import.py
 	@$(PYTHON) bench/interpreter_vs_onnxruntime.py
 	@$(PYTHON) bench/loomc_compile_time.py

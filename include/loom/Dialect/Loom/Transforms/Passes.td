@@ -237,4 +237,140 @@ def LoomAutodiff : Pass<"loom-autodiff", "ModuleOp"> {
   ];
 }
 
+def LoomPipelinePartition : Pass<"loom-pipeline-partition", "ModuleOp"> {
+  let summary = "Split a forward graph into pipeline stages balanced by "
+                "cost, with small cuts";
+  let description = [{
+    Assigns every op of one function (the forward graph with its loss,
+    after `loom-shape-inference`: static shapes) to one of `stages` pipeline
+    stages, symbolically: only shapes and `CostInterface` counts are read,
+    no weight is needed. Merak-style: stages are cut at op granularity, so
+    four stages of a two-layer model are fine.
+
+    **Sequence.** The ops of the function body in program order form a
+    sequence; a stage is a contiguous, non-empty range of it, so the result
+    depends only on the IR and the options (deterministic) and stages never
+    send values backwards. Ops that depend on no function argument
+    (constants, `iota`, and ops computed only from those, such as a causal
+    mask) are *replicated*: they are not in the sequence, each stage that
+    needs them computes them itself (`loom-pipeline-split`), they are never
+    sent, and they get the stage of their first user. Position `i` in the
+    options and the report is the `i`-th op of the sequence (0-based).
+
+    **Costs.** An op's time is `3 x` its forward flops (the backward pass
+    costs about twice the forward). A stage's memory is the bytes of the
+    `loom.param` arguments its ops use (a parameter used by two stages, such
+    as a tied embedding, counts in both) plus its activations: the results
+    of its ops and the values it receives (from earlier stages, and the
+    non-parameter arguments it reads), all kept for the backward pass of
+    one micro-batch. The cut before position `c` costs the bytes of every
+    value defined by a sequence op before `c` and used by one at or after
+    `c`: a skip connection that crosses several stages counts once in every
+    cut it crosses. Values used only by the `return` do not cross a cut
+    (the stage that makes them returns them).
+
+    **Objective.** First the smallest possible maximum stage time `T*`
+    (binary search over `T` with a greedy count of the stages needed, which
+    is exact because every constraint holds for sub-ranges); then, among
+    partitions whose stages all take at most `T*`, the smallest total cut
+    bytes (dynamic programming over (stages, position) with a sliding-window
+    minimum); among those, the lexicographically earliest cut positions.
+    Every stage must fit `memory-budget` when it is not 0. On a chain of
+    layers this is the exact optimum of max stage time, then cut bytes.
+    Time is O(N log W + P N) for N sequence ops, P stages and total work W.
+
+    **Forced cuts.** `stage-boundaries` lists ops that must begin a stage,
+    each written as a sequence position (`12`) or as the name of an op's
+    location (`loc("name")`, as the ONNX importer writes node names; the
+    first op of the sequence with that name, so a cut falls before an ONNX
+    node lowered to several ops). Positions must be increasing
+    and in `[1, N-1]`, at most `stages - 1` of them; the pass places the
+    remaining cuts.
+
+    **Output.** Every op of the function gets `loom.stage = k : i64`, the
+    function gets `loom.stages = P : i64`. With `report`, a JSON file:
+
+    ```json
+    {"function": "main", "stages": 2, "memory_budget": 0,
+     "sequence_ops": 5, "replicated_ops": 1, "cuts": [3],
+     "forced_cuts": [], "max_stage_time": 600, "mean_stage_time": 450.0,
+     "balance": 1.333, "total_cut_bytes": 512,
+     "per_stage": [
+       {"stage": 0, "first": 0, "last": 2, "ops": 3, "flops": 200,
+        "time": 600, "params": 144, "param_bytes": 576,
+        "activation_bytes": 1024, "memory_bytes": 1600, "cut_bytes": 512,
+        "sends": [{"to": 1, "bytes": 512} ] }, ... ],
+     "arguments": [{"index": 0, "name": "x", "param": false, "bytes": 96},
+                   ... ],
+     "ops": [{"pos": 1, "op": "loom.add", "loc": "", "stage": 0,
+              "flops": 32, "time": 96, "results": [128],
+              "inputs": [[0, 0] ], "args": [3]}, ... ]}
+    ```
+
+    `cut_bytes` of stage `k` is the cut after it; `sends` are the bytes of
+    values it defines that stage `to` uses (each value sent once to each
+    stage that uses it); `balance` is max / mean stage time. Per op,
+    `inputs` lists `[position, result]` of the sequence values it uses and
+    `args` the argument indices it reads, so the report alone determines
+    every cost above (the tests recompute the optimum from it).
+
+    Errors name the option and the limit: `stages` below 1 or above the
+    number of sequence ops, forced cuts out of range, unsorted or too many,
+    a `memory-budget` that one op alone or `stages` stages cannot meet,
+    dynamic shapes.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Number of pipeline stages P (required, >= 1)">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The function to partition (default: @main, else the only "
+           "public function with a body)">,
+    Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
+           "Bytes of parameters plus activations allowed per stage "
+           "(0: no limit)">,
+    ListOption<"stageBoundaries", "stage-boundaries", "std::string",
+               "Ops that must begin a stage: sequence positions or "
+               "location names, in increasing order">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the partition report (JSON) to this file (- for stdout)">,
+  ];
+}
+
+def LoomPipelineSplit : Pass<"loom-pipeline-split", "ModuleOp"> {
+  let summary = "Outline the stages of a partitioned function into stage "
+                "functions and call them";
+  let description = [{
+    Takes a function `@F` annotated by `loom-pipeline-partition`
+    (`loom.stages = P` on the function, `loom.stage = k` on its ops) and
+    moves the ops of stage `k` into a new private function `@F_stage<k>`,
+    then replaces `@F`'s body by calls to `@F_stage0 .. @F_stage<P-1>` in
+    order, so `@F` computes what it computed before (checked with
+    `loom-run --compare-after`).
+
+    `@F_stage<k>` has `loom.stage = k : i64` and:
+
+    * arguments: the arguments of `@F` its ops read, in `@F`'s order, with
+      their attributes (`loom.param`, `loom.name`); then the values it
+      receives from earlier stages, ordered by the position of their
+      defining op (then result number);
+    * results: the values it defines that a later stage or `@F`'s `return`
+      uses, in program order: exactly what the stage sends, plus the
+      function results it makes.
+
+    Replicated ops (those depending on no argument of `@F`: constants,
+    `iota`, ...) are cloned at the top of every stage that uses them; their
+    `loom.stage` is ignored. Every other op keeps no `loom.stage` inside a
+    stage function; each call in `@F` carries `loom.stage = k`.
+
+    Errors: `@F` without `loom.stages`, an op without a valid `loom.stage`,
+    or an op that uses a value of a later stage (stages must follow the data
+    flow).
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The partitioned function (default: the only function with "
+           "loom.stages)">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
