@@ -28,7 +28,8 @@ def test_reference_covers_dialect_interfaces_and_passes():
 
 DOCS = sorted(["LoomDialect.md", "LoomInterfaces.md", "LoomPasses.md",
                "LoomConversionPasses.md", "ImportStableHLODialect.md",
-               "ImportCHLODialect.md", "ImportCheckDialect.md"])
+               "ImportCHLODialect.md", "ImportCheckDialect.md",
+               "LoomRTDialect.md", "LoomRTPasses.md", "LoomToLoomRTPasses.md"])
 
 
 @pytest.mark.parametrize("name", DOCS)
