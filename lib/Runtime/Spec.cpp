@@ -118,6 +118,10 @@ std::string validateSpec(const ProgramSpec &spec) {
     return "negative arena size " + std::to_string(spec.arenaBytes);
   if (spec.batchSize < 0)
     return "negative batch size " + std::to_string(spec.batchSize);
+  if (spec.dp < 1 || spec.tp < 1 || spec.pp < 1)
+    return "mesh sizes must be at least 1 (dp=" + std::to_string(spec.dp) +
+           ", tp=" + std::to_string(spec.tp) + ", pp=" +
+           std::to_string(spec.pp) + ")";
 
   std::set<std::string> names;
   for (int32_t i = 0; i < spec.numArgs; ++i) {

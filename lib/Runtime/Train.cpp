@@ -334,6 +334,20 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
         const char *argv0) {
   bool rank0 = ctx.rank == 0;
 
+  // 0. The launch must match the mesh: every rank checks and says so.
+  int64_t meshSize = int64_t{spec.dp} * spec.tp * spec.pp;
+  if (meshSize != ctx.size)
+    fatal("mesh",
+          "rank " + std::to_string(ctx.rank) + ": the program was compiled "
+          "for the mesh dp=" + std::to_string(spec.dp) + ",tp=" +
+          std::to_string(spec.tp) + ",pp=" + std::to_string(spec.pp) + " (" +
+          std::to_string(meshSize) + " ranks) but runs on " +
+          std::to_string(ctx.size) + " rank(s); launch it with mpirun -np " +
+          std::to_string(meshSize));
+  if (spec.tp != 1 || spec.pp != 1)
+    fatal("mesh", "tensor and pipeline parallel programs are not supported "
+                  "by this runtime yet");
+
   // 1. Where to start: a checkpoint (--resume) or the weights.
   int64_t startStep = 0;
   std::string resumeFrom;
@@ -400,8 +414,9 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     if (spec.args[i].role != Role::Data)
       continue;
     Dataset dataset;
-    check("data",
-          loadDataset(options.data, spec.args[i], spec.batchSize, dataset));
+    // Each step consumes dp batches, one per data-parallel rank.
+    check("data", loadDataset(options.data, spec.args[i],
+                              spec.batchSize * spec.dp, dataset));
     // The npy reader allocated the dataset; count its bytes.
     ctx.allocator.record(MemCategory::Data,
                          static_cast<int64_t>(dataset.array.data.size()));
@@ -432,7 +447,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
   char *arena = static_cast<char *>(buffers.arena.get());
   for (int64_t step = startStep; step < options.steps; ++step) {
     for (const auto &[index, dataset] : datasets)
-      copyBatch(dataset, step, spec.batchSize,
+      copyBatch(dataset, step * spec.dp + ctx.rank % spec.dp, spec.batchSize,
                 buffers.argPtrs[static_cast<size_t>(index)]);
     ctx.step = step;
     spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);

@@ -87,3 +87,28 @@ func.func @linear(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) -> tensor<2x8xf32> {
   %y = loom.dot_general %x, %t, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+// An all-reduce starts on a copy of its operand and is waited for right
+// before the first op that reads its result: the independent neg overlaps
+// the transfer. The grid goes; the runtime owns the communicator.
+// CHECK-LABEL: func.func @overlap
+// CHECK-NOT: shard.grid
+// CHECK: %[[A:.*]] = loomrt.alloc
+// CHECK: loomrt.kernel ins(%arg0 {{.*}}origin = "exp"
+// CHECK: %[[R:.*]] = loomrt.alloc
+// CHECK: loomrt.copy ins(%[[A]] : memref<4xf32>) outs(%[[R]] : memref<4xf32>) {origin = "all_reduce"
+// CHECK-NEXT: %[[H:.*]] = loomrt.all_reduce_start %[[R]] {group = "dp", reduction = "sum"} : memref<4xf32>
+// CHECK: loomrt.kernel ins(%[[A]] {{.*}}origin = "neg"
+// CHECK: loomrt.wait %[[H]]
+// CHECK-NEXT: loomrt.kernel ins(%[[R]], %{{.*}}origin = "add"
+// CHECK-NOT: loomrt.wait
+shard.grid @dp(shape = 2)
+func.func @overlap(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = loom.exp %x : tensor<4xf32>
+  %r = shard.all_reduce %a on @dp grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %b = loom.neg %a : tensor<4xf32>
+  %c = loom.add %r, %b : tensor<4xf32>
+  return %c, %b : tensor<4xf32>, tensor<4xf32>
+}

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -227,7 +228,8 @@ int run(int argc, char **argv) {
   DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
                   arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, tensor::TensorDialect>();
+                  memref::MemRefDialect, tensor::TensorDialect,
+                  shard::ShardDialect>();
   func::registerAllExtensions(registry);
   mlir::loom::registerStableHLOImportDialects(registry);
   registerTransformsPasses();
@@ -250,10 +252,10 @@ int run(int argc, char **argv) {
   int64_t dp, tp, pp;
   if (failed(parseMesh(mesh, dp, tp, pp)))
     return 1;
-  if (dp * tp * pp != 1)
+  if (tp != 1 || pp != 1)
     return fail("--mesh " + mesh +
-                ": data, tensor and pipeline parallelism are not implemented "
-                "yet (only dp=1,tp=1,pp=1)");
+                ": tensor and pipeline parallelism are not implemented yet "
+                "(tp=1,pp=1; data parallelism dp=N works)");
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (target == "cuda")
@@ -309,7 +311,11 @@ int run(int argc, char **argv) {
       "inline, symbol-dce, loom-shape-inference, "
       "loom-autodiff{function=" + name +
       (lossName.empty() ? std::string() : " loss=" + lossName) +
-      "}, loom-optimizer{function=" + name + "_grad " + optimizerOptions() +
+      "}, " +
+      (dp > 1 ? "loom-data-parallel{function=" + name +
+                    "_grad dp=" + std::to_string(dp) + "}, "
+              : std::string()) +
+      "loom-optimizer{function=" + name + "_grad " + optimizerOptions() +
       "}, convert-loom-to-loomrt{function=" + name +
       "_step}, loom-memory-plan{report=" + outPath("memory.json") + "}";
   if (verbose)

@@ -65,6 +65,11 @@ struct ProgramSpec {
   /// Rows of each data input consumed per step (the static batch dim).
   int64_t batchSize;
   StepFn step;
+  /// The device mesh the program was compiled for: data, tensor and
+  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. Rank r's data-parallel
+  /// index is r (the only parallelism the runtime runs yet): in step s it
+  /// reads rows [(s*dp + r) * batchSize, +batchSize) of each data file.
+  int32_t dp = 1, tp = 1, pp = 1;
 };
 
 /// Runs the training loop; returns the process exit code (0 on success,

@@ -14,6 +14,7 @@
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -202,6 +203,10 @@ private:
   SmallVector<Value> resultBuffers;
   /// Returned values not yet assigned to their result buffer.
   DenseMap<Value, SmallVector<unsigned>> pendingResults;
+  /// Results of asynchronous all-reduces not yet waited for: the wait is
+  /// emitted right before the first op that reads them.
+  DenseMap<Value, Value> pendingWaits;
+  void waitFor(Value value, OpBuilder &b);
   /// Elementwise op -> the root (last op) of its fused group.
   DenseMap<Operation *, Operation *> groupRoot;
   llvm::MapVector<Operation *, SmallVector<Operation *>> groups;
@@ -245,9 +250,11 @@ LogicalResult FunctionLowering::checkTypes() {
   WalkResult walk = source.walk([&](Operation *op) {
     if (isa<func::ReturnOp>(op) || op == source)
       return WalkResult::advance();
-    if (op->getDialect() != source->getContext()->getLoadedDialect("loom"))
+    if (op->getDialect() != source->getContext()->getLoadedDialect("loom") &&
+        !isa<shard::AllReduceOp>(op))
       return op->emitError("convert-loom-to-loomrt: unsupported op (only loom "
-                           "ops can be lowered; inline calls first)"),
+                           "ops and shard.all_reduce can be lowered; inline "
+                           "calls first)"),
              WalkResult::interrupt();
     for (Value result : op->getResults())
       if (failed(check(result.getType(), op, "result")))
@@ -629,8 +636,19 @@ LogicalResult FunctionLowering::lowerDotGeneral(DotGeneralOp op, OpBuilder &b) {
   return success();
 }
 
+void FunctionLowering::waitFor(Value value, OpBuilder &b) {
+  auto it = pendingWaits.find(value);
+  if (it == pendingWaits.end())
+    return;
+  loomrt::WaitOp::create(b, value.getLoc(), it->second);
+  pendingWaits.erase(it);
+}
+
 LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
   Location loc = op->getLoc();
+  // An all-reduce's result is complete only after its wait.
+  for (Value operand : op->getOperands())
+    waitFor(operand, b);
   // Elementwise members are emitted with their group's root.
   if (isElementwise(op)) {
     if (groupRoot.lookup(op) != op)
@@ -792,6 +810,39 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         return success();
       })
       .Case([&](DotGeneralOp dot) { return lowerDotGeneral(dot, b); })
+      .Case([&](shard::AllReduceOp allReduce) -> LogicalResult {
+        // Start on a copy (the operand may be read again), wait before the
+        // first use: compute between the two overlaps the transfer.
+        auto type = dyn_cast<RankedTensorType>(allReduce.getType());
+        if (!type || !type.getElementType().isF32() ||
+            allReduce.getInput().getType() != allReduce.getType())
+          return op->emitError("convert-loom-to-loomrt: the runtime all-reduces "
+                               "f32 tensors of an unchanged type");
+        if (allReduce.getGridAxes().size() != 1)
+          return op->emitError("convert-loom-to-loomrt: all-reduce over one "
+                               "grid axis only");
+        StringRef reduction;
+        switch (allReduce.getReduction()) {
+        case shard::ReductionKind::Sum: reduction = "sum"; break;
+        case shard::ReductionKind::Max: reduction = "max"; break;
+        case shard::ReductionKind::Min: reduction = "min"; break;
+        default:
+          return op->emitError("convert-loom-to-loomrt: the runtime all-reduces "
+                               "with sum, max or min");
+        }
+        Value out = define();
+        auto shape = cast<MemRefType>(out.getType()).getShape();
+        loomrt::CopyOp::create(b, loc, bufferOf(allReduce.getInput()), out,
+                               shape, rowMajorStrides(shape), 0,
+                               rowMajorStrides(shape), 0,
+                               b.getStringAttr("all_reduce"));
+        Value handle = loomrt::AllReduceStartOp::create(
+            b, loc, loomrt::HandleType::get(b.getContext()), out,
+            b.getStringAttr(reduction),
+            b.getStringAttr(allReduce.getGrid()));
+        pendingWaits[result()] = handle;
+        return success();
+      })
       .Case([&](GatherOp gather) -> LogicalResult {
         loomrt::GatherOp::create(b, loc, bufferOf(gather.getData()),
                                  bufferOf(gather.getIndices()), define(),
@@ -881,6 +932,8 @@ func::FuncOp FunctionLowering::run() {
     target.setArgAttrs(numInputs + i, DictionaryAttr::get(ctx, attrs));
   }
   target->setAttr("loomrt.num_inputs", b.getI64IntegerAttr(numInputs));
+  for (NamedAttribute attr : source->getDiscardableAttrs())
+    target->setAttr(attr.getName(), attr.getValue());
 
   Block *body = target.addEntryBlock();
   for (unsigned i = 0; i < numInputs; ++i)
@@ -895,6 +948,15 @@ func::FuncOp FunctionLowering::run() {
   for (Operation &op : source.getBody().front().without_terminator())
     if (failed(lowerOp(&op, builder)))
       return nullptr;
+
+  // Results still in flight complete before the step returns.
+  for (Value value : llvm::to_vector(returnOp.getOperands()))
+    waitFor(value, builder);
+  if (!pendingWaits.empty()) {
+    returnOp.emitError("convert-loom-to-loomrt: an all-reduce result is never "
+                       "used");
+    return nullptr;
+  }
 
   // Results whose value was not written into their buffer (arguments,
   // views, constants, a value returned twice): copy.
@@ -955,6 +1017,9 @@ struct ConvertLoomToLoomRTPass
       return signalPassFailure();
     for (func::FuncOp f : funcs)
       f.erase();
+    // The communicators are the runtime's now (loomrt ops name the grid).
+    for (shard::GridOp grid : llvm::to_vector(module.getOps<shard::GridOp>()))
+      grid.erase();
   }
 };
 

@@ -774,6 +774,9 @@ LogicalResult Emitter::emitSpecs() {
     (i < numInputs ? args : results) += *text;
   }
   unsigned numResults = func.getNumArguments() - numInputs;
+  int64_t dp = 1;
+  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.dp"))
+    dp = attr.getInt();
   out << "const TensorSpec kArgs[] = {\n" << args << "};\n"
       << "const TensorSpec kResults[] = {\n" << results << "};\n"
       << "const ProgramSpec kProgram = {\n"
@@ -783,7 +786,8 @@ LogicalResult Emitter::emitSpecs() {
       << func->getAttrOfType<IntegerAttr>("loomrt.arena_bytes").getInt()
       << ", /*plannedPeakBytes=*/"
       << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
-      << ",\n    /*batchSize=*/" << batch << ", &step};\n\n";
+      << ",\n    /*batchSize=*/" << batch << ", &step,\n"
+      << "    /*dp=*/" << dp << ", /*tp=*/1, /*pp=*/1};\n\n";
   return success();
 }
 

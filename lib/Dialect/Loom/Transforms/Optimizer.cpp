@@ -478,6 +478,10 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
       moduleBuilder, grad.getLoc(), stepName,
       FunctionType::get(ctx, argTypes, resultTypes));
   step.setVisibility(grad.getVisibility());
+  // Discardable attributes of @F_grad (e.g. loom.dp from
+  // loom-data-parallel) describe the step too.
+  for (NamedAttribute attr : grad->getDiscardableAttrs())
+    step->setAttr(attr.getName(), attr.getValue());
   step.setAllArgAttrs(argAttrs);
   step.setAllResultAttrs(resultAttrs);
   Block *entry = step.addEntryBlock();
