@@ -41,8 +41,8 @@
 // IR: IR Dump After LoomMemoryPlan
 
 // Errors name the problem and the fix, and exit non-zero.
-// RUN: not loomc %s -o %t.err --mesh dp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2: data, tensor and pipeline parallelism are not implemented yet (only dp=1,tp=1,pp=1)
+// RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
+// MESH: loomc: error: --mesh dp=2,tp=2: tensor and pipeline parallelism are not implemented yet (tp=1,pp=1; data parallelism dp=N works)
 // RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'
 // RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH
