@@ -30,9 +30,14 @@ class Program:
               log: str | os.PathLike | None = None,
               checkpoint_dir: str | os.PathLike | None = None,
               checkpoint_every: int | None = None, resume: bool = False,
-              mpirun: bool = False, extra_args: list[str] | None = None) -> list[float]:
+              mpirun: bool = False, ranks: int | None = None,
+              extra_args: list[str] | None = None) -> list[float]:
         """Runs `steps` training steps on `data_dir` (one `<input>.npy` per
-        data input) and returns the logged loss of each step."""
+        data input) and returns the logged loss of each step.
+
+        With `mpirun=True` or `ranks=N` the program runs under
+        `mpirun -np N` (default: the mesh size it was compiled for),
+        oversubscribing cores if needed (and as root allowing it)."""
         log = Path(log) if log else self.outdir / "loss.csv"
         args = [str(self.executable), "--data", str(data_dir), "--steps", str(steps),
                 "--log", str(log), "--quiet"]
@@ -43,13 +48,23 @@ class Program:
         if resume:
             args.append("--resume")
         args += list(extra_args or [])
-        if mpirun:
-            args = ["mpirun", "--allow-run-as-root", "-np", "1", *args]
+        if mpirun or ranks is not None:
+            n = ranks if ranks is not None else self.mesh_size()
+            launcher = ["mpirun", "-np", str(n), "--oversubscribe"]
+            if os.geteuid() == 0:
+                launcher.append("--allow-run-as-root")
+            args = [*launcher, *args]
         proc = subprocess.run(args, capture_output=True, text=True)
         if proc.returncode != 0:
             raise LoomError("train", proc.stderr or proc.stdout, proc.returncode)
         with open(log, newline="") as f:
             return [float(row["loss"]) for row in csv.DictReader(f)]
+
+    def mesh_size(self) -> int:
+        """dp * tp * pp of the mesh the program was compiled for."""
+        import json
+        mesh = json.loads((self.outdir / "plan.json").read_text())["mesh"]
+        return mesh["dp"] * mesh["tp"] * mesh["pp"]
 
     def __repr__(self) -> str:
         return f"<loom.Program {self.executable}>"
