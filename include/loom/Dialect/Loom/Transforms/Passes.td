@@ -413,18 +413,22 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     * The results of `@F_grad` are replaced by the averaged values; every
       added op carries `loom.phase = "backward"`.
 
+    A bucket holding the gradients of `fc2.bias` (`%gb`, ready first) and
+    `fc2.weight` (`%gw`), with `dp=2` (each op also has `loom.phase`):
+
     ```mlir
-    %g = ... : tensor<16x4xf32>          // the last gradient of a bucket
-    %f0 = loom.reshape %g0 {loom.phase = "backward"} : tensor<16xf32> ...
-    %f1 = loom.reshape %g {loom.phase = "backward"}
-        : tensor<16x4xf32> -> tensor<64xf32>
-    %c = loom.concat %f0, %f1 dim = 0 ... -> tensor<80xf32>
+    %gw = loom.dot_general %a, %dy, ... -> tensor<16x4xf32>
+    %f = loom.reshape %gw : tensor<16x4xf32> -> tensor<64xf32>
+    %c = loom.concat %gb, %f dim = 0
+        : (tensor<4xf32>, tensor<64xf32>) -> tensor<68xf32>
     %s = shard.all_reduce %c on @dp grid_axes = [0]
-        : tensor<80xf32> -> tensor<80xf32>
-    %k = loom.constant dense<5.000000e-01> : tensor<80xf32>
-    %a = loom.mul %s, %k : tensor<80xf32>
-    %p0, %p1 = loom.split %a, dim = 0, sizes = [16, 64] ...
-    %a1 = loom.reshape %p1 : tensor<64xf32> -> tensor<16x4xf32>
+        : tensor<68xf32> -> tensor<68xf32>
+    %k = loom.constant dense<5.000000e-01> : tensor<68xf32>
+    %m = loom.mul %s, %k : tensor<68xf32>
+    %p:2 = loom.split %m, dim = 0, sizes = [4, 64]
+        : tensor<68xf32> -> tensor<4xf32>, tensor<64xf32>
+    %avg_gw = loom.reshape %p#1 : tensor<64xf32> -> tensor<16x4xf32>
+    // ... the rest of the backward pass; %p#0 and %avg_gw are returned.
     ```
 
     With `dp=1` the module is left unchanged (after the checks). The output
