@@ -373,4 +373,87 @@ def LoomPipelineSplit : Pass<"loom-pipeline-split", "ModuleOp"> {
   ];
 }
 
+def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
+  let summary = "Average the loss and gradients of @F_grad over data-parallel "
+                "ranks, with bucketed all-reduces issued as the backward pass "
+                "produces the gradients";
+  let description = [{
+    Rewrites the gradient function `@F_grad` (from `loom-autodiff`, see
+    docs/training.md: results `(loss, d loss/d arg_i {loom.grad_of = i},
+    ...)`) in place so that, run on each of `dp` ranks with its own batch of
+    `B` rows, every rank returns what the single-device `@F_grad` returns on
+    all `dp * B` rows when the loss is a mean over rows: the loss and each
+    gradient averaged over the ranks.
+
+    * Adds `shard.grid @<grid>(shape = dp)` at the top of the module (an
+      existing `shard.grid` of that name and shape is reused; any other
+      symbol of that name is an error) and sets `loom.dp = dp : i64` on the
+      function.
+    * **Buckets**, as PyTorch's `DistributedDataParallel`: the distinct
+      gradient values are ordered by when they become ready, i.e. the
+      program position of their defining op; gradients that are function
+      arguments or constants are ready first (constant gradients, such as
+      the zeros `loom-autodiff` returns for an unused parameter, are moved to
+      the top of the body), ties keep the result order. They are packed
+      greedily into buckets of at most `bucket-bytes` bytes; a gradient larger
+      than that is a bucket of its own, `bucket-bytes=0` gives one bucket per
+      gradient, and a change of element type starts a new bucket (a bucket is
+      one buffer).
+    * Right after the last-ready gradient of a bucket is defined (so that its
+      communication overlaps the rest of the backward pass), the bucket is
+      averaged: each gradient is flattened (`loom.reshape` to 1-D, omitted
+      for 1-D gradients), the pieces are joined with `loom.concat` along
+      dimension 0, summed over the ranks by one `shard.all_reduce ... on
+      @<grid> grid_axes = [0]`, multiplied by a splat `loom.constant` of
+      `1/dp`, and cut back with `loom.split` and `loom.reshape`. A bucket of
+      one gradient is all-reduced in its own shape (no reshape, concat or
+      split).
+    * The loss gets its own `shard.all_reduce` and multiplication by `1/dp`
+      right after it is defined.
+    * The results of `@F_grad` are replaced by the averaged values; every
+      added op carries `loom.phase = "backward"`.
+
+    A bucket holding the gradients of `fc2.bias` (`%gb`, ready first) and
+    `fc2.weight` (`%gw`), with `dp=2` (each op also has `loom.phase`):
+
+    ```mlir
+    %gw = loom.dot_general %a, %dy, ... -> tensor<16x4xf32>
+    %f = loom.reshape %gw : tensor<16x4xf32> -> tensor<64xf32>
+    %c = loom.concat %gb, %f dim = 0
+        : (tensor<4xf32>, tensor<64xf32>) -> tensor<68xf32>
+    %s = shard.all_reduce %c on @dp grid_axes = [0]
+        : tensor<68xf32> -> tensor<68xf32>
+    %k = loom.constant dense<5.000000e-01> : tensor<68xf32>
+    %m = loom.mul %s, %k : tensor<68xf32>
+    %p:2 = loom.split %m, dim = 0, sizes = [4, 64]
+        : tensor<68xf32> -> tensor<4xf32>, tensor<64xf32>
+    %avg_gw = loom.reshape %p#1 : tensor<64xf32> -> tensor<16x4xf32>
+    // ... the rest of the backward pass; %p#0 and %avg_gw are returned.
+    ```
+
+    With `dp=1` the module is left unchanged (after the checks). The output
+    is deterministic. Errors: `dp` below 1, a negative `bucket-bytes`, an
+    empty `grid`, no or several functions ending in `_grad` (without
+    `function=`), a function not shaped as `loom-autodiff`'s output, a
+    gradient that is not a float tensor of static shape, a function that
+    already has `loom.dp`, and a symbol named `grid` that is not a
+    `shard.grid` of shape `dp`.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"0",
+           "Number of data-parallel ranks D (required, >= 1)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "Largest bucket of gradients reduced by one all-reduce, in bytes "
+           "(default 25 MiB as PyTorch DDP; 0: one bucket per gradient)">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The gradient function (default: the only function whose name "
+           "ends in _grad)">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"dp\"",
+           "Name of the 1-D shard.grid of the data-parallel ranks">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

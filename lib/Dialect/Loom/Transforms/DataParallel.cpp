@@ -1,0 +1,382 @@
+//===- DataParallel.cpp - Average gradients over data-parallel ranks ------===//
+//
+// Implements -loom-data-parallel (see Passes.td and docs/training.md): the
+// gradient function @F_grad is rewritten in place so that each of D ranks,
+// given its own share of the batch, returns the loss and gradients of the
+// whole batch. Gradients are packed into buckets in the order the backward
+// pass produces them; each bucket is all-reduced right after its last
+// gradient is defined, so that its communication overlaps the remaining
+// backward compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_LOOMDATAPARALLEL
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// One distinct gradient value of @F_grad to be averaged.
+struct Gradient {
+  Value value;
+  /// The results of @F_grad that return it (usually one).
+  SmallVector<unsigned> results;
+  /// When it becomes ready: -1 for arguments and (hoisted) constants, else
+  /// the position of its defining op in the body.
+  int64_t ready;
+  RankedTensorType type;
+  int64_t bytes;
+};
+
+/// Gradients reduced by one all-reduce, in ready order.
+using Bucket = SmallVector<Gradient *>;
+
+/// The user-visible name of result `index`: its `loom.name`, else
+/// `result #N`.
+std::string resultName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(
+          index, LoomDialect::getNameAttrName()))
+    return ("'" + name.getValue() + "'").str();
+  return ("#" + Twine(index)).str();
+}
+
+/// Greedy DDP-style packing of `gradients` (in ready order) into buckets of
+/// at most `limit` bytes; `limit == 0` puts every gradient in its own
+/// bucket. A gradient larger than `limit` is a bucket by itself; a bucket
+/// holds one element type.
+SmallVector<Bucket> packBuckets(MutableArrayRef<Gradient> gradients,
+                                int64_t limit) {
+  SmallVector<Bucket> buckets;
+  int64_t bytes = 0;
+  for (Gradient &gradient : gradients) {
+    bool fits = !buckets.empty() && limit > 0 &&
+                bytes + gradient.bytes <= limit &&
+                buckets.back().front()->type.getElementType() ==
+                    gradient.type.getElementType();
+    if (!fits) {
+      buckets.emplace_back();
+      bytes = 0;
+    }
+    buckets.back().push_back(&gradient);
+    bytes += gradient.bytes;
+  }
+  return buckets;
+}
+
+/// Whether `op` is a constant that can move to the top of its block.
+bool isHoistableConstant(Operation *op) {
+  return op && op->getNumOperands() == 0 &&
+         op->hasTrait<::mlir::OpTrait::ConstantLike>();
+}
+
+/// Emits the averaging ops, all tagged `loom.phase = "backward"`.
+class Averager {
+public:
+  Averager(OpBuilder &builder, StringRef grid, int64_t ranks)
+      : builder(builder), grid(grid), ranks(ranks),
+        phase(builder.getNamedAttr("loom.phase",
+                                   builder.getStringAttr("backward"))) {}
+
+  /// `value` summed over the ranks and multiplied by 1/D.
+  Value average(Location loc, Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Value sum = tag(shard::AllReduceOp::create(
+        builder, loc, type, grid, ArrayRef<int16_t>{0}, value));
+    auto scale = DenseElementsAttr::get(
+        type, builder.getFloatAttr(type.getElementType(),
+                                   1.0 / static_cast<double>(ranks)));
+    Value factor = tag(ConstantOp::create(builder, loc, type,
+                                          cast<ElementsAttr>(scale)));
+    return tag(MulOp::create(builder, loc, sum, factor));
+  }
+
+  /// The averages of the gradients of `bucket`, in its order: one buffer,
+  /// one all-reduce.
+  SmallVector<Value> averageBucket(Location loc, const Bucket &bucket) {
+    if (bucket.size() == 1)
+      return {average(loc, bucket.front()->value)};
+    SmallVector<Value> flat;
+    SmallVector<int64_t> sizes;
+    for (Gradient *gradient : bucket) {
+      int64_t size = gradient->type.getNumElements();
+      sizes.push_back(size);
+      flat.push_back(reshape(loc, gradient->value,
+                             RankedTensorType::get(
+                                 {size}, gradient->type.getElementType())));
+    }
+    Value joined = tag(ConcatOp::create(builder, loc, flat, /*dim=*/0));
+    Value averaged = average(loc, joined);
+    auto split = SplitOp::create(builder, loc, averaged, /*dim=*/0, sizes);
+    tag(split);
+    SmallVector<Value> results;
+    for (auto [gradient, piece] : llvm::zip(bucket, split.getResults()))
+      results.push_back(reshape(loc, piece, gradient->type));
+    return results;
+  }
+
+private:
+  Value reshape(Location loc, Value value, RankedTensorType type) {
+    if (value.getType() == type)
+      return value;
+    return tag(ReshapeOp::create(builder, loc, type, value));
+  }
+  template <typename OpT> OpT tag(OpT op) {
+    op->setAttr(phase.getName(), phase.getValue());
+    return op;
+  }
+
+  OpBuilder &builder;
+  StringRef grid;
+  int64_t ranks;
+  NamedAttribute phase;
+};
+
+struct DataParallel : public loom::impl::LoomDataParallelBase<DataParallel> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override;
+  void runOnOperation() override;
+
+private:
+  FailureOr<func::FuncOp> findGradFunction();
+  /// Checks @F_grad against the loom-autodiff contract and collects its
+  /// distinct gradient values, in result order.
+  LogicalResult collectGradients(func::FuncOp grad,
+                                 SmallVectorImpl<Gradient> &gradients);
+  /// The grid of the ranks: the existing symbol, or a new `shard.grid`.
+  LogicalResult getOrCreateGrid();
+  void rewrite(func::FuncOp grad, MutableArrayRef<Gradient> gradients);
+
+  /// An error at `func`'s location that names the pass and the function;
+  /// reported by location so that the function is not printed.
+  InFlightDiagnostic error(func::FuncOp func) {
+    return mlir::emitError(func.getLoc())
+           << "loom-data-parallel: @" << func.getSymName() << ": ";
+  }
+};
+
+} // namespace
+
+LogicalResult DataParallel::initialize(MLIRContext *context) {
+  auto fail = [&]() {
+    return emitError(UnknownLoc::get(context)) << "loom-data-parallel: ";
+  };
+  if (dp < 1)
+    return fail() << "dp must be >= 1 (option dp=, the number of "
+                     "data-parallel ranks), got "
+                  << dp.getValue();
+  if (bucketBytes < 0)
+    return fail() << "bucket-bytes must be >= 0 (0: one bucket per "
+                     "gradient), got "
+                  << bucketBytes.getValue();
+  if (grid.empty())
+    return fail() << "grid must name the shard.grid of the ranks (option "
+                     "grid=), got an empty name";
+  return success();
+}
+
+FailureOr<func::FuncOp> DataParallel::findGradFunction() {
+  ModuleOp module = getOperation();
+  if (!function.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "loom-data-parallel: function '" << function
+                         << "' (option function=) is not in the module";
+      return failure();
+    }
+    return func;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.getSymName().ends_with("_grad"))
+      candidates.push_back(func);
+  if (candidates.size() == 1)
+    return candidates.front();
+  InFlightDiagnostic diag = module.emitError();
+  if (candidates.empty()) {
+    diag << "loom-data-parallel: no function name ends in '_grad' (run "
+            "loom-autodiff first, or name the function with function=)";
+    return failure();
+  }
+  diag << "loom-data-parallel: several functions end in '_grad' (";
+  llvm::interleaveComma(candidates, diag, [&](func::FuncOp func) {
+    diag << "@" << func.getSymName();
+  });
+  diag << "); choose one with function=";
+  return failure();
+}
+
+LogicalResult
+DataParallel::collectGradients(func::FuncOp grad,
+                               SmallVectorImpl<Gradient> &gradients) {
+  if (grad.isExternal() || !grad.getBody().hasOneBlock())
+    return error(grad) << "must have a body of one block";
+  if (auto dpAttr = grad->getAttrOfType<IntegerAttr>("loom.dp"))
+    return error(grad) << "is already data-parallel (loom.dp = "
+                       << dpAttr.getInt() << ")";
+  ArrayRef<Type> results = grad.getResultTypes();
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results[0]);
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()) ||
+      grad.getResultAttr(0, LoomDialect::getGradOfAttrName()))
+    return error(grad) << "result 0 must be the loss, a rank-0 float tensor "
+                          "without 'loom.grad_of' (results are (loss, "
+                          "gradients...) as loom-autodiff produces them)";
+
+  auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+  llvm::DenseMap<Value, unsigned> indexOf;
+  for (unsigned r = 1, e = results.size(); r < e; ++r) {
+    if (!grad.getResultAttr(r, LoomDialect::getGradOfAttrName()))
+      return error(grad) << "result " << r << " (" << resultName(grad, r)
+                         << ") has no 'loom.grad_of'; every result after "
+                            "the loss must be a gradient";
+    auto type = dyn_cast<RankedTensorType>(results[r]);
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        !type.hasStaticShape())
+      return error(grad) << "gradient result " << r << " ("
+                         << resultName(grad, r) << ") has type " << results[r]
+                         << "; only float tensors of static shape can be "
+                            "averaged over the ranks";
+    Value value = ret.getOperand(r);
+    auto [it, inserted] = indexOf.try_emplace(value, gradients.size());
+    if (inserted) {
+      int64_t bits = type.getElementTypeBitWidth();
+      gradients.push_back(
+          {value, {}, 0, type, type.getNumElements() * ((bits + 7) / 8)});
+    }
+    gradients[it->second].results.push_back(r);
+  }
+  return success();
+}
+
+LogicalResult DataParallel::getOrCreateGrid() {
+  ModuleOp module = getOperation();
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, grid)) {
+    auto gridOp = dyn_cast<shard::GridOp>(existing);
+    if (gridOp && gridOp.getShape() == ArrayRef<int64_t>{dp})
+      return success();
+    InFlightDiagnostic diag = mlir::emitError(existing->getLoc())
+                              << "loom-data-parallel: the symbol @" << grid
+                              << " (option grid=) is ";
+    if (gridOp)
+      diag << "a shard.grid of shape [" << gridOp.getShape()
+           << "], not the data-parallel grid of shape [" << dp.getValue()
+           << "]";
+    else
+      diag << "a '" << existing->getName() << "', not a shard.grid";
+    diag << "; choose another name with grid=";
+    return failure();
+  }
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  shard::GridOp::create(builder, module.getLoc(), grid,
+                        ArrayRef<int64_t>{dp});
+  return success();
+}
+
+void DataParallel::rewrite(func::FuncOp grad,
+                           MutableArrayRef<Gradient> gradients) {
+  Block &body = grad.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+  // Constant gradients (zeros of unused parameters) are ready before the
+  // backward pass starts: move them to the top, in result order, so that
+  // they do not hold back the bucket they share.
+  Operation *lastHoisted = nullptr;
+  for (Gradient &gradient : gradients) {
+    Operation *def = gradient.value.getDefiningOp();
+    if (!isHoistableConstant(def))
+      continue;
+    if (lastHoisted)
+      def->moveAfter(lastHoisted);
+    else
+      def->moveBefore(&body, body.begin());
+    lastHoisted = def;
+  }
+
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(index);
+  for (Gradient &gradient : gradients) {
+    Operation *def = gradient.value.getDefiningOp();
+    gradient.ready =
+        def && !isHoistableConstant(def) ? position.lookup(def) : -1;
+  }
+  llvm::stable_sort(gradients, [](const Gradient &a, const Gradient &b) {
+    return a.ready < b.ready;
+  });
+
+  // The ops averaging a group of values go right after the op defining the
+  // last of them, `anchor` (null: the top of the body); several groups with
+  // one anchor follow each other in the order they are built.
+  OpBuilder builder(grad.getContext());
+  llvm::DenseMap<Operation *, Operation *> lastInsertedAfter;
+  auto setInsertionPointAfter = [&](Operation *anchor) {
+    if (Operation *last = lastInsertedAfter.lookup(anchor))
+      builder.setInsertionPointAfter(last);
+    else if (anchor)
+      builder.setInsertionPointAfter(anchor);
+    else
+      builder.setInsertionPointToStart(&body);
+  };
+  auto recordInserted = [&](Operation *anchor) {
+    lastInsertedAfter[anchor] = &*std::prev(builder.getInsertionPoint());
+  };
+  Averager averager(builder, grid, dp);
+
+  Value loss = ret.getOperand(0);
+  Operation *lossAnchor = loss.getDefiningOp();
+  setInsertionPointAfter(lossAnchor);
+  ret.setOperand(0, averager.average(loss.getLoc(), loss));
+  recordInserted(lossAnchor);
+
+  for (const Bucket &bucket :
+       packBuckets(gradients, static_cast<int64_t>(bucketBytes))) {
+    Gradient *last = bucket.back();
+    // Arguments and hoisted constants are all defined by `lastHoisted`.
+    Operation *anchor =
+        last->ready < 0 ? lastHoisted : last->value.getDefiningOp();
+    setInsertionPointAfter(anchor);
+    SmallVector<Value> averaged =
+        averager.averageBucket(last->value.getLoc(), bucket);
+    recordInserted(anchor);
+    for (auto [gradient, value] : llvm::zip(bucket, averaged))
+      for (unsigned result : gradient->results)
+        ret.setOperand(result, value);
+  }
+}
+
+void DataParallel::runOnOperation() {
+  FailureOr<func::FuncOp> grad = findGradFunction();
+  if (failed(grad))
+    return signalPassFailure();
+  SmallVector<Gradient> gradients;
+  if (failed(collectGradients(*grad, gradients)))
+    return signalPassFailure();
+  // One rank: every value is already its own average.
+  if (dp == 1)
+    return;
+  if (failed(getOrCreateGrid()))
+    return signalPassFailure();
+  rewrite(*grad, gradients);
+  (*grad)->setAttr("loom.dp",
+                   Builder(&getContext()).getI64IntegerAttr(dp));
+}

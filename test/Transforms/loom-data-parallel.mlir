@@ -1,0 +1,198 @@
+// RUN: loom-opt %s -split-input-file -loom-data-parallel=dp=2 | FileCheck %s
+// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" | FileCheck %s --check-prefix=B300
+// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=4 bucket-bytes=0" | FileCheck %s --check-prefix=B0
+// RUN: loom-opt %s -split-input-file -loom-data-parallel=dp=1 | FileCheck %s --check-prefix=DP1
+// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 grid=world" | FileCheck %s --check-prefix=WORLD
+// The pass is deterministic.
+// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" > %t.1
+// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" > %t.2
+// RUN: cmp %t.1 %t.2
+
+// A two-layer MLP's @main_grad as loom-autodiff makes it: the forward ops,
+// then the backward ops producing the gradients of fc2.bias (16 bytes),
+// fc2.weight (256), fc1.bias (64) and fc1.weight (512) in that order, and
+// the zero gradient (8 bytes) of a parameter that does not reach the loss,
+// a constant made last.
+
+// The grid is added at the top of the module; the function is marked.
+// CHECK:       shard.grid @dp(shape = 2)
+// CHECK-LABEL: func.func @main_grad
+// CHECK-SAME:    attributes {loom.dp = 2 : i64}
+// The constant gradient is ready first: it moves to the top.
+// CHECK-NEXT:  %[[GU:.*]] = loom.constant {loom.phase = "backward"} dense<0.000000e+00> : tensor<2xf32>
+// CHECK-NEXT:  loom.dot_general %arg0, %arg2
+// The loss is averaged right after it is defined.
+// CHECK:       %[[LOSS:.*]] = loom.cross_entropy
+// CHECK-NEXT:  %[[LSUM:.*]] = shard.all_reduce %[[LOSS]] on @dp grid_axes = [0] {loom.phase = "backward"} : tensor<f32> -> tensor<f32>
+// CHECK-NEXT:  %[[HALF:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT:  %[[LAVG:.*]] = loom.mul %[[LSUM]], %[[HALF]] {loom.phase = "backward"} : tensor<f32>
+// With 25 MiB buckets every gradient shares one bucket, in ready order,
+// reduced after the last one (fc1.weight) is defined.
+// CHECK-NEXT:  %[[DL:.*]] = loom.softmax
+// CHECK-NEXT:  %[[GB2:.*]] = loom.reduce_sum %[[DL]]
+// CHECK-NEXT:  %[[GW2:.*]] = loom.dot_general {{.*}} -> tensor<16x4xf32>
+// CHECK-NEXT:  %[[DA:.*]] = loom.dot_general
+// CHECK-NEXT:  %[[GB1:.*]] = loom.reduce_sum %[[DA]]
+// CHECK-NEXT:  %[[GW1:.*]] = loom.dot_general {{.*}} -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[FW2:.*]] = loom.reshape %[[GW2]] {loom.phase = "backward"} : tensor<16x4xf32> -> tensor<64xf32>
+// CHECK-NEXT:  %[[FW1:.*]] = loom.reshape %[[GW1]] {loom.phase = "backward"} : tensor<8x16xf32> -> tensor<128xf32>
+// CHECK-NEXT:  %[[CAT:.*]] = loom.concat %[[GU]], %[[GB2]], %[[FW2]], %[[GB1]], %[[FW1]] dim = 0 {loom.phase = "backward"}
+// CHECK-SAME:    -> tensor<214xf32>
+// CHECK-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[CAT]] on @dp grid_axes = [0] {loom.phase = "backward"} : tensor<214xf32> -> tensor<214xf32>
+// CHECK-NEXT:  %[[K:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<214xf32>
+// CHECK-NEXT:  %[[AVG:.*]] = loom.mul %[[SUM]], %[[K]] {loom.phase = "backward"} : tensor<214xf32>
+// CHECK-NEXT:  %[[P:.*]]:5 = loom.split %[[AVG]], dim = 0, sizes = [2, 4, 64, 16, 128] {loom.phase = "backward"}
+// CHECK-NEXT:  %[[AW2:.*]] = loom.reshape %[[P]]#2 {loom.phase = "backward"} : tensor<64xf32> -> tensor<16x4xf32>
+// CHECK-NEXT:  %[[AW1:.*]] = loom.reshape %[[P]]#4 {loom.phase = "backward"} : tensor<128xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  return %[[LAVG]], %[[AW1]], %[[P]]#3, %[[AW2]], %[[P]]#1, %[[P]]#0 :
+
+// bucket-bytes=300: {unused, fc2.bias, fc2.weight} (280 bytes) is reduced
+// as soon as fc2.weight's gradient exists, before the fc1 backward ops;
+// fc1.bias (64) and fc1.weight (512, over the limit) get a bucket each.
+// B300:       shard.grid @dp(shape = 2)
+// B300-LABEL: func.func @main_grad
+// B300:       %[[GU:.*]] = loom.constant {{.*}} dense<0.000000e+00> : tensor<2xf32>
+// B300:       shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
+// B300:       %[[GB2:.*]] = loom.reduce_sum {{.*}} -> tensor<4xf32>
+// B300-NEXT:  %[[GW2:.*]] = loom.dot_general {{.*}} -> tensor<16x4xf32>
+// B300-NEXT:  %[[FW2:.*]] = loom.reshape %[[GW2]] {{.*}} -> tensor<64xf32>
+// B300-NEXT:  %[[CAT:.*]] = loom.concat %[[GU]], %[[GB2]], %[[FW2]] dim = 0 {{.*}} -> tensor<70xf32>
+// B300-NEXT:  %[[S0:.*]] = shard.all_reduce %[[CAT]] on @dp grid_axes = [0] {{.*}} : tensor<70xf32> -> tensor<70xf32>
+// B300-NEXT:  %[[K0:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<70xf32>
+// B300-NEXT:  %[[A0:.*]] = loom.mul %[[S0]], %[[K0]]
+// B300-NEXT:  %[[P:.*]]:3 = loom.split %[[A0]], dim = 0, sizes = [2, 4, 64]
+// B300-NEXT:  %[[AW2:.*]] = loom.reshape %[[P]]#2 {{.*}} : tensor<64xf32> -> tensor<16x4xf32>
+// The fc1 backward ops come after the first bucket's all-reduce.
+// B300-NEXT:  %[[DA:.*]] = loom.dot_general {{.*}} -> tensor<4x16xf32>
+// B300-NEXT:  %[[GB1:.*]] = loom.reduce_sum %[[DA]]
+// B300-NEXT:  %[[S1:.*]] = shard.all_reduce %[[GB1]] on @dp grid_axes = [0] {{.*}} : tensor<16xf32> -> tensor<16xf32>
+// B300-NEXT:  %[[K1:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<16xf32>
+// B300-NEXT:  %[[AB1:.*]] = loom.mul %[[S1]], %[[K1]]
+// B300-NEXT:  %[[GW1:.*]] = loom.dot_general {{.*}} -> tensor<8x16xf32>
+// B300-NEXT:  %[[S2:.*]] = shard.all_reduce %[[GW1]] on @dp grid_axes = [0] {{.*}} : tensor<8x16xf32> -> tensor<8x16xf32>
+// B300-NEXT:  %[[K2:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<8x16xf32>
+// B300-NEXT:  %[[AW1:.*]] = loom.mul %[[S2]], %[[K2]]
+// B300-NEXT:  return %{{.*}}, %[[AW1]], %[[AB1]], %[[AW2]], %[[P]]#1, %[[P]]#0 :
+
+// bucket-bytes=0: one bucket per gradient, each right after its gradient;
+// the constant's is first, even before the loss. 1/D = 0.25.
+// B0:       shard.grid @dp(shape = 4)
+// B0-LABEL: func.func @main_grad
+// B0-SAME:    attributes {loom.dp = 4 : i64}
+// B0-NEXT:  %[[GU:.*]] = loom.constant {{.*}} dense<0.000000e+00> : tensor<2xf32>
+// B0-NEXT:  shard.all_reduce %[[GU]] on @dp grid_axes = [0] {{.*}} : tensor<2xf32> -> tensor<2xf32>
+// B0-NEXT:  loom.constant {{.*}} dense<2.500000e-01> : tensor<2xf32>
+// B0-NEXT:  loom.mul
+// B0:       %[[LOSS:.*]] = loom.cross_entropy
+// B0-NEXT:  shard.all_reduce %[[LOSS]]
+// B0-NEXT:  loom.constant {{.*}} dense<2.500000e-01> : tensor<f32>
+// B0-NEXT:  loom.mul
+// B0-NEXT:  loom.softmax
+// B0-NEXT:  %[[GB2:.*]] = loom.reduce_sum
+// B0-NEXT:  shard.all_reduce %[[GB2]] {{.*}} : tensor<4xf32> -> tensor<4xf32>
+// B0-NEXT:  loom.constant
+// B0-NEXT:  loom.mul
+// B0-NEXT:  %[[GW2:.*]] = loom.dot_general
+// B0-NEXT:  shard.all_reduce %[[GW2]] {{.*}} : tensor<16x4xf32> -> tensor<16x4xf32>
+// B0-NOT:   loom.concat
+// B0-NOT:   loom.split
+// B0-COUNT-2: shard.all_reduce
+// B0-NOT:   shard.all_reduce
+// B0:       return
+
+// grid=world names the grid.
+// WORLD:       shard.grid @world(shape = 2)
+// WORLD-LABEL: func.func @main_grad
+// WORLD:       shard.all_reduce {{.*}} on @world grid_axes = [0]
+
+// dp=1: nothing changes.
+// DP1-NOT:   shard.grid
+// DP1-LABEL: func.func @main_grad
+// DP1-NOT:   loom.dp
+// DP1-NOT:   shard.all_reduce
+// DP1:       %[[GU:.*]] = loom.constant {loom.phase = "backward"} dense<0.000000e+00> : tensor<2xf32>
+// DP1-NEXT:  return %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[GU]] :
+
+func.func @main_grad(%x: tensor<4x8xf32> {loom.name = "x"},
+                     %labels: tensor<4xi64> {loom.name = "labels"},
+                     %w1: tensor<8x16xf32> {loom.param, loom.name = "fc1.weight"},
+                     %b1: tensor<16xf32> {loom.param, loom.name = "fc1.bias"},
+                     %w2: tensor<16x4xf32> {loom.param, loom.name = "fc2.weight"},
+                     %b2: tensor<4xf32> {loom.param, loom.name = "fc2.bias"},
+                     %u: tensor<2xf32> {loom.param, loom.name = "unused"})
+    -> (tensor<f32> {loom.name = "loss"},
+        tensor<8x16xf32> {loom.name = "grad.fc1.weight", loom.grad_of = 2 : i64},
+        tensor<16xf32> {loom.name = "grad.fc1.bias", loom.grad_of = 3 : i64},
+        tensor<16x4xf32> {loom.name = "grad.fc2.weight", loom.grad_of = 4 : i64},
+        tensor<4xf32> {loom.name = "grad.fc2.bias", loom.grad_of = 5 : i64},
+        tensor<2xf32> {loom.name = "grad.unused", loom.grad_of = 6 : i64}) {
+  // Forward.
+  %h = loom.dot_general %x, %w1, contracting_dims = [1] x [0]
+      : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %bb1 = loom.broadcast %b1, dims = [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %h1 = loom.add %h, %bb1 : tensor<4x16xf32>
+  %a = loom.tanh %h1 : tensor<4x16xf32>
+  %o = loom.dot_general %a, %w2, contracting_dims = [1] x [0]
+      : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+  %bb2 = loom.broadcast %b2, dims = [1] : tensor<4xf32> -> tensor<4x4xf32>
+  %logits = loom.add %o, %bb2 : tensor<4x4xf32>
+  %loss = loom.cross_entropy %logits, %labels reduction = mean
+      : (tensor<4x4xf32>, tensor<4xi64>) -> tensor<f32>
+  // Backward (schematic): fc2.bias, fc2.weight, fc1.bias, fc1.weight.
+  %dlogits = loom.softmax %logits, axis = 1 {loom.phase = "backward"} : tensor<4x4xf32>
+  %gb2 = loom.reduce_sum %dlogits, dims = [0] {loom.phase = "backward"}
+      : tensor<4x4xf32> -> tensor<4xf32>
+  %gw2 = loom.dot_general %a, %dlogits, contracting_dims = [0] x [0] {loom.phase = "backward"}
+      : (tensor<4x16xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+  %da = loom.dot_general %dlogits, %w2, contracting_dims = [1] x [1] {loom.phase = "backward"}
+      : (tensor<4x4xf32>, tensor<16x4xf32>) -> tensor<4x16xf32>
+  %gb1 = loom.reduce_sum %da, dims = [0] {loom.phase = "backward"}
+      : tensor<4x16xf32> -> tensor<16xf32>
+  %gw1 = loom.dot_general %x, %da, contracting_dims = [0] x [0] {loom.phase = "backward"}
+      : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  // The zero gradient of a parameter that does not reach the loss, made
+  // last as loom-autodiff does.
+  %gu = loom.constant {loom.phase = "backward"} dense<0.0> : tensor<2xf32>
+  return %loss, %gw1, %gb1, %gw2, %gb2, %gu
+      : tensor<f32>, tensor<8x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+// An existing grid of the right shape is reused (grid=world). Gradients
+// that are arguments are ready first; one value returned as two gradients
+// is reduced once, in its own shape when alone in its bucket; a bucket
+// holds one element type.
+// WORLD:       shard.grid @world(shape = 2)
+// WORLD-NOT:   shard.grid
+// WORLD-LABEL: func.func @f_grad
+// WORLD-NEXT:  %[[SX:.*]] = shard.all_reduce %arg3 on @world grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
+// WORLD-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
+// WORLD-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
+// WORLD-NEXT:  %[[SY:.*]] = shard.all_reduce %arg4 on @world grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
+// WORLD-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
+// WORLD-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
+// WORLD-NEXT:  loom.mul %arg0, %arg3
+// WORLD-NEXT:  %[[L:.*]] = loom.reduce_sum
+// WORLD-NEXT:  %[[SL:.*]] = shard.all_reduce %[[L]] on @world
+// WORLD-NEXT:  %[[KL:.*]] = loom.constant
+// WORLD-NEXT:  %[[AL:.*]] = loom.mul %[[SL]], %[[KL]]
+// WORLD-NEXT:  return %[[AL]], %[[AX]], %[[AX]], %[[AY]] :
+
+// With the default grid name, @world is left alone and @dp added.
+// CHECK:       shard.grid @dp(shape = 2)
+// CHECK-NEXT:  shard.grid @world(shape = 2)
+// CHECK-LABEL: func.func @f_grad
+// CHECK:       shard.all_reduce %arg3 on @dp
+shard.grid @world(shape = 2)
+
+func.func @f_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.param},
+                  %c: tensor<2xf16> {loom.param}, %x: tensor<3xf32>,
+                  %y: tensor<2xf16>)
+    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64},
+        tensor<3xf32> {loom.grad_of = 1 : i64},
+        tensor<2xf16> {loom.grad_of = 2 : i64}) {
+  %p = loom.mul %a, %x : tensor<3xf32>
+  %l = loom.reduce_sum %p, dims = [0] : tensor<3xf32> -> tensor<f32>
+  return %l, %x, %x, %y : tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf16>
+}
