@@ -35,6 +35,11 @@ using namespace mlir::loom;
 
 namespace {
 
+/// Function attribute: the number of data-parallel ranks (docs/training.md).
+constexpr StringLiteral kDpAttrName = "loom.dp";
+/// Op attribute: the training phase an op belongs to (docs/training.md).
+constexpr StringLiteral kPhaseAttrName = "loom.phase";
+
 /// One distinct gradient value of @F_grad to be averaged.
 struct Gradient {
   Value value;
@@ -50,8 +55,8 @@ struct Gradient {
 /// Gradients reduced by one all-reduce, in ready order.
 using Bucket = SmallVector<Gradient *>;
 
-/// The user-visible name of result `index`: its `loom.name`, else
-/// `result #N`.
+/// Result `index` of `func` for diagnostics: its quoted `loom.name`, else
+/// `#N`.
 std::string resultName(func::FuncOp func, unsigned index) {
   if (auto name = func.getResultAttrOfType<StringAttr>(
           index, LoomDialect::getNameAttrName()))
@@ -93,7 +98,7 @@ class Averager {
 public:
   Averager(OpBuilder &builder, StringRef grid, int64_t ranks)
       : builder(builder), grid(grid), ranks(ranks),
-        phase(builder.getNamedAttr("loom.phase",
+        phase(builder.getNamedAttr(kPhaseAttrName,
                                    builder.getStringAttr("backward"))) {}
 
   /// `value` summed over the ranks and multiplied by 1/D.
@@ -196,11 +201,15 @@ LogicalResult DataParallel::initialize(MLIRContext *context) {
 
 FailureOr<func::FuncOp> DataParallel::findGradFunction() {
   ModuleOp module = getOperation();
+  // Reported by location, so that the module is not printed.
+  auto moduleError = [&]() {
+    return mlir::emitError(module.getLoc()) << "loom-data-parallel: ";
+  };
   if (!function.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(function);
     if (!func) {
-      module.emitError() << "loom-data-parallel: function '" << function
-                         << "' (option function=) is not in the module";
+      moduleError() << "function '" << function
+                    << "' (option function=) is not in the module";
       return failure();
     }
     return func;
@@ -211,13 +220,13 @@ FailureOr<func::FuncOp> DataParallel::findGradFunction() {
       candidates.push_back(func);
   if (candidates.size() == 1)
     return candidates.front();
-  InFlightDiagnostic diag = module.emitError();
+  InFlightDiagnostic diag = moduleError();
   if (candidates.empty()) {
-    diag << "loom-data-parallel: no function name ends in '_grad' (run "
-            "loom-autodiff first, or name the function with function=)";
+    diag << "no function name ends in '_grad' (run loom-autodiff first, or "
+            "name the function with function=)";
     return failure();
   }
-  diag << "loom-data-parallel: several functions end in '_grad' (";
+  diag << "several functions end in '_grad' (";
   llvm::interleaveComma(candidates, diag, [&](func::FuncOp func) {
     diag << "@" << func.getSymName();
   });
@@ -230,7 +239,7 @@ DataParallel::collectGradients(func::FuncOp grad,
                                SmallVectorImpl<Gradient> &gradients) {
   if (grad.isExternal() || !grad.getBody().hasOneBlock())
     return error(grad) << "must have a body of one block";
-  if (auto dpAttr = grad->getAttrOfType<IntegerAttr>("loom.dp"))
+  if (auto dpAttr = grad->getAttrOfType<IntegerAttr>(kDpAttrName))
     return error(grad) << "is already data-parallel (loom.dp = "
                        << dpAttr.getInt() << ")";
   ArrayRef<Type> results = grad.getResultTypes();
@@ -377,6 +386,5 @@ void DataParallel::runOnOperation() {
   if (failed(getOrCreateGrid()))
     return signalPassFailure();
   rewrite(*grad, gradients);
-  (*grad)->setAttr("loom.dp",
-                   Builder(&getContext()).getI64IntegerAttr(dp));
+  (*grad)->setAttr(kDpAttrName, Builder(&getContext()).getI64IntegerAttr(dp));
 }
