@@ -81,3 +81,47 @@ def test_wrong_rank_count_is_an_error_on_every_rank(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
     assert "launch it with mpirun -np 2" in proc.stderr, proc.stderr
+
+
+def test_killed_rank_stops_the_job_and_resume_continues(tmp_path):
+    """One rank killed mid-run: the job ends with an error within 60 s (no
+    hang); the last complete checkpoint survives and --resume reproduces the
+    uninterrupted loss curve."""
+    import signal
+    import time
+    _, args, names, m = export("mlp_example", 4, tmp_path, "rank")
+    data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=3))
+    program = m.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="adamw", lr=1e-3)
+    steps = 3000
+    straight = program.train(data_dir, steps, log=tmp_path / "straight.csv", ranks=2)
+
+    ckpt, log = tmp_path / "ckpt", tmp_path / "killed.csv"
+    launcher = ["mpirun", "-np", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    job = subprocess.Popen([*launcher, str(program.executable), "--data", str(data_dir),
+                            "--steps", str(10 * steps), "--log", str(log),
+                            "--checkpoint-dir", str(ckpt), "--checkpoint-every", "5",
+                            "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(ckpt.glob("*rank1*.safetensors")):
+        time.sleep(0.005)
+    ranks = subprocess.run(["pgrep", "-f", "-s", str(job.pid), str(program.executable)],
+                           capture_output=True, text=True).stdout.split()
+    ranks = [int(p) for p in ranks if int(p) != job.pid]
+    assert ranks, "no rank processes found"
+    killed_at = time.time()
+    os.kill(ranks[-1], signal.SIGKILL)
+    try:
+        job.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        pytest.fail("the job hung after a rank was killed")
+    assert job.returncode != 0
+    assert time.time() - killed_at < 60
+
+    resumed = program.train(data_dir, steps, log=log, checkpoint_dir=ckpt,
+                            checkpoint_every=5, resume=True, ranks=2)
+    assert resumed == straight[: len(resumed)]
+    assert len(resumed) == steps
