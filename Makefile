@@ -15,7 +15,8 @@ help:
 	@echo "make bench  benchmarks: compile time and pipeline partitioning (GPT-3"
 	@echo "            175B shape), ONNX import,"
 	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
-	@echo "            compiled training step vs PyTorch eager"
+	@echo "            compiled training step vs PyTorch eager, dp=2 vs 1 rank,"
+	@echo "            pipeline partition of GPT-3 175B"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
@@ -39,6 +40,7 @@ bench: build
 	@$(PYTHON) bench/interpreter_vs_onnxruntime.py
 	@$(PYTHON) bench/loomc_compile_time.py
 	@$(PYTHON) bench/train_step_vs_pytorch.py
+	@$(PYTHON) bench/data_parallel_scaling.py
 
 clean:
 	rm -rf build
