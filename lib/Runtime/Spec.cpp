@@ -118,8 +118,9 @@ std::string validateSpec(const ProgramSpec &spec) {
     return "negative arena size " + std::to_string(spec.arenaBytes);
   if (spec.batchSize < 0)
     return "negative batch size " + std::to_string(spec.batchSize);
-  if (spec.dp < 1 || spec.tp < 1 || spec.pp < 1)
-    return "mesh sizes must be at least 1 (dp=" + std::to_string(spec.dp) +
+  if (spec.dp < 0 || spec.tp < 1 || spec.pp < 1)
+    return "mesh sizes must be at least 1, dp 0 for replicated (dp=" +
+           std::to_string(spec.dp) +
            ", tp=" + std::to_string(spec.tp) + ", pp=" +
            std::to_string(spec.pp) + ")";
 

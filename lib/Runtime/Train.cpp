@@ -336,7 +336,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
 
   // 0. The launch must match the mesh: every rank checks and says so.
   int64_t meshSize = int64_t{spec.dp} * spec.tp * spec.pp;
-  if (meshSize != ctx.size)
+  if (spec.dp > 0 && meshSize != ctx.size)
     fatal("mesh",
           "rank " + std::to_string(ctx.rank) + ": the program was compiled "
           "for the mesh dp=" + std::to_string(spec.dp) + ",tp=" +
@@ -347,6 +347,9 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
   if (spec.tp != 1 || spec.pp != 1)
     fatal("mesh", "tensor and pipeline parallel programs are not supported "
                   "by this runtime yet");
+  // This rank's share of each step's rows (replicated programs: all of it).
+  const int64_t dataParallel = spec.dp > 0 ? spec.dp : 1;
+  const int64_t dataRank = spec.dp > 0 ? ctx.rank % spec.dp : 0;
 
   // 1. Where to start: a checkpoint (--resume) or the weights.
   int64_t startStep = 0;
@@ -416,7 +419,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     Dataset dataset;
     // Each step consumes dp batches, one per data-parallel rank.
     check("data", loadDataset(options.data, spec.args[i],
-                              spec.batchSize * spec.dp, dataset));
+                              spec.batchSize * dataParallel, dataset));
     // The npy reader allocated the dataset; count its bytes.
     ctx.allocator.record(MemCategory::Data,
                          static_cast<int64_t>(dataset.array.data.size()));
@@ -447,7 +450,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
   char *arena = static_cast<char *>(buffers.arena.get());
   for (int64_t step = startStep; step < options.steps; ++step) {
     for (const auto &[index, dataset] : datasets)
-      copyBatch(dataset, step * spec.dp + ctx.rank % spec.dp, spec.batchSize,
+      copyBatch(dataset, step * dataParallel + dataRank, spec.batchSize,
                 buffers.argPtrs[static_cast<size_t>(index)]);
     ctx.step = step;
     spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);

@@ -104,7 +104,9 @@ void step(Context &ctx, void *const *, void *const *results, char *) {
 }
 
 const TensorSpec kResults[] = {{"loss", Role::Loss, DType::F32, 0, {}, -1}};
-const ProgramSpec kSpec = {"comm-check", nullptr, 0, kResults, 1, 0, 0, 0, step};
+// dp = 0: replicated, runs on any number of ranks (the checks vary it).
+const ProgramSpec kSpec = {"comm-check", nullptr, 0, kResults, 1, 0, 0, 0, step,
+                           /*dp=*/0};
 
 } // namespace
 

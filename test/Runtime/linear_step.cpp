@@ -116,9 +116,11 @@ const TensorSpec kResults[] = {
     {"momentum.b.new", Role::State, DType::F32, 1, {1}, 4},
 };
 
+// dp = 0: replicated, so the same program runs on 1, 2 or 3 ranks, each
+// reading the same rows; the step all-reduces (averages) its gradient itself.
 const ProgramSpec kSpec = {
     "linear-regression", kArgs,       7,      kResults, 6,
-    kArenaBytes,         kPlannedPeak, kBatch, step,
+    kArenaBytes,         kPlannedPeak, kBatch, step,     /*dp=*/0,
 };
 
 } // namespace

@@ -69,6 +69,9 @@ struct ProgramSpec {
   /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. Rank r's data-parallel
   /// index is r (the only parallelism the runtime runs yet): in step s it
   /// reads rows [(s*dp + r) * batchSize, +batchSize) of each data file.
+  /// dp = 0 means replicated: the program runs on any number of ranks, each
+  /// reading the rows of step s alone (hand-written programs that do their
+  /// own communication).
   int32_t dp = 1, tp = 1, pp = 1;
 };
 
