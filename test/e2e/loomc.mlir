@@ -40,6 +40,13 @@
 // IR: IR Dump After ConvertLoomToLoomRT
 // IR: IR Dump After LoomMemoryPlan
 
+// --help lists loomc's options, not LLVM's.
+// RUN: loomc --help | FileCheck %s --check-prefix=HELP
+// HELP: loomc options:
+// HELP: --emit-only
+// HELP: --mesh=<string>
+// HELP-NOT: amdgpu
+
 // Errors name the problem and the fix, and exit non-zero.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
 // MESH: loomc: error: --mesh dp=2,tp=2: tensor and pipeline parallelism are not implemented yet (tp=1,pp=1; data parallelism dp=N works)

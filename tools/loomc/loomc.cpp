@@ -74,7 +74,7 @@ cl::opt<std::string> weightsFile(
 cl::opt<std::string> optimizer("optimizer",
                                cl::desc("sgd, adam or adamw (default sgd)"),
                                cl::init("sgd"), cl::cat(category));
-cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
+cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.01)"), cl::init(0.01),
                    cl::cat(category));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum"), cl::init(0.0),
                          cl::cat(category));
@@ -101,7 +101,8 @@ cl::opt<int64_t> totalSteps("total-steps",
                             cl::init(0), cl::cat(category));
 cl::opt<double> minLr("min-lr", cl::desc("Final learning rate (cosine)"),
                       cl::init(0.0), cl::cat(category));
-cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P"),
+cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P (default 1,1,1; "
+                                           "dp=D runs data parallel on D ranks)"),
                           cl::init("dp=1,tp=1,pp=1"), cl::cat(category));
 cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
                             cl::init("cpu"), cl::cat(category));
@@ -241,13 +242,18 @@ int run(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();
 
+  // --help shows loomc's options; LLVM's and MLIR's own (the --mlir-*
+  // flags, which all work) are listed by --help-hidden.
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "loomc: compile a model into a training program\n\n"
       "  loomc model.onnx --optimizer adamw --lr 1e-3 -o out\n"
       "  out/train --data DIR --steps 100 --log loss.csv\n\n"
       "OUTDIR gets step.cpp (the generated step), weights.safetensors,\n"
-      "memory.json (the memory plan), plan.json, build.sh and train.\n");
+      "memory.json (the memory plan), plan.json, build.sh and train.\n"
+      "mlir-opt's --mlir-* flags work too (e.g. --mlir-print-ir-after-all);\n"
+      "--help-hidden lists them.\n");
 
   int64_t dp, tp, pp;
   if (failed(parseMesh(mesh, dp, tp, pp)))
