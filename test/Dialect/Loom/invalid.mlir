@@ -994,3 +994,34 @@ func.func @abs_on_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
   %0 = loom.abs %x : tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+func.func @tp_copy_no_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.tp_copy' op grid @tp is not a shard.grid}}
+  %y = loom.tp_copy %x on @tp grid_axes = [0] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @tp_copy_bad_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.tp_copy' op grid axis 1 is out of range for @tp of rank 1}}
+  %y = loom.tp_copy %x on @tp grid_axes = [1] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'loom.shard' of argument 0 must be {dim = D, parts = T[, groups = G]} with D a dimension of the ranked argument and T, G >= 1}}
+func.func @shard_bad_dim(%w: tensor<4x2xf32> {loom.param, loom.shard = {dim = 2 : i64, parts = 2 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'loom.shard' marks function arguments, not results}}
+func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = {dim = 0 : i64, parts = 2 : i64}}) {
+  return %w : tensor<4xf32>
+}
