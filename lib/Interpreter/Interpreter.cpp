@@ -145,6 +145,10 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
       .Case([&](ReshapeOp r) {
         return reshape(*in[0], r.getType().getShape(), out);
       })
+      // Megatron's f: the identity; its all-reduce is in the backward pass.
+      .Case([&](TpCopyOp c) {
+        return reshape(*in[0], c.getType().getShape(), out);
+      })
       .Case([&](TransposeOp t) {
         return transpose(*in[0], t.getPermutation(), out);
       })

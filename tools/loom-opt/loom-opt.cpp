@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Conversion/StableHLOToLoom/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Conversion/LoomToLoomRT/Passes.h"
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
   // that sharding-propagation can cross function boundaries.
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
+  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
+  mlir::loom::registerShardVJPModels(registry);
   // The StableHLO importer's stablehlo/chlo/check/sdy dialects, so that
   // `loom-opt --inline --symbol-dce --convert-stablehlo-to-loom` imports.
   mlir::loom::registerStableHLOImportDialects(registry);

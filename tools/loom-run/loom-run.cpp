@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/StableHLO/IR/ImportDialects.h"
 #include "loom/Interpreter/Arguments.h"
@@ -297,6 +298,8 @@ int runMain(int argc, char **argv) {
                   mlir::loom::shlo::check::CheckDialect>();
   func::registerAllExtensions(registry);
   tensor::registerAllExtensions(registry);
+  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
+  mlir::loom::registerShardVJPModels(registry);
   if (comparing) {
     mlir::registerTransformsPasses();
     mlir::loom::registerLoomPasses();

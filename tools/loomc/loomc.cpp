@@ -11,6 +11,7 @@
 #include "loom/Conversion/LoomToLoomRT/Passes.h"
 #include "loom/Conversion/StableHLOToLoom/Passes.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
@@ -232,6 +233,8 @@ int run(int argc, char **argv) {
                   memref::MemRefDialect, tensor::TensorDialect,
                   shard::ShardDialect>();
   func::registerAllExtensions(registry);
+  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
+  mlir::loom::registerShardVJPModels(registry);
   mlir::loom::registerStableHLOImportDialects(registry);
   registerTransformsPasses();
   mlir::loom::registerLoomPasses();

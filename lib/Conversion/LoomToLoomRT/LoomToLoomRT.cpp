@@ -732,7 +732,9 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
                                rowMajorStrides(shape), 0, originOf(op));
         return success();
       })
-      .Case([&](ReshapeOp reshape) -> LogicalResult {
+      // A reshape, and loom.tp_copy (the identity forward), view their
+      // operand's buffer.
+      .Case<ReshapeOp, TpCopyOp>([&](auto reshape) -> LogicalResult {
         Value source = bufferOf(reshape.getOperand());
         if (pendingResults.count(result())) {
           Value out = define();

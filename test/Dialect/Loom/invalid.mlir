@@ -822,14 +822,14 @@ func.func @result_name_not_string(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.nam
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {loom.weight}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard)}}
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.label = "y"}) {
   return %x : tensor<4xf32>
 }
@@ -993,4 +993,35 @@ func.func @abs_on_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
   // expected-error @+1 {{'loom.abs' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 64-bit signless integer or 32-bit signless integer values, but got 'tensor<4xi1>'}}
   %0 = loom.abs %x : tensor<4xi1>
   return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @tp_copy_no_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.tp_copy' op grid @tp is not a shard.grid}}
+  %y = loom.tp_copy %x on @tp grid_axes = [0] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @tp_copy_bad_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.tp_copy' op grid axis 1 is out of range for @tp of rank 1}}
+  %y = loom.tp_copy %x on @tp grid_axes = [1] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'loom.shard' of argument 0 must be {dim = D, parts = T[, groups = G]} with D a dimension of the ranked argument and T, G >= 1}}
+func.func @shard_bad_dim(%w: tensor<4x2xf32> {loom.param, loom.shard = {dim = 2 : i64, parts = 2 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'loom.shard' marks function arguments, not results}}
+func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = {dim = 0 : i64, parts = 2 : i64}}) {
+  return %w : tensor<4xf32>
 }

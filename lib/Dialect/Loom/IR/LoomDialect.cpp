@@ -92,9 +92,32 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
              << numArguments << " arguments)";
     return success();
   }
+  if (name == LoomDialect::getShardAttrName()) {
+    if (!isArgument)
+      return op->emitOpError() << "'" << name
+                               << "' marks function arguments, not results";
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto field = [&](StringRef key) {
+      return dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
+    };
+    IntegerAttr dim = field("dim"), parts = field("parts"),
+                groups = field("groups");
+    auto type = func && index < func.getNumArguments()
+                    ? dyn_cast<ShapedType>(func.getArgumentTypes()[index])
+                    : ShapedType();
+    if (!dict || !dim || !parts || (dict.get("groups") && !groups) ||
+        dict.size() != (groups ? 3u : 2u) || parts.getInt() < 1 ||
+        (groups && groups.getInt() < 1) || !type || !type.hasRank() ||
+        dim.getInt() < 0 || dim.getInt() >= type.getRank())
+      return op->emitOpError()
+             << "'" << name << "' of argument " << index
+             << " must be {dim = D, parts = T[, groups = G]} with D a "
+                "dimension of the ranked argument and T, G >= 1";
+    return success();
+  }
   return op->emitOpError() << "unknown loom attribute '" << name
                            << "' (known: loom.param, loom.name, loom.state, "
-                              "loom.grad_of, loom.updates)";
+                              "loom.grad_of, loom.updates, loom.shard)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,

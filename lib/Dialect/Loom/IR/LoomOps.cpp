@@ -9,6 +9,7 @@
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
 #include "mlir/Dialect/CommonFolders.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -991,6 +992,26 @@ std::optional<int64_t> CrossEntropyOp::getFlopCount() {
 
 std::optional<int64_t> ScatterAddOp::getFlopCount() {
   return detail::getNumElements(getUpdates().getType()); // one add each
+}
+
+//===----------------------------------------------------------------------===//
+// TpCopyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TpCopyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(
+      getOperation(), getGridAttr());
+  if (!grid)
+    return emitOpError() << "grid " << getGridAttr()
+                         << " is not a shard.grid";
+  int64_t rank = grid.getRank();
+  if (getGridAxes().empty())
+    return emitOpError() << "needs at least one grid axis";
+  for (int16_t axis : getGridAxes())
+    if (axis < 0 || axis >= rank)
+      return emitOpError() << "grid axis " << axis << " is out of range for "
+                           << getGridAttr() << " of rank " << rank;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -14,6 +14,8 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -910,4 +912,58 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &builder,
   v.set(0, v.mul(v.sub(probs, onehot),
                  v.broadcast(weight, logitsType, sampleDims)));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism: Megatron-LM's conjugate f and g
+//===----------------------------------------------------------------------===//
+
+LogicalResult TpCopyOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
+                                 SmallVectorImpl<Value> &out) {
+  // f: the identity forward; each rank's cotangent is one term of the sum
+  // over the ranks, so the backward pass all-reduces it. The one VJP that
+  // builds a non-loom op: the collective is upstream's.
+  VJP v(*this, builder, cts, out);
+  if (v.anyDifferentiable())
+    v.set(0, shard::AllReduceOp::create(builder, getLoc(), getType(),
+                                        getGrid(), getGridAxes(),
+                                        v.cotangent()));
+  return success();
+}
+
+namespace {
+/// g, the conjugate of `loom.tp_copy`: a sum `shard.all_reduce` whose result
+/// is replicated, so every rank holds the full cotangent of the result and
+/// each rank's operand, one term of the sum, gets it unchanged.
+struct AllReduceVJPModel
+    : public VJPInterface::ExternalModel<AllReduceVJPModel,
+                                         shard::AllReduceOp> {
+  bool isOperandDifferentiable(Operation *op, unsigned index) const {
+    return ::mlir::loom::detail::isFloatToFloatOperand(op, index);
+  }
+  LogicalResult buildVJP(Operation *op, OpBuilder &builder,
+                         ArrayRef<Value> cts,
+                         SmallVectorImpl<Value> &out) const {
+    auto allReduce = cast<shard::AllReduceOp>(op);
+    if (allReduce.getReduction() != shard::ReductionKind::Sum)
+      return op->emitError()
+             << "has no vector-Jacobian product: only a sum all-reduce is "
+                "differentiable, this one is '"
+             << shard::stringifyReductionKind(allReduce.getReduction())
+             << "'";
+    if (allReduce.getInput().getType() != allReduce.getType())
+      return op->emitError() << "has no vector-Jacobian product: the "
+                                "operand and result types differ";
+    VJP v(op, builder, cts, out);
+    if (v.anyDifferentiable())
+      v.set(0, v.cotangent());
+    return success();
+  }
+};
+} // namespace
+
+void mlir::loom::registerShardVJPModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, shard::ShardDialect *) {
+    shard::AllReduceOp::attachInterface<AllReduceVJPModel>(*ctx);
+  });
 }

@@ -68,6 +68,14 @@ def Loom_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradOfAttrName() {
       return ::llvm::StringLiteral("loom.grad_of");
     }
+    /// Dictionary attribute on a function argument `{dim = d, parts = T,
+    /// groups = G}` (i64; `groups` optional, default 1): the argument is one
+    /// rank's slice of a tensor-parallel parameter. Dimension `d` of the full
+    /// tensor is `G` equal blocks; rank `r` holds part `r` of `T` equal parts
+    /// of each block, concatenated (see `loom-tensor-parallel`).
+    static constexpr ::llvm::StringLiteral getShardAttrName() {
+      return ::llvm::StringLiteral("loom.shard");
+    }
   }];
 }
 

@@ -4,6 +4,7 @@
 #define LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
 
 #include <cstdint>
@@ -55,6 +56,11 @@ std::optional<int64_t> getOperandAndResultBytes(Operation *op);
 /// a float element type and so has some result of `op`.
 bool isFloatToFloatOperand(Operation *op, unsigned index);
 } // namespace detail
+
+/// Attaches VJPInterface to `shard.all_reduce` (sum): the identity, the
+/// backward half of Megatron-LM's `g` (see `loom.tp_copy`). Tools that
+/// differentiate tensor-parallel graphs register it with their dialects.
+void registerShardVJPModels(DialectRegistry &registry);
 } // namespace loom
 } // namespace mlir
 

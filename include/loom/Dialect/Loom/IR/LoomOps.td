@@ -9,6 +9,7 @@ include "loom/Dialect/Loom/IR/LoomInterfaces.td"
 include "loom/Dialect/Loom/IR/LoomTypes.td"
 include "mlir/Dialect/Shard/Interfaces/ShardingInterface.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -628,6 +629,37 @@ def Loom_CrossEntropyOp : Loom_InferOp<"cross_entropy", [
     (`ignore_index` `=` $ignore_index^)? attr-dict
     `:` functional-type(operands, results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism
+//===----------------------------------------------------------------------===//
+
+def Loom_TpCopyOp : Loom_Op<"tp_copy", [Loom_DataMovement, Loom_CostInterface,
+    SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "identity whose gradient is summed over tensor-parallel ranks";
+  let description = [{
+    Megatron-LM's `f` operator: the identity in the forward pass; its
+    vector-Jacobian product is `shard.all_reduce` (sum) of the cotangent
+    over `grid_axes` of `grid`. `loom-tensor-parallel` puts it on the
+    replicated input of a column-parallel linear layer: every rank computes
+    only its shard of the layer, so the input's cotangent on one rank is
+    one term of a sum over the ranks.
+
+    Its conjugate, `g` (all-reduce forward, identity backward), is
+    `shard.all_reduce` itself, whose VJP is the identity (see
+    `docs/training.md`, "loom-tensor-parallel").
+
+    ```mlir
+    %x_tp = loom.tp_copy %x on @tp grid_axes = [0] : tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Loom_Tensor:$operand, FlatSymbolRefAttr:$grid,
+                       DenseI16ArrayAttr:$grid_axes);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = "$operand `on` $grid `grid_axes` `=` $grid_axes "
+                       "attr-dict `:` type($result)";
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

@@ -456,4 +456,84 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
   ];
 }
 
+def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
+  let summary = "Megatron-style tensor parallelism of the attention and MLP "
+                "blocks of a forward function";
+  let description = [{
+    Rewrites the forward function `@F` in place into the program of one of
+    `tp` ranks of a 1-D `shard.grid` (Megatron-LM, Shoeybi et al. 2019).
+    Every rank returns the single-device result (the loss) given its slices
+    of the parameters. Run it before `loom-autodiff`: the backward pass then
+    gets the matching all-reduces from the VJPs of `loom.tp_copy` and
+    `shard.all_reduce`.
+
+    A *linear layer* is a `loom.dot_general` without batching dimensions
+    whose rhs is a rank-2 `loom.param` argument `W` contracted on one
+    dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
+    layout), optionally followed by `loom.add` of a `loom.broadcast` of a
+    rank-1 `loom.param` bias. The pass finds *blocks*, regions of ops
+    between:
+
+    * column-parallel linear layers, whose lhs is replicated: `W` and the
+      bias are cut along the output dimension, and the lhs goes through
+      `loom.tp_copy` (Megatron's `f`: identity forward, all-reduce of the
+      gradient backward);
+    * row-parallel linear layers, whose lhs is column-sharded: `W` is cut
+      along the contracted dimension and the product, a partial sum, is
+      `shard.all_reduce`d (Megatron's `g`) before its bias is added.
+
+    In between, the sharded dimension is followed through elementwise ops
+    (their other operands are splat constants, broadcasts that do not
+    produce the sharded dimension, or sharded values), `loom.softmax` on
+    another axis, `loom.transpose`, `loom.reshape` (splitting the sharded
+    dimension into heads and head size shards the heads; merging heads and
+    head size back shards the merged dimension), `loom.split` along
+    another dimension or into `G` equal parts along the sharded one (a
+    fused QKV projection: the weight's output dimension is `G` blocks, each
+    cut in `tp` parts), and batched `loom.dot_general` whose operands are
+    sharded on matching batching dimensions (attention heads). A candidate
+    region any of whose sharded values reaches another op or the `return`
+    (for instance a tied LM head) is left unchanged.
+
+    In a block, the values are given their per-rank types (the sharded
+    dimension divided by `tp`), splat constants and mask broadcasts are
+    recreated in the local shape, and the sliced parameters get their local
+    type and `loom.shard = {dim = d, parts = tp[, groups = G]}` so that the
+    runtime can cut the checkpoint: rank `r` holds, of each of the `G`
+    blocks of dimension `d`, part `r` of `tp`. The function gets
+    `loom.tp = tp : i64`; `shard.grid @<grid>(shape = tp)` is added (or an
+    existing one of that shape reused). `tp=1` changes nothing.
+
+    One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
+
+    ```mlir
+    %xf = loom.tp_copy %x on @tp grid_axes = [0] : tensor<2x8x64xf32>
+    %h = loom.dot_general %xf, %w1, contracting_dims = [2] x [0]
+        : (tensor<2x8x64xf32>, tensor<64x128xf32>) -> tensor<2x8x128xf32>
+    %g = loom.gelu %h approximate = tanh : tensor<2x8x128xf32>
+    %p = loom.dot_general %g, %w2, contracting_dims = [2] x [0]
+        : (tensor<2x8x128xf32>, tensor<128x64xf32>) -> tensor<2x8x64xf32>
+    %y = shard.all_reduce %p on @tp grid_axes = [0]
+        : tensor<2x8x64xf32> -> tensor<2x8x64xf32>
+    ```
+
+    Errors name the op and the dimension when `tp` does not divide a
+    sharded size: the heads of a `loom.reshape`, the output dimension of a
+    column-parallel weight (per group), and the contracted dimension of a
+    row-parallel weight. Also errors: `tp` below 1, an empty `grid`, a
+    missing `function`, a function that already has `loom.tp`, and a symbol
+    named `grid` that is not a `shard.grid` of shape `tp`.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"tp", "tp", "int64_t", /*default=*/"0",
+           "Number of tensor-parallel ranks T (required, >= 1)">,
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function to partition">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"tp\"",
+           "Name of the 1-D shard.grid of the tensor-parallel ranks">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

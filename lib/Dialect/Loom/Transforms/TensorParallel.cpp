@@ -1,0 +1,603 @@
+//===- TensorParallel.cpp - Megatron-style tensor parallelism -------------===//
+//
+// Implements -loom-tensor-parallel (see Passes.td and docs/training.md): the
+// attention and MLP blocks of a forward function are partitioned over the
+// ranks of a 1-D shard.grid as in Megatron-LM. Column-parallel linear layers
+// start a block, row-parallel ones end it with a shard.all_reduce; the
+// sharded dimension is followed through the ops in between in one sweep in
+// program order, and a candidate block whose sharded values escape it is
+// left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_LOOMTENSORPARALLEL
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// How a value of a block is cut over the ranks: dimension `dim` is
+/// `groups` equal blocks, each cut into `tp` equal parts; a rank holds its
+/// part of every block.
+struct Sharding {
+  int64_t dim;
+  int64_t groups;
+  unsigned region;
+};
+
+/// A parameter cut over the ranks.
+struct ParamSlice {
+  BlockArgument arg;
+  int64_t dim;
+  /// The value whose final sharding gives the groups (the column-parallel
+  /// product or the bias broadcast); null: one group.
+  Value groupsOf;
+};
+
+/// A `loom.reshape` that splits the sharded dimension into heads.
+struct HeadsSplit {
+  ReshapeOp op;
+  int64_t dim;
+};
+
+/// A candidate block (several candidates that meet are merged).
+struct Region {
+  bool escapes = false;
+  SmallVector<DotGeneralOp> columns;
+  SmallVector<std::pair<DotGeneralOp, int64_t>> rows; // and W's cut dim
+  SmallVector<ParamSlice> params;
+  SmallVector<HeadsSplit> headsSplits;
+  /// Operands (op, index) to replace by a copy of the local shape: splat
+  /// constants and broadcasts that do not produce the sharded dimension.
+  SmallVector<std::pair<Operation *, unsigned>> localized;
+};
+
+/// The rank-2 `loom.param` argument of `func` that `value` is, or null.
+BlockArgument getParam(func::FuncOp func, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &func.getBody().front() ||
+      !func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()))
+    return {};
+  return arg;
+}
+
+/// The dimension of `dot`'s rank-2 rhs parameter that is contracted with the
+/// lhs's last dimension, when `dot` is a linear layer; else -1.
+int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot) {
+  auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
+  auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
+  if (!lhs || !rhs || rhs.getRank() != 2 || lhs.getRank() < 2 ||
+      !getParam(func, dot.getRhs()) || !dot.getLhsBatchingDims().empty() ||
+      dot.getLhsContractingDims() != ArrayRef<int64_t>{lhs.getRank() - 1} ||
+      dot.getRhsContractingDims().size() != 1)
+    return -1;
+  return dot.getRhsContractingDims()[0];
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, int64_t tp, StringRef grid)
+      : func(func), tp(tp), grid(grid) {}
+
+  /// Finds the blocks; false after reporting an error.
+  LogicalResult analyze();
+  /// Whether a block was found.
+  bool empty() const { return live.empty(); }
+  void rewrite();
+
+private:
+  unsigned find(unsigned region) {
+    while (parent[region] != region)
+      region = parent[region] = parent[parent[region]];
+    return region;
+  }
+  unsigned merge(unsigned a, unsigned b);
+  unsigned newRegion() {
+    parent.push_back(regions.size());
+    regions.emplace_back();
+    return regions.size() - 1;
+  }
+  void shard(Operation *op, Value value, int64_t dim, int64_t groups,
+             unsigned region, ArrayRef<Value> from = {}) {
+    state[value] = {dim, groups, region};
+    opRegion[op] = region;
+    if (!from.empty())
+      parents[value].assign(from.begin(), from.end());
+  }
+  /// Gives `value` and the values it was derived from `groups` groups.
+  bool regroup(Value value, int64_t groups);
+  /// Applies the propagation rule of `op`, whose operands `sharded` are
+  /// sharded; false when the op cannot be in a block.
+  bool visit(Operation *op, unsigned region);
+  bool visitElementwise(Operation *op, unsigned region);
+  LogicalResult check(Region &region);
+  RankedTensorType localType(Type type, int64_t dim) {
+    auto tensor = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[dim] /= tp;
+    return tensor.clone(shape);
+  }
+
+  func::FuncOp func;
+  int64_t tp;
+  StringRef grid;
+  SmallVector<Region, 0> regions;
+  SmallVector<unsigned> parent;
+  llvm::MapVector<Value, Sharding> state;
+  llvm::DenseMap<Value, SmallVector<Value, 2>> parents;
+  llvm::DenseMap<Operation *, unsigned> opRegion;
+  /// The roots of the regions that become blocks.
+  SmallVector<unsigned> live;
+};
+
+unsigned Partitioner::merge(unsigned a, unsigned b) {
+  a = find(a);
+  b = find(b);
+  if (a == b)
+    return a;
+  Region &into = regions[a], &from = regions[b];
+  into.escapes |= from.escapes;
+  into.columns.append(from.columns);
+  into.rows.append(from.rows);
+  into.params.append(from.params);
+  into.headsSplits.append(from.headsSplits);
+  into.localized.append(from.localized);
+  from = Region();
+  parent[b] = a;
+  return a;
+}
+
+bool Partitioner::regroup(Value value, int64_t groups) {
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Sharding &s = state.find(v)->second;
+    if (s.groups == groups)
+      continue;
+    if (s.groups != 1)
+      return false;
+    s.groups = groups;
+    if (auto it = parents.find(v); it != parents.end())
+      worklist.append(it->second.begin(), it->second.end());
+  }
+  return true;
+}
+
+bool Partitioner::visitElementwise(Operation *op, unsigned region) {
+  std::optional<Sharding> shared;
+  SmallVector<Value> from;
+  for (Value operand : op->getOperands()) {
+    auto it = state.find(operand);
+    if (it == state.end())
+      continue;
+    if (shared && (shared->dim != it->second.dim ||
+                   shared->groups != it->second.groups))
+      return false;
+    shared = it->second;
+    from.push_back(operand);
+  }
+  int64_t dim = shared->dim;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (state.count(operand.get()))
+      continue;
+    Operation *def = operand.get().getDefiningOp();
+    if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense || !dense.isSplat())
+        return false;
+      regions[region].localized.push_back({op, operand.getOperandNumber()});
+      continue;
+    }
+    auto bcast = dyn_cast_or_null<BroadcastOp>(def);
+    if (!bcast)
+      return false;
+    if (!llvm::is_contained(bcast.getDims(), dim)) {
+      regions[region].localized.push_back({op, operand.getOperandNumber()});
+      continue;
+    }
+    // A bias: a rank-1 parameter broadcast along the sharded dimension.
+    BlockArgument bias = getParam(func, bcast.getOperand());
+    if (!bias || bcast.getDims() != ArrayRef<int64_t>{dim})
+      return false;
+    shard(bcast, bcast.getResult(), dim, shared->groups, region);
+    regions[region].params.push_back({bias, 0, bcast.getResult()});
+    from.push_back(bcast.getResult());
+  }
+  for (Value result : op->getResults())
+    shard(op, result, dim, shared->groups, region, from);
+  return true;
+}
+
+bool Partitioner::visit(Operation *op, unsigned region) {
+  if (op->hasTrait<loom::OpTrait::ElementwiseMapping>())
+    return visitElementwise(op, region);
+
+  auto sharding = [&](Value v) -> std::optional<Sharding> {
+    auto it = state.find(v);
+    if (it == state.end())
+      return std::nullopt;
+    return it->second;
+  };
+
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    Sharding s = *sharding(op->getOperand(0));
+    auto axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (axis == s.dim)
+      return false;
+    shard(op, op->getResult(0), s.dim, s.groups, region, op->getOperand(0));
+    return true;
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    Sharding s = *sharding(transpose.getOperand());
+    auto *it = llvm::find(transpose.getPermutation(), s.dim);
+    shard(op, transpose.getResult(),
+          std::distance(transpose.getPermutation().begin(), it), s.groups,
+          region, transpose.getOperand());
+    return true;
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    Sharding s = *sharding(reshape.getOperand());
+    auto src = cast<RankedTensorType>(reshape.getOperand().getType());
+    auto dst = cast<RankedTensorType>(reshape.getType());
+    if (!src.hasStaticShape() || !dst.hasStaticShape() || s.groups != 1)
+      return false;
+    // The result dimension that starts where the sharded one starts.
+    int64_t before = 1;
+    for (int64_t i = 0; i < s.dim; ++i)
+      before *= src.getDimSize(i);
+    int64_t at = 0, product = 1;
+    while (at < dst.getRank() && product < before)
+      product *= dst.getDimSize(at++);
+    if (product != before || at == dst.getRank())
+      return false;
+    int64_t size = src.getDimSize(s.dim), newSize = dst.getDimSize(at);
+    if (newSize < size) {
+      // Split into [heads, head size, ...]: the heads are sharded.
+      if (size % newSize != 0)
+        return false;
+      regions[region].headsSplits.push_back({reshape, at});
+    } else if (newSize > size) {
+      // Merged with the following dimensions: [heads, head size] -> hidden.
+      int64_t merged = 1, i = s.dim;
+      while (i < src.getRank() && merged < newSize)
+        merged *= src.getDimSize(i++);
+      if (merged != newSize)
+        return false;
+    }
+    shard(op, reshape.getResult(), at, 1, region, reshape.getOperand());
+    return true;
+  }
+  if (auto split = dyn_cast<SplitOp>(op)) {
+    Sharding s = *sharding(split.getOperand());
+    if (static_cast<int64_t>(split.getDim()) != s.dim) {
+      for (Value result : split.getResults())
+        shard(op, result, s.dim, s.groups, region, split.getOperand());
+      return true;
+    }
+    // A fused projection cut into equal parts: each is one group.
+    ArrayRef<int64_t> sizes = split.getSizes();
+    auto parts = static_cast<int64_t>(sizes.size());
+    if (parts < 2 || !llvm::all_equal(sizes) ||
+        !regroup(split.getOperand(), parts))
+      return false;
+    for (Value result : split.getResults())
+      shard(op, result, s.dim, 1, region);
+    return true;
+  }
+  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    std::optional<Sharding> lhs = sharding(dot.getLhs()),
+                            rhs = sharding(dot.getRhs());
+    if (lhs && !rhs) {
+      // Row-parallel: the lhs is sharded on the contracted dimension.
+      int64_t cut = getLinearContractedDim(func, dot);
+      auto lhsType = cast<RankedTensorType>(dot.getLhs().getType());
+      if (cut < 0 || lhs->dim != lhsType.getRank() - 1 || lhs->groups != 1)
+        return false;
+      opRegion[op] = region;
+      regions[region].rows.push_back({dot, cut});
+      regions[region].params.push_back(
+          {cast<BlockArgument>(dot.getRhs()), cut, Value()});
+      return true;
+    }
+    // Attention: both operands sharded on the same batching dimension.
+    if (!lhs || !rhs || lhs->groups != 1 || rhs->groups != 1)
+      return false;
+    auto *l = llvm::find(dot.getLhsBatchingDims(), lhs->dim);
+    auto *r = llvm::find(dot.getRhsBatchingDims(), rhs->dim);
+    if (l == dot.getLhsBatchingDims().end() ||
+        r == dot.getRhsBatchingDims().end() ||
+        l - dot.getLhsBatchingDims().begin() !=
+            r - dot.getRhsBatchingDims().begin())
+      return false;
+    shard(op, dot.getResult(), l - dot.getLhsBatchingDims().begin(), 1,
+          region, {dot.getLhs(), dot.getRhs()});
+    return true;
+  }
+  return false;
+}
+
+LogicalResult Partitioner::analyze() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    std::optional<unsigned> region;
+    for (Value operand : op.getOperands())
+      if (auto it = state.find(operand); it != state.end())
+        region = region ? merge(*region, it->second.region)
+                        : find(it->second.region);
+    if (!region) {
+      // A column-parallel linear layer starts a candidate block.
+      auto dot = dyn_cast<DotGeneralOp>(op);
+      int64_t contracted = dot ? getLinearContractedDim(func, dot) : -1;
+      if (contracted < 0)
+        continue;
+      unsigned fresh = newRegion();
+      auto type = cast<RankedTensorType>(dot.getType());
+      shard(dot, dot.getResult(), type.getRank() - 1, 1, fresh);
+      regions[fresh].columns.push_back(dot);
+      regions[fresh].params.push_back(
+          {cast<BlockArgument>(dot.getRhs()), 1 - contracted,
+           dot.getResult()});
+      continue;
+    }
+    if (!visit(&op, *region))
+      regions[find(*region)].escapes = true;
+  }
+
+  // A block keeps its sharded values and parameters to itself.
+  for (auto &[value, sharding] : state) {
+    unsigned root = find(sharding.region);
+    sharding.region = root;
+    for (Operation *user : value.getUsers()) {
+      auto it = opRegion.find(user);
+      if (it == opRegion.end() || find(it->second) != root)
+        regions[root].escapes = true;
+    }
+  }
+  for (unsigned i = 0, e = regions.size(); i < e; ++i) {
+    if (find(i) != i)
+      continue;
+    Region &region = regions[i];
+    for (const ParamSlice &param : region.params)
+      for (Operation *user : param.arg.getUsers()) {
+        auto it = opRegion.find(user);
+        if (it == opRegion.end() || find(it->second) != i)
+          region.escapes = true;
+      }
+    if (region.escapes || region.rows.empty())
+      continue;
+    if (failed(check(region)))
+      return failure();
+    live.push_back(i);
+  }
+  return success();
+}
+
+/// Errors, most specific first: the heads, the weights, then any value.
+LogicalResult Partitioner::check(Region &region) {
+  auto error = [&](Operation *op) {
+    return op->emitError() << "loom-tensor-parallel: tp=" << tp
+                           << " does not divide ";
+  };
+  auto weightName = [&](BlockArgument arg) {
+    auto name = func.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), LoomDialect::getNameAttrName());
+    return name ? ("'" + name.getValue() + "'").str()
+                : ("#" + Twine(arg.getArgNumber())).str();
+  };
+  for (HeadsSplit split : region.headsSplits) {
+    int64_t heads = split.op.getType().getDimSize(split.dim);
+    if (heads % tp != 0)
+      return error(split.op)
+             << "the " << heads << " attention heads (result dimension "
+             << split.dim << " of this reshape)";
+  }
+  for (const ParamSlice &param : region.params) {
+    auto type = cast<RankedTensorType>(param.arg.getType());
+    int64_t groups = param.groupsOf ? state.lookup(param.groupsOf).groups : 1;
+    int64_t size = type.getDimSize(param.dim);
+    if (size % (tp * groups) == 0)
+      continue;
+    Operation *user = *param.arg.getUsers().begin();
+    InFlightDiagnostic diag = error(user);
+    diag << "dimension " << param.dim << " (size " << size;
+    if (groups > 1)
+      diag << ", " << groups << " blocks of " << size / groups;
+    return diag << ") of the parameter " << weightName(param.arg)
+                << " (argument #" << param.arg.getArgNumber() << ")";
+  }
+  for (auto &[value, sharding] : state) {
+    if (sharding.region != find(&region - regions.begin()))
+      continue;
+    int64_t size = cast<RankedTensorType>(value.getType())
+                       .getDimSize(sharding.dim);
+    if (size % (tp * sharding.groups) != 0) {
+      Operation *def = value.getDefiningOp();
+      return error(def) << "dimension " << sharding.dim << " (size " << size
+                        << ") of the result of this '" << def->getName()
+                        << "'";
+    }
+  }
+  return success();
+}
+
+void Partitioner::rewrite() {
+  llvm::SmallDenseSet<unsigned> isLive(live.begin(), live.end());
+  MLIRContext *ctx = func.getContext();
+  OpBuilder builder(ctx);
+
+  // Localized operands are rebuilt from the original types.
+  for (unsigned root : live)
+    for (auto [op, index] : regions[root].localized) {
+      Value operand = op->getOperand(index);
+      int64_t dim = state.lookup(op->getResult(0)).dim;
+      RankedTensorType type = localType(operand.getType(), dim);
+      builder.setInsertionPoint(op);
+      Operation *def = operand.getDefiningOp();
+      Value local;
+      if (auto constant = dyn_cast<ConstantOp>(def))
+        local = ConstantOp::create(
+            builder, def->getLoc(), type,
+            cast<ElementsAttr>(cast<DenseElementsAttr>(constant.getValue())
+                                   .resizeSplat(type)));
+      else
+        local = BroadcastOp::create(builder, def->getLoc(), type,
+                                    def->getOperand(0),
+                                    cast<BroadcastOp>(def).getDims());
+      op->setOperand(index, local);
+    }
+
+  for (auto &[value, sharding] : state) {
+    if (!isLive.contains(sharding.region))
+      continue;
+    value.setType(localType(value.getType(), sharding.dim));
+    if (auto split = value.getDefiningOp<SplitOp>();
+        split && value == split.getResult(0) &&
+        static_cast<int64_t>(split.getDim()) == sharding.dim) {
+      SmallVector<int64_t> sizes(split.getSizes());
+      for (int64_t &size : sizes)
+        size /= tp;
+      split.setSizes(sizes);
+    }
+  }
+
+  Builder b(ctx);
+  llvm::DenseMap<Value, Value> copies;
+  for (unsigned root : live) {
+    Region &region = regions[root];
+    for (const ParamSlice &param : region.params) {
+      int64_t groups =
+          param.groupsOf ? state.lookup(param.groupsOf).groups : 1;
+      BlockArgument arg = param.arg;
+      arg.setType(localType(arg.getType(), param.dim));
+      SmallVector<NamedAttribute> fields{
+          b.getNamedAttr("dim", b.getI64IntegerAttr(param.dim)),
+          b.getNamedAttr("parts", b.getI64IntegerAttr(tp))};
+      if (groups > 1)
+        fields.push_back(
+            b.getNamedAttr("groups", b.getI64IntegerAttr(groups)));
+      func.setArgAttr(param.arg.getArgNumber(),
+                      LoomDialect::getShardAttrName(),
+                      b.getDictionaryAttr(fields));
+    }
+    // f: the replicated input of a column-parallel layer, once per value.
+    for (DotGeneralOp dot : region.columns) {
+      Value &copy = copies[dot.getLhs()];
+      if (!copy) {
+        builder.setInsertionPoint(dot);
+        copy = TpCopyOp::create(builder, dot.getLoc(), dot.getLhs(), grid,
+                                ArrayRef<int16_t>{0});
+      }
+      dot.getLhsMutable().assign(copy);
+    }
+    // g: the partial sums of a row-parallel layer.
+    for (auto [dot, cut] : region.rows) {
+      builder.setInsertionPointAfter(dot);
+      auto sum = shard::AllReduceOp::create(builder, dot.getLoc(),
+                                            dot.getType(), grid,
+                                            ArrayRef<int16_t>{0}, dot);
+      dot.getResult().replaceAllUsesExcept(sum, sum);
+    }
+  }
+  func.setType(FunctionType::get(
+      ctx, func.getBody().front().getArgumentTypes(), func.getResultTypes()));
+}
+
+struct TensorParallel
+    : public loom::impl::LoomTensorParallelBase<TensorParallel> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    auto fail = [&]() {
+      return emitError(UnknownLoc::get(context)) << "loom-tensor-parallel: ";
+    };
+    if (tp < 1)
+      return fail() << "tp must be >= 1 (option tp=, the number of "
+                       "tensor-parallel ranks), got "
+                    << tp.getValue();
+    if (grid.empty())
+      return fail() << "grid must name the shard.grid of the ranks (option "
+                       "grid=), got an empty name";
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "loom-tensor-parallel: function '" << function
+                         << "' (option function=) is not in the module";
+      return signalPassFailure();
+    }
+    if (func.isExternal() || !func.getBody().hasOneBlock()) {
+      func.emitError() << "loom-tensor-parallel: @" << func.getSymName()
+                       << " must have a body of one block";
+      return signalPassFailure();
+    }
+    if (auto attr = func->getAttrOfType<IntegerAttr>("loom.tp")) {
+      func.emitError() << "loom-tensor-parallel: @" << func.getSymName()
+                       << " is already tensor-parallel (loom.tp = "
+                       << attr.getInt() << ")";
+      return signalPassFailure();
+    }
+    if (tp == 1)
+      return;
+    Partitioner partitioner(func, tp, grid);
+    if (failed(partitioner.analyze()))
+      return signalPassFailure();
+    if (partitioner.empty()) {
+      func.emitWarning() << "loom-tensor-parallel: @" << func.getSymName()
+                         << " has no attention or MLP block to partition";
+      return;
+    }
+    if (failed(getOrCreateGrid()))
+      return signalPassFailure();
+    partitioner.rewrite();
+    func->setAttr("loom.tp", Builder(&getContext()).getI64IntegerAttr(tp));
+  }
+
+  LogicalResult getOrCreateGrid() {
+    ModuleOp module = getOperation();
+    if (Operation *existing = SymbolTable::lookupSymbolIn(module, grid)) {
+      auto gridOp = dyn_cast<shard::GridOp>(existing);
+      if (gridOp && gridOp.getShape() == ArrayRef<int64_t>{tp})
+        return success();
+      InFlightDiagnostic diag = existing->emitError()
+                                << "loom-tensor-parallel: the symbol @"
+                                << grid << " (option grid=) is ";
+      if (gridOp)
+        diag << "a shard.grid of shape [" << gridOp.getShape()
+             << "], not the tensor-parallel grid of shape [" << tp.getValue()
+             << "]";
+      else
+        diag << "a '" << existing->getName() << "', not a shard.grid";
+      return diag << "; choose another name with grid=";
+    }
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    shard::GridOp::create(builder, module.getLoc(), grid,
+                          ArrayRef<int64_t>{tp});
+    return success();
+  }
+};
+
+} // namespace

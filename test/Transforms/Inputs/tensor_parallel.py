@@ -1,0 +1,184 @@
+"""Inputs and result comparison of the loom-tensor-parallel equivalence test.
+
+    tensor_parallel.py make DIR MODEL.mlir
+        Writes DIR/weights.safetensors (random values for every `loom.param`
+        argument of MODEL's first function, by `loom.name`) and DIR/ids.npy,
+        DIR/labels.npy (token ids below the vocabulary, read from `wte`).
+
+    tensor_parallel.py slice DIR TP_MODEL.mlir
+        For every argument of TP_MODEL with `loom.shard = {dim, parts[,
+        groups]}`, writes rank r's slice of the full weight to
+        DIR/<parts>/<name>.<r>.npy and the loom-run options that pass them,
+        `--input <name>@<r>=<file>`, to the response file DIR/<parts>.rsp.
+        The slicing follows the attribute only: rank r holds, of each of the
+        `groups` equal blocks of dimension `dim`, part r of `parts`.
+
+    tensor_parallel.py compare REF TP_MODEL.mlir RANK_DIR [RANK_DIR ...]
+        Compares every REF/<name>.npy with each rank's <name>.npy: the
+        gradient `grad.<p>` of a sliced parameter p against the rank's slice
+        of the reference gradient, any other result as is. Prints the largest
+        differences, then 'equivalent: yes' (exit 0) or 'equivalent: no'
+        (exit 1).
+"""
+
+import argparse
+import json
+import pathlib
+import re
+import struct
+import sys
+
+import numpy as np
+
+ARG = re.compile(r"%[\w.]+: tensor<([^>]*)> \{((?:[^{}]|\{[^{}]*\})*)\}")
+NAME = re.compile(r'loom\.name = "([^"]*)"')
+SHARD = re.compile(r"loom\.shard = \{([^{}]*)\}")
+
+
+def arguments(path):
+    """(name, shape, is_param, shard dict or None) of each argument of the
+    first function (comment lines are skipped)."""
+    text = pathlib.Path(path).read_text()
+    signature = text[re.search(r"^\s*func\.func @", text, re.M).start():]
+    signature = signature[:signature.index("->")]
+    result = []
+    for match in ARG.finditer(signature):
+        dims = match.group(1).split("x")[:-1]
+        attrs = match.group(2)
+        name = NAME.search(attrs).group(1)
+        shard = SHARD.search(attrs)
+        fields = None
+        if shard:
+            fields = {k.strip(): int(v.split(":")[0])
+                      for k, v in (f.split("=") for f in
+                                   shard.group(1).split(","))}
+        result.append((name, [int(d) for d in dims],
+                       "loom.param" in attrs, fields))
+    return result
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        blob = np.ascontiguousarray(array, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    data = pathlib.Path(path).read_bytes()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    body = data[8 + size:]
+    return {name: np.frombuffer(body[h["data_offsets"][0]:
+                                     h["data_offsets"][1]],
+                                dtype="<f4").reshape(h["shape"])
+            for name, h in header.items() if name != "__metadata__"}
+
+
+def take(array, shard, rank):
+    """Rank `rank`'s slice of `array` under a loom.shard dictionary."""
+    dim, parts = shard["dim"], shard["parts"]
+    blocks = np.split(array, shard.get("groups", 1), axis=dim)
+    return np.concatenate([np.split(b, parts, axis=dim)[rank]
+                           for b in blocks], axis=dim)
+
+
+def make(args):
+    out = pathlib.Path(args.dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(11)
+    params, shapes = {}, {}
+    for name, shape, param, _ in arguments(args.model):
+        shapes[name] = shape
+        if param:
+            scale = 1.0 if name.endswith("ln_1.weight") or \
+                name.endswith("ln_2.weight") or name == "ln_f.weight" else 0.3
+            params[name] = rng.standard_normal(shape) * scale
+    write_safetensors(out / "weights.safetensors", params)
+    vocab = shapes["wte.weight"][0]
+    for name in ("ids", "labels"):
+        np.save(out / f"{name}.npy",
+                rng.integers(0, vocab, shapes[name]).astype(np.int64))
+
+
+def slice_weights(args):
+    out = pathlib.Path(args.dir)
+    weights = read_safetensors(out / "weights.safetensors")
+    options, parts = [], None
+    for name, _, _, shard in arguments(args.model):
+        if not shard:
+            continue
+        parts = shard["parts"]
+        (out / str(parts)).mkdir(exist_ok=True)
+        for rank in range(parts):
+            path = out / str(parts) / f"{name}.{rank}.npy"
+            np.save(path, take(weights[name], shard, rank).astype(np.float32))
+            options.append(f"--input {name}@{rank}={path}")
+    if parts is None:
+        sys.exit("error: no argument has loom.shard")
+    (out / f"{parts}.rsp").write_text("\n".join(options) + "\n")
+
+
+def compare(args):
+    shards = {f"grad.{name}": shard
+              for name, _, _, shard in arguments(args.model) if shard}
+    ref_dir = pathlib.Path(args.ref)
+    names = sorted(p.name[:-4] for p in ref_dir.glob("*.npy"))
+    ok = bool(names)
+    for name in names:
+        ref = np.load(ref_dir / f"{name}.npy").astype(np.float64)
+        worst = 0.0
+        for rank, rank_dir in enumerate(map(pathlib.Path, args.ranks)):
+            path = rank_dir / f"{name}.npy"
+            if not path.exists():
+                print(f"{path}: missing")
+                ok = False
+                continue
+            want = take(ref, shards[name], rank) if name in shards else ref
+            got = np.load(path).astype(np.float64)
+            if got.shape != want.shape:
+                print(f"{path}: shape {got.shape}, expected {want.shape}")
+                ok = False
+                continue
+            diff = np.abs(got - want)
+            worst = max(worst, float(diff.max(initial=0.0)))
+            ok &= bool(np.all(diff <= args.tol + args.tol * np.abs(want)))
+        kind = "sliced" if name in shards else "full"
+        print(f"{name} ({kind}): max abs diff {worst:.3g}")
+    print(f"equivalent: {'yes' if ok else 'no'} (tolerance {args.tol:g}, "
+          f"{len(args.ranks)} ranks)")
+    return 0 if ok else 1
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("make")
+    p.add_argument("dir")
+    p.add_argument("model")
+    p = sub.add_parser("slice")
+    p.add_argument("dir")
+    p.add_argument("model")
+    p = sub.add_parser("compare")
+    p.add_argument("ref")
+    p.add_argument("model")
+    p.add_argument("ranks", nargs="+")
+    p.add_argument("--tol", type=float, default=1e-5)
+    args = parser.parse_args()
+    if args.command == "make":
+        make(args)
+    elif args.command == "slice":
+        slice_weights(args)
+    else:
+        return compare(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
