@@ -224,3 +224,13 @@ def test_bad_data_is_an_error_and_overwrites_nothing(tmp_path):
             program.train(data_dir, 2, log=log)
         assert "labels.npy" in str(info.value) or "x.npy" in str(info.value), (case, info.value)
         assert log.read_text() == "precious\n", case
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpirun") is None, reason="no mpirun")
+def test_mpirun_np_1_equals_a_direct_run(tmp_path):
+    model, args, names, m = import_example("mlp_example", tmp_path)
+    data_dir = write_data(tmp_path / "data", make_data(names, args, ROWS, 10, seed=9))
+    program = m.compile(outdir=tmp_path / "out", optimizer="sgd", lr=0.1, momentum=0.9)
+    direct = program.train(data_dir, 5, log=tmp_path / "direct.csv")
+    launched = program.train(data_dir, 5, log=tmp_path / "mpirun.csv", mpirun=True)
+    assert launched == direct
