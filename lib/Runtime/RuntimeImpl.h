@@ -228,6 +228,10 @@ std::string openLossLog(const std::string &path, int64_t firstStep,
 std::string appendLoss(FILE *file, const std::string &path, int64_t step,
                        float loss);
 
+/// Caps this rank's OpenMP threads at cores / ranks on this node unless
+/// OMP_NUM_THREADS is set (Threads.cpp); returns the threads it will use.
+int shareCoresAmongLocalRanks(Context &ctx);
+
 } // namespace rt
 } // namespace loom
 

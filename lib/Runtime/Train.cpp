@@ -529,6 +529,7 @@ int trainMain(int argc, char **argv, const ProgramSpec &spec) {
   {
     Context ctx(spec.arenaBytes);
     ctx.initComm();
+    shareCoresAmongLocalRanks(ctx);
     status = run(ctx, spec, options, program);
     ctx.freeComm();
   }
