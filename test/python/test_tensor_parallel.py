@@ -130,3 +130,18 @@ def test_tp_program_on_the_wrong_rank_count_is_an_error(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
     assert "compiled for the mesh dp=1,tp=2,pp=1 (2 ranks)" in proc.stderr, proc.stderr
+
+
+def test_checkpoints_are_per_rank_slices_and_resume_continues(tmp_path):
+    from safetensors.numpy import load_file
+    _, args, names, m = export("mlp_example", 4, tmp_path)
+    data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=2))
+    program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}", optimizer="adamw", lr=1e-3)
+    straight = program.train(data_dir, 6, ranks=TP, log=tmp_path / "straight.csv")
+    ckpt, log = tmp_path / "ckpt", tmp_path / "resumed.csv"
+    program.train(data_dir, 3, ranks=TP, log=log, checkpoint_dir=ckpt)
+    for r in range(TP):
+        assert load_file(str(ckpt / f"ckpt-00000003-rank{r}.safetensors"))["fc1.weight"].shape \
+            == (32 // TP, 16)
+    resumed = program.train(data_dir, 6, ranks=TP, log=log, checkpoint_dir=ckpt, resume=True)
+    assert resumed == straight

@@ -377,6 +377,13 @@ int run(int argc, char **argv) {
     return fail("--mesh " + mesh +
                 ": data and tensor parallelism together are not implemented "
                 "yet; use dp=N or tp=T alone");
+  // The global gradient norm would need the sliced gradients' squares
+  // summed over the ranks (and the replicated ones counted once).
+  if (tp > 1 && clipGradNorm > 0)
+    return fail("--clip-grad-norm with --mesh " + mesh +
+                ": clipping the global gradient norm of a tensor-parallel "
+                "program is not implemented yet (each rank would clip by "
+                "the norm of its own slices)");
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (target == "cuda")
