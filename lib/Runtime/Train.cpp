@@ -49,7 +49,10 @@ void printHelp(const char *program, const ProgramSpec &spec) {
       "s is the\n"
       "                          forward loss before that step's update)\n"
       "  --weights FILE          initial parameters (safetensors); default:\n"
-      "                          weights.safetensors next to this executable\n"
+      "                          weights.safetensors next to this executable;\n"
+      "                          tensor-parallel programs: each rank's slice,\n"
+      "                          FILE with {rank} for the rank (default:\n"
+      "                          weights.rank<r>.safetensors next to it)\n"
       "  --checkpoint-dir DIR    write checkpoints (params and optimizer "
       "state) to DIR,\n"
       "                          atomically, after the last step and every K "
@@ -190,15 +193,43 @@ bool launchedAsRankZero() {
 // Files
 //===----------------------------------------------------------------------===//
 
-/// weights.safetensors in the directory of the running executable.
-std::string defaultWeightsPath(const char *argv0) {
+/// `file` in the directory of the running executable.
+std::string besideExecutable(const char *argv0, const std::string &file) {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n))
                           : std::string(argv0 ? argv0 : "");
   size_t slash = exe.rfind('/');
   std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
-  return dir + "/weights.safetensors";
+  return dir + "/" + file;
+}
+
+/// The initial weights of rank `rank`: --weights (its `{rank}`s replaced by
+/// the rank when the program is tensor-parallel) or, by default,
+/// weights.safetensors (tensor-parallel: weights.rank<r>.safetensors, as
+/// loomc writes them) next to the executable.
+std::string weightsPath(const Options &options, const ProgramSpec &spec,
+                        int rank, const char *argv0) {
+  const std::string placeholder = "{rank}";
+  std::string r = std::to_string(rank);
+  if (spec.tp <= 1)
+    return options.weights.empty()
+               ? besideExecutable(argv0, "weights.safetensors")
+               : options.weights;
+  if (options.weights.empty())
+    return besideExecutable(argv0, "weights.rank" + r + ".safetensors");
+  std::string path = options.weights;
+  size_t at = path.find(placeholder);
+  if (at == std::string::npos)
+    fatal("weights",
+          "the program is tensor-parallel (tp=" + std::to_string(spec.tp) +
+              "): each rank loads its own slice of the weights, so --weights "
+              "must name them with a {rank} placeholder (e.g. "
+              "--weights DIR/weights.rank{rank}.safetensors), got '" +
+              path + "'");
+  for (; at != std::string::npos; at = path.find(placeholder, at + r.size()))
+    path.replace(at, placeholder.size(), r);
+  return path;
 }
 
 /// mkdir -p.
@@ -344,9 +375,14 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
           std::to_string(meshSize) + " ranks) but runs on " +
           std::to_string(ctx.size) + " rank(s); launch it with mpirun -np " +
           std::to_string(meshSize));
-  if (spec.tp != 1 || spec.pp != 1)
-    fatal("mesh", "tensor and pipeline parallel programs are not supported "
-                  "by this runtime yet");
+  // Tensor parallelism runs on a tp-only mesh: its all-reduces use every
+  // rank (the world communicator), and every rank reads the same rows.
+  if (spec.pp != 1 || (spec.tp != 1 && spec.dp != 1))
+    fatal("mesh", "pipeline parallel programs and data parallelism combined "
+                  "with tensor parallelism (dp=" + std::to_string(spec.dp) +
+                  ",tp=" + std::to_string(spec.tp) + ",pp=" +
+                  std::to_string(spec.pp) + ") are not supported by this "
+                  "runtime yet");
   // This rank's share of each step's rows (replicated programs: all of it).
   const int64_t dataParallel = spec.dp > 0 ? spec.dp : 1;
   const int64_t dataRank = spec.dp > 0 ? ctx.rank % spec.dp : 0;
@@ -403,9 +439,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     check("checkpoint", readCheckpoint(resumeFrom, spec, ctx.rank, ctx.size,
                                        buffers.argPtrs.data(), startStep));
   } else if (hasParams) {
-    std::string weights = options.weights.empty()
-                              ? defaultWeightsPath(argv0)
-                              : options.weights;
+    std::string weights = weightsPath(options, spec, ctx.rank, argv0);
     check("weights", loadWeights(weights, spec, buffers.argPtrs.data()));
   }
 

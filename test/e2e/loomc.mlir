@@ -49,7 +49,14 @@
 
 // Errors name the problem and the fix, and exit non-zero.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2,tp=2: tensor and pipeline parallelism are not implemented yet (tp=1,pp=1; data parallelism dp=N works)
+// MESH: loomc: error: --mesh dp=2,tp=2: data and tensor parallelism together are not implemented yet; use dp=N or tp=T alone
+// RUN: not loomc %s -o %t.err --mesh pp=2 2>&1 | FileCheck %s --check-prefix=PP
+// PP: loomc: error: --mesh pp=2: pipeline parallelism is not implemented yet (pp=1; data parallelism dp=N and tensor parallelism tp=T work)
+// RUN: not loomc %s -o %t.err --mesh tp=2 --clip-grad-norm 1 2>&1 | FileCheck %s --check-prefix=TPCLIP
+// TPCLIP: loomc: error: --clip-grad-norm with --mesh tp=2: clipping the global gradient norm of a tensor-parallel program is not implemented yet (each rank would clip by the norm of its own slices)
+// RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
+// TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block to partition
+// TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main (see the warning above); compile without tp
 // RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'
 // RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH

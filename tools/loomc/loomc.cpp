@@ -18,6 +18,7 @@
 #include "loom/Import/Onnx.h"
 #include "loom/Import/StableHLO.h"
 #include "loom/Support/AtomicFile.h"
+#include "loom/Support/Safetensors.h"
 #include "loom/Target/Cpp/EmitCpp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -103,7 +104,8 @@ cl::opt<int64_t> totalSteps("total-steps",
 cl::opt<double> minLr("min-lr", cl::desc("Final learning rate (cosine)"),
                       cl::init(0.0), cl::cat(category));
 cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P (default 1,1,1; "
-                                           "dp=D runs data parallel on D ranks)"),
+                                           "dp=D runs data parallel on D ranks, "
+                                           "tp=T tensor parallel on T ranks)"),
                           cl::init("dp=1,tp=1,pp=1"), cl::cat(category));
 cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
                             cl::init("cpu"), cl::cat(category));
@@ -226,6 +228,111 @@ std::string optimizerOptions() {
   return text;
 }
 
+/// How a parameter is cut over the tensor-parallel ranks (its loom.shard).
+struct ShardSpec {
+  int64_t dim, parts, groups;
+  /// The shape of one rank's slice (the step argument's type).
+  SmallVector<int64_t> local;
+};
+
+/// The loom.shard of each named parameter of the lowered step `step`.
+FailureOr<std::map<std::string, ShardSpec>> collectShards(func::FuncOp step) {
+  std::map<std::string, ShardSpec> shards;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    auto shard = step.getArgAttrOfType<DictionaryAttr>(
+        i, mlir::loom::LoomDialect::getShardAttrName());
+    if (!shard)
+      continue;
+    auto name = step.getArgAttrOfType<StringAttr>(
+        i, mlir::loom::LoomDialect::getNameAttrName());
+    auto type = dyn_cast<ShapedType>(step.getArgument(i).getType());
+    auto field = [&](StringRef key, int64_t otherwise) {
+      auto attr = shard.getAs<IntegerAttr>(key);
+      return attr ? attr.getInt() : otherwise;
+    };
+    ShardSpec spec{field("dim", -1), field("parts", 0), field("groups", 1),
+                   {}};
+    if (!name || !type || !type.hasStaticShape() || spec.dim < 0 ||
+        spec.dim >= type.getRank() || spec.parts < 1 || spec.groups < 1) {
+      step.emitError() << "argument #" << i
+                       << " has a malformed loom.shard or no loom.name";
+      return failure();
+    }
+    spec.local.assign(type.getShape().begin(), type.getShape().end());
+    shards[name.getValue().str()] = spec;
+  }
+  return shards;
+}
+
+/// Writes OUTDIR/weights.rank<r>.safetensors for each of the `tp` ranks:
+/// the full weights with each sharded parameter cut to the rank's slice
+/// (dimension `dim` is `groups` equal blocks, each cut into `parts` equal
+/// parts; rank r holds part r of every block). Returns an error message.
+std::string writeRankWeights(const std::string &full, int64_t tp,
+                             const std::map<std::string, ShardSpec> &shards,
+                             llvm::function_ref<std::string(StringRef)> path) {
+  namespace st = ::loom::safetensors;
+  std::vector<st::Tensor> tensors;
+  std::map<std::string, std::string> metadata;
+  if (std::string e = st::readFile(full, tensors, metadata); !e.empty())
+    return "cannot read '" + full + "': " + e;
+  for (const auto &[name, shard] : shards) {
+    auto it = llvm::find_if(tensors,
+                            [&](const st::Tensor &t) { return t.name == name; });
+    if (it == tensors.end())
+      return "the weights file '" + full + "' has no tensor '" + name +
+             "' (a tensor-parallel parameter)";
+    SmallVector<int64_t> expected(shard.local);
+    expected[shard.dim] *= shard.parts;
+    if (shard.parts != tp ||
+        !llvm::equal(it->shape, expected) || st::dtypeSize(it->dtype) == 0)
+      return "the weights file's tensor '" + name +
+             "' does not match its tensor-parallel slice (shape [" +
+             llvm::join(llvm::map_range(it->shape,
+                                        [](int64_t d) { return std::to_string(d); }),
+                        ", ") +
+             "], " + std::to_string(shard.parts) + " parts of dimension " +
+             std::to_string(shard.dim) + ")";
+  }
+  for (int64_t rank = 0; rank < tp; ++rank) {
+    std::vector<st::Tensor> sliced;
+    for (const st::Tensor &t : tensors) {
+      auto found = shards.find(t.name);
+      if (found == shards.end()) {
+        sliced.push_back(t);
+        continue;
+      }
+      const ShardSpec &shard = found->second;
+      auto dim = static_cast<size_t>(shard.dim);
+      size_t outer = 1, inner = st::dtypeSize(t.dtype);
+      for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (i < dim)
+          outer *= static_cast<size_t>(t.shape[i]);
+        else if (i > dim)
+          inner *= static_cast<size_t>(t.shape[i]);
+      }
+      auto size = static_cast<size_t>(t.shape[dim]);
+      auto groups = static_cast<size_t>(shard.groups);
+      size_t block = size / groups, part = block / static_cast<size_t>(tp);
+      st::Tensor out{t.name, t.dtype, t.shape, {}};
+      out.shape[dim] = shard.local[dim];
+      out.data.reserve(outer * groups * part * inner);
+      for (size_t o = 0; o < outer; ++o)
+        for (size_t g = 0; g < groups; ++g) {
+          size_t begin =
+              (o * size + g * block + static_cast<size_t>(rank) * part) * inner;
+          out.data.insert(out.data.end(), t.data.begin() + begin,
+                          t.data.begin() + begin + part * inner);
+        }
+      sliced.push_back(std::move(out));
+    }
+    std::string name = "weights.rank" + std::to_string(rank) + ".safetensors";
+    if (std::string e = st::writeFile(path(name), sliced, metadata); !e.empty())
+      return "cannot write '" + path(name) + "': " + e;
+  }
+  return "";
+}
+
 int run(int argc, char **argv) {
   DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
@@ -253,7 +360,8 @@ int run(int argc, char **argv) {
       "loomc: compile a model into a training program\n\n"
       "  loomc model.onnx --optimizer adamw --lr 1e-3 -o out\n"
       "  out/train --data DIR --steps 100 --log loss.csv\n\n"
-      "OUTDIR gets step.cpp (the generated step), weights.safetensors,\n"
+      "OUTDIR gets step.cpp (the generated step), weights.safetensors\n"
+      "(with --mesh tp=T also weights.rank<r>.safetensors, rank r's slices),\n"
       "memory.json (the memory plan), plan.json, build.sh and train.\n"
       "mlir-opt's --mlir-* flags work too (e.g. --mlir-print-ir-after-all);\n"
       "--help-hidden lists them.\n");
@@ -261,10 +369,21 @@ int run(int argc, char **argv) {
   int64_t dp, tp, pp;
   if (failed(parseMesh(mesh, dp, tp, pp)))
     return 1;
-  if (tp != 1 || pp != 1)
+  if (pp != 1)
     return fail("--mesh " + mesh +
-                ": tensor and pipeline parallelism are not implemented yet "
-                "(tp=1,pp=1; data parallelism dp=N works)");
+                ": pipeline parallelism is not implemented yet (pp=1; data "
+                "parallelism dp=N and tensor parallelism tp=T work)");
+  if (dp > 1 && tp > 1)
+    return fail("--mesh " + mesh +
+                ": data and tensor parallelism together are not implemented "
+                "yet; use dp=N or tp=T alone");
+  // The global gradient norm would need the sliced gradients' squares
+  // summed over the ranks (and the replicated ones counted once).
+  if (tp > 1 && clipGradNorm > 0)
+    return fail("--clip-grad-norm with --mesh " + mesh +
+                ": clipping the global gradient norm of a tensor-parallel "
+                "program is not implemented yet (each rank would clip by "
+                "the norm of its own slices)");
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (target == "cuda")
@@ -317,7 +436,10 @@ int run(int argc, char **argv) {
   std::string name = entry.getName().str();
 
   std::string pipeline =
-      "inline, symbol-dce, loom-shape-inference, "
+      std::string("inline, symbol-dce, loom-shape-inference, ") +
+      (tp > 1 ? "loom-tensor-parallel{function=" + name +
+                    " tp=" + std::to_string(tp) + "}, "
+              : std::string()) +
       "loom-autodiff{function=" + name +
       (lossName.empty() ? std::string() : " loss=" + lossName) +
       "}, " +
@@ -342,6 +464,23 @@ int run(int argc, char **argv) {
   }
   lap("passes");
 
+  // Tensor parallelism: the cut of each parameter, for the per-rank weights.
+  std::map<std::string, ShardSpec> shards;
+  if (tp > 1) {
+    auto step = module->lookupSymbol<func::FuncOp>(name + "_step");
+    FailureOr<std::map<std::string, ShardSpec>> found =
+        step ? collectShards(step)
+             : FailureOr<std::map<std::string, ShardSpec>>(failure());
+    if (failed(found) || !step->hasAttr("loom.tp")) {
+      llvm::sys::fs::remove(weightsTmp);
+      return fail("--mesh " + mesh +
+                  ": loom-tensor-parallel found no attention or MLP block to "
+                  "partition in @" + name +
+                  " (see the warning above); compile without tp");
+    }
+    shards = std::move(*found);
+  }
+
   std::string code;
   llvm::raw_string_ostream codeStream(code);
   if (failed(mlir::loom::emitCpp(*module, codeStream)))
@@ -361,6 +500,18 @@ int run(int argc, char **argv) {
             weightsFile, outPath("weights.safetensors")))
       return fail("cannot copy --weights '" + weightsFile +
                   "': " + ec.message());
+  }
+
+  if (tp > 1) {
+    if (!llvm::sys::fs::exists(outPath("weights.safetensors")))
+      return fail("--mesh " + mesh + ": tensor parallelism needs the model's "
+                  "weights (an ONNX model, or --weights for .mlir) to write "
+                  "each rank's slice");
+    if (std::string e = writeRankWeights(outPath("weights.safetensors"), tp,
+                                         shards, outPath);
+        !e.empty())
+      return fail(e);
+    lap("slice weights");
   }
 
   llvm::json::Object plan{

@@ -66,9 +66,12 @@ struct ProgramSpec {
   int64_t batchSize;
   StepFn step;
   /// The device mesh the program was compiled for: data, tensor and
-  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. Rank r's data-parallel
-  /// index is r (the only parallelism the runtime runs yet): in step s it
-  /// reads rows [(s*dp + r) * batchSize, +batchSize) of each data file.
+  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. The runtime runs
+  /// dp-only and tp-only meshes. dp: rank r's data-parallel index is r: in
+  /// step s it reads rows [(s*dp + r) * batchSize, +batchSize) of each data
+  /// file. tp: every rank reads the rows of step s, loads its own slice of
+  /// the weights (weights.rank<r>.safetensors, or --weights with {rank}),
+  /// and the step's all-reduces span all ranks.
   /// dp = 0 means replicated: the program runs on any number of ranks, each
   /// reading the rows of step s alone (hand-written programs that do their
   /// own communication).

@@ -777,6 +777,11 @@ LogicalResult Emitter::emitSpecs() {
   int64_t dp = 1;
   if (auto attr = func->getAttrOfType<IntegerAttr>("loom.dp"))
     dp = attr.getInt();
+  // loom-tensor-parallel's tp (its collectives use every rank: a tp-only
+  // mesh).
+  int64_t tp = 1;
+  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.tp"))
+    tp = attr.getInt();
   out << "const TensorSpec kArgs[] = {\n" << args << "};\n"
       << "const TensorSpec kResults[] = {\n" << results << "};\n"
       << "const ProgramSpec kProgram = {\n"
@@ -787,7 +792,7 @@ LogicalResult Emitter::emitSpecs() {
       << ", /*plannedPeakBytes=*/"
       << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
       << ",\n    /*batchSize=*/" << batch << ", &step,\n"
-      << "    /*dp=*/" << dp << ", /*tp=*/1, /*pp=*/1};\n\n";
+      << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/1};\n\n";
   return success();
 }
 

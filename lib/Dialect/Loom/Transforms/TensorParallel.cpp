@@ -82,17 +82,41 @@ BlockArgument getParam(func::FuncOp func, Value value) {
   return arg;
 }
 
-/// The dimension of `dot`'s rank-2 rhs parameter that is contracted with the
-/// lhs's last dimension, when `dot` is a linear layer; else -1.
+/// The rank-2 parameter that is the weight of a linear layer whose rhs is
+/// `rhs`: the parameter itself, or its transpose `loom.transpose %W,
+/// permutation = [1, 0]` (PyTorch's `x @ W.t()` for W [out, in], as ONNX
+/// MatMul exports it); `transpose` is set to that op, else null.
+BlockArgument getLinearWeight(func::FuncOp func, Value rhs,
+                              TransposeOp *transpose = nullptr) {
+  if (transpose)
+    *transpose = nullptr;
+  if (BlockArgument arg = getParam(func, rhs))
+    return arg;
+  auto op = rhs.getDefiningOp<TransposeOp>();
+  if (!op || op.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return {};
+  BlockArgument arg = getParam(func, op.getOperand());
+  if (arg && transpose)
+    *transpose = op;
+  return arg;
+}
+
+/// The dimension of the rank-2 weight parameter of `dot` (see
+/// getLinearWeight) that is contracted with the lhs's last dimension, when
+/// `dot` is a linear layer; else -1. Through a transpose the dimension is
+/// the parameter's, not the rhs's.
 int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot) {
   auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
   auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
+  TransposeOp transpose;
   if (!lhs || !rhs || rhs.getRank() != 2 || lhs.getRank() < 2 ||
-      !getParam(func, dot.getRhs()) || !dot.getLhsBatchingDims().empty() ||
+      !getLinearWeight(func, dot.getRhs(), &transpose) ||
+      !dot.getLhsBatchingDims().empty() ||
       dot.getLhsContractingDims() != ArrayRef<int64_t>{lhs.getRank() - 1} ||
       dot.getRhsContractingDims().size() != 1)
     return -1;
-  return dot.getRhsContractingDims()[0];
+  int64_t contracted = dot.getRhsContractingDims()[0];
+  return transpose ? 1 - contracted : contracted;
 }
 
 class Partitioner {
@@ -315,9 +339,12 @@ bool Partitioner::visit(Operation *op, unsigned region) {
       if (cut < 0 || lhs->dim != lhsType.getRank() - 1 || lhs->groups != 1)
         return false;
       opRegion[op] = region;
+      TransposeOp transpose;
+      BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
+      if (transpose)
+        opRegion[transpose] = region;
       regions[region].rows.push_back({dot, cut});
-      regions[region].params.push_back(
-          {cast<BlockArgument>(dot.getRhs()), cut, Value()});
+      regions[region].params.push_back({weight, cut, Value()});
       return true;
     }
     // Attention: both operands sharded on the same batching dimension.
@@ -354,10 +381,13 @@ LogicalResult Partitioner::analyze() {
       unsigned fresh = newRegion();
       auto type = cast<RankedTensorType>(dot.getType());
       shard(dot, dot.getResult(), type.getRank() - 1, 1, fresh);
+      TransposeOp transpose;
+      BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
+      if (transpose)
+        opRegion[transpose] = fresh;
       regions[fresh].columns.push_back(dot);
       regions[fresh].params.push_back(
-          {cast<BlockArgument>(dot.getRhs()), 1 - contracted,
-           dot.getResult()});
+          {weight, 1 - contracted, dot.getResult()});
       continue;
     }
     if (!visit(&op, *region))
@@ -378,10 +408,18 @@ LogicalResult Partitioner::analyze() {
     if (find(i) != i)
       continue;
     Region &region = regions[i];
+    auto inRegion = [&](Operation *user) {
+      auto it = opRegion.find(user);
+      return it != opRegion.end() && find(it->second) == i;
+    };
     for (const ParamSlice &param : region.params)
       for (Operation *user : param.arg.getUsers()) {
-        auto it = opRegion.find(user);
-        if (it == opRegion.end() || find(it->second) != i)
+        if (!inRegion(user))
+          region.escapes = true;
+        // The transpose of a weight is folded into its layers: it may feed
+        // no other op.
+        else if (isa<TransposeOp>(user) &&
+                 !llvm::all_of(user->getUsers(), inRegion))
           region.escapes = true;
       }
     if (region.escapes || region.rows.empty())
@@ -480,6 +518,28 @@ void Partitioner::rewrite() {
       split.setSizes(sizes);
     }
   }
+
+  // A transposed weight W [out, in] of a layer `x @ transpose(W)` is used
+  // directly, contracting its other dimension, so that its cut is W's.
+  SmallVector<Operation *> transposes;
+  for (unsigned root : live) {
+    Region &region = regions[root];
+    SmallVector<DotGeneralOp> layers(region.columns);
+    for (auto [dot, cut] : region.rows)
+      layers.push_back(dot);
+    for (DotGeneralOp dot : layers) {
+      auto transpose = dot.getRhs().getDefiningOp<TransposeOp>();
+      if (!transpose)
+        continue;
+      dot.getRhsMutable().assign(transpose.getOperand());
+      dot.setRhsContractingDims({1 - dot.getRhsContractingDims()[0]});
+      if (!llvm::is_contained(transposes, transpose.getOperation()))
+        transposes.push_back(transpose);
+    }
+  }
+  for (Operation *transpose : transposes)
+    if (transpose->use_empty())
+      transpose->erase();
 
   Builder b(ctx);
   llvm::DenseMap<Value, Value> copies;

@@ -468,8 +468,10 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     `shard.all_reduce`.
 
     A *linear layer* is a `loom.dot_general` without batching dimensions
-    whose rhs is a rank-2 `loom.param` argument `W` contracted on one
-    dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
+    whose rhs is a rank-2 `loom.param` argument `W` (or its
+    `loom.transpose` with permutation `[1, 0]`, PyTorch's `x @ W.t()` as
+    ONNX exports it; the transpose is folded into the layer) contracted on
+    one dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
     layout), optionally followed by `loom.add` of a `loom.broadcast` of a
     rank-1 `loom.param` bias. The pass finds *blocks*, regions of ops
     between:
