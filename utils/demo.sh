@@ -54,5 +54,5 @@ print(f"ops: {f['ops']}   parameters: {f['params']:,} ({f['param_bytes'] / 2**20
 print(f"forward flops per step: {f['flops'] / 1e12:.2f} TFLOP   bytes moved: {f['bytes'] / 2**30:.2f} GiB")
 PYEOF
 echo
-echo "Outputs are in $OUT. Data-parallel training: loomc --mesh dp=N and"
-echo "mpirun -np N (README.md); pipeline and tensor-parallel programs come later."
+echo "Outputs are in $OUT. Parallel training: loomc --mesh dp=N or tp=T and"
+echo "mpirun -np N (README.md); dp x tp meshes and pipelines come later."
