@@ -33,7 +33,7 @@
 // MINLR: error: loom-optimizer: min-lr (2.000000e-01) exceeds lr (1.000000e-01)
 // WARM: error: loom-optimizer: schedule=warmup needs warmup-steps > 0
 // CONSTWARM: error: loom-optimizer: warmup-steps needs schedule=warmup or cosine
-// NOFUNC: error: function 'nope_grad' (option function=) is not in the module
+// NOFUNC: error: loom-optimizer: function 'nope_grad' (option function=) is not in the module
 
 // expected-error @+1 {{loom-optimizer: result 2 of @f_grad has no 'loom.grad_of' (every result after the loss must be a gradient)}}
 func.func @f_grad(%w: tensor<4xf32> {loom.param}, %b: tensor<f32> {loom.param})

@@ -14,6 +14,8 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
+#include "GradFunction.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -162,7 +164,6 @@ struct DataParallel : public loom::impl::LoomDataParallelBase<DataParallel> {
   void runOnOperation() override;
 
 private:
-  FailureOr<func::FuncOp> findGradFunction();
   /// Checks @F_grad against the loom-autodiff contract and collects its
   /// distinct gradient values, in result order.
   LogicalResult collectGradients(func::FuncOp grad,
@@ -197,41 +198,6 @@ LogicalResult DataParallel::initialize(MLIRContext *context) {
     return fail() << "grid must name the shard.grid of the ranks (option "
                      "grid=), got an empty name";
   return success();
-}
-
-FailureOr<func::FuncOp> DataParallel::findGradFunction() {
-  ModuleOp module = getOperation();
-  // Reported by location, so that the module is not printed.
-  auto moduleError = [&]() {
-    return mlir::emitError(module.getLoc()) << "loom-data-parallel: ";
-  };
-  if (!function.empty()) {
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      moduleError() << "function '" << function
-                    << "' (option function=) is not in the module";
-      return failure();
-    }
-    return func;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.getSymName().ends_with("_grad"))
-      candidates.push_back(func);
-  if (candidates.size() == 1)
-    return candidates.front();
-  InFlightDiagnostic diag = moduleError();
-  if (candidates.empty()) {
-    diag << "no function name ends in '_grad' (run loom-autodiff first, or "
-            "name the function with function=)";
-    return failure();
-  }
-  diag << "several functions end in '_grad' (";
-  llvm::interleaveComma(candidates, diag, [&](func::FuncOp func) {
-    diag << "@" << func.getSymName();
-  });
-  diag << "); choose one with function=";
-  return failure();
 }
 
 LogicalResult
@@ -374,7 +340,8 @@ void DataParallel::rewrite(func::FuncOp grad,
 }
 
 void DataParallel::runOnOperation() {
-  FailureOr<func::FuncOp> grad = findGradFunction();
+  FailureOr<func::FuncOp> grad =
+      findGradFunction(getOperation(), function, "loom-data-parallel");
   if (failed(grad))
     return signalPassFailure();
   SmallVector<Gradient> gradients;

@@ -10,6 +10,8 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
+#include "GradFunction.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -165,7 +167,6 @@ struct Optimizer : public loom::impl::LoomOptimizerBase<Optimizer> {
 
 private:
   FailureOr<Config> validateOptions(MLIRContext *context);
-  FailureOr<func::FuncOp> findGradFunction();
   FailureOr<SmallVector<Param>> collectParams(func::FuncOp grad);
   void buildStep(func::FuncOp grad, StringRef stepName,
                  ArrayRef<Param> params);
@@ -290,37 +291,6 @@ FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
   result.totalSteps = totalSteps;
   result.minLr = minLr;
   return result;
-}
-
-FailureOr<func::FuncOp> Optimizer::findGradFunction() {
-  ModuleOp module = getOperation();
-  if (!function.empty()) {
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      module.emitError() << "function '" << function
-                         << "' (option function=) is not in the module";
-      return failure();
-    }
-    return func;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.getSymName().ends_with("_grad"))
-      candidates.push_back(func);
-  if (candidates.size() == 1)
-    return candidates.front();
-  InFlightDiagnostic diag = module.emitError();
-  if (candidates.empty()) {
-    diag << "loom-optimizer: no function name ends in '_grad' (run "
-            "loom-autodiff first, or name the function with function=)";
-    return failure();
-  }
-  diag << "loom-optimizer: several functions end in '_grad' (";
-  llvm::interleaveComma(candidates, diag, [&](func::FuncOp func) {
-    diag << "@" << func.getSymName();
-  });
-  diag << "); choose one with function=";
-  return failure();
 }
 
 FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
@@ -668,7 +638,8 @@ LogicalResult Optimizer::initialize(MLIRContext *context) {
 
 void Optimizer::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<func::FuncOp> grad = findGradFunction();
+  FailureOr<func::FuncOp> grad =
+      findGradFunction(getOperation(), function, "loom-optimizer");
   if (failed(grad))
     return signalPassFailure();
   StringRef gradName = grad->getSymName();
