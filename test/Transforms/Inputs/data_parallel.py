@@ -14,27 +14,13 @@
 """
 
 import argparse
-import json
 import pathlib
-import struct
 import sys
 
 import numpy as np
+from safetensors.numpy import save_file
 
 FEATURES, HIDDEN, CLASSES = 8, 16, 4
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        blob = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def make(args):
@@ -46,7 +32,8 @@ def make(args):
         "fc2.weight": rng.standard_normal((HIDDEN, CLASSES)) * 0.5,
         "fc2.bias": rng.standard_normal(CLASSES) * 0.1,
     }
-    write_safetensors(out / "weights.safetensors", params)
+    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()},
+              str(out / "weights.safetensors"))
     x = rng.standard_normal((args.rows, FEATURES)).astype(np.float32)
     labels = rng.integers(0, CLASSES, args.rows).astype(np.int64)
     np.save(out / "x.npy", x)

@@ -22,13 +22,12 @@
 """
 
 import argparse
-import json
 import pathlib
 import re
-import struct
 import sys
 
 import numpy as np
+from safetensors.numpy import load_file, save_file
 
 ARG = re.compile(r"%[\w.]+: tensor<([^>]*)> \{((?:[^{}]|\{[^{}]*\})*)\}")
 NAME = re.compile(r'loom\.name = "([^"]*)"')
@@ -57,30 +56,6 @@ def arguments(path):
     return result
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        blob = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def read_safetensors(path):
-    data = pathlib.Path(path).read_bytes()
-    size = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + size])
-    body = data[8 + size:]
-    return {name: np.frombuffer(body[h["data_offsets"][0]:
-                                     h["data_offsets"][1]],
-                                dtype="<f4").reshape(h["shape"])
-            for name, h in header.items() if name != "__metadata__"}
-
-
 def take(array, shard, rank):
     """Rank `rank`'s slice of `array` under a loom.shard dictionary."""
     dim, parts = shard["dim"], shard["parts"]
@@ -100,7 +75,8 @@ def make(args):
             scale = 1.0 if name.endswith("ln_1.weight") or \
                 name.endswith("ln_2.weight") or name == "ln_f.weight" else 0.3
             params[name] = rng.standard_normal(shape) * scale
-    write_safetensors(out / "weights.safetensors", params)
+    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()},
+              str(out / "weights.safetensors"))
     vocab = shapes["wte.weight"][0]
     for name in ("ids", "labels"):
         np.save(out / f"{name}.npy",
@@ -109,7 +85,7 @@ def make(args):
 
 def slice_weights(args):
     out = pathlib.Path(args.dir)
-    weights = read_safetensors(out / "weights.safetensors")
+    weights = load_file(str(out / "weights.safetensors"))
     options, parts = [], None
     for name, _, _, shard in arguments(args.model):
         if not shard:
