@@ -28,18 +28,11 @@ np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from test_training import OPTIMIZERS, make_data, torch_losses, write_data  # noqa: E402
+from test_training import (OPTIMIZERS, import_example, make_data,  # noqa: E402
+                           torch_losses, write_data)
 
 STEPS = 20
 GLOBAL_BATCH = 8
-
-
-def export(example, batch, tmp_path, tag):
-    from models import torch_models
-    model, args = getattr(torch_models, example)(batch=batch)
-    names = ["x", "labels"] if example == "mlp_example" else ["ids", "labels"]
-    m = loom.from_torch(model, args, input_names=names, workdir=tmp_path / f"import-{tag}")
-    return model, args, names, m
 
 
 @pytest.mark.parametrize("example,dp,opt", [
@@ -49,8 +42,8 @@ def export(example, batch, tmp_path, tag):
 def test_data_parallel_matches_single_device_and_pytorch(example, dp, opt, tmp_path):
     batch = GLOBAL_BATCH // dp if example == "mlp_example" else 4 // dp
     global_batch = batch * dp
-    model, args, names, single = export(example, global_batch, tmp_path, "single")
-    _, _, _, per_rank = export(example, batch, tmp_path, "rank")
+    model, args, names, single = import_example(example, tmp_path, global_batch, "import-single")
+    _, _, _, per_rank = import_example(example, tmp_path, batch, "import-rank")
     classes = 10 if example == "mlp_example" else 50
     data = make_data(names, args, 3, classes, seed=7)
     data_dir = write_data(tmp_path / "data", data)
@@ -67,7 +60,7 @@ def test_data_parallel_matches_single_device_and_pytorch(example, dp, opt, tmp_p
 
 
 def test_wrong_rank_count_is_an_error_on_every_rank(tmp_path):
-    _, args, names, m = export("mlp_example", 4, tmp_path, "rank")
+    _, args, names, m = import_example("mlp_example", tmp_path, 4, "import-rank")
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=1))
     program = m.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="sgd", lr=0.1)
     for ranks in (1, 3):
@@ -89,7 +82,7 @@ def test_killed_rank_stops_the_job_and_resume_continues(tmp_path):
     uninterrupted loss curve."""
     import signal
     import time
-    _, args, names, m = export("mlp_example", 4, tmp_path, "rank")
+    _, args, names, m = import_example("mlp_example", tmp_path, 4, "import-rank")
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=3))
     program = m.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="adamw", lr=1e-3)
     steps = 3000

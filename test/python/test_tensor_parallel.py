@@ -31,21 +31,14 @@ np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from test_training import OPTIMIZERS, make_data, torch_losses, write_data  # noqa: E402
+from test_training import (OPTIMIZERS, import_example, make_data,  # noqa: E402
+                           torch_losses, write_data)
 
 STEPS = 20
 TP = 2
 # The Megatron blocks the pass must find: (column layers' f = tp_copy,
 # row layers' g = all_reduce), one of each per MLP or attention block.
 BLOCKS = {"mlp_example": 1, "gpt_example": 4}
-
-
-def export(example, batch, tmp_path):
-    from models import torch_models
-    model, args = getattr(torch_models, example)(batch=batch)
-    names = ["x", "labels"] if example == "mlp_example" else ["ids", "labels"]
-    m = loom.from_torch(model, args, input_names=names, workdir=tmp_path / "import")
-    return model, args, names, m
 
 
 def partitioned_ir(m):
@@ -56,7 +49,7 @@ def partitioned_ir(m):
 @pytest.mark.parametrize("example", ["mlp_example", "gpt_example"])
 def test_tensor_parallel_matches_single_device_and_pytorch(example, tmp_path):
     batch = 8 if example == "mlp_example" else 4
-    model, args, names, m = export(example, batch, tmp_path)
+    model, args, names, m = import_example(example, tmp_path, batch)
 
     ir = partitioned_ir(m)
     assert ir.count("loom.tp_copy") == BLOCKS[example], ir
@@ -85,7 +78,7 @@ def test_rank_weights_are_the_slices_of_the_full_weights(tmp_path):
     """fc1 is column-parallel (W [out, in] cut on out, its bias too), fc2
     row-parallel (W cut on in, its bias whole on every rank)."""
     from safetensors.numpy import load_file
-    _, _, _, m = export("mlp_example", 4, tmp_path)
+    _, _, _, m = import_example("mlp_example", tmp_path, 4)
     m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}")
     full = load_file(str(tmp_path / "tp" / "weights.safetensors"))
     cuts = {"fc1.weight": 0, "fc1.bias": 0, "fc2.weight": 1}
@@ -101,7 +94,7 @@ def test_rank_weights_are_the_slices_of_the_full_weights(tmp_path):
 
 
 def test_weights_option_needs_a_rank_placeholder(tmp_path):
-    _, args, names, m = export("mlp_example", 4, tmp_path)
+    _, args, names, m = import_example("mlp_example", tmp_path, 4)
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=1))
     program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}", optimizer="sgd", lr=0.1)
     default = program.train(data_dir, 3, ranks=TP)
@@ -123,7 +116,7 @@ def test_weights_option_needs_a_rank_placeholder(tmp_path):
 
 
 def test_tp_program_on_the_wrong_rank_count_is_an_error(tmp_path):
-    _, args, names, m = export("mlp_example", 4, tmp_path)
+    _, args, names, m = import_example("mlp_example", tmp_path, 4)
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=1))
     program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}", optimizer="sgd", lr=0.1)
     proc = subprocess.run([str(program.executable), "--data", str(data_dir), "--steps", "2"],
@@ -134,7 +127,7 @@ def test_tp_program_on_the_wrong_rank_count_is_an_error(tmp_path):
 
 def test_checkpoints_are_per_rank_slices_and_resume_continues(tmp_path):
     from safetensors.numpy import load_file
-    _, args, names, m = export("mlp_example", 4, tmp_path)
+    _, args, names, m = import_example("mlp_example", tmp_path, 4)
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=2))
     program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}", optimizer="adamw", lr=1e-3)
     straight = program.train(data_dir, 6, ranks=TP, log=tmp_path / "straight.csv")

@@ -69,11 +69,15 @@ def torch_losses(model, names, data, batch, steps, make_opt):
     return losses
 
 
-def import_example(example, tmp_path):
+def import_example(example, tmp_path, batch=None, workdir="import"):
+    """The test model `example` (with its default batch, or `batch`; the
+    weights do not depend on it) imported by loom.from_torch into
+    tmp_path/workdir: (model, example args, input names, loom.Module)."""
     from models import torch_models
-    model, args = getattr(torch_models, example)()
+    make = getattr(torch_models, example)
+    model, args = make() if batch is None else make(batch=batch)
     names = ["x", "labels"] if example == "mlp_example" else ["ids", "labels"]
-    m = loom.from_torch(model, args, input_names=names, workdir=tmp_path / "import")
+    m = loom.from_torch(model, args, input_names=names, workdir=tmp_path / workdir)
     return model, args, names, m
 
 
