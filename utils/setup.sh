@@ -21,6 +21,7 @@ PACKAGES=(
   libgtest-dev                                             # C++ unit tests
   libopenblas-dev libopenblas0-openmp                      # GEMM; the OpenMP build for OUTDIR/train
   openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
+  procps                                                   # pgrep: the killed-rank test
   libonnx-dev libprotobuf-dev                              # ONNX importer
   libonnx-testdata                                         # ONNX backend node tests
   clang-22 libclang-rt-22-dev                              # libFuzzer target
