@@ -71,6 +71,9 @@ struct Region {
   /// Operands (op, index) to replace by a copy of the local shape: splat
   /// constants and broadcasts that do not produce the sharded dimension.
   SmallVector<std::pair<Operation *, unsigned>> localized;
+  /// `loom.slice` ops whose start and limit on the sharded dimension become
+  /// per-rank offsets (divided by tp).
+  SmallVector<SliceOp> slices;
 };
 
 /// The rank-2 `loom.param` argument of `func` that `value` is, or null.
@@ -119,6 +122,20 @@ int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot) {
   return transpose ? 1 - contracted : contracted;
 }
 
+/// Whether `bcast` produces values that are constant along its result
+/// dimension `dim`: `dim` is not one of the operand's, or the operand's
+/// dimension that maps to it has size 1 (JAX's `broadcast_in_dim` of a
+/// `[.., 1]` statistic). Such a broadcast can be recreated in any local
+/// shape of `dim`.
+bool isUniformAlong(BroadcastOp bcast, int64_t dim) {
+  ArrayRef<int64_t> dims = bcast.getDims();
+  const auto *it = llvm::find(dims, dim);
+  if (it == dims.end())
+    return true;
+  auto operand = dyn_cast<RankedTensorType>(bcast.getOperand().getType());
+  return operand && operand.getDimSize(it - dims.begin()) == 1;
+}
+
 class Partitioner {
 public:
   Partitioner(func::FuncOp func, int64_t tp, StringRef grid)
@@ -155,6 +172,12 @@ private:
   /// sharded; false when the op cannot be in a block.
   bool visit(Operation *op, unsigned region);
   bool visitElementwise(Operation *op, unsigned region);
+  bool visitBias(BroadcastOp bcast, const Sharding &shared, unsigned region,
+                 SmallVectorImpl<Value> &from);
+  bool visitBroadcast(BroadcastOp op, unsigned region);
+  bool visitReduce(Operation *op, ArrayRef<int64_t> dims, bool keepdims,
+                   unsigned region);
+  bool visitSlice(SliceOp op, unsigned region);
   LogicalResult check(Region &region);
   RankedTensorType localType(Type type, int64_t dim) {
     auto tensor = cast<RankedTensorType>(type);
@@ -187,6 +210,7 @@ unsigned Partitioner::merge(unsigned a, unsigned b) {
   into.params.append(from.params);
   into.headsSplits.append(from.headsSplits);
   into.localized.append(from.localized);
+  into.slices.append(from.slices);
   from = Region();
   parent[b] = a;
   return a;
@@ -236,20 +260,108 @@ bool Partitioner::visitElementwise(Operation *op, unsigned region) {
     auto bcast = dyn_cast_or_null<BroadcastOp>(def);
     if (!bcast)
       return false;
-    if (!llvm::is_contained(bcast.getDims(), dim)) {
+    if (isUniformAlong(bcast, dim)) {
       regions[region].localized.push_back({op, operand.getOperandNumber()});
       continue;
     }
-    // A bias: a rank-1 parameter broadcast along the sharded dimension.
-    BlockArgument bias = getParam(func, bcast.getOperand());
-    if (!bias || bcast.getDims() != ArrayRef<int64_t>{dim})
+    if (!visitBias(bcast, *shared, region, from))
       return false;
-    shard(bcast, bcast.getResult(), dim, shared->groups, region);
-    regions[region].params.push_back({bias, 0, bcast.getResult()});
-    from.push_back(bcast.getResult());
   }
   for (Value result : op->getResults())
     shard(op, result, dim, shared->groups, region, from);
+  return true;
+}
+
+/// A bias added to a sharded value: a rank-1 `loom.param` broadcast
+/// along the sharded dimension, in one broadcast (ONNX's Add of a bias:
+/// `broadcast %b, dims = [d]`) or in a chain of them (JAX's
+/// `broadcast_in_dim` to `[1, .., 1, N]`, then to the full shape). Every
+/// broadcast of the chain is sharded, the parameter cut on its dimension.
+bool Partitioner::visitBias(BroadcastOp bcast, const Sharding &shared,
+                            unsigned region, SmallVectorImpl<Value> &from) {
+  // From `bcast` back to the parameter: each broadcast and the dimension of
+  // its result that is the bias's.
+  SmallVector<std::pair<BroadcastOp, int64_t>> chain;
+  int64_t dim = shared.dim;
+  Value value = bcast.getResult();
+  while (auto b = value.getDefiningOp<BroadcastOp>()) {
+    ArrayRef<int64_t> dims = b.getDims();
+    const auto *it = llvm::find(dims, dim);
+    if (it == dims.end())
+      return false;
+    auto operandDim = static_cast<int64_t>(it - dims.begin());
+    auto operandType = cast<RankedTensorType>(b.getOperand().getType());
+    if (operandType.getDimSize(operandDim) != b.getType().getDimSize(dim))
+      return false;
+    chain.push_back({b, dim});
+    dim = operandDim;
+    value = b.getOperand();
+  }
+  BlockArgument bias = getParam(func, value);
+  if (!bias || cast<RankedTensorType>(bias.getType()).getRank() != 1)
+    return false;
+  Value inner;
+  for (auto [b, resultDim] : llvm::reverse(chain)) {
+    SmallVector<Value, 1> parentsOf;
+    if (inner)
+      parentsOf.push_back(inner);
+    shard(b, b.getResult(), resultDim, shared.groups, region, parentsOf);
+    inner = b.getResult();
+  }
+  regions[region].params.push_back({bias, 0, bcast.getResult()});
+  from.push_back(bcast.getResult());
+  return true;
+}
+
+/// A broadcast of a sharded value: the sharded dimension maps to a result
+/// dimension of the same size (the other dimensions may grow).
+bool Partitioner::visitBroadcast(BroadcastOp op, unsigned region) {
+  Sharding s = state.lookup(op.getOperand());
+  int64_t dim = op.getDims()[s.dim];
+  auto operandType = cast<RankedTensorType>(op.getOperand().getType());
+  if (operandType.getDimSize(s.dim) != op.getType().getDimSize(dim))
+    return false;
+  shard(op, op.getResult(), dim, s.groups, region, op.getOperand());
+  return true;
+}
+
+/// A reduction over other dimensions than the sharded one (the max and sum
+/// of a softmax that JAX spells out): the sharded dimension keeps its
+/// place among the remaining ones.
+bool Partitioner::visitReduce(Operation *op, ArrayRef<int64_t> dims,
+                              bool keepdims, unsigned region) {
+  Sharding s = state.lookup(op->getOperand(0));
+  if (llvm::is_contained(dims, s.dim))
+    return false;
+  int64_t dim = s.dim;
+  if (!keepdims)
+    dim -= llvm::count_if(dims, [&](int64_t d) { return d < s.dim; });
+  shard(op, op->getResult(0), dim, s.groups, region, op->getOperand(0));
+  return true;
+}
+
+/// A unit-stride slice of a sharded value: the whole sharded dimension, or
+/// one of `G` equal consecutive parts of it (JAX's `jnp.split` of a fused
+/// QKV projection is one slice per part), which gives the operand `G`
+/// groups, as `loom.split` does.
+bool Partitioner::visitSlice(SliceOp op, unsigned region) {
+  Sharding s = state.lookup(op.getOperand());
+  auto type = cast<RankedTensorType>(op.getOperand().getType());
+  if (type.isDynamicDim(s.dim) || op.getStrides()[s.dim] != 1)
+    return false;
+  int64_t size = type.getDimSize(s.dim);
+  int64_t start = op.getStart()[s.dim], limit = op.getLimit()[s.dim];
+  if (start == 0 && limit == size) {
+    regions[region].slices.push_back(op);
+    shard(op, op.getResult(), s.dim, s.groups, region, op.getOperand());
+    return true;
+  }
+  int64_t part = limit - start;
+  if (part <= 0 || size % part != 0 || start % part != 0 ||
+      !regroup(op.getOperand(), size / part))
+    return false;
+  regions[region].slices.push_back(op);
+  shard(op, op.getResult(), s.dim, 1, region);
   return true;
 }
 
@@ -361,6 +473,16 @@ bool Partitioner::visit(Operation *op, unsigned region) {
           region, {dot.getLhs(), dot.getRhs()});
     return true;
   }
+  if (auto bcast = dyn_cast<BroadcastOp>(op))
+    return visitBroadcast(bcast, region);
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return visitSlice(slice, region);
+  if (auto reduce = dyn_cast<ReduceSumOp>(op))
+    return visitReduce(op, reduce.getDims(), reduce.getKeepdims(), region);
+  if (auto reduce = dyn_cast<ReduceMeanOp>(op))
+    return visitReduce(op, reduce.getDims(), reduce.getKeepdims(), region);
+  if (auto reduce = dyn_cast<ReduceMaxOp>(op))
+    return visitReduce(op, reduce.getDims(), reduce.getKeepdims(), region);
   return false;
 }
 
@@ -485,6 +607,7 @@ void Partitioner::rewrite() {
   OpBuilder builder(ctx);
 
   // Localized operands are rebuilt from the original types.
+  llvm::SetVector<Operation *> replaced;
   for (unsigned root : live)
     for (auto [op, index] : regions[root].localized) {
       Value operand = op->getOperand(index);
@@ -503,7 +626,12 @@ void Partitioner::rewrite() {
                                     def->getOperand(0),
                                     cast<BroadcastOp>(def).getDims());
       op->setOperand(index, local);
+      replaced.insert(def);
     }
+  // The full-shape originals that only the block used.
+  for (Operation *def : replaced)
+    if (def->use_empty())
+      def->erase();
 
   for (auto &[value, sharding] : state) {
     if (!isLive.contains(sharding.region))
@@ -518,6 +646,17 @@ void Partitioner::rewrite() {
       split.setSizes(sizes);
     }
   }
+
+  // Slices of the sharded dimension take the rank's part of each group.
+  for (unsigned root : live)
+    for (SliceOp slice : regions[root].slices) {
+      int64_t dim = state.lookup(slice.getResult()).dim;
+      SmallVector<int64_t> start(slice.getStart()), limit(slice.getLimit());
+      start[dim] /= tp;
+      limit[dim] /= tp;
+      slice.setStart(start);
+      slice.setLimit(limit);
+    }
 
   // A transposed weight W [out, in] of a layer `x @ transpose(W)` is used
   // directly, contracting its other dimension, so that its cut is W's.
