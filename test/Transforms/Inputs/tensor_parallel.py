@@ -1,9 +1,11 @@
 """Inputs and result comparison of the loom-tensor-parallel equivalence test.
 
-    tensor_parallel.py make DIR MODEL.mlir
+    tensor_parallel.py make DIR MODEL.mlir [--classes N]
         Writes DIR/weights.safetensors (random values for every `loom.param`
-        argument of MODEL's first function, by `loom.name`) and DIR/ids.npy,
-        DIR/labels.npy (token ids below the vocabulary, read from `wte`).
+        argument of MODEL's first function, by `loom.name`) and DIR/<name>.npy
+        for each other argument: floats from a normal distribution, integers
+        (token ids, labels; i32 or i64 as the argument) below N, by default
+        the vocabulary (read from the `wte` parameter).
 
     tensor_parallel.py slice DIR TP_MODEL.mlir
         For every argument of TP_MODEL with `loom.shard = {dim, parts[,
@@ -38,7 +40,7 @@ def arguments(path):
     """(name, shape, is_param, shard dict or None) of each argument of the
     first function (comment lines are skipped)."""
     text = pathlib.Path(path).read_text()
-    signature = text[re.search(r"^\s*func\.func @", text, re.M).start():]
+    signature = text[re.search(r"^\s*func\.func (?:\w+ )?@", text, re.M).start():]
     signature = signature[:signature.index("->")]
     result = []
     for match in ARG.finditer(signature):
@@ -54,6 +56,16 @@ def arguments(path):
         result.append((name, [int(d) for d in dims],
                        "loom.param" in attrs, fields))
     return result
+
+
+def element_types(path):
+    """The element type (`f32`, `i32`, ...) of each argument of the first
+    function, by `loom.name`."""
+    text = pathlib.Path(path).read_text()
+    signature = text[re.search(r"^\s*func\.func (?:\w+ )?@", text, re.M).start():]
+    signature = signature[:signature.index("->")]
+    return {NAME.search(m.group(2)).group(1): m.group(1).split("x")[-1]
+            for m in ARG.finditer(signature)}
 
 
 def take(array, shard, rank):
@@ -77,10 +89,17 @@ def make(args):
             params[name] = rng.standard_normal(shape) * scale
     save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()},
               str(out / "weights.safetensors"))
-    vocab = shapes["wte.weight"][0]
-    for name in ("ids", "labels"):
-        np.save(out / f"{name}.npy",
-                rng.integers(0, vocab, shapes[name]).astype(np.int64))
+    classes = args.classes or next(shape[0] for name, shape in shapes.items()
+                                   if name in ("wte.weight", "params.wte"))
+    for name, element in element_types(args.model).items():
+        if name in params:
+            continue
+        if element.startswith("f"):
+            value = rng.standard_normal(shapes[name]).astype(np.float32)
+        else:
+            value = rng.integers(0, classes, shapes[name]).astype(
+                {"i32": np.int32, "i64": np.int64}[element])
+        np.save(out / f"{name}.npy", value)
 
 
 def slice_weights(args):
@@ -138,6 +157,7 @@ def main():
     p = sub.add_parser("make")
     p.add_argument("dir")
     p.add_argument("model")
+    p.add_argument("--classes", type=int, default=0)
     p = sub.add_parser("slice")
     p.add_argument("dir")
     p.add_argument("model")
