@@ -472,9 +472,10 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     `loom.transpose` with permutation `[1, 0]`, PyTorch's `x @ W.t()` as
     ONNX exports it; the transpose is folded into the layer) contracted on
     one dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
-    layout), optionally followed by `loom.add` of a `loom.broadcast` of a
-    rank-1 `loom.param` bias. The pass finds *blocks*, regions of ops
-    between:
+    layout), optionally followed by `loom.add` of a rank-1 `loom.param`
+    bias broadcast along the output dimension, by one `loom.broadcast` or a
+    chain of them (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, then to the
+    full shape). The pass finds *blocks*, regions of ops between:
 
     * column-parallel linear layers, whose lhs is replicated: `W` and the
       bias are cut along the output dimension, and the lhs goes through
@@ -485,21 +486,31 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
       `shard.all_reduce`d (Megatron's `g`) before its bias is added.
 
     In between, the sharded dimension is followed through elementwise ops
-    (their other operands are splat constants, broadcasts that do not
-    produce the sharded dimension, or sharded values), `loom.softmax` on
-    another axis, `loom.transpose`, `loom.reshape` (splitting the sharded
+    (their other operands are splat constants, broadcasts constant along
+    the sharded dimension, i.e. that do not produce it or expand a size-1
+    dimension to it, or sharded values), `loom.softmax` on another axis,
+    `loom.reduce_sum`, `loom.reduce_mean` and `loom.reduce_max` over other
+    dimensions and `loom.broadcast` of a sharded value (a softmax as JAX
+    spells it out), `loom.transpose`, `loom.reshape` (splitting the sharded
     dimension into heads and head size shards the heads; merging heads and
     head size back shards the merged dimension), `loom.split` along
     another dimension or into `G` equal parts along the sharded one (a
     fused QKV projection: the weight's output dimension is `G` blocks, each
-    cut in `tp` parts), and batched `loom.dot_general` whose operands are
+    cut in `tp` parts), unit-stride `loom.slice` that keeps the whole
+    sharded dimension or takes one of `G` equal consecutive parts of it
+    (JAX's `jnp.split`: one slice per part; the start and limit become the
+    rank's part), and batched `loom.dot_general` whose operands are
     sharded on matching batching dimensions (attention heads). A candidate
     region any of whose sharded values reaches another op or the `return`
-    (for instance a tied LM head) is left unchanged.
+    (for instance a tied LM head) is left unchanged. So the blocks of
+    PyTorch models exported through ONNX and of JAX models imported
+    through StableHLO are found alike.
 
     In a block, the values are given their per-rank types (the sharded
-    dimension divided by `tp`), splat constants and mask broadcasts are
-    recreated in the local shape, and the sliced parameters get their local
+    dimension divided by `tp`), splat constants and broadcasts constant
+    along the sharded dimension (masks, scalars) are recreated in the local
+    shape (their full-shape originals are erased when nothing else uses
+    them), and the sliced parameters get their local
     type and `loom.shard = {dim = d, parts = tp[, groups = G]}` so that the
     runtime can cut the checkpoint: rank `r` holds, of each of the `G`
     blocks of dimension `d`, part `r` of `tp`. The function gets
