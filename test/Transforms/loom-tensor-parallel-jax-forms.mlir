@@ -6,20 +6,50 @@
 //
 // RUN: loom-opt %s --split-input-file --loom-tensor-parallel="function=main tp=2" \
 // RUN:   -verify-diagnostics | FileCheck %s
+//
+// The first function on 2 ranks with loom-run: loss and gradients (the
+// rank's slice of a sliced parameter's) equal the single-device ones.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sed -e '/^\/\/ -----/q' %s > %t/fwd.mlir
+// RUN: %loompy %S/Inputs/tensor_parallel.py make %t %t/fwd.mlir
+// RUN: loom-opt %t/fwd.mlir --loom-autodiff -o %t/ref.mlir
+// RUN: loom-run %t/ref.mlir --entry main_grad --weights %t/weights.safetensors \
+// RUN:   --input x=%t/x.npy --output-dir %t/ref
+// RUN: loom-opt %t/fwd.mlir --loom-tensor-parallel=tp=2 -o %t/tp2-fwd.mlir
+// RUN: loom-opt %t/tp2-fwd.mlir --loom-autodiff -o %t/tp2.mlir
+// RUN: %loompy %S/Inputs/tensor_parallel.py slice %t %t/tp2-fwd.mlir
+// RUN: loom-run %t/tp2.mlir --entry main_grad --ranks 2 --weights %t/weights.safetensors \
+// RUN:   @%t/2.rsp --input x=%t/x.npy --output-dir %t/tp2
+// RUN: %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
+// RUN:   %t/tp2/rank0 %t/tp2/rank1 | FileCheck %s --check-prefix=EQ
+// Negative control: the same slices without the partial sums' all-reduce.
+// RUN: sed -e 's/shard.all_reduce \(%[0-9a-z_]*\) on @tp grid_axes = \[0\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
+// RUN:   %t/tp2-fwd.mlir > %t/no-g.mlir
+// RUN: not grep -q shard.all_reduce %t/no-g.mlir
+// RUN: loom-opt %t/no-g.mlir --loom-autodiff -o %t/no-g-grad.mlir
+// RUN: loom-run %t/no-g-grad.mlir --entry main_grad --ranks 2 --weights %t/weights.safetensors \
+// RUN:   @%t/2.rsp --input x=%t/x.npy --output-dir %t/no-g
+// RUN: not %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
+// RUN:   %t/no-g/rank0 %t/no-g/rank1 | FileCheck %s --check-prefix=NOG
+// EQ: equivalent: yes (tolerance 1e-05, 2 ranks)
+// NOG: equivalent: no
 
-// Column-parallel QKV (W [in, out]) split by three slices into Q, K, V;
-// the softmax over another axis spelled out with keepdims reductions; the
-// row-parallel projection back.
+// Column-parallel QKV (W [in, out], its bias reshaped to [1, N] as Flax
+// does, then broadcast) split by three slices into Q, K, V; the softmax
+// over another axis spelled out with keepdims reductions; the row-parallel
+// projection back.
 
 // CHECK: shard.grid @tp(shape = 2)
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32> {loom.name = "x"}
 // CHECK-SAME: tensor<8x12xf32> {loom.name = "qkv.w", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: tensor<12xf32> {loom.name = "qkv.b", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: tensor<4x8xf32> {loom.name = "proj.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: attributes {loom.tp = 2 : i64}
 // CHECK:      loom.tp_copy %[[X]]
-// CHECK:      %[[QKV:.*]] = loom.add {{.*}} : tensor<4x12xf32>
+// CHECK:      loom.reshape %{{.*}} : tensor<12xf32> -> tensor<1x12xf32>
+// CHECK-NEXT: loom.broadcast %{{.*}}, dims = [0, 1] : tensor<1x12xf32> -> tensor<4x12xf32>
+// CHECK-NEXT: %[[QKV:.*]] = loom.add {{.*}} : tensor<4x12xf32>
 // CHECK-NEXT: loom.slice %[[QKV]], start = [0, 0], limit = [4, 4], strides = [1, 1] : tensor<4x12xf32> -> tensor<4x4xf32>
 // CHECK-NEXT: loom.slice %[[QKV]], start = [0, 4], limit = [4, 8], strides = [1, 1] : tensor<4x12xf32> -> tensor<4x4xf32>
 // CHECK-NEXT: loom.slice %[[QKV]], start = [0, 8], limit = [4, 12], strides = [1, 1] : tensor<4x12xf32> -> tensor<4x4xf32>
@@ -31,12 +61,12 @@
 // CHECK-NEXT: loom.broadcast {{.*}}, dims = [1] : tensor<4xf32> -> tensor<4x4xf32>
 // CHECK:      %[[P:.*]] = loom.dot_general {{.*}} : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: shard.all_reduce %[[P]] on @tp grid_axes = [0]
-func.func @main(%x: tensor<4x8xf32>,
+func.func @main(%x: tensor<4x8xf32> {loom.name = "x"},
                 %w: tensor<8x24xf32> {loom.name = "qkv.w", loom.param},
                 %b: tensor<24xf32> {loom.name = "qkv.b", loom.param},
                 %wo: tensor<8x8xf32> {loom.name = "proj.w", loom.param}) -> tensor<f32> {
   %h = loom.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
-  %b1 = loom.broadcast %b, dims = [1] : tensor<24xf32> -> tensor<1x24xf32>
+  %b1 = loom.reshape %b : tensor<24xf32> -> tensor<1x24xf32>
   %b2 = loom.broadcast %b1, dims = [0, 1] : tensor<1x24xf32> -> tensor<4x24xf32>
   %qkv = loom.add %h, %b2 : tensor<4x24xf32>
   %q = loom.slice %qkv, start = [0, 0], limit = [4, 8], strides = [1, 1] : tensor<4x24xf32> -> tensor<4x8xf32>

@@ -89,14 +89,15 @@ def make(args):
             params[name] = rng.standard_normal(shape) * scale
     save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()},
               str(out / "weights.safetensors"))
-    classes = args.classes or next(shape[0] for name, shape in shapes.items()
-                                   if name in ("wte.weight", "params.wte"))
     for name, element in element_types(args.model).items():
         if name in params:
             continue
         if element.startswith("f"):
             value = rng.standard_normal(shapes[name]).astype(np.float32)
         else:
+            classes = args.classes or next(
+                shape[0] for name, shape in shapes.items()
+                if name in ("wte.weight", "params.wte"))
             value = rng.integers(0, classes, shapes[name]).astype(
                 {"i32": np.int32, "i64": np.int64}[element])
         np.save(out / f"{name}.npy", value)

@@ -272,41 +272,77 @@ bool Partitioner::visitElementwise(Operation *op, unsigned region) {
   return true;
 }
 
-/// A bias added to a sharded value: a rank-1 `loom.param` broadcast
-/// along the sharded dimension, in one broadcast (ONNX's Add of a bias:
-/// `broadcast %b, dims = [d]`) or in a chain of them (JAX's
-/// `broadcast_in_dim` to `[1, .., 1, N]`, then to the full shape). Every
-/// broadcast of the chain is sharded, the parameter cut on its dimension.
+/// The operand dimension of `reshape` that its result dimension `dim`
+/// comes from when the reshape only inserts or drops size-1 dimensions and
+/// `dim` is not one of them (Flax's `reshape(bias, (1, .., 1, -1))`).
+std::optional<int64_t> getUnitReshapeSource(ReshapeOp reshape, int64_t dim) {
+  auto src = dyn_cast<RankedTensorType>(reshape.getOperand().getType());
+  auto dst = dyn_cast<RankedTensorType>(reshape.getType());
+  if (!src || !dst || !src.hasStaticShape() || !dst.hasStaticShape() ||
+      dst.getDimSize(dim) == 1)
+    return std::nullopt;
+  auto nonUnit = [](RankedTensorType type) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.getDimSize(i) != 1)
+        dims.push_back(i);
+    return dims;
+  };
+  SmallVector<int64_t> from = nonUnit(src), to = nonUnit(dst);
+  if (from.size() != to.size())
+    return std::nullopt;
+  for (auto [f, t] : llvm::zip(from, to))
+    if (src.getDimSize(f) != dst.getDimSize(t))
+      return std::nullopt;
+  return from[llvm::find(to, dim) - to.begin()];
+}
+
+/// A bias added to a sharded value: a rank-1 `loom.param` broadcast along
+/// the sharded dimension, in one broadcast (ONNX's Add of a bias:
+/// `broadcast %b, dims = [d]`) or in a chain of broadcasts and reshapes
+/// that only add size-1 dimensions (JAX's `broadcast_in_dim` to `[1, .., 1,
+/// N]`, or Flax's reshape to it, then a broadcast to the full shape). Every
+/// op of the chain is sharded, the parameter cut on its dimension.
 bool Partitioner::visitBias(BroadcastOp bcast, const Sharding &shared,
                             unsigned region, SmallVectorImpl<Value> &from) {
-  // From `bcast` back to the parameter: each broadcast and the dimension of
-  // its result that is the bias's.
-  SmallVector<std::pair<BroadcastOp, int64_t>> chain;
+  // From `bcast` back to the parameter: each op and the dimension of its
+  // result that is the bias's.
+  SmallVector<std::pair<Operation *, int64_t>> chain;
   int64_t dim = shared.dim;
   Value value = bcast.getResult();
-  while (auto b = value.getDefiningOp<BroadcastOp>()) {
-    ArrayRef<int64_t> dims = b.getDims();
-    const auto *it = llvm::find(dims, dim);
-    if (it == dims.end())
+  while (Operation *def = value.getDefiningOp()) {
+    int64_t operandDim;
+    if (auto b = dyn_cast<BroadcastOp>(def)) {
+      ArrayRef<int64_t> dims = b.getDims();
+      const auto *it = llvm::find(dims, dim);
+      if (it == dims.end())
+        return false;
+      operandDim = it - dims.begin();
+      auto operandType = cast<RankedTensorType>(b.getOperand().getType());
+      if (operandType.getDimSize(operandDim) != b.getType().getDimSize(dim))
+        return false;
+    } else if (auto r = dyn_cast<ReshapeOp>(def)) {
+      std::optional<int64_t> source = getUnitReshapeSource(r, dim);
+      if (!source)
+        return false;
+      operandDim = *source;
+    } else {
       return false;
-    auto operandDim = static_cast<int64_t>(it - dims.begin());
-    auto operandType = cast<RankedTensorType>(b.getOperand().getType());
-    if (operandType.getDimSize(operandDim) != b.getType().getDimSize(dim))
-      return false;
-    chain.push_back({b, dim});
+    }
+    chain.push_back({def, dim});
     dim = operandDim;
-    value = b.getOperand();
+    value = def->getOperand(0);
   }
   BlockArgument bias = getParam(func, value);
   if (!bias || cast<RankedTensorType>(bias.getType()).getRank() != 1)
     return false;
   Value inner;
-  for (auto [b, resultDim] : llvm::reverse(chain)) {
+  for (auto [op, resultDim] : llvm::reverse(chain)) {
     SmallVector<Value, 1> parentsOf;
     if (inner)
       parentsOf.push_back(inner);
-    shard(b, b.getResult(), resultDim, shared.groups, region, parentsOf);
-    inner = b.getResult();
+    shard(op, op->getResult(0), resultDim, shared.groups, region, parentsOf);
+    inner = op->getResult(0);
   }
   regions[region].params.push_back({bias, 0, bcast.getResult()});
   from.push_back(bcast.getResult());
