@@ -474,8 +474,9 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     one dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
     layout), optionally followed by `loom.add` of a rank-1 `loom.param`
     bias broadcast along the output dimension, by one `loom.broadcast` or a
-    chain of them (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, then to the
-    full shape). The pass finds *blocks*, regions of ops between:
+    chain of broadcasts and `loom.reshape`s that only insert size-1
+    dimensions (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, or Flax's
+    reshape to it, then a broadcast to the full shape). The pass finds *blocks*, regions of ops between:
 
     * column-parallel linear layers, whose lhs is replicated: `W` and the
       bias are cut along the output dimension, and the lhs goes through
