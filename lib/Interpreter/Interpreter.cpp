@@ -235,6 +235,8 @@ bool isCommunication(Operation &op) {
 } // namespace
 
 struct Interpreter::RankState {
+  func::FuncOp func;
+  Block *block = nullptr;
   DenseMap<Value, TensorRef> values;
   Block::iterator pc;
   bool done = false;
@@ -257,22 +259,39 @@ FailureOr<SmallVector<Tensor>> Interpreter::run(func::FuncOp func,
 FailureOr<SmallVector<SmallVector<Tensor>>>
 Interpreter::runRanks(func::FuncOp func,
                       SmallVector<SmallVector<Tensor>> argsPerRank) {
+  SmallVector<func::FuncOp> funcs(std::max<size_t>(argsPerRank.size(), 1),
+                                  func);
+  return runRanks(funcs, std::move(argsPerRank));
+}
+
+FailureOr<SmallVector<SmallVector<Tensor>>>
+Interpreter::runRanks(ArrayRef<func::FuncOp> funcs,
+                      SmallVector<SmallVector<Tensor>> argsPerRank) {
   callStack.clear();
   numRanks = static_cast<unsigned>(argsPerRank.size());
+  if (funcs.empty())
+    return failure();
   if (numRanks == 0)
-    return func.emitOpError() << "cannot be run on 0 ranks";
-  if (func.isExternal())
-    return func.emitOpError() << "@" << func.getSymName()
-                              << " has no body to interpret";
-  Region &body = func.getBody();
-  if (!llvm::hasSingleElement(body))
-    return func.emitOpError()
-           << "has " << body.getBlocks().size()
-           << " blocks; the interpreter runs single-block functions only";
-  Block &block = body.front();
-
+    return func::FuncOp(funcs.front()).emitOpError()
+           << "cannot be run on 0 ranks";
+  if (funcs.size() != numRanks)
+    return func::FuncOp(funcs.front()).emitOpError()
+           << "runs on " << numRanks << " ranks but " << funcs.size()
+           << " functions were given (one per rank)";
   SmallVector<RankState> ranks(numRanks);
   for (unsigned r = 0; r < numRanks; ++r) {
+    func::FuncOp func = funcs[r];
+    if (func.isExternal())
+      return func.emitOpError() << "@" << func.getSymName()
+                                << " has no body to interpret";
+    Region &body = func.getBody();
+    if (!llvm::hasSingleElement(body))
+      return func.emitOpError()
+             << "has " << body.getBlocks().size()
+             << " blocks; the interpreter runs single-block functions only";
+    Block &block = body.front();
+    ranks[r].func = func;
+    ranks[r].block = &block;
     SmallVector<TensorRef> refs;
     for (Tensor &t : argsPerRank[r])
       refs.push_back(std::make_shared<const Tensor>(std::move(t)));
@@ -290,6 +309,7 @@ Interpreter::runRanks(func::FuncOp func,
     }
     ranks[r].pc = block.begin();
   }
+  func::FuncOp func = funcs.front();
 
   // Round-robin: each rank runs until it returns or blocks at a
   // communication op; a round in which no rank moves is a deadlock.
@@ -300,8 +320,8 @@ Interpreter::runRanks(func::FuncOp func,
       RankState &state = ranks[r];
       currentRank = r;
       while (!state.done) {
-        if (state.pc == block.end())
-          return func.emitOpError() << "ends without func.return";
+        if (state.pc == state.block->end())
+          return state.func.emitOpError() << "ends without func.return";
         Operation &op = *state.pc;
         if (auto ret = dyn_cast<func::ReturnOp>(op)) {
           for (Value v : ret.getOperands())
@@ -331,6 +351,7 @@ Interpreter::runRanks(func::FuncOp func,
     InFlightDiagnostic diag = func.emitError()
                               << "deadlock: every unfinished rank of @"
                               << func.getSymName()
+                              << (llvm::all_equal(funcs) ? "" : " (and the other ranks' functions)")
                               << " is blocked at a communication op";
     for (unsigned r = 0; r < numRanks; ++r) {
       if (ranks[r].done) {
@@ -354,7 +375,8 @@ Interpreter::runRanks(func::FuncOp func,
 }
 
 FailureOr<SmallVector<int64_t>>
-Interpreter::gridShape(Operation *op, FlatSymbolRefAttr gridName) {
+Interpreter::gridShape(Operation *op, FlatSymbolRefAttr gridName,
+                       SmallVectorImpl<int16_t> *axisMap) {
   auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
   if (!grid) {
     op->emitOpError() << "uses @" << gridName.getValue()
@@ -371,6 +393,21 @@ Interpreter::gridShape(Operation *op, FlatSymbolRefAttr gridName) {
       return failure();
     }
     devices *= d;
+  }
+  // A 1-D grid naming an axis of the mesh.
+  if (options.mesh.size() == 3 && shape.size() == 1) {
+    SmallVector<int64_t> meshShape(options.mesh.begin(), options.mesh.end());
+    int64_t meshDevices = meshShape[0] * meshShape[1] * meshShape[2];
+    StringRef name = gridName.getValue();
+    int16_t axis = name == "dp" ? 0 : name == "pp" ? 1 : name == "tp" ? 2 : -1;
+    if (axis >= 0 && meshShape[axis] == shape[0] &&
+        meshDevices == static_cast<int64_t>(numRanks)) {
+      if (axisMap) {
+        axisMap->clear();
+        axisMap->push_back(axis);
+      }
+      return meshShape;
+    }
   }
   if (devices != static_cast<int64_t>(numRanks)) {
     op->emitOpError() << "uses grid @" << gridName.getValue() << " of "
@@ -413,12 +450,17 @@ Interpreter::communicate(unsigned r, MutableArrayRef<RankState> ranks) {
     return CommStatus::Failed;
   }
   auto gridAttr = op->getAttrOfType<FlatSymbolRefAttr>("grid");
-  FailureOr<SmallVector<int64_t>> shape = gridShape(op, gridAttr);
+  SmallVector<int16_t> axisMap;
+  FailureOr<SmallVector<int64_t>> shape = gridShape(op, gridAttr, &axisMap);
   if (failed(shape))
     return CommStatus::Failed;
-  ArrayRef<int16_t> axes;
+  SmallVector<int16_t> axes;
   if (auto a = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes"))
-    axes = a.asArrayRef();
+    axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  // A mesh-axis grid: its axis 0 is an axis of the mesh.
+  if (!axisMap.empty())
+    for (int16_t &a : axes)
+      a = a == 0 ? axisMap.front() : static_cast<int16_t>(shape->size());
   for (int16_t a : axes)
     if (a < 0 || a >= static_cast<int64_t>(shape->size())) {
       error() << "has grid axis " << a << " outside grid @"

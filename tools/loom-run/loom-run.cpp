@@ -146,7 +146,7 @@ std::string fileNameFor(const std::string &name) {
   return out;
 }
 
-int runFunction(func::FuncOp func, Interpreter &interpreter,
+int runFunction(ArrayRef<func::FuncOp> funcs, Interpreter &interpreter,
                 ArrayRef<ArgumentSources> sources, bool checkFinite,
                 const std::string &outputDir, bool print, bool header,
                 bool perRank);
@@ -162,8 +162,16 @@ int runMain(int argc, char **argv) {
                                  cl::Required, cl::cat(category));
   cl::opt<std::string> entry(
       "entry",
-      cl::desc("Function to run (default: @main, else the only public one)"),
+      cl::desc("Function to run (default: @main, else the only public "
+               "one); with --ranks N, N comma-separated names give each "
+               "rank its own (e.g. the stages of a pipeline)"),
       cl::value_desc("name"), cl::cat(category));
+  cl::opt<std::string> meshOption(
+      "mesh",
+      cl::desc("With --ranks: lay the ranks out as the mesh dp=D,pp=P,tp=T "
+               "(rank (d*P + p)*T + t, as compiled programs do); 1-D grids "
+               "named dp, pp and tp then span that axis"),
+      cl::value_desc("dp=D,pp=P,tp=T"), cl::cat(category));
   cl::list<std::string> inputs(
       "input",
       cl::desc("Value of an argument, by its loom.name or argN, from a .npy "
@@ -333,13 +341,21 @@ int runMain(int argc, char **argv) {
       return fail("--entry-all: the module has no public function with a "
                   "body to run");
   } else {
-    std::string error;
-    func::FuncOp func = findEntry(*module, entry, error);
-    if (!func)
-      return fail(error);
-    if (func.isExternal())
-      return fail("@" + func.getSymName().str() + " has no body to run");
-    entries.push_back(func);
+    SmallVector<StringRef> names;
+    StringRef(entry).split(names, ',');
+    if (names.size() > 1 && (comparing || names.size() != numRanks))
+      return fail("--entry lists " + std::to_string(names.size()) +
+                  " functions: a list gives one function per rank and needs "
+                  "--ranks " + std::to_string(names.size()));
+    for (StringRef name : names) {
+      std::string error;
+      func::FuncOp func = findEntry(*module, name.trim(), error);
+      if (!func)
+        return fail(error);
+      if (func.isExternal())
+        return fail("@" + func.getSymName().str() + " has no body to run");
+      entries.push_back(func);
+    }
   }
 
   if (comparing) {
@@ -390,14 +406,40 @@ int runMain(int argc, char **argv) {
 
   InterpreterOptions options;
   options.checkFinite = checkFinite;
+  if (!meshOption.empty()) {
+    options.mesh.assign(3, 1);
+    SmallVector<StringRef> parts;
+    StringRef(meshOption).split(parts, ',', -1, false);
+    for (StringRef part : parts) {
+      auto [key, value] = part.split('=');
+      int64_t n = 0;
+      key = key.trim();
+      int axis = key == "dp" ? 0 : key == "pp" ? 1 : key == "tp" ? 2 : -1;
+      if (axis < 0 || value.trim().getAsInteger(10, n) || n < 1)
+        return fail("invalid --mesh '" + meshOption +
+                    "': expected dp=D,pp=P,tp=T with sizes >= 1");
+      options.mesh[axis] = n;
+    }
+    if (options.mesh[0] * options.mesh[1] * options.mesh[2] !=
+        static_cast<int64_t>(numRanks))
+      return fail("--mesh " + meshOption + " has " +
+                  std::to_string(options.mesh[0] * options.mesh[1] *
+                                 options.mesh[2]) +
+                  " ranks, but --ranks is " + std::to_string(numRanks));
+  }
   Interpreter interpreter(options);
   int status = 0;
-  for (func::FuncOp func : entries) {
-    if (int rc = runFunction(func, interpreter, sources, checkFinite,
-                             outputDir, print, /*header=*/entryAll, perRank))
-      status = rc;
-    if (status && !entryAll)
-      break;
+  if (entries.size() > 1 && !entryAll) {
+    status = runFunction(entries, interpreter, sources, checkFinite, outputDir,
+                         print, /*header=*/false, perRank);
+  } else {
+    for (func::FuncOp func : entries) {
+      if (int rc = runFunction(func, interpreter, sources, checkFinite,
+                               outputDir, print, /*header=*/entryAll, perRank))
+        status = rc;
+      if (status && !entryAll)
+        break;
+    }
   }
   unsigned failedChecks = interpreter.getChecksFailed();
   if (checkSummary)
@@ -408,21 +450,49 @@ int runMain(int argc, char **argv) {
   return status;
 }
 
-/// Binds the arguments of `func`, runs it and writes or prints its results.
-int runFunction(func::FuncOp func, Interpreter &interpreter,
+/// Binds the arguments of `funcs` (one function, or one per rank), runs
+/// them and writes or prints their results.
+int runFunction(ArrayRef<func::FuncOp> funcs, Interpreter &interpreter,
                 ArrayRef<ArgumentSources> sources, bool checkFinite,
                 const std::string &outputDir, bool print, bool header,
                 bool perRank) {
+  auto funcOf = [&](size_t r) { return funcs.size() == 1 ? funcs[0] : funcs[r]; };
+  func::FuncOp func = funcs.front();
 
   if (std::string err = checkArgumentMemory(func, sources.size());
       !err.empty())
     return fail(err);
 
+  SmallVector<func::FuncOp> perRankFuncs;
+  for (size_t r = 0; r < sources.size(); ++r)
+    perRankFuncs.push_back(funcOf(r));
   SmallVector<SmallVector<Tensor>> argsPerRank(sources.size());
   for (auto [r, rankSources] : llvm::enumerate(sources)) {
     std::string prefix = perRank ? "rank " + std::to_string(r) + ": " : "";
     SmallVector<Tensor> &args = argsPerRank[r];
-    if (std::string err = bindArguments(func, rankSources, args); !err.empty())
+    func::FuncOp func = funcOf(r);
+    // One function per rank: an input binds on the ranks whose function
+    // has that argument (it must name an argument of one of them).
+    ArgumentSources filtered = rankSources;
+    if (funcs.size() > 1) {
+      auto hasArgument = [](func::FuncOp f, StringRef name) {
+        for (unsigned i = 0; i < f.getNumArguments(); ++i)
+          if (getArgumentName(f, i) == name)
+            return true;
+        return false;
+      };
+      for (const auto &input : rankSources.inputs)
+        if (llvm::none_of(funcs, [&](func::FuncOp f) {
+              return hasArgument(f, input.first);
+            }))
+          return fail("--input names '" + input.first +
+                      "', which is an argument of none of the --entry "
+                      "functions");
+      llvm::erase_if(filtered.inputs, [&](const auto &input) {
+        return !hasArgument(func, input.first);
+      });
+    }
+    if (std::string err = bindArguments(func, filtered, args); !err.empty())
       return fail(prefix + err);
     if (checkFinite) {
       for (auto [i, arg] : llvm::enumerate(args)) {
@@ -438,11 +508,12 @@ int runFunction(func::FuncOp func, Interpreter &interpreter,
   }
 
   FailureOr<SmallVector<SmallVector<Tensor>>> resultsPerRank =
-      interpreter.runRanks(func, std::move(argsPerRank));
+      interpreter.runRanks(perRankFuncs, std::move(argsPerRank));
   if (failed(resultsPerRank))
     return 1;
 
   for (auto [r, results] : llvm::enumerate(*resultsPerRank)) {
+    func::FuncOp func = funcOf(r);
     if (!outputDir.empty()) {
       SmallString<256> dir(outputDir);
       if (perRank)

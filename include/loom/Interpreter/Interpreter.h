@@ -15,8 +15,12 @@
 // unfinished rank is blocked, the run fails with a deadlock error listing
 // each rank's blocked op. A rank's coordinate in a grid is its rank id in
 // row-major order (`shard.process_linear_index` is the rank id); a grid used
-// by a communication op must have exactly N devices. Communication ops
-// inside called functions are rejected for now.
+// by a communication op must have exactly N devices, except that a mesh
+// {dp = D, pp = P, tp = T} in the options lays the N = D*P*T ranks out as
+// the runtime does (rank (d*P + p)*T + t) and makes the 1-D grids named
+// dp, pp and tp span that axis of the mesh. Each rank may run its own
+// function (pipeline stages). Communication ops inside called functions are
+// rejected for now.
 //
 // Errors (an op the interpreter does not support, operands that break an
 // op's rule at run time, an out-of-range gather index or label, NaN/Inf
@@ -47,6 +51,10 @@ struct InterpreterOptions {
   bool checkFinite = false;
   /// Deepest func.call nesting (guards against unbounded recursion).
   unsigned maxCallDepth = 64;
+  /// The device mesh {dp, pp, tp} the ranks form (loom-run --mesh), or
+  /// empty: rank (d*P + p)*T + t, as the runtime lays them out; 1-D grids
+  /// named dp, pp and tp then span that axis of the mesh.
+  SmallVector<int64_t, 3> mesh;
 };
 
 class Interpreter {
@@ -63,6 +71,11 @@ public:
   /// one-rank case.
   FailureOr<SmallVector<SmallVector<Tensor>>>
   runRanks(func::FuncOp func, SmallVector<SmallVector<Tensor>> argsPerRank);
+  /// As above with rank r running `funcs[r]` (one function per rank, e.g.
+  /// the stage functions of a pipeline).
+  FailureOr<SmallVector<SmallVector<Tensor>>>
+  runRanks(ArrayRef<func::FuncOp> funcs,
+           SmallVector<SmallVector<Tensor>> argsPerRank);
 
   /// `check.*` ops (StableHLO test data, see CheckKernels.cpp) run so far:
   /// a failed check is reported at the op and counted, and the function
@@ -93,9 +106,15 @@ private:
   /// Tries to complete the communication op at rank `r`'s program counter.
   CommStatus communicate(unsigned r, MutableArrayRef<RankState> ranks);
   /// Checks a communication op's grid against the number of ranks and
-  /// returns its shape, or failure (reported).
+  /// returns the shape the ranks are laid out in, or failure (reported).
+  /// That is the grid's own shape, or, for a 1-D grid named `dp`, `pp` or
+  /// `tp` when options.mesh is set, the mesh [D, P, T] (the runtime's
+  /// layout); `axisMap` then gets the mesh axis of the grid's axis 0 (else
+  /// it is left empty).
   FailureOr<SmallVector<int64_t>> gridShape(Operation *op,
-                                            FlatSymbolRefAttr grid);
+                                            FlatSymbolRefAttr grid,
+                                            SmallVectorImpl<int16_t> *axisMap =
+                                                nullptr);
 
   /// Adds notes naming the calls that led to `diagnostic`, reports it and
   /// returns failure.

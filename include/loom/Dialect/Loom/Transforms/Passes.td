@@ -373,6 +373,85 @@ def LoomPipelineSplit : Pass<"loom-pipeline-split", "ModuleOp"> {
   ];
 }
 
+def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
+  let summary = "Build each pipeline stage's gradient function: forward and "
+                "backward of M micro-batches in GPipe or 1F1B order, with "
+                "send/recv between the stages";
+  let description = [{
+    Takes `@F` split into stages by `loom-pipeline-split` (a body of calls
+    to `@F_stage0 .. @F_stage<P-1>`, each call with `loom.stage = k`) and
+    adds, for every stage `k`, the public function `@F_stage<k>_grad` that
+    stage `k`'s rank runs for one training step. It has the gradient
+    function layout of `loom-autodiff` (see docs/training.md), so
+    `loom-data-parallel` and `loom-optimizer` apply to it unchanged:
+
+    * arguments: the arguments of `@F` the stage reads, in `@F`'s order,
+      with their attributes; a data argument (not `loom.param`) holds the
+      step's `M` micro-batches: its dimension 0 is `M` times `@F`'s, and
+      micro-batch `m` is rows `[m*b, (m+1)*b)`;
+    * results: `loss` (the mean of the `M` micro-batch losses on the last
+      stage, `0` elsewhere), then the gradient of every `loom.param`
+      argument (`loom.grad_of`, `grad.<name>`), averaged over the
+      micro-batches. When the loss is a mean over rows this equals the
+      gradient of `@F` on all `M*b` rows.
+
+    The body is the schedule, unrolled. Forward of micro-batch `m` on stage
+    `k`: receive the values of earlier stages it reads (`shard.recv` from
+    their stage), compute `@F_stage<k>`, send each output to every later
+    stage that reads it (`shard.send`; a value that skips stages goes
+    directly to its reader). Backward: receive the cotangent of every float
+    output from each reader (summed), compute the vector-Jacobian product
+    of the stage (`loom-autodiff` of `sum_i <output_i, cotangent_i>` with
+    respect to the parameters and the received values), accumulate the
+    parameter gradients and send each received value's cotangent back to
+    its stage. The last stage differentiates its loss; its forward and
+    backward of a micro-batch are one slot. Transfers use the 1-D grid
+    `@<grid>` of shape `P` (created if absent), `grid_axes = [0]`, the peer
+    stage as static coordinate, and carry `loom.tag`, unique per transfer
+    within a step: `(m * E + e) * 2 + d` for edge `e` of the `E`
+    (producer output, reader stage) pairs and direction `d` (0 forward,
+    1 backward). Rank-0 values travel as `tensor<1x...>`.
+
+    Orders: `gpipe` runs the `M` forwards, then the `M` backwards;
+    `1f1b` (PipeDream-flush) runs `min(P-1-k, M)` forwards, then alternates
+    one forward and one backward, then the remaining backwards, so stage
+    `k` holds at most `P-k` micro-batches' activations. Sends never block
+    and receives wait, so every order that follows the data flow is free of
+    deadlock.
+
+    The calls are then inlined and `cse` runs: the backward pass's
+    recomputation of the forward merges with the forward ops (activations
+    are kept from a micro-batch's forward to its backward, and a
+    tensor-parallel all-reduce of the forward is not repeated). The stage
+    functions and helpers are removed; `@F` is inlined back to one body.
+    Each `@F_stage<k>_grad` gets `loom.stage = k`, `loom.pp = P`,
+    `loom.microbatches = M` and `loom.schedule`, and keeps `@F`'s
+    `loom.tp`.
+
+    Errors: no split function or several, `microbatches` below 1, an
+    unknown `schedule`, a loss computed before the last stage, a data
+    argument without a batch dimension, a `@<grid>` symbol that is not a
+    `shard.grid` of shape `P`, and tags beyond MPI's guaranteed 32767.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The split function (default: the only one whose body calls "
+           "stage functions)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Micro-batches M per step (>= 1)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe or 1f1b">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"pp\"",
+           "The 1-D shard.grid of the pipeline stages">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "The loom.name of @F's loss result (default: the only result, "
+           "else the one named loss)">,
+  ];
+}
+
 def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
   let summary = "Average the loss and gradients of @F_grad over data-parallel "
                 "ranks, with bucketed all-reduces issued as the backward pass "
