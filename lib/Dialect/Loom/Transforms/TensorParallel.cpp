@@ -735,13 +735,17 @@ void Partitioner::rewrite() {
                       LoomDialect::getShardAttrName(),
                       b.getDictionaryAttr(fields));
     }
-    // f: the replicated input of a column-parallel layer, once per value.
+    // f: the replicated input of a column-parallel layer, once per value,
+    // before the first of its layers (merged regions list their layers out
+    // of program order: separate Q, K, V projections of one input).
     for (DotGeneralOp dot : region.columns) {
       Value &copy = copies[dot.getLhs()];
       if (!copy) {
         builder.setInsertionPoint(dot);
         copy = TpCopyOp::create(builder, dot.getLoc(), dot.getLhs(), grid,
                                 ArrayRef<int16_t>{0});
+      } else if (dot->isBeforeInBlock(copy.getDefiningOp())) {
+        copy.getDefiningOp()->moveBefore(dot);
       }
       dot.getLhsMutable().assign(copy);
     }
