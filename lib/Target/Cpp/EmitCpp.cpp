@@ -367,7 +367,12 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
             }), ", ")
          << "] (" << op.getOrigin() << ") -> " << name(op.getOutput()) << "\n";
   int64_t outN = numElements(keptSizes);
-  LoopNest outer(os, keptSizes, "k", 2, outN >= options.parallelThreshold / 64);
+  // A full reduction has no outer loop: a block scopes its locals.
+  bool scoped = keptSizes.empty();
+  if (scoped)
+    os.indent(2) << "{\n";
+  LoopNest outer(os, keptSizes, "k", scoped ? 4 : 2,
+                 outN >= options.parallelThreshold / 64);
   int indent = outer.bodyIndent();
   std::string init;
   switch (op.getKind()) {
@@ -413,6 +418,8 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   os.indent(indent) << name(op.getOutput()) << "[" << indexExpr("k", outStrides)
                     << "] = static_cast<" << cppType(type) << ">(" << value
                     << ");\n";
+  if (scoped)
+    os.indent(2) << "}\n";
   return success();
 }
 
