@@ -48,8 +48,9 @@
 // HELP-NOT: amdgpu
 
 // Errors name the problem and the fix, and exit non-zero.
+// dp and tp together run both passes; this model has no block for tp.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2,tp=2: data and tensor parallelism together are not implemented yet; use dp=N or tp=T alone
+// MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main
 // RUN: not loomc %s -o %t.err --mesh pp=2 2>&1 | FileCheck %s --check-prefix=PP
 // PP: loomc: error: --mesh pp=2: pipeline parallelism is not implemented yet (pp=1; data parallelism dp=N and tensor parallelism tp=T work)
 // RUN: not loomc %s -o %t.err --mesh tp=2 --clip-grad-norm 1 2>&1 | FileCheck %s --check-prefix=TPCLIP

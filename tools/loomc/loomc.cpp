@@ -105,7 +105,8 @@ cl::opt<double> minLr("min-lr", cl::desc("Final learning rate (cosine)"),
                       cl::init(0.0), cl::cat(category));
 cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P (default 1,1,1; "
                                            "dp=D runs data parallel on D ranks, "
-                                           "tp=T tensor parallel on T ranks)"),
+                                           "tp=T tensor parallel on T ranks, "
+                                           "dp=D,tp=T both on D*T ranks)"),
                           cl::init("dp=1,tp=1,pp=1"), cl::cat(category));
 cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
                             cl::init("cpu"), cl::cat(category));
@@ -373,10 +374,6 @@ int run(int argc, char **argv) {
     return fail("--mesh " + mesh +
                 ": pipeline parallelism is not implemented yet (pp=1; data "
                 "parallelism dp=N and tensor parallelism tp=T work)");
-  if (dp > 1 && tp > 1)
-    return fail("--mesh " + mesh +
-                ": data and tensor parallelism together are not implemented "
-                "yet; use dp=N or tp=T alone");
   // The global gradient norm would need the sliced gradients' squares
   // summed over the ranks (and the replicated ones counted once).
   if (tp > 1 && clipGradNorm > 0)
@@ -479,6 +476,27 @@ int run(int argc, char **argv) {
                   " (see the warning above); compile without tp");
     }
     shards = std::move(*found);
+  }
+
+  // Every parallel axis of the mesh must have left its collectives, each on
+  // its own grid (the emitted code maps a grid to the runtime's group).
+  if (auto step = module->lookupSymbol<func::FuncOp>(name + "_step")) {
+    for (auto [axis, size] : {std::pair<StringRef, int64_t>("dp", dp),
+                              std::pair<StringRef, int64_t>("tp", tp)}) {
+      if (size <= 1)
+        continue;
+      bool found = false;
+      step.walk([&](loomrt::AllReduceStartOp start) {
+        found |= start.getGroup() == axis;
+      });
+      auto attr = step->getAttrOfType<IntegerAttr>(("loom." + axis).str());
+      if (!found || !attr || attr.getInt() != size) {
+        llvm::sys::fs::remove(weightsTmp);
+        return fail("--mesh " + mesh + ": the compiled step has no " +
+                    axis.str() + " collectives over " + std::to_string(size) +
+                    " ranks (a bug in the parallelisation passes)");
+      }
+    }
   }
 
   std::string code;
