@@ -204,10 +204,11 @@ std::string besideExecutable(const char *argv0, const std::string &file) {
   return dir + "/" + file;
 }
 
-/// The initial weights of rank `rank`: --weights (its `{rank}`s replaced by
-/// the rank when the program is tensor-parallel) or, by default,
-/// weights.safetensors (tensor-parallel: weights.rank<r>.safetensors, as
-/// loomc writes them) next to the executable.
+/// The initial weights of the rank with tensor-parallel coordinate `rank`:
+/// --weights (its `{rank}`s replaced by that coordinate when the program is
+/// tensor-parallel) or, by default, weights.safetensors (tensor-parallel:
+/// weights.rank<t>.safetensors, as loomc writes them) next to the
+/// executable.
 std::string weightsPath(const Options &options, const ProgramSpec &spec,
                         int rank, const char *argv0) {
   const std::string placeholder = "{rank}";
@@ -375,17 +376,20 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
           std::to_string(meshSize) + " ranks) but runs on " +
           std::to_string(ctx.size) + " rank(s); launch it with mpirun -np " +
           std::to_string(meshSize));
-  // Tensor parallelism runs on a tp-only mesh: its all-reduces use every
-  // rank (the world communicator), and every rank reads the same rows.
-  if (spec.pp != 1 || (spec.tp != 1 && spec.dp != 1))
-    fatal("mesh", "pipeline parallel programs and data parallelism combined "
-                  "with tensor parallelism (dp=" + std::to_string(spec.dp) +
-                  ",tp=" + std::to_string(spec.tp) + ",pp=" +
-                  std::to_string(spec.pp) + ") are not supported by this "
-                  "runtime yet");
-  // This rank's share of each step's rows (replicated programs: all of it).
+  if (spec.pp != 1)
+    fatal("mesh", "pipeline parallel programs (pp=" + std::to_string(spec.pp) +
+                      ") are not supported by this runtime yet");
+  // The groups: rank r = (d*pp + p)*tp + t. A replicated program's ranks
+  // are all data-parallel (each reads the rows of step s alone).
+  if (spec.dp > 0)
+    ctx.initGroups(spec.dp, spec.tp, spec.pp);
+  else
+    ctx.initGroups(ctx.size, 1, 1);
+  // This rank's share of each step's rows (replicated programs: all of it):
+  // its data-parallel coordinate d picks batch s*dp + d.
   const int64_t dataParallel = spec.dp > 0 ? spec.dp : 1;
-  const int64_t dataRank = spec.dp > 0 ? ctx.rank % spec.dp : 0;
+  const int64_t dataRank = spec.dp > 0 ? groupRank(ctx, Group::Dp) : 0;
+  const int tensorRank = groupRank(ctx, Group::Tp);
 
   // 1. Where to start: a checkpoint (--resume) or the weights.
   int64_t startStep = 0;
@@ -439,7 +443,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     check("checkpoint", readCheckpoint(resumeFrom, spec, ctx.rank, ctx.size,
                                        buffers.argPtrs.data(), startStep));
   } else if (hasParams) {
-    std::string weights = weightsPath(options, spec, ctx.rank, argv0);
+    std::string weights = weightsPath(options, spec, tensorRank, argv0);
     check("weights", loadWeights(weights, spec, buffers.argPtrs.data()));
   }
 

@@ -624,6 +624,27 @@ int run(int argc, char **argv) {
     }
   }
 
+  // Every parallel axis of the mesh must have left its collectives, each on
+  // its own grid (the emitted code maps a grid to the runtime's group).
+  if (auto step = module->lookupSymbol<func::FuncOp>(name + "_step")) {
+    for (auto [axis, size] : {std::pair<StringRef, int64_t>("dp", dp),
+                              std::pair<StringRef, int64_t>("tp", tp)}) {
+      if (size <= 1)
+        continue;
+      bool found = false;
+      step.walk([&](loomrt::AllReduceStartOp start) {
+        found |= start.getGroup() == axis;
+      });
+      auto attr = step->getAttrOfType<IntegerAttr>(("loom." + axis).str());
+      if (!found || !attr || attr.getInt() != size) {
+        llvm::sys::fs::remove(weightsTmp);
+        return fail("--mesh " + mesh + ": the compiled step has no " +
+                    axis.str() + " collectives over " + std::to_string(size) +
+                    " ranks (a bug in the parallelisation passes)");
+      }
+    }
+  }
+
   std::string code;
   llvm::raw_string_ostream codeStream(code);
   if (failed(mlir::loom::emitCpp(*module, codeStream)))

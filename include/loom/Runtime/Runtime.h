@@ -66,12 +66,11 @@ struct ProgramSpec {
   int64_t batchSize;
   StepFn step;
   /// The device mesh the program was compiled for: data, tensor and
-  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. The runtime runs
-  /// dp-only and tp-only meshes. dp: rank r's data-parallel index is r: in
-  /// step s it reads rows [(s*dp + r) * batchSize, +batchSize) of each data
-  /// file. tp: every rank reads the rows of step s, loads its own slice of
-  /// the weights (weights.rank<r>.safetensors, or --weights with {rank}),
-  /// and the step's all-reduces span all ranks.
+  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. World rank r has
+  /// coordinates (d, p, t), r = (d*pp + p)*tp + t, and the groups of
+  /// Comm.h. In step s a rank reads rows [(s*dp + d) * batchSize,
+  /// +batchSize) of each data file; with tp > 1 it loads its slice of the
+  /// weights (weights.rank<t>.safetensors, or --weights with {rank} = t).
   /// dp = 0 means replicated: the program runs on any number of ranks, each
   /// reading the rows of step s alone (hand-written programs that do their
   /// own communication).

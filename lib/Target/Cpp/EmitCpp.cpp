@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -84,6 +85,17 @@ const char *dtypeName(Type type) {
   if (type.isInteger(32))
     return "DType::I32";
   return nullptr;
+}
+
+/// The runtime's Group for a grid name (loomrt ops name the shard grid
+/// their collective ran on); null for a name the runtime has no group for.
+const char *groupEnum(StringRef grid) {
+  return llvm::StringSwitch<const char *>(grid)
+      .Case("dp", "Group::Dp")
+      .Case("tp", "Group::Tp")
+      .Case("pp", "Group::Pp")
+      .Case("world", "Group::World")
+      .Default(nullptr);
 }
 
 int64_t elementBytes(Type type) {
@@ -621,10 +633,15 @@ LogicalResult Emitter::emitOp(Operation *op) {
                          : reduction == "min" ? "ReduceOp::Min"
                          : reduction == "avg" ? "ReduceOp::Avg"
                                               : "ReduceOp::Sum";
+        const char *group = groupEnum(start.getGroup());
+        if (!group)
+          return start.emitError("emit-cpp: unknown group '")
+                 << start.getGroup()
+                 << "' (the runtime's groups are dp, tp, pp and world)";
         line() << "const CommHandle " << n << " = allReduceStart(ctx, "
                << name(start.getBuffer()) << ", "
-               << numElements(shape(start.getBuffer())) << ", " << op
-               << "); // group " << start.getGroup() << "\n";
+               << numElements(shape(start.getBuffer())) << ", " << op << ", "
+               << group << ");\n";
         return success();
       })
       .Case([&](loomrt::WaitOp w) -> LogicalResult {
