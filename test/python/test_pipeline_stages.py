@@ -6,9 +6,11 @@ stage 0 computes h = x @ w0 and sends h; stage 1 receives h, computes
 loss = mean((h @ w1 - y)^2) and sends d loss / d h back; each stage updates
 its weight by SGD. It is lowered by convert-loom-to-loomrt (both functions),
 planned, emitted by `loom-translate --emit-cpp` (one namespace per stage and
-trainMainStages) and run with `mpirun -np 2` (pp=2) and `-np 4` (dp=2: each
-stage also averages its gradient, and stage 1 its loss, over @dp). Losses
-and final weights are checked against a NumPy replay on the global batch.
+trainMainStages) and run with `mpirun -np 2` (pp=2), `-np 4` (dp=2: each
+stage also averages its gradient, and stage 1 its loss, over @dp) and `-np
+8` (dp=2 x tp=2 x pp=2: each stage is a Megatron-style slice, stage 1 sums
+its partial products over @tp). Losses and final weights are checked
+against a NumPy replay of the full model on the global batch.
 """
 
 import os
@@ -33,10 +35,17 @@ pytestmark = [
 B, ROWS, LR, STEPS = 4, 20, 0.1, 8
 
 
-def stages_ir(dp):
-    """The two stage programs for `dp` data-parallel replicas."""
-    dp_attr = f", loom.dp = {dp} : i64" if dp > 1 else ""
-    grids = "shard.grid @pp(shape = 2)\n" + (f"shard.grid @dp(shape = {dp})\n" if dp > 1 else "")
+def stages_ir(dp, tp):
+    """The two stage programs for `dp` data-parallel replicas, each stage
+    cut over `tp` ranks as a Megatron MLP: stage 0 holds columns of w0
+    (its slice of h goes to the stage-1 rank of the same t), stage 1 the
+    matching rows of w1 and sums its partial products over @tp."""
+    H = 8 // tp
+    dp_attr = (f", loom.dp = {dp} : i64" if dp > 1 else "") + \
+        (f", loom.tp = {tp} : i64" if tp > 1 else "")
+    grids = "shard.grid @pp(shape = 2)\n" + \
+        (f"shard.grid @dp(shape = {dp})\n" if dp > 1 else "") + \
+        (f"shard.grid @tp(shape = {tp})\n" if tp > 1 else "")
 
     def mean_over_dp(v, t):
         if dp == 1:
@@ -46,49 +55,54 @@ def stages_ir(dp):
             f"  {v}_inv = loom.constant dense<{1.0 / dp}> : {t}\n"
             f"  {v}_avg = loom.mul {v}_sum, {v}_inv : {t}\n")
 
-    dw0, dw0_ops = mean_over_dp("%dw0", "tensor<4x8xf32>")
-    dw1, dw1_ops = mean_over_dp("%dw1", "tensor<8x2xf32>")
+    dw0, dw0_ops = mean_over_dp("%dw0", f"tensor<4x{H}xf32>")
+    dw1, dw1_ops = mean_over_dp("%dw1", f"tensor<{H}x2xf32>")
     loss, loss_ops = mean_over_dp("%loss", "tensor<f32>")
+    if tp > 1:
+        p, p_ops = "%p", (f"  %p = shard.all_reduce %pt on @tp grid_axes = [0] : "
+                          f"tensor<{B}x2xf32> -> tensor<{B}x2xf32>\n")
+    else:
+        p, p_ops = "%pt", ""
 
     def attrs(k):
         return (f"attributes {{loom.stage = {k} : i64, loom.pp = 2 : i64, "
                 f"loom.microbatches = 1 : i64{dp_attr}}}")
     return f"""{grids}
-func.func @net_stage0_step(%w0: tensor<4x8xf32> {{loom.param, loom.name = "w0"}},
+func.func @net_stage0_step(%w0: tensor<4x{H}xf32> {{loom.param, loom.name = "w0"}},
                            %x: tensor<{B}x4xf32> {{loom.name = "x"}})
-    -> (tensor<f32> {{loom.name = "loss"}}, tensor<4x8xf32> {{loom.name = "w0", loom.updates = 0 : i64}})
+    -> (tensor<f32> {{loom.name = "loss"}}, tensor<4x{H}xf32> {{loom.name = "w0", loom.updates = 0 : i64}})
     {attrs(0)} {{
-  %h = loom.dot_general %x, %w0, contracting_dims = [1] x [0] : (tensor<{B}x4xf32>, tensor<4x8xf32>) -> tensor<{B}x8xf32>
-  %s = shard.send %h on @pp grid_axes = [0] destination = [1] {{loom.tag = 0 : i64}} : (tensor<{B}x8xf32>) -> tensor<{B}x8xf32>
-  %z = loom.constant dense<0.0> : tensor<{B}x8xf32>
-  %dh = shard.recv %z on @pp grid_axes = [0] source = [1] {{loom.tag = 1 : i64}} : (tensor<{B}x8xf32>) -> tensor<{B}x8xf32>
-  %dw0 = loom.dot_general %x, %dh, contracting_dims = [0] x [0] : (tensor<{B}x4xf32>, tensor<{B}x8xf32>) -> tensor<4x8xf32>
-{dw0_ops}  %lr = loom.constant dense<{LR}> : tensor<4x8xf32>
-  %u = loom.mul {dw0}, %lr : tensor<4x8xf32>
-  %w0n = loom.sub %w0, %u : tensor<4x8xf32>
+  %h = loom.dot_general %x, %w0, contracting_dims = [1] x [0] : (tensor<{B}x4xf32>, tensor<4x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %s = shard.send %h on @pp grid_axes = [0] destination = [1] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %z = loom.constant dense<0.0> : tensor<{B}x{H}xf32>
+  %dh = shard.recv %z on @pp grid_axes = [0] source = [1] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %dw0 = loom.dot_general %x, %dh, contracting_dims = [0] x [0] : (tensor<{B}x4xf32>, tensor<{B}x{H}xf32>) -> tensor<4x{H}xf32>
+{dw0_ops}  %lr = loom.constant dense<{LR}> : tensor<4x{H}xf32>
+  %u = loom.mul {dw0}, %lr : tensor<4x{H}xf32>
+  %w0n = loom.sub %w0, %u : tensor<4x{H}xf32>
   %zero = loom.constant dense<0.0> : tensor<f32>
-  return %zero, %w0n : tensor<f32>, tensor<4x8xf32>
+  return %zero, %w0n : tensor<f32>, tensor<4x{H}xf32>
 }}
 
-func.func @net_stage1_step(%w1: tensor<8x2xf32> {{loom.param, loom.name = "w1"}},
+func.func @net_stage1_step(%w1: tensor<{H}x2xf32> {{loom.param, loom.name = "w1"}},
                            %y: tensor<{B}x2xf32> {{loom.name = "y"}})
-    -> (tensor<f32> {{loom.name = "loss"}}, tensor<8x2xf32> {{loom.name = "w1", loom.updates = 0 : i64}})
+    -> (tensor<f32> {{loom.name = "loss"}}, tensor<{H}x2xf32> {{loom.name = "w1", loom.updates = 0 : i64}})
     {attrs(1)} {{
-  %z = loom.constant dense<0.0> : tensor<{B}x8xf32>
-  %h = shard.recv %z on @pp grid_axes = [0] source = [0] {{loom.tag = 0 : i64}} : (tensor<{B}x8xf32>) -> tensor<{B}x8xf32>
-  %p = loom.dot_general %h, %w1, contracting_dims = [1] x [0] : (tensor<{B}x8xf32>, tensor<8x2xf32>) -> tensor<{B}x2xf32>
-  %e = loom.sub %p, %y : tensor<{B}x2xf32>
+  %z = loom.constant dense<0.0> : tensor<{B}x{H}xf32>
+  %h = shard.recv %z on @pp grid_axes = [0] source = [0] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %pt = loom.dot_general %h, %w1, contracting_dims = [1] x [0] : (tensor<{B}x{H}xf32>, tensor<{H}x2xf32>) -> tensor<{B}x2xf32>
+{p_ops}  %e = loom.sub {p}, %y : tensor<{B}x2xf32>
   %sq = loom.mul %e, %e : tensor<{B}x2xf32>
   %loss = loom.reduce_mean %sq, dims = [0, 1] : tensor<{B}x2xf32> -> tensor<f32>
 {loss_ops}  %c = loom.constant dense<{2.0 / (B * 2)}> : tensor<{B}x2xf32>
   %dp = loom.mul %e, %c : tensor<{B}x2xf32>
-  %dh = loom.dot_general %dp, %w1, contracting_dims = [1] x [1] : (tensor<{B}x2xf32>, tensor<8x2xf32>) -> tensor<{B}x8xf32>
-  %s = shard.send %dh on @pp grid_axes = [0] destination = [0] {{loom.tag = 1 : i64}} : (tensor<{B}x8xf32>) -> tensor<{B}x8xf32>
-  %dw1 = loom.dot_general %h, %dp, contracting_dims = [0] x [0] : (tensor<{B}x8xf32>, tensor<{B}x2xf32>) -> tensor<8x2xf32>
-{dw1_ops}  %lr = loom.constant dense<{LR}> : tensor<8x2xf32>
-  %u = loom.mul {dw1}, %lr : tensor<8x2xf32>
-  %w1n = loom.sub %w1, %u : tensor<8x2xf32>
-  return {loss}, %w1n : tensor<f32>, tensor<8x2xf32>
+  %dh = loom.dot_general %dp, %w1, contracting_dims = [1] x [1] : (tensor<{B}x2xf32>, tensor<{H}x2xf32>) -> tensor<{B}x{H}xf32>
+  %s = shard.send %dh on @pp grid_axes = [0] destination = [0] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %dw1 = loom.dot_general %h, %dp, contracting_dims = [0] x [0] : (tensor<{B}x{H}xf32>, tensor<{B}x2xf32>) -> tensor<{H}x2xf32>
+{dw1_ops}  %lr = loom.constant dense<{LR}> : tensor<{H}x2xf32>
+  %u = loom.mul {dw1}, %lr : tensor<{H}x2xf32>
+  %w1n = loom.sub %w1, %u : tensor<{H}x2xf32>
+  return {loss}, %w1n : tensor<f32>, tensor<{H}x2xf32>
 }}
 """
 
@@ -100,11 +114,11 @@ def run(cmd, **kw):
     return proc
 
 
-def build(tmp_path, dp):
-    """OUT/train of the two stages for `dp`, and the lowered IR's text."""
+def build(tmp_path, dp, tp=1):
+    """OUT/train of the two stages for `dp` x `tp`, and the lowered IR."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     ir = tmp_path / "stages.mlir"
-    ir.write_text(stages_ir(dp))
+    ir.write_text(stages_ir(dp, tp))
     rt = tmp_path / "stages.rt.mlir"
     run([BIN / "loom-opt", ir,
          "--convert-loom-to-loomrt=function=net_stage0_step,net_stage1_step",
@@ -139,7 +153,17 @@ def work(tmp_path):
     w = {"w0": (rng.standard_normal((4, 8)) * 0.5).astype(np.float32),
          "w1": (rng.standard_normal((8, 2)) * 0.5).astype(np.float32)}
     save_file(w, str(tmp_path / "weights.safetensors"))
+    for tp in (2,):
+        for t in range(tp):
+            save_file(slices(w, tp, t), str(tmp_path / f"weights.tp{tp}.rank{t}.safetensors"))
     return tmp_path, x, y, w
+
+
+def slices(w, tp, t):
+    """Tensor-parallel rank t's weights: columns of w0, rows of w1."""
+    h = 8 // tp
+    return {"w0": np.ascontiguousarray(w["w0"][:, t * h:(t + 1) * h]),
+            "w1": np.ascontiguousarray(w["w1"][t * h:(t + 1) * h])}
 
 
 def numpy_replay(x, y, w, dp, steps):
@@ -164,17 +188,20 @@ def mpirun(ranks):
     return [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
 
 
-@pytest.mark.parametrize("dp", [1, 2])
-def test_two_stages_match_numpy(work, dp):
+@pytest.mark.parametrize("dp,tp", [(1, 1), (2, 1), (2, 2)])
+def test_two_stages_match_numpy(work, dp, tp):
     from safetensors.numpy import load_file
     tmp_path, x, y, w = work
-    train, rt = build(tmp_path / f"dp{dp}", dp)
+    train, rt = build(tmp_path / f"dp{dp}tp{tp}", dp, tp)
     assert rt.count("loomrt.send_start") == 2 and rt.count("loomrt.recv_start") == 2, rt
     assert ('group = "dp"' in rt) == (dp > 1), rt
-    ranks = 2 * dp
+    assert ('group = "tp"' in rt) == (tp > 1), rt
+    ranks = 2 * dp * tp
+    weights = tmp_path / ("weights.safetensors" if tp == 1
+                          else f"weights.tp{tp}.rank{{rank}}.safetensors")
     log, ckpt, counters = tmp_path / "loss.csv", tmp_path / "ckpt", tmp_path / "mem.json"
     run(mpirun(ranks) + [train, "--data", tmp_path / "data", "--steps", STEPS,
-                         "--weights", tmp_path / "weights.safetensors", "--quiet",
+                         "--weights", weights, "--quiet",
                          "--log", log, "--checkpoint-dir", ckpt,
                          "--memory-counters", counters])
     rows = log.read_text().split()[1:]
@@ -183,11 +210,13 @@ def test_two_stages_match_numpy(work, dp):
     assert len(got) == STEPS
     # The loss is the last stage's (stage 0 returns 0).
     np.testing.assert_allclose(got, losses, rtol=1e-5)
-    # Rank r = (d*2 + p): stage 0 on even ranks (w0), stage 1 on odd (w1),
-    # the same on every data-parallel replica.
+    # Rank r = (d*2 + p)*tp + t runs stage p with tp slice t, the same on
+    # every data-parallel replica d.
     for r in range(ranks):
+        p, t = (r // tp) % 2, r % tp
         tensors = load_file(str(ckpt / f"ckpt-{STEPS:08d}-rank{r}.safetensors"))
-        name, want = ("w0", w0) if r % 2 == 0 else ("w1", w1)
+        name = ("w0", "w1")[p]
+        want = slices({"w0": w0, "w1": w1}, tp, t)[name]
         assert list(tensors) == [name]
         np.testing.assert_allclose(tensors[name], want, rtol=1e-5, atol=1e-6)
     # --memory-counters come from the last stage's rank: its arena.
@@ -198,7 +227,7 @@ def test_two_stages_match_numpy(work, dp):
 
 def test_wrong_rank_count_and_help(work):
     tmp_path, *_ = work
-    train, _ = build(tmp_path / "dp2", 2)
+    train, _ = build(tmp_path / "dp2", 2, 1)
     for ranks in (2, 3):
         proc = subprocess.run(mpirun(ranks) + [str(train), "--data", str(tmp_path / "data"),
                                                "--steps", "2"],
