@@ -33,7 +33,9 @@ struct Options {
   bool help = false;
 };
 
-void printHelp(const char *program, const ProgramSpec &spec) {
+void printHelp(const char *program, const ProgramSpec *const *stages,
+               int32_t numStages) {
+  const ProgramSpec &spec = *stages[0];
   std::printf(
       "usage: %s --data DIR --steps N [options]\n"
       "\n"
@@ -68,20 +70,27 @@ void printHelp(const char *program, const ProgramSpec &spec) {
       "arena's peak\n"
       "                          live bytes as JSON\n"
       "  --quiet                 no progress line\n"
-      "  --help                  this text\n"
-      "\n"
-      "Inputs:\n",
+      "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
       static_cast<long long>(spec.batchSize));
   const char *roles[] = {"param", "state", "data", "loss", "other"};
-  for (int32_t i = 0; i < spec.numArgs; ++i) {
-    const TensorSpec &t = spec.args[i];
-    if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 || t.rank > kMaxRank)
-      continue;
-    int role = static_cast<int>(t.role);
-    std::printf("  %-6s %s %s %s\n",
-                role >= 0 && role <= 4 ? roles[role] : "?", t.name,
-                dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
+  for (int32_t k = 0; k < numStages; ++k) {
+    if (numStages > 1)
+      std::printf("\nInputs of pipeline stage %d of %d (ranks with pipeline "
+                  "coordinate %d):\n",
+                  k, numStages, k);
+    else
+      std::printf("\nInputs:\n");
+    for (int32_t i = 0; i < stages[k]->numArgs; ++i) {
+      const TensorSpec &t = stages[k]->args[i];
+      if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 ||
+          t.rank > kMaxRank)
+        continue;
+      int role = static_cast<int>(t.role);
+      std::printf("  %-6s %s %s %s\n",
+                  role >= 0 && role <= 4 ? roles[role] : "?", t.name,
+                  dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
+    }
   }
 }
 
@@ -561,11 +570,7 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
     return 2;
   }
   if (options.help) {
-    for (int32_t k = 0; k < numStages; ++k) {
-      if (numStages > 1)
-        std::printf("%sStage %d of %d:\n", k ? "\n" : "", k, numStages);
-      printHelp(program, *stages[k]);
-    }
+    printHelp(program, stages, numStages);
     return 0;
   }
 

@@ -237,5 +237,7 @@ def test_wrong_rank_count_and_help(work):
             assert (f"rank {r}: the program was compiled for the mesh dp=2,tp=1,pp=2 "
                     f"(4 ranks) but runs on {ranks} rank(s)") in proc.stderr, proc.stderr
     help_text = run([train, "--help"]).stdout
-    assert "Stage 0 of 2:" in help_text and "Stage 1 of 2:" in help_text, help_text
+    assert "Inputs of pipeline stage 0 of 2" in help_text, help_text
+    assert "Inputs of pipeline stage 1 of 2" in help_text, help_text
+    assert help_text.count("usage:") == 1, help_text
     assert re.search(r"data\s+x float32", help_text) and re.search(r"data\s+y float32", help_text)
