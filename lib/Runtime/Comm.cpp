@@ -78,7 +78,9 @@ void checkPeer(Context &ctx, const char *op, int peer, int tag, Group group) {
   if (peer < 0 || peer >= ctx.groupSizes[g])
     fail(ctx, op,
          ("peer " + std::to_string(peer) + " is not a rank of the " +
-          groupName(group) + " group of " + std::to_string(ctx.groupSizes[g]))
+          (group == Group::World ? std::string("world")
+                                 : groupName(group) + std::string(" group")) +
+          " of " + std::to_string(ctx.groupSizes[g]))
              .c_str());
   void *ub = nullptr;
   int found = 0;
@@ -272,8 +274,12 @@ void wait(Context &ctx, CommHandle handle) {
     if (received != pending.expectedBytes)
       fail(ctx, "recv",
            ("expected " + std::to_string(pending.expectedBytes) +
-            " bytes from rank " + std::to_string(pending.peer) + " of the " +
-            groupName(pending.group) + " group (tag " +
+            " bytes from rank " + std::to_string(pending.peer) +
+            (pending.group == Group::World
+                 ? std::string()
+                 : " of the " + std::string(groupName(pending.group)) +
+                       " group") +
+            " (tag " +
             std::to_string(pending.tag) + "), received " +
             std::to_string(received))
                .c_str());

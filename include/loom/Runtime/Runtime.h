@@ -75,6 +75,10 @@ struct ProgramSpec {
   /// reading the rows of step s alone (hand-written programs that do their
   /// own communication).
   int32_t dp = 1, tp = 1, pp = 1;
+  /// The pipeline stage this program is (0 to pp-1): the ranks with
+  /// pipeline coordinate p run stage p. With pp > 1, batchSize is the rows
+  /// of one step per data-parallel rank (all the step's microbatches).
+  int32_t stage = 0;
 };
 
 /// Runs the training loop; returns the process exit code (0 on success,
@@ -88,6 +92,15 @@ struct ProgramSpec {
 /// Loss result, data arguments batched along dim 0): a malformed spec is an
 /// error naming the offending argument or result.
 int trainMain(int argc, char **argv, const ProgramSpec &spec);
+
+/// The same for a pipeline of `numStages` stage programs (`stages[k]` is
+/// stage k: its `stage` is k and its `pp` is numStages; all share dp, tp
+/// and the batch size). The rank with pipeline coordinate p runs
+/// stages[p]; the loss (loss.csv, the progress line) and --memory-counters
+/// come from the rank (d=0, p=pp-1, t=0), which holds the last stage.
+/// trainMain(spec) is the one-stage case.
+int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
+                    int32_t numStages);
 
 /// Arena accounting: the emitted code calls these when an arena buffer
 /// becomes live (its first write) and dead (after its last read). The

@@ -13,7 +13,7 @@
 // RT: loomrt.all_reduce_start {{.*}}group = "dp"
 // CHECK: allReduceStart(ctx, {{.*}}, 4, ReduceOp::Sum, Group::Tp);
 // CHECK: allReduceStart(ctx, {{.*}}, 4, ReduceOp::Sum, Group::Dp);
-// CHECK: /*dp=*/2, /*tp=*/2, /*pp=*/1};
+// CHECK: /*dp=*/2, /*tp=*/2, /*pp=*/1, /*stage=*/0};
 shard.grid @dp(shape = 2)
 shard.grid @tp(shape = 2)
 func.func @main(%x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"})
