@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark: loom-pipeline-partition on the GPT-3 175B forward graph.
+"""Benchmark: loom-pipeline-partition, and the whole 3D parallelization
+(tensor parallel + partition + schedule + data parallel), on the GPT-3 175B
+forward graph.
 
 Generates the gpt3-175b graph (loom.models.gpt, shapes only) into a
 temporary directory, runs shape inference once, then runs, each --repeat
@@ -8,6 +10,11 @@ times, measuring wall seconds and the peak RSS of the loom-opt process:
   partition   loom-opt SI --loom-pipeline-partition=stages=P report=R
               -o /dev/null: the measured case (parse, verify, partition,
               report, print)
+  3d          loom-opt SI --loom-tensor-parallel=tp=T
+              --loom-pipeline-partition=stages=P --loom-pipeline-split
+              --loom-pipeline-schedule=microbatches=M (1F1B) and, for each
+              stage, --loom-data-parallel=dp=D: the per-rank gradient
+              functions of the dp=D,tp=T,pp=P mesh (default 8, 8, 16; M 16)
   parse+print loom-opt SI -o /dev/null (peer: the same without the pass)
 
 SI is the shape-inferred graph. Prints a table with the fastest time, the
@@ -17,7 +24,7 @@ parameters, activation and cut bytes, and the balance max / mean stage
 time. Only measured numbers are printed.
 
     python3 bench/pipeline_partition_175b.py [--loom-opt PATH] [--stages P]
-        [--repeat N]
+        [--repeat N] [--dp D] [--tp T] [--microbatches M]
 """
 
 import argparse
@@ -48,6 +55,10 @@ def main():
                         "repository)")
     p.add_argument("--stages", type=int, default=16,
                    help="pipeline stages (default 16)")
+    p.add_argument("--dp", type=int, default=8, help="data-parallel size (default 8)")
+    p.add_argument("--tp", type=int, default=8, help="tensor-parallel size (default 8)")
+    p.add_argument("--microbatches", type=int, default=16,
+                   help="micro-batches per step (default 16)")
     p.add_argument("--repeat", type=int, default=3,
                    help="runs per case; the table shows the fastest "
                         "(default 3)")
@@ -70,8 +81,23 @@ def main():
         cases = [
             ("partition", [f"--loom-pipeline-partition=stages={args.stages} "
                            f"report={report_path}"]),
+            ("3d", [f"--loom-tensor-parallel=tp={args.tp}",
+                    f"--loom-pipeline-partition=stages={args.stages}",
+                    "--loom-pipeline-split",
+                    f"--loom-pipeline-schedule=microbatches={args.microbatches}",
+                    *[f"--loom-data-parallel=function=main_stage{k}_grad dp={args.dp}"
+                      for k in range(args.stages)]]),
             ("parse+print", []),
         ]
+        # What the 3D case produces (one extra run, not measured).
+        out3d = Path(tmp) / "3d.mlir"
+        subprocess.run([loom_opt, str(shaped), *cases[1][1], "-o", str(out3d)],
+                       check=True)
+        text3d = out3d.read_text()
+        counts = {op: text3d.count(op) for op in
+                  ("shard.send", "shard.recv", "shard.all_reduce", "loom.tp_copy")}
+        functions3d = text3d.count("func.func @main_stage")
+        del text3d
         rows = []
         for label, extra in cases:
             runs = [run_measured([loom_opt, str(shaped), *extra,
@@ -113,10 +139,15 @@ def main():
     print()
     print(f"balance (max / mean stage time): {report['balance']:.4f}; "
           f"total cut bytes: {report['total_cut_bytes'] / (1 << 20):.1f} MiB")
-    print(f"partition / parse+print time: {rows[0][1] / rows[1][1]:.2f}x")
-    met = rows[0][1] < GOAL_SECONDS and rows[0][2] < GOAL_RSS_BYTES
-    print(f"goals (< {GOAL_SECONDS:g} s, < 2 GiB) for partition: "
-          f"{'met' if met else 'NOT met'}")
+    print(f"partition / parse+print time: {rows[0][1] / rows[2][1]:.2f}x; "
+          f"3d / parse+print time: {rows[1][1] / rows[2][1]:.2f}x")
+    print(f"3d (dp={args.dp}, tp={args.tp}, pp={args.stages}, "
+          f"{args.microbatches} micro-batches, 1F1B): {functions3d} stage "
+          f"functions; " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+    for label, seconds, rss in rows[:2]:
+        met = seconds < GOAL_SECONDS and rss < GOAL_RSS_BYTES
+        print(f"goals (< {GOAL_SECONDS:g} s, < 2 GiB) for {label}: "
+              f"{'met' if met else 'NOT met'}")
     return 0
 
 

@@ -1,17 +1,24 @@
 """Train a small GPT-style character model with Loom, from PyTorch.
 
-    python examples/train_gpt.py OUTDIR [--steps N]
+    python examples/train_gpt.py OUTDIR [--steps N] [--batch B]
+        [--mesh dp=D,tp=T,pp=P] [--microbatches M]
 
 1. builds a 2-layer GPT (hidden 64, 4 heads, context 32) in PyTorch and a
    character corpus (generated: simple English sentences);
 2. imports it with loom.from_torch (ONNX export -> loom dialect + weights);
 3. compiles the training step with Module.compile (loomc: autodiff, AdamW,
-   memory plan, C++, build of OUTDIR/train);
-4. runs OUTDIR/train on the corpus and prints the loss as it falls.
+   memory plan, C++, build of OUTDIR/train) for the mesh: with
+   dp=D,tp=T,pp=P and M micro-batches the model is imported with the
+   micro-batch size B / (D*M), its attention and MLP blocks are cut over
+   T ranks, its ops over P pipeline stages (1F1B), and each step trains on
+   B rows;
+4. runs OUTDIR/train (under mpirun -np D*T*P when that is more than one)
+   on the corpus and prints the loss as it falls.
 """
 
 import argparse
 import math
+import os
 import random
 import subprocess
 import sys
@@ -79,8 +86,25 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=8,
+                        help="rows per step over all ranks (default 8)")
+    parser.add_argument("--mesh", default="dp=1,tp=1,pp=1",
+                        help="device mesh dp=D,tp=T,pp=P (default one device)")
+    parser.add_argument("--microbatches", type=int, default=1,
+                        help="micro-batches per step and data-parallel rank")
     args = parser.parse_args()
+    mesh = dict(dp=1, tp=1, pp=1)
+    for part in args.mesh.split(","):
+        key, _, value = part.partition("=")
+        if key not in mesh or not value.isdigit() or int(value) < 1:
+            parser.error(f"--mesh: '{part}' is not dp=D, tp=T or pp=P")
+        mesh[key] = int(value)
+    per_step = mesh["dp"] * args.microbatches
+    if args.microbatches < 1 or args.batch % per_step:
+        parser.error(f"--batch {args.batch} must be a multiple of dp x microbatches "
+                     f"= {per_step}")
+    micro = args.batch // per_step
+    ranks = mesh["dp"] * mesh["tp"] * mesh["pp"]
     out = args.outdir
     out.mkdir(parents=True, exist_ok=True)
 
@@ -101,16 +125,27 @@ def main():
     torch.manual_seed(0)
     model = TinyGPT(len(chars), seq=seq)
     params = sum(p.numel() for p in model.parameters())
-    example = (torch.from_numpy(ids[: args.batch]), torch.from_numpy(labels[: args.batch]))
+    example = (torch.from_numpy(ids[:micro]), torch.from_numpy(labels[:micro]))
     m = loom.from_torch(model, example, input_names=["ids", "labels"], workdir=out / "import")
-    print(f"imported TinyGPT ({params:,} parameters) with loom.from_torch")
-    program = m.compile(optimizer="adamw", lr=3e-3, weight_decay=0.01, outdir=out / "build")
-    print(f"compiled with loomc into {program.outdir} (step.cpp, memory.json, train)")
+    print(f"imported TinyGPT ({params:,} parameters) with loom.from_torch "
+          f"(batch {micro})")
+    program = m.compile(optimizer="adamw", lr=3e-3, weight_decay=0.01, outdir=out / "build",
+                        mesh=args.mesh, microbatches=args.microbatches)
+    print(f"compiled with loomc into {program.outdir} (step.cpp, memory.json, "
+          f"plan.json, train) for the mesh {args.mesh}, {args.microbatches} "
+          f"micro-batch(es) of {micro}")
 
     log = out / "loss.csv"
-    print(f"training {args.steps} steps, batch {args.batch} (progress on stderr):")
+    print(f"training {args.steps} steps, batch {args.batch} on {ranks} rank(s) "
+          "(progress on stderr):")
     cmd = [str(program.executable), "--data", str(data), "--steps", str(args.steps),
            "--log", str(log)]
+    if ranks > 1:
+        launcher = ["mpirun", "-np", str(ranks), "--oversubscribe"]
+        if os.geteuid() == 0:
+            launcher.append("--allow-run-as-root")
+        cmd = launcher + cmd
+        print("  " + " ".join(cmd))
     subprocess.run(cmd, check=True)
     losses = [float(line.split(",")[1]) for line in log.read_text().splitlines()[1:]]
     for s in range(0, len(losses), max(1, len(losses) // 10)):

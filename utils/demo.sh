@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make demo`: the bundled examples.
 #  T. examples/train_gpt.py: the main job. A small GPT-style character model
-#     from PyTorch, compiled by loomc into OUT/train and trained on a
-#     generated corpus; the loss falls;
+#     from PyTorch, compiled by loomc into OUT/train for the mesh dp=2, tp=2,
+#     pp=2 (4 micro-batches, 1F1B) and trained by mpirun -np 8 on a
+#     generated corpus; the loss falls (DEMO_MESH, DEMO_MICROBATCHES and
+#     DEMO_STEPS change the run);
 #  0. examples/torch_mlp.py: a PyTorch MLP imported (loom.from_torch) and run
 #     by loom-run, with PyTorch's loss beside Loom's;
 #  1. examples/mlp.mlir, imported with a symbolic batch, specialised to a
@@ -19,8 +21,9 @@ mkdir -p "$OUT"
 
 banner() { printf '\n==== %s ====\n' "$*"; }
 
-banner "training a small GPT from PyTorch with loomc (examples/train_gpt.py)"
-"$PY" "$ROOT/examples/train_gpt.py" "$OUT/train-gpt" --steps "${DEMO_STEPS:-300}"
+banner "training a small GPT from PyTorch with loomc on 8 ranks: dp=2, tp=2, pp=2 (examples/train_gpt.py)"
+"$PY" "$ROOT/examples/train_gpt.py" "$OUT/train-gpt" --steps "${DEMO_STEPS:-300}" \
+  --mesh "${DEMO_MESH:-dp=2,tp=2,pp=2}" --microbatches "${DEMO_MICROBATCHES:-4}"
 
 banner "0. a PyTorch MLP through loom.from_torch and loom-run (examples/torch_mlp.py)"
 "$PY" "$ROOT/examples/torch_mlp.py" "$OUT/torch"
@@ -54,5 +57,5 @@ print(f"ops: {f['ops']}   parameters: {f['params']:,} ({f['param_bytes'] / 2**20
 print(f"forward flops per step: {f['flops'] / 1e12:.2f} TFLOP   bytes moved: {f['bytes'] / 2**30:.2f} GiB")
 PYEOF
 echo
-echo "Outputs are in $OUT. Parallel training: loomc --mesh dp=N or tp=T and"
-echo "mpirun -np N (README.md); dp x tp meshes and pipelines come later."
+echo "Outputs are in $OUT. Parallel training: loomc --mesh dp=D,tp=T,pp=P"
+echo "--microbatches M, then mpirun -np D*T*P OUT/train (README.md)."

@@ -1,7 +1,8 @@
 //===- Comm.cpp - Asynchronous communication over MPI ---------------------===//
 //
 // Each start function posts non-blocking MPI operations on the runtime's
-// own communicator (a duplicate of MPI_COMM_WORLD) and returns a handle;
+// own communicator (a duplicate of MPI_COMM_WORLD) or one of its groups
+// (Context::initGroups, MPI_Comm_split) and returns a handle;
 // wait() completes them. Transfers larger than an MPI count (int) are split
 // into chunks, posted in order (MPI keeps messages between two ranks with one
 // tag in order, so the chunks match up). Avg is Sum followed by a division
@@ -44,11 +45,42 @@ void requireComm(Context &ctx, const char *op) {
                   "run by trainMain)");
 }
 
-void checkPeer(Context &ctx, const char *op, int peer, int tag) {
-  if (peer < 0 || peer >= ctx.size)
+const char *groupName(Group group) {
+  switch (group) {
+  case Group::World:
+    return "world";
+  case Group::Dp:
+    return "dp";
+  case Group::Tp:
+    return "tp";
+  case Group::Pp:
+    return "pp";
+  }
+  return "?";
+}
+
+/// The index of `group` into the Context's arrays; fail() for a value
+/// outside the enum.
+size_t groupIndex(Context &ctx, const char *op, Group group) {
+  int g = static_cast<int>(group);
+  if (g < 0 || g >= kNumGroups)
+    fail(ctx, op, ("unknown group " + std::to_string(g)).c_str());
+  return static_cast<size_t>(g);
+}
+
+MPI_Comm commOf(Context &ctx, const char *op, Group group) {
+  size_t g = groupIndex(ctx, op, group);
+  return ctx.groupComms[g] != MPI_COMM_NULL ? ctx.groupComms[g] : ctx.comm;
+}
+
+void checkPeer(Context &ctx, const char *op, int peer, int tag, Group group) {
+  size_t g = groupIndex(ctx, op, group);
+  if (peer < 0 || peer >= ctx.groupSizes[g])
     fail(ctx, op,
-         ("peer " + std::to_string(peer) + " is not a rank of the world of " +
-          std::to_string(ctx.size))
+         ("peer " + std::to_string(peer) + " is not a rank of the " +
+          (group == Group::World ? std::string("world")
+                                 : groupName(group) + std::string(" group")) +
+          " of " + std::to_string(ctx.groupSizes[g]))
              .c_str());
   void *ub = nullptr;
   int found = 0;
@@ -98,9 +130,30 @@ void Context::initComm() {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  for (int g = 0; g < kNumGroups; ++g) {
+    groupRanks[g] = rank;
+    groupSizes[g] = size;
+  }
+}
+
+void Context::initGroups(int dp, int tp, int pp) {
+  // Coordinates of r = (d*pp + p)*tp + t.
+  int t = rank % tp, p = (rank / tp) % pp, d = rank / (tp * pp);
+  // Group -> (colour: the coordinates the members share, key: the order).
+  int colours[kNumGroups] = {0, p * tp + t, d * pp + p, d * tp + t};
+  int keys[kNumGroups] = {rank, d, t, p};
+  for (int g = 1; g < kNumGroups; ++g) {
+    MPI_Comm_split(comm, colours[g], keys[g], &groupComms[g]);
+    MPI_Comm_set_errhandler(groupComms[g], MPI_ERRORS_RETURN);
+    MPI_Comm_rank(groupComms[g], &groupRanks[g]);
+    MPI_Comm_size(groupComms[g], &groupSizes[g]);
+  }
 }
 
 void Context::freeComm() {
+  for (int g = 1; g < kNumGroups; ++g)
+    if (groupComms[g] != MPI_COMM_NULL)
+      MPI_Comm_free(&groupComms[g]);
   if (comm != MPI_COMM_NULL)
     MPI_Comm_free(&comm);
   comm = MPI_COMM_NULL;
@@ -109,9 +162,17 @@ void Context::freeComm() {
 int worldRank(Context &ctx) { return ctx.rank; }
 int worldSize(Context &ctx) { return ctx.size; }
 
+int groupRank(Context &ctx, Group group) {
+  return ctx.groupRanks[groupIndex(ctx, "groupRank", group)];
+}
+int groupSize(Context &ctx, Group group) {
+  return ctx.groupSizes[groupIndex(ctx, "groupSize", group)];
+}
+
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
-                          ReduceOp op) {
+                          ReduceOp op, Group group) {
   requireComm(ctx, "allReduce");
+  MPI_Comm comm = commOf(ctx, "allReduce", group);
   if (count < 0 || (count > 0 && !buffer))
     fail(ctx, "allReduce",
          ("invalid buffer of " + std::to_string(count) + " floats").c_str());
@@ -122,20 +183,22 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
     MPI_Request request;
     check(ctx, "allReduce",
           MPI_Iallreduce(MPI_IN_PLACE, buffer + begin, n, MPI_FLOAT, mop,
-                         ctx.comm, &request));
+                         comm, &request));
     pending.requests.push_back(request);
   }
   if (op == ReduceOp::Avg) {
     pending.avgBuffer = buffer;
     pending.avgCount = count;
+    pending.avgSize = groupSize(ctx, group);
   }
   return newHandle(ctx, std::move(pending));
 }
 
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
-                     int tag) {
+                     int tag, Group group) {
   requireComm(ctx, "send");
-  checkPeer(ctx, "send", peer, tag);
+  checkPeer(ctx, "send", peer, tag, group);
+  MPI_Comm comm = commOf(ctx, "send", group);
   if (bytes < 0 || (bytes > 0 && !buffer))
     fail(ctx, "send",
          ("invalid buffer of " + std::to_string(bytes) + " bytes").c_str());
@@ -146,7 +209,7 @@ CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
     int n = static_cast<int>(std::min(kMaxChunk, bytes - begin));
     MPI_Request request;
     check(ctx, "send",
-          MPI_Isend(data + begin, n, MPI_BYTE, peer, tag, ctx.comm, &request));
+          MPI_Isend(data + begin, n, MPI_BYTE, peer, tag, comm, &request));
     pending.requests.push_back(request);
     begin += n;
   } while (begin < bytes);
@@ -154,9 +217,10 @@ CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
 }
 
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
-                     int tag) {
+                     int tag, Group group) {
   requireComm(ctx, "recv");
-  checkPeer(ctx, "recv", peer, tag);
+  checkPeer(ctx, "recv", peer, tag, group);
+  MPI_Comm comm = commOf(ctx, "recv", group);
   if (bytes < 0 || (bytes > 0 && !buffer))
     fail(ctx, "recv",
          ("invalid buffer of " + std::to_string(bytes) + " bytes").c_str());
@@ -167,7 +231,7 @@ CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
     int n = static_cast<int>(std::min(kMaxChunk, bytes - begin));
     MPI_Request request;
     check(ctx, "recv",
-          MPI_Irecv(data + begin, n, MPI_BYTE, peer, tag, ctx.comm, &request));
+          MPI_Irecv(data + begin, n, MPI_BYTE, peer, tag, comm, &request));
     pending.requests.push_back(request);
     begin += n;
   } while (begin < bytes);
@@ -175,6 +239,7 @@ CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
   pending.chunkBytes = kMaxChunk;
   pending.peer = peer;
   pending.tag = tag;
+  pending.group = group;
   return newHandle(ctx, std::move(pending));
 }
 
@@ -209,13 +274,18 @@ void wait(Context &ctx, CommHandle handle) {
     if (received != pending.expectedBytes)
       fail(ctx, "recv",
            ("expected " + std::to_string(pending.expectedBytes) +
-            " bytes from rank " + std::to_string(pending.peer) + " (tag " +
+            " bytes from rank " + std::to_string(pending.peer) +
+            (pending.group == Group::World
+                 ? std::string()
+                 : " of the " + std::string(groupName(pending.group)) +
+                       " group") +
+            " (tag " +
             std::to_string(pending.tag) + "), received " +
             std::to_string(received))
                .c_str());
   }
-  if (pending.avgBuffer && ctx.size > 1) {
-    float size = static_cast<float>(ctx.size);
+  if (pending.avgBuffer && pending.avgSize > 1) {
+    float size = static_cast<float>(pending.avgSize);
     for (int64_t i = 0; i < pending.avgCount; ++i)
       pending.avgBuffer[i] /= size;
   }

@@ -11,6 +11,7 @@
 #ifndef LOOM_LIB_RUNTIME_RUNTIMEIMPL_H
 #define LOOM_LIB_RUNTIME_RUNTIMEIMPL_H
 
+#include "loom/Runtime/Comm.h"
 #include "loom/Runtime/Runtime.h"
 #include "loom/Support/Npy.h"
 
@@ -78,14 +79,17 @@ private:
 struct PendingComm {
   bool active = false;
   std::vector<MPI_Request> requests;
-  /// For an Avg all-reduce: divide `count` floats at `buffer` by the size.
+  /// For an Avg all-reduce: divide `count` floats at `buffer` by `avgSize`
+  /// (the group's size).
   float *avgBuffer = nullptr;
   int64_t avgCount = 0;
+  int avgSize = 1;
   /// For a receive: the bytes expected (checked against what arrived).
   int64_t expectedBytes = -1;
   int64_t chunkBytes = 0;
   int peer = -1;
   int tag = 0;
+  Group group = Group::World;
 };
 
 class Context {
@@ -95,14 +99,24 @@ public:
   explicit Context(int64_t arenaBytes = 0) : arenaBytes(arenaBytes) {}
 
   /// Duplicates MPI_COMM_WORLD (MPI must be initialised) so the runtime's
-  /// messages never match the application's, with MPI_ERRORS_RETURN.
+  /// messages never match the application's, with MPI_ERRORS_RETURN. Every
+  /// group is the world until initGroups().
   void initComm();
+  /// Splits the world into the dp, tp and pp groups of the mesh dp x pp x
+  /// tp (their product must be the world size): rank r = (d*pp + p)*tp + t.
+  void initGroups(int dp, int tp, int pp);
   void freeComm();
 
   // Communication (Comm.cpp).
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+  /// Per Group (Comm.h): the communicator (index 0 is `comm`, the world),
+  /// this rank's index in it and its size.
+  MPI_Comm groupComms[kNumGroups] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL,
+                            MPI_COMM_NULL};
+  int groupRanks[kNumGroups] = {0, 0, 0, 0};
+  int groupSizes[kNumGroups] = {1, 1, 1, 1};
   std::vector<PendingComm> pending;
   std::vector<int64_t> freeHandles;
 

@@ -123,6 +123,12 @@ std::string validateSpec(const ProgramSpec &spec) {
            std::to_string(spec.dp) +
            ", tp=" + std::to_string(spec.tp) + ", pp=" +
            std::to_string(spec.pp) + ")";
+  if (spec.stage < 0 || spec.stage >= spec.pp)
+    return "stage " + std::to_string(spec.stage) +
+           " is not a stage of the pipeline of pp=" + std::to_string(spec.pp);
+  if (spec.dp == 0 && spec.pp != 1)
+    return "a replicated program (dp=0) cannot be a pipeline stage (pp=" +
+           std::to_string(spec.pp) + ")";
 
   std::set<std::string> names;
   for (int32_t i = 0; i < spec.numArgs; ++i) {

@@ -33,7 +33,9 @@ struct Options {
   bool help = false;
 };
 
-void printHelp(const char *program, const ProgramSpec &spec) {
+void printHelp(const char *program, const ProgramSpec *const *stages,
+               int32_t numStages) {
+  const ProgramSpec &spec = *stages[0];
   std::printf(
       "usage: %s --data DIR --steps N [options]\n"
       "\n"
@@ -68,20 +70,27 @@ void printHelp(const char *program, const ProgramSpec &spec) {
       "arena's peak\n"
       "                          live bytes as JSON\n"
       "  --quiet                 no progress line\n"
-      "  --help                  this text\n"
-      "\n"
-      "Inputs:\n",
+      "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
       static_cast<long long>(spec.batchSize));
   const char *roles[] = {"param", "state", "data", "loss", "other"};
-  for (int32_t i = 0; i < spec.numArgs; ++i) {
-    const TensorSpec &t = spec.args[i];
-    if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 || t.rank > kMaxRank)
-      continue;
-    int role = static_cast<int>(t.role);
-    std::printf("  %-6s %s %s %s\n",
-                role >= 0 && role <= 4 ? roles[role] : "?", t.name,
-                dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
+  for (int32_t k = 0; k < numStages; ++k) {
+    if (numStages > 1)
+      std::printf("\nInputs of pipeline stage %d of %d (ranks with pipeline "
+                  "coordinate %d):\n",
+                  k, numStages, k);
+    else
+      std::printf("\nInputs:\n");
+    for (int32_t i = 0; i < stages[k]->numArgs; ++i) {
+      const TensorSpec &t = stages[k]->args[i];
+      if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 ||
+          t.rank > kMaxRank)
+        continue;
+      int role = static_cast<int>(t.role);
+      std::printf("  %-6s %s %s %s\n",
+                  role >= 0 && role <= 4 ? roles[role] : "?", t.name,
+                  dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
+    }
   }
 }
 
@@ -204,10 +213,11 @@ std::string besideExecutable(const char *argv0, const std::string &file) {
   return dir + "/" + file;
 }
 
-/// The initial weights of rank `rank`: --weights (its `{rank}`s replaced by
-/// the rank when the program is tensor-parallel) or, by default,
-/// weights.safetensors (tensor-parallel: weights.rank<r>.safetensors, as
-/// loomc writes them) next to the executable.
+/// The initial weights of the rank with tensor-parallel coordinate `rank`:
+/// --weights (its `{rank}`s replaced by that coordinate when the program is
+/// tensor-parallel) or, by default, weights.safetensors (tensor-parallel:
+/// weights.rank<t>.safetensors, as loomc writes them) next to the
+/// executable.
 std::string weightsPath(const Options &options, const ProgramSpec &spec,
                         int rank, const char *argv0) {
   const std::string placeholder = "{rank}";
@@ -361,31 +371,37 @@ void writeCheckpointAndPrune(Context &ctx, const ProgramSpec &spec,
                                        options.keepCheckpoints));
 }
 
-int run(Context &ctx, const ProgramSpec &spec, const Options &options,
+int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
         const char *argv0) {
+  const ProgramSpec &first = *stages[0];
   bool rank0 = ctx.rank == 0;
 
   // 0. The launch must match the mesh: every rank checks and says so.
-  int64_t meshSize = int64_t{spec.dp} * spec.tp * spec.pp;
-  if (spec.dp > 0 && meshSize != ctx.size)
+  int64_t meshSize = int64_t{first.dp} * first.tp * first.pp;
+  if (first.dp > 0 && meshSize != ctx.size)
     fatal("mesh",
           "rank " + std::to_string(ctx.rank) + ": the program was compiled "
-          "for the mesh dp=" + std::to_string(spec.dp) + ",tp=" +
-          std::to_string(spec.tp) + ",pp=" + std::to_string(spec.pp) + " (" +
-          std::to_string(meshSize) + " ranks) but runs on " +
+          "for the mesh dp=" + std::to_string(first.dp) + ",tp=" +
+          std::to_string(first.tp) + ",pp=" + std::to_string(first.pp) +
+          " (" + std::to_string(meshSize) + " ranks) but runs on " +
           std::to_string(ctx.size) + " rank(s); launch it with mpirun -np " +
           std::to_string(meshSize));
-  // Tensor parallelism runs on a tp-only mesh: its all-reduces use every
-  // rank (the world communicator), and every rank reads the same rows.
-  if (spec.pp != 1 || (spec.tp != 1 && spec.dp != 1))
-    fatal("mesh", "pipeline parallel programs and data parallelism combined "
-                  "with tensor parallelism (dp=" + std::to_string(spec.dp) +
-                  ",tp=" + std::to_string(spec.tp) + ",pp=" +
-                  std::to_string(spec.pp) + ") are not supported by this "
-                  "runtime yet");
-  // This rank's share of each step's rows (replicated programs: all of it).
+  // The groups: rank r = (d*pp + p)*tp + t. A replicated program's ranks
+  // are all data-parallel (each reads the rows of step s alone).
+  if (first.dp > 0)
+    ctx.initGroups(first.dp, first.tp, first.pp);
+  else
+    ctx.initGroups(ctx.size, 1, 1);
+  // This rank's stage; the loss is the last stage's, logged by the rank
+  // (d=0, p=pp-1, t=0).
+  const ProgramSpec &spec = *stages[groupRank(ctx, Group::Pp)];
+  ctx.arenaBytes = spec.arenaBytes;
+  const bool lead = ctx.rank == (first.pp - 1) * first.tp;
+  // This rank's share of each step's rows (replicated programs: all of it):
+  // its data-parallel coordinate d picks batch s*dp + d.
   const int64_t dataParallel = spec.dp > 0 ? spec.dp : 1;
-  const int64_t dataRank = spec.dp > 0 ? ctx.rank % spec.dp : 0;
+  const int64_t dataRank = spec.dp > 0 ? groupRank(ctx, Group::Dp) : 0;
+  const int tensorRank = groupRank(ctx, Group::Tp);
 
   // 1. Where to start: a checkpoint (--resume) or the weights.
   int64_t startStep = 0;
@@ -397,7 +413,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     int64_t agreed = agreeOnResumeStep(ctx, options.checkpointDir, steps);
     if (options.resume && agreed >= 0)
       resumeFrom = checkpointPath(options.checkpointDir, agreed, ctx.rank);
-    else if (options.resume && rank0)
+    else if (options.resume && lead)
       std::fprintf(stderr,
                    "loom-train: no checkpoint in '%s'; starting at step 0\n",
                    options.checkpointDir.c_str());
@@ -439,7 +455,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     check("checkpoint", readCheckpoint(resumeFrom, spec, ctx.rank, ctx.size,
                                        buffers.argPtrs.data(), startStep));
   } else if (hasParams) {
-    std::string weights = weightsPath(options, spec, ctx.rank, argv0);
+    std::string weights = weightsPath(options, spec, tensorRank, argv0);
     check("weights", loadWeights(weights, spec, buffers.argPtrs.data()));
   }
 
@@ -466,7 +482,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
   if (ctx.size > 1)
     MPI_Barrier(ctx.comm);
   FILE *log = nullptr;
-  if (!options.log.empty() && rank0)
+  if (!options.log.empty() && lead)
     check("log", openLossLog(options.log, startStep, log));
 
   int32_t lossIndex = 0;
@@ -474,12 +490,12 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
     if (spec.results[j].role == Role::Loss)
       lossIndex = j;
 
-  if (startStep > 0 && rank0 && !options.quiet)
+  if (startStep > 0 && lead && !options.quiet)
     std::fprintf(stderr, "loom-train: resuming from '%s' at step %lld\n",
                  resumeFrom.c_str(), static_cast<long long>(startStep));
 
   // 6. The loop.
-  Progress progress(rank0 && !options.quiet, startStep, options.steps,
+  Progress progress(lead && !options.quiet, startStep, options.steps,
                     spec.batchSize);
   char *arena = static_cast<char *>(buffers.arena.get());
   for (int64_t step = startStep; step < options.steps; ++step) {
@@ -510,7 +526,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
       writeCheckpointAndPrune(ctx, spec, options, step + 1, buffers);
     }
   }
-  if (startStep >= options.steps && rank0 && !options.quiet)
+  if (startStep >= options.steps && lead && !options.quiet)
     std::fprintf(stderr,
                  "loom-train: the checkpoint is at step %lld, not before "
                  "--steps %lld: nothing to do\n",
@@ -528,7 +544,7 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
                  static_cast<long long>(spec.plannedPeakBytes));
 
   // 7. Memory counters.
-  if (!options.memoryCounters.empty() && rank0)
+  if (!options.memoryCounters.empty() && lead)
     check("memory-counters", writeFileAtomically(options.memoryCounters,
                                                  memoryCountersJson(ctx, spec)));
   return 0;
@@ -536,8 +552,15 @@ int run(Context &ctx, const ProgramSpec &spec, const Options &options,
 
 } // namespace
 
-int trainMain(int argc, char **argv, const ProgramSpec &spec) {
+int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
+                    int32_t numStages) {
   const char *program = argc > 0 && argv[0] ? argv[0] : "train";
+  if (!stages || numStages < 1)
+    fatal("program", "no stage programs (a bug in the emitted program)");
+  for (int32_t k = 0; k < numStages; ++k)
+    if (!stages[k])
+      fatal("program", "stage " + std::to_string(k) +
+                           " is missing (a bug in the emitted program)");
   Options options;
   if (std::string err = parseOptions(argc, argv, options); !err.empty()) {
     if (launchedAsRankZero())
@@ -547,11 +570,29 @@ int trainMain(int argc, char **argv, const ProgramSpec &spec) {
     return 2;
   }
   if (options.help) {
-    printHelp(program, spec);
+    printHelp(program, stages, numStages);
     return 0;
   }
-  if (std::string err = validateSpec(spec); !err.empty())
-    fatal("program", err + " (a bug in the emitted program)");
+
+  for (int32_t k = 0; k < numStages; ++k) {
+    const ProgramSpec &spec = *stages[k];
+    if (std::string err = validateSpec(spec); !err.empty())
+      fatal("program", (numStages > 1 ? "stage " + std::to_string(k) + ": "
+                                       : std::string()) +
+                           err + " (a bug in the emitted program)");
+    if (spec.stage != k || spec.pp != numStages || spec.dp != stages[0]->dp ||
+        spec.tp != stages[0]->tp || spec.batchSize != stages[0]->batchSize)
+      fatal("program",
+            "stage program " + std::to_string(k) + " of " +
+                std::to_string(numStages) + " says stage=" +
+                std::to_string(spec.stage) + ", pp=" +
+                std::to_string(spec.pp) + ", dp=" + std::to_string(spec.dp) +
+                ", tp=" + std::to_string(spec.tp) + ", batch size " +
+                std::to_string(spec.batchSize) +
+                " (the stages must be 0..pp-1 in order, pp their number, and "
+                "share dp, tp and the batch size; a bug in the emitted "
+                "program)");
+  }
 
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -561,15 +602,20 @@ int trainMain(int argc, char **argv, const ProgramSpec &spec) {
   }
   int status;
   {
-    Context ctx(spec.arenaBytes);
+    Context ctx;
     ctx.initComm();
     shareCoresAmongLocalRanks(ctx);
-    status = run(ctx, spec, options, program);
+    status = run(ctx, stages, options, program);
     ctx.freeComm();
   }
   if (!initialized)
     MPI_Finalize();
   return status;
+}
+
+int trainMain(int argc, char **argv, const ProgramSpec &spec) {
+  const ProgramSpec *stages[] = {&spec};
+  return trainMainStages(argc, argv, stages, 1);
 }
 
 } // namespace rt

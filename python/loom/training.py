@@ -13,9 +13,10 @@ from ._tools import LoomError, find_tool
 # loomc flags for each keyword of Module.compile.
 _FLAGS = {
     "lr": "--lr", "momentum": "--momentum", "weight_decay": "--weight-decay",
-    "eps": "--eps", "clip_grad_norm": "--clip-grad-norm", "schedule": "--schedule",
+    "eps": "--eps", "clip_grad_norm": "--clip-grad-norm", "lr_schedule": "--lr-schedule",
     "warmup_steps": "--warmup-steps", "total_steps": "--total-steps",
-    "min_lr": "--min-lr", "loss": "--loss",
+    "min_lr": "--min-lr", "loss": "--loss", "microbatches": "--microbatches",
+    "schedule": "--schedule", "memory_budget": "--memory-budget", "plan": "--plan",
 }
 
 

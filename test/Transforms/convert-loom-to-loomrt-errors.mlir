@@ -25,7 +25,43 @@ module {
 
 func.func private @callee(tensor<3xf32>) -> tensor<3xf32>
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{convert-loom-to-loomrt: unsupported op (only loom ops and shard.all_reduce can be lowered; inline calls first)}}
+  // expected-error @+1 {{convert-loom-to-loomrt: unsupported op (only loom ops, shard.all_reduce, shard.send and shard.recv can be lowered; inline calls first)}}
   %y = func.call @callee(%x) : (tensor<3xf32>) -> tensor<3xf32>
   return %y : tensor<3xf32>
+}
+
+// -----
+
+shard.grid @pp(shape = 2)
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{convert-loom-to-loomrt: point-to-point transfers need a tag `loom.tag = N : i64` in [0, 32767] (unique per direction within a step)}}
+  %s = shard.send %x on @pp grid_axes = [0] destination = [1] : (tensor<3xf32>) -> tensor<3xf32>
+  return %x : tensor<3xf32>
+}
+
+// -----
+
+shard.grid @pp(shape = 2)
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{convert-loom-to-loomrt: the result of shard.send is used; the runtime's send has no result}}
+  %s = shard.send %x on @pp grid_axes = [0] destination = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
+// -----
+
+shard.grid @pp(shape = 2x2)
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{convert-loom-to-loomrt: point-to-point transfers need one grid axis and a static peer coordinate}}
+  %r = shard.recv %x on @pp grid_axes = [0, 1] source = [1, 0] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+shard.grid @pp(shape = 2)
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %r = shard.recv %x on @pp grid_axes = [0] source = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{convert-loom-to-loomrt: an all-reduce or receive result is never used}}
+  return %x : tensor<3xf32>
 }

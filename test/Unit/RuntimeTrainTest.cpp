@@ -159,6 +159,35 @@ TEST(SpecTest, ErrorsNameTheOffendingTensor) {
   }
 }
 
+TEST(SpecTest, StageMustBeOneOfThePipeline) {
+  {
+    TestProgram p;
+    p.spec.pp = 2;
+    p.spec.stage = 1;
+    EXPECT_EQ(validateSpec(p.spec), "");
+  }
+  {
+    TestProgram p;
+    p.spec.pp = 2;
+    p.spec.stage = 2;
+    EXPECT_EQ(validateSpec(p.spec),
+              "stage 2 is not a stage of the pipeline of pp=2");
+  }
+  {
+    TestProgram p;
+    p.spec.stage = -1;
+    EXPECT_EQ(validateSpec(p.spec),
+              "stage -1 is not a stage of the pipeline of pp=1");
+  }
+  {
+    TestProgram p;
+    p.spec.dp = 0;
+    p.spec.pp = 2;
+    EXPECT_EQ(validateSpec(p.spec), "a replicated program (dp=0) cannot be a "
+                                    "pipeline stage (pp=2)");
+  }
+}
+
 TEST(SpecTest, FingerprintChangesWithShapesNotWithTheArena) {
   TestProgram a, b, c;
   EXPECT_EQ(specFingerprint(a.spec), specFingerprint(b.spec));

@@ -16,7 +16,8 @@
 // RUN: ls %t/step.cpp %t/memory.json %t/plan.json %t/build.sh
 // RUN: not ls %t/train
 // RUN: FileCheck %s --check-prefix=PLAN < %t/plan.json
-// PLAN: "function": "main_step"
+// PLAN: "functions": [
+// PLAN-NEXT: "main_step"
 // PLAN: "mesh": {
 // PLAN-NEXT: "dp": 1,
 // PLAN: "target": "cpu"
@@ -48,12 +49,23 @@
 // HELP-NOT: amdgpu
 
 // Errors name the problem and the fix, and exit non-zero.
+// RUN: not loomc %s -o %t.err --mesh pp=2 --clip-grad-norm 1 2>&1 | FileCheck %s --check-prefix=PPCLIP
+// PPCLIP: loomc: error: --clip-grad-norm with --mesh pp=2: clipping the global gradient norm of a tensor- or pipeline-parallel program is not implemented yet (each rank would clip by the norm of its own gradients)
+// RUN: not loomc %s -o %t.err --mesh pp=2 --schedule cosine 2>&1 | FileCheck %s --check-prefix=SCHED
+// SCHED: loomc: error: --schedule must be 1f1b or gpipe, got 'cosine' (the learning-rate schedule is --lr-schedule)
+// RUN: not loomc %s -o %t.err --microbatches 0 2>&1 | FileCheck %s --check-prefix=MICRO
+// MICRO: loomc: error: --microbatches must be >= 1, got 0
+// RUN: not loomc %s -o %t.err --mesh pp=9 2>&1 | FileCheck %s --check-prefix=PPBIG
+// PPBIG: error: loom-pipeline-partition: option 'stages' is 9, more than the 3 ops of @main that can be separated
+// RUN: echo '{"mesh": {"pp": 0}}' > %t.badplan.json
+// RUN: not loomc %s -o %t.err --plan %t.badplan.json 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// BADPLAN: loomc: error: --plan '{{.*}}badplan.json': "mesh".pp must be an integer >= 1
+// RUN: echo 'nope' > %t.notjson
+// RUN: not loomc %s -o %t.err --plan %t.notjson 2>&1 | FileCheck %s --check-prefix=NOTJSON
+// NOTJSON: loomc: error: --plan '{{.*}}notjson' is not JSON
+// dp and tp together run both passes; this model has no block for tp.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2,tp=2: data and tensor parallelism together are not implemented yet; use dp=N or tp=T alone
-// RUN: not loomc %s -o %t.err --mesh pp=2 2>&1 | FileCheck %s --check-prefix=PP
-// PP: loomc: error: --mesh pp=2: pipeline parallelism is not implemented yet (pp=1; data parallelism dp=N and tensor parallelism tp=T work)
-// RUN: not loomc %s -o %t.err --mesh tp=2 --clip-grad-norm 1 2>&1 | FileCheck %s --check-prefix=TPCLIP
-// TPCLIP: loomc: error: --clip-grad-norm with --mesh tp=2: clipping the global gradient norm of a tensor-parallel program is not implemented yet (each rank would clip by the norm of its own slices)
+// MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main
 // RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
 // TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block to partition
 // TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main (see the warning above); compile without tp

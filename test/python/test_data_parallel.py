@@ -76,15 +76,17 @@ def test_wrong_rank_count_is_an_error_on_every_rank(tmp_path):
     assert "launch it with mpirun -np 2" in proc.stderr, proc.stderr
 
 
-def test_killed_rank_stops_the_job_and_resume_continues(tmp_path):
-    """One rank killed mid-run: the job ends with an error within 60 s (no
-    hang); the last complete checkpoint survives and --resume reproduces the
-    uninterrupted loss curve."""
+@pytest.mark.parametrize("mesh,microbatches", [("dp=2", 1), ("pp=2", 2)])
+def test_killed_rank_stops_the_job_and_resume_continues(mesh, microbatches, tmp_path):
+    """One rank killed mid-run (data parallel, or a pipeline stage): the job
+    ends with an error within 60 s (no hang); the last complete checkpoint
+    survives and --resume reproduces the uninterrupted loss curve."""
     import signal
     import time
     _, args, names, m = import_example("mlp_example", tmp_path, 4, "import-rank")
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=3))
-    program = m.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="adamw", lr=1e-3)
+    program = m.compile(outdir=tmp_path / "dp", mesh=mesh, microbatches=microbatches,
+                        optimizer="adamw", lr=1e-3)
     steps = 3000
     straight = program.train(data_dir, steps, log=tmp_path / "straight.csv", ranks=2)
 

@@ -93,9 +93,10 @@ cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
 cl::opt<double> clipGradNorm(
     "clip-grad-norm", cl::desc("Clip the global gradient norm (0: off)"),
     cl::init(0.0), cl::cat(category));
-cl::opt<std::string> schedule("schedule",
-                              cl::desc("constant, warmup or cosine"),
-                              cl::init("constant"), cl::cat(category));
+cl::opt<std::string> lrSchedule("lr-schedule",
+                                cl::desc("Learning-rate schedule: constant, "
+                                         "warmup or cosine"),
+                                cl::init("constant"), cl::cat(category));
 cl::opt<int64_t> warmupSteps("warmup-steps", cl::desc("Warm-up steps"),
                              cl::init(0), cl::cat(category));
 cl::opt<int64_t> totalSteps("total-steps",
@@ -103,10 +104,37 @@ cl::opt<int64_t> totalSteps("total-steps",
                             cl::init(0), cl::cat(category));
 cl::opt<double> minLr("min-lr", cl::desc("Final learning rate (cosine)"),
                       cl::init(0.0), cl::cat(category));
-cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P (default 1,1,1; "
-                                           "dp=D runs data parallel on D ranks, "
-                                           "tp=T tensor parallel on T ranks)"),
+cl::opt<std::string> mesh("mesh", cl::desc("Device mesh dp=D,tp=T,pp=P (default 1,1,1): "
+                                           "D data-parallel replicas of P pipeline "
+                                           "stages of T tensor-parallel ranks; "
+                                           "mpirun -np D*T*P"),
                           cl::init("dp=1,tp=1,pp=1"), cl::cat(category));
+cl::opt<int64_t> microbatches(
+    "microbatches",
+    cl::desc("Micro-batches per step (default 1): each step runs M "
+             "micro-batches of the model's batch size per data-parallel "
+             "rank, pipelined over the stages (gradient accumulation when "
+             "pp=1)"),
+    cl::init(1), cl::cat(category));
+cl::opt<std::string> pipelineSchedule(
+    "schedule", cl::desc("Pipeline schedule: 1f1b (default) or gpipe"),
+    cl::init("1f1b"), cl::cat(category));
+cl::list<std::string> stageBoundaries(
+    "stage-boundaries",
+    cl::desc("Ops that must begin a pipeline stage: sequence positions or "
+             "ONNX node names (see loom-pipeline-partition)"),
+    cl::value_desc("ops"), cl::CommaSeparated, cl::cat(category));
+cl::opt<int64_t> memoryBudget(
+    "memory-budget",
+    cl::desc("Bytes of parameters and activations allowed per pipeline stage "
+             "(0: no limit)"),
+    cl::init(0), cl::cat(category));
+cl::opt<std::string> planFile(
+    "plan",
+    cl::desc("Read the mesh, micro-batches, schedule and stage boundaries "
+             "from a plan (JSON, as loomc writes OUTDIR/plan.json); flags "
+             "given on the command line override it"),
+    cl::value_desc("plan.json"), cl::cat(category));
 cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
                             cl::init("cpu"), cl::cat(category));
 cl::opt<bool> emitOnly("emit-only",
@@ -218,7 +246,7 @@ std::string optimizerOptions() {
     os << " weight-decay=" << num(weightDecay);
   if (clipGradNorm > 0)
     os << " clip-grad-norm=" << num(clipGradNorm);
-  os << " schedule=" << schedule;
+  os << " schedule=" << lrSchedule;
   if (warmupSteps > 0)
     os << " warmup-steps=" << warmupSteps;
   if (totalSteps > 0)
@@ -333,6 +361,77 @@ std::string writeRankWeights(const std::string &full, int64_t tp,
   return "";
 }
 
+/// Applies a plan file (--plan): the mesh, micro-batches, schedule and
+/// stage boundaries it holds, unless the command line sets them.
+LogicalResult applyPlan(StringRef path) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(path, &error);
+  if (!input) {
+    llvm::errs() << "loomc: error: --plan: " << error << "\n";
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse(input->getBuffer());
+  if (!parsed) {
+    llvm::errs() << "loomc: error: --plan '" << path
+                 << "' is not JSON: " << llvm::toString(parsed.takeError())
+                 << "\n";
+    return failure();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  auto bad = [&](StringRef what) {
+    llvm::errs() << "loomc: error: --plan '" << path << "': " << what << "\n";
+    return failure();
+  };
+  if (!root)
+    return bad("expected a JSON object");
+  if (const llvm::json::Value *m = root->get("mesh")) {
+    const llvm::json::Object *axes = m->getAsObject();
+    if (!axes)
+      return bad("\"mesh\" must be an object {\"dp\": D, \"tp\": T, \"pp\": P}");
+    std::string text;
+    for (StringRef axis : {"dp", "tp", "pp"}) {
+      std::optional<int64_t> n = axes->getInteger(axis);
+      if (axes->get(axis) && (!n || *n < 1))
+        return bad(("\"mesh\"." + axis + " must be an integer >= 1").str());
+      if (n)
+        text += (text.empty() ? "" : ",") + axis.str() + "=" + std::to_string(*n);
+    }
+    if (!mesh.getNumOccurrences() && !text.empty())
+      mesh = text;
+  }
+  if (const llvm::json::Value *v = root->get("microbatches")) {
+    std::optional<int64_t> n = v->getAsInteger();
+    if (!n || *n < 1)
+      return bad("\"microbatches\" must be an integer >= 1");
+    if (!microbatches.getNumOccurrences())
+      microbatches = *n;
+  }
+  if (const llvm::json::Value *v = root->get("schedule")) {
+    std::optional<StringRef> text = v->getAsString();
+    if (!text)
+      return bad("\"schedule\" must be \"1f1b\" or \"gpipe\"");
+    if (!pipelineSchedule.getNumOccurrences())
+      pipelineSchedule = text->str();
+  }
+  // The stage boundaries: given, or the cuts of a written partition.
+  const llvm::json::Array *cuts = root->getArray("stage_boundaries");
+  if (!cuts)
+    if (const llvm::json::Object *partition = root->getObject("partition"))
+      cuts = partition->getArray("cuts");
+  if (cuts && !stageBoundaries.getNumOccurrences()) {
+    for (const llvm::json::Value &cut : *cuts) {
+      if (std::optional<int64_t> n = cut.getAsInteger())
+        stageBoundaries.push_back(std::to_string(*n));
+      else if (std::optional<StringRef> name = cut.getAsString())
+        stageBoundaries.push_back(name->str());
+      else
+        return bad("stage boundaries must be positions or op names");
+    }
+  }
+  return success();
+}
+
 int run(int argc, char **argv) {
   DialectRegistry registry;
   registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
@@ -360,30 +459,34 @@ int run(int argc, char **argv) {
       "loomc: compile a model into a training program\n\n"
       "  loomc model.onnx --optimizer adamw --lr 1e-3 -o out\n"
       "  out/train --data DIR --steps 100 --log loss.csv\n\n"
-      "OUTDIR gets step.cpp (the generated step), weights.safetensors\n"
-      "(with --mesh tp=T also weights.rank<r>.safetensors, rank r's slices),\n"
-      "memory.json (the memory plan), plan.json, build.sh and train.\n"
+      "OUTDIR gets step.cpp (the generated step; one per pipeline stage),\n"
+      "weights.safetensors (with --mesh tp=T also\n"
+      "weights.rank<t>.safetensors, tensor-parallel rank t's slices),\n"
+      "memory.json (the memory plan), plan.json (mesh, schedule, stage\n"
+      "partition; --plan reads it back), build.sh and train.\n"
+      "Rank r of mpirun -np dp*tp*pp has coordinates (d, p, t) with\n"
+      "r = (d*pp + p)*tp + t.\n"
       "mlir-opt's --mlir-* flags work too (e.g. --mlir-print-ir-after-all);\n"
       "--help-hidden lists them.\n");
 
+  if (!planFile.empty() && failed(applyPlan(planFile)))
+    return 1;
   int64_t dp, tp, pp;
   if (failed(parseMesh(mesh, dp, tp, pp)))
     return 1;
-  if (pp != 1)
-    return fail("--mesh " + mesh +
-                ": pipeline parallelism is not implemented yet (pp=1; data "
-                "parallelism dp=N and tensor parallelism tp=T work)");
-  if (dp > 1 && tp > 1)
-    return fail("--mesh " + mesh +
-                ": data and tensor parallelism together are not implemented "
-                "yet; use dp=N or tp=T alone");
-  // The global gradient norm would need the sliced gradients' squares
-  // summed over the ranks (and the replicated ones counted once).
-  if (tp > 1 && clipGradNorm > 0)
+  if (microbatches < 1)
+    return fail("--microbatches must be >= 1, got " +
+                std::to_string(static_cast<int64_t>(microbatches)));
+  if (pipelineSchedule != "1f1b" && pipelineSchedule != "gpipe")
+    return fail("--schedule must be 1f1b or gpipe, got '" + pipelineSchedule +
+                "' (the learning-rate schedule is --lr-schedule)");
+  // The global gradient norm would need the squares of sliced gradients
+  // and of each stage's gradients summed over the ranks.
+  if ((tp > 1 || pp > 1) && clipGradNorm > 0)
     return fail("--clip-grad-norm with --mesh " + mesh +
-                ": clipping the global gradient norm of a tensor-parallel "
-                "program is not implemented yet (each rank would clip by "
-                "the norm of its own slices)");
+                ": clipping the global gradient norm of a tensor- or "
+                "pipeline-parallel program is not implemented yet (each rank "
+                "would clip by the norm of its own gradients)");
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (target == "cuda")
@@ -435,20 +538,52 @@ int run(int argc, char **argv) {
     return fail("the model has no public function");
   std::string name = entry.getName().str();
 
+  // A pipeline (pp > 1, or micro-batches to accumulate) trains one
+  // gradient function per stage, @<name>_stage<k>_grad.
+  bool pipelined = pp > 1 || microbatches > 1;
+  SmallVector<std::string> gradFunctions;
+  if (pipelined)
+    for (int64_t k = 0; k < pp; ++k)
+      gradFunctions.push_back(name + "_stage" + std::to_string(k) + "_grad");
+  else
+    gradFunctions.push_back(name + "_grad");
+  std::string partitionReport = outPath("partition.json");
   std::string pipeline =
       std::string("inline, symbol-dce, loom-shape-inference, ") +
       (tp > 1 ? "loom-tensor-parallel{function=" + name +
                     " tp=" + std::to_string(tp) + "}, "
-              : std::string()) +
-      "loom-autodiff{function=" + name +
-      (lossName.empty() ? std::string() : " loss=" + lossName) +
-      "}, " +
-      (dp > 1 ? "loom-data-parallel{function=" + name +
-                    "_grad dp=" + std::to_string(dp) + "}, "
-              : std::string()) +
-      "loom-optimizer{function=" + name + "_grad " + optimizerOptions() +
-      "}, convert-loom-to-loomrt{function=" + name +
-      "_step}, loom-memory-plan{report=" + outPath("memory.json") + "}";
+              : std::string());
+  if (pipelined) {
+    pipeline += "loom-pipeline-partition{function=" + name +
+                " stages=" + std::to_string(pp) +
+                (memoryBudget > 0
+                     ? " memory-budget=" + std::to_string(memoryBudget)
+                     : std::string()) +
+                (stageBoundaries.empty()
+                     ? std::string()
+                     : " stage-boundaries=" + llvm::join(stageBoundaries, ",")) +
+                " report=" + partitionReport + "}, loom-pipeline-split{function=" +
+                name + "}, loom-pipeline-schedule{function=" + name +
+                " microbatches=" + std::to_string(microbatches) +
+                " schedule=" + pipelineSchedule +
+                (lossName.empty() ? std::string() : " loss=" + lossName) + "}, ";
+  } else {
+    pipeline += "loom-autodiff{function=" + name +
+                (lossName.empty() ? std::string() : " loss=" + lossName) +
+                "}, ";
+  }
+  SmallVector<std::string> stepFunctions;
+  for (const std::string &grad : gradFunctions) {
+    if (dp > 1)
+      pipeline += "loom-data-parallel{function=" + grad +
+                  " dp=" + std::to_string(dp) + "}, ";
+    pipeline += "loom-optimizer{function=" + grad + " " + optimizerOptions() +
+                "}, ";
+    stepFunctions.push_back(StringRef(grad).drop_back(5).str() + "_step");
+  }
+  pipeline += "convert-loom-to-loomrt{function=" +
+              llvm::join(stepFunctions, ",") +
+              "}, loom-memory-plan{report=" + outPath("memory.json") + "}";
   if (verbose)
     llvm::errs() << "loomc: pipeline: builtin.module(" << pipeline << ")\n";
   PassManager pm(&context);
@@ -467,18 +602,47 @@ int run(int argc, char **argv) {
   // Tensor parallelism: the cut of each parameter, for the per-rank weights.
   std::map<std::string, ShardSpec> shards;
   if (tp > 1) {
-    auto step = module->lookupSymbol<func::FuncOp>(name + "_step");
-    FailureOr<std::map<std::string, ShardSpec>> found =
-        step ? collectShards(step)
-             : FailureOr<std::map<std::string, ShardSpec>>(failure());
-    if (failed(found) || !step->hasAttr("loom.tp")) {
+    bool partitioned = false;
+    for (const std::string &stepName : stepFunctions) {
+      auto step = module->lookupSymbol<func::FuncOp>(stepName);
+      FailureOr<std::map<std::string, ShardSpec>> found =
+          step ? collectShards(step)
+               : FailureOr<std::map<std::string, ShardSpec>>(failure());
+      if (failed(found)) {
+        llvm::sys::fs::remove(weightsTmp);
+        return fail("no lowered @" + stepName + " with valid loom.shard");
+      }
+      partitioned |= step->hasAttr("loom.tp");
+      shards.insert(found->begin(), found->end());
+    }
+    if (!partitioned) {
       llvm::sys::fs::remove(weightsTmp);
       return fail("--mesh " + mesh +
                   ": loom-tensor-parallel found no attention or MLP block to "
                   "partition in @" + name +
                   " (see the warning above); compile without tp");
     }
-    shards = std::move(*found);
+  }
+
+  // Every parallel axis of the mesh must have left its collectives, each on
+  // its own grid (the emitted code maps a grid to the runtime's group).
+  if (auto step = module->lookupSymbol<func::FuncOp>(name + "_step")) {
+    for (auto [axis, size] : {std::pair<StringRef, int64_t>("dp", dp),
+                              std::pair<StringRef, int64_t>("tp", tp)}) {
+      if (size <= 1)
+        continue;
+      bool found = false;
+      step.walk([&](loomrt::AllReduceStartOp start) {
+        found |= start.getGroup() == axis;
+      });
+      auto attr = step->getAttrOfType<IntegerAttr>(("loom." + axis).str());
+      if (!found || !attr || attr.getInt() != size) {
+        llvm::sys::fs::remove(weightsTmp);
+        return fail("--mesh " + mesh + ": the compiled step has no " +
+                    axis.str() + " collectives over " + std::to_string(size) +
+                    " ranks (a bug in the parallelisation passes)");
+      }
+    }
   }
 
   std::string code;
@@ -514,14 +678,42 @@ int run(int argc, char **argv) {
     lap("slice weights");
   }
 
+  // The plan: what every rank runs. Rank r = (d*pp + p)*tp + t.
+  llvm::json::Array parameters;
+  for (const auto &[paramName, shard] : shards)
+    parameters.push_back(llvm::json::Object{
+        {"name", paramName},
+        {"shard", llvm::json::Object{{"dim", shard.dim},
+                                     {"parts", shard.parts},
+                                     {"groups", shard.groups}}}});
   llvm::json::Object plan{
       {"model", modelFile},
-      {"function", name + "_step"},
+      {"functions", llvm::json::Array(stepFunctions)},
       {"mesh", llvm::json::Object{{"dp", dp}, {"tp", tp}, {"pp", pp}}},
+      {"rank_layout", "r = (d*pp + p)*tp + t"},
+      {"microbatches", static_cast<int64_t>(microbatches)},
+      {"schedule", pipelineSchedule},
       {"target", target},
       {"optimizer", optimizerOptions()},
+      {"tensor_parallel_parameters", std::move(parameters)},
       {"pipeline", "builtin.module(" + pipeline + ")"},
   };
+  if (pipelined) {
+    // The partition report of loom-pipeline-partition: per-stage flops,
+    // parameters, activation and cut bytes, and each op's stage.
+    auto report = llvm::MemoryBuffer::getFile(partitionReport);
+    llvm::Expected<llvm::json::Value> partition =
+        report ? llvm::json::parse((*report)->getBuffer())
+               : llvm::Expected<llvm::json::Value>(llvm::createStringError(
+                     report.getError(), "cannot read the partition report"));
+    if (!partition)
+      return fail("the partition report '" + partitionReport +
+                  "': " + llvm::toString(partition.takeError()));
+    if (const llvm::json::Object *object = partition->getAsObject())
+      if (const llvm::json::Array *cuts = object->getArray("cuts"))
+        plan["stage_boundaries"] = llvm::json::Array(*cuts);
+    plan["partition"] = std::move(*partition);
+  }
   std::string planText;
   llvm::raw_string_ostream(planText)
       << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";

@@ -3,7 +3,11 @@
 // Collectives and point-to-point transfers are started, return a handle,
 // and are completed by wait(). The CPU backend is MPI (also for one rank);
 // the CUDA backend is NCCL on a communication stream. Groups (dp/tp/pp)
-// are sub-communicators created by the runtime.
+// are sub-communicators created by the runtime from the program's mesh:
+// world rank r has coordinates (d, p, t) with r = (d*pp + p)*tp + t (tp
+// fastest, so a tensor-parallel group sits on one node). Group::Dp holds the
+// ranks with this rank's (p, t), ordered by d; Group::Tp those with its
+// (d, p), ordered by t; Group::Pp those with its (d, t), ordered by p.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,21 +23,31 @@ namespace rt {
 
 enum class ReduceOp : int32_t { Sum = 0, Max = 1, Min = 2, Avg = 3 };
 
+/// The communicator an operation runs on (see above).
+enum class Group : int32_t { World = 0, Dp = 1, Tp = 2, Pp = 3 };
+constexpr int kNumGroups = 4;
+
 /// An in-flight operation; wait() completes it.
 struct CommHandle {
   int64_t id = -1;
 };
 
-/// Rank and size in the world (and later in groups).
+/// Rank and size in the world.
 int worldRank(Context &ctx);
 int worldSize(Context &ctx);
+/// This rank's index in `group` and the group's size.
+int groupRank(Context &ctx, Group group);
+int groupSize(Context &ctx, Group group);
 
+/// All-reduces `count` floats in place over `group`; Avg divides the sum by
+/// the group's size.
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
-                          ReduceOp op);
+                          ReduceOp op, Group group = Group::World);
+/// Point-to-point: `peer` is a rank of `group` (its index in the group).
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
-                     int tag);
+                     int tag, Group group = Group::World);
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
-                     int tag);
+                     int tag, Group group = Group::World);
 void wait(Context &ctx, CommHandle handle);
 
 } // namespace rt

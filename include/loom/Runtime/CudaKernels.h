@@ -84,11 +84,11 @@ void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,
 
 // Communication over NCCL (device buffers); see Comm.h.
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
-                          ReduceOp op);
+                          ReduceOp op, Group group = Group::World);
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
-                     int tag);
+                     int tag, Group group = Group::World);
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
-                     int tag);
+                     int tag, Group group = Group::World);
 void wait(Context &ctx, CommHandle handle);
 
 } // namespace cuda

@@ -66,16 +66,19 @@ struct ProgramSpec {
   int64_t batchSize;
   StepFn step;
   /// The device mesh the program was compiled for: data, tensor and
-  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. The runtime runs
-  /// dp-only and tp-only meshes. dp: rank r's data-parallel index is r: in
-  /// step s it reads rows [(s*dp + r) * batchSize, +batchSize) of each data
-  /// file. tp: every rank reads the rows of step s, loads its own slice of
-  /// the weights (weights.rank<r>.safetensors, or --weights with {rank}),
-  /// and the step's all-reduces span all ranks.
+  /// pipeline parallel sizes; `mpirun -np dp*tp*pp`. World rank r has
+  /// coordinates (d, p, t), r = (d*pp + p)*tp + t, and the groups of
+  /// Comm.h. In step s a rank reads rows [(s*dp + d) * batchSize,
+  /// +batchSize) of each data file; with tp > 1 it loads its slice of the
+  /// weights (weights.rank<t>.safetensors, or --weights with {rank} = t).
   /// dp = 0 means replicated: the program runs on any number of ranks, each
   /// reading the rows of step s alone (hand-written programs that do their
   /// own communication).
   int32_t dp = 1, tp = 1, pp = 1;
+  /// The pipeline stage this program is (0 to pp-1): the ranks with
+  /// pipeline coordinate p run stage p. With pp > 1, batchSize is the rows
+  /// of one step per data-parallel rank (all the step's microbatches).
+  int32_t stage = 0;
 };
 
 /// Runs the training loop; returns the process exit code (0 on success,
@@ -89,6 +92,15 @@ struct ProgramSpec {
 /// Loss result, data arguments batched along dim 0): a malformed spec is an
 /// error naming the offending argument or result.
 int trainMain(int argc, char **argv, const ProgramSpec &spec);
+
+/// The same for a pipeline of `numStages` stage programs (`stages[k]` is
+/// stage k: its `stage` is k and its `pp` is numStages; all share dp, tp
+/// and the batch size). The rank with pipeline coordinate p runs
+/// stages[p]; the loss (loss.csv, the progress line) and --memory-counters
+/// come from the rank (d=0, p=pp-1, t=0), which holds the last stage.
+/// trainMain(spec) is the one-stage case.
+int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
+                    int32_t numStages);
 
 /// Arena accounting: the emitted code calls these when an arena buffer
 /// becomes live (its first write) and dead (after its last read). The

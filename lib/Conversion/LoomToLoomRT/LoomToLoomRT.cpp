@@ -203,9 +203,11 @@ private:
   SmallVector<Value> resultBuffers;
   /// Returned values not yet assigned to their result buffer.
   DenseMap<Value, SmallVector<unsigned>> pendingResults;
-  /// Results of asynchronous all-reduces not yet waited for: the wait is
-  /// emitted right before the first op that reads them.
+  /// Results of asynchronous all-reduces and receives not yet waited for:
+  /// the wait is emitted right before the first op that reads them.
   DenseMap<Value, Value> pendingWaits;
+  /// Handles of started sends, waited for at the end of the function.
+  SmallVector<Value> pendingSends;
   void waitFor(Value value, OpBuilder &b);
   /// Elementwise op -> the root (last op) of its fused group.
   DenseMap<Operation *, Operation *> groupRoot;
@@ -251,10 +253,10 @@ LogicalResult FunctionLowering::checkTypes() {
     if (isa<func::ReturnOp>(op) || op == source)
       return WalkResult::advance();
     if (op->getDialect() != source->getContext()->getLoadedDialect("loom") &&
-        !isa<shard::AllReduceOp>(op))
+        !isa<shard::AllReduceOp, shard::SendOp, shard::RecvOp>(op))
       return op->emitError("convert-loom-to-loomrt: unsupported op (only loom "
-                           "ops and shard.all_reduce can be lowered; inline "
-                           "calls first)"),
+                           "ops, shard.all_reduce, shard.send and shard.recv "
+                           "can be lowered; inline calls first)"),
              WalkResult::interrupt();
     for (Value result : op->getResults())
       if (failed(check(result.getType(), op, "result")))
@@ -636,6 +638,22 @@ LogicalResult FunctionLowering::lowerDotGeneral(DotGeneralOp op, OpBuilder &b) {
   return success();
 }
 
+/// The peer (index on the one grid axis) and tag of a shard.send/recv.
+static FailureOr<std::pair<int64_t, int64_t>>
+pointToPoint(Operation *op, ArrayRef<int16_t> gridAxes,
+             ArrayRef<int64_t> index, size_t numDynamic) {
+  if (gridAxes.size() != 1 || index.size() != 1 || numDynamic != 0 ||
+      ShapedType::isDynamic(index.front()))
+    return op->emitError("convert-loom-to-loomrt: point-to-point transfers "
+                         "need one grid axis and a static peer coordinate");
+  auto tag = op->getAttrOfType<IntegerAttr>("loom.tag");
+  if (!tag || tag.getInt() < 0 || tag.getInt() > 32767)
+    return op->emitError("convert-loom-to-loomrt: point-to-point transfers "
+                         "need a tag `loom.tag = N : i64` in [0, 32767] "
+                         "(unique per direction within a step)");
+  return std::make_pair(index.front(), tag.getInt());
+}
+
 void FunctionLowering::waitFor(Value value, OpBuilder &b) {
   auto it = pendingWaits.find(value);
   if (it == pendingWaits.end())
@@ -672,6 +690,12 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp constant) -> LogicalResult {
+        // A receive's operand only gives the type: no buffer.
+        if (!constant->use_empty() && !pendingResults.count(result()) &&
+            llvm::all_of(constant->getUsers(), [](Operation *user) {
+              return isa<shard::RecvOp>(user);
+            }))
+          return success();
         auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
         if (dense && dense.isSplat() && onlyFusedUsers(constant.getResult()))
           return success();
@@ -845,6 +869,52 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         pendingWaits[result()] = handle;
         return success();
       })
+      .Case([&](shard::SendOp send) -> LogicalResult {
+        // Send a copy (the operand's buffer may be overwritten before the
+        // transfer completes), wait at the end of the step.
+        FailureOr<std::pair<int64_t, int64_t>> peerTag =
+            pointToPoint(op, send.getGridAxes(), send.getDestination(),
+                         send.getDestinationDynamic().size());
+        if (failed(peerTag))
+          return failure();
+        if (!send.getResult().use_empty())
+          return op->emitError("convert-loom-to-loomrt: the result of "
+                               "shard.send is used; the runtime's send has "
+                               "no result");
+        Value copy = loomrt::AllocOp::create(
+            b, loc, bufferType(send.getInput().getType()),
+            b.getStringAttr(categoryOf(op)), IntegerAttr());
+        auto shape = cast<MemRefType>(copy.getType()).getShape();
+        loomrt::CopyOp::create(b, loc, bufferOf(send.getInput()), copy, shape,
+                               rowMajorStrides(shape), 0,
+                               rowMajorStrides(shape), 0,
+                               b.getStringAttr("send"));
+        pendingSends.push_back(loomrt::SendStartOp::create(
+            b, loc, loomrt::HandleType::get(b.getContext()), copy,
+            b.getStringAttr(send.getGrid()),
+            b.getI64IntegerAttr(peerTag->first),
+            b.getI64IntegerAttr(peerTag->second)));
+        return success();
+      })
+      .Case([&](shard::RecvOp recv) -> LogicalResult {
+        // Receive into the result's buffer, wait before the first use.
+        std::optional<ArrayRef<int64_t>> sourceIndex = recv.getSource();
+        if (!sourceIndex)
+          return op->emitError("convert-loom-to-loomrt: shard.recv needs a "
+                               "static source");
+        FailureOr<std::pair<int64_t, int64_t>> peerTag =
+            pointToPoint(op, recv.getGridAxes(), *sourceIndex,
+                         recv.getSourceDynamic().size());
+        if (failed(peerTag))
+          return failure();
+        Value handle = loomrt::RecvStartOp::create(
+            b, loc, loomrt::HandleType::get(b.getContext()), define(),
+            b.getStringAttr(recv.getGrid()),
+            b.getI64IntegerAttr(peerTag->first),
+            b.getI64IntegerAttr(peerTag->second));
+        pendingWaits[result()] = handle;
+        return success();
+      })
       .Case([&](GatherOp gather) -> LogicalResult {
         loomrt::GatherOp::create(b, loc, bufferOf(gather.getData()),
                                  bufferOf(gather.getIndices()), define(),
@@ -955,8 +1025,8 @@ func::FuncOp FunctionLowering::run() {
   for (Value value : llvm::to_vector(returnOp.getOperands()))
     waitFor(value, builder);
   if (!pendingWaits.empty()) {
-    returnOp.emitError("convert-loom-to-loomrt: an all-reduce result is never "
-                       "used");
+    returnOp.emitError("convert-loom-to-loomrt: an all-reduce or receive "
+                       "result is never used");
     return nullptr;
   }
 
@@ -977,6 +1047,9 @@ func::FuncOp FunctionLowering::run() {
                              builder.getStringAttr("result"));
     }
   }
+  // Sends complete before the step returns (their buffers live until here).
+  for (Value handle : pendingSends)
+    loomrt::WaitOp::create(builder, returnOp.getLoc(), handle);
   func::ReturnOp::create(builder, returnOp.getLoc());
   return target;
 }
@@ -988,35 +1061,48 @@ struct ConvertLoomToLoomRTPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    func::FuncOp chosen;
+    SmallVector<func::FuncOp> chosen;
     if (!function.empty()) {
-      chosen = module.lookupSymbol<func::FuncOp>(function);
-      if (!chosen) {
-        module.emitError("convert-loom-to-loomrt: no function named '")
-            << function << "'";
-        return signalPassFailure();
+      for (const std::string &name : function) {
+        auto f = module.lookupSymbol<func::FuncOp>(name);
+        if (!f) {
+          module.emitError("convert-loom-to-loomrt: no function named '")
+              << name << "'";
+          return signalPassFailure();
+        }
+        if (llvm::is_contained(chosen, f)) {
+          module.emitError("convert-loom-to-loomrt: function '")
+              << name << "' is named twice";
+          return signalPassFailure();
+        }
+        chosen.push_back(f);
       }
     } else {
+      func::FuncOp only;
       for (func::FuncOp f : funcs)
         if (f.getName().ends_with("_step"))
-          chosen = chosen ? func::FuncOp() : f;
-      if (!chosen && funcs.size() == 1)
-        chosen = funcs.front();
-      if (!chosen) {
+          only = only ? func::FuncOp() : f;
+      if (!only && funcs.size() == 1)
+        only = funcs.front();
+      if (!only) {
         module.emitError("convert-loom-to-loomrt: say which function to lower "
                          "with function=NAME (found ")
             << funcs.size() << " functions)";
         return signalPassFailure();
       }
+      chosen.push_back(only);
     }
-    if (chosen.isExternal()) {
-      chosen.emitError("convert-loom-to-loomrt: function has no body");
-      return signalPassFailure();
+    for (func::FuncOp f : chosen) {
+      if (f.isExternal()) {
+        f.emitError("convert-loom-to-loomrt: function has no body");
+        return signalPassFailure();
+      }
     }
-    FunctionLowering lowering(chosen);
-    func::FuncOp lowered = lowering.run();
-    if (!lowered)
-      return signalPassFailure();
+    for (func::FuncOp f : chosen) {
+      FunctionLowering lowering(f);
+      if (!lowering.run())
+        return signalPassFailure();
+    }
     for (func::FuncOp f : funcs)
       f.erase();
     // The communicators are the runtime's now (loomrt ops name the grid).

@@ -124,6 +124,9 @@ void shutdown(Context &ctx) {
   cudaStreamSynchronize(s->compute);
   if (s->nccl)
     ncclCommDestroy(s->nccl);
+  for (ncclComm_t comm : s->groupNccl)
+    if (comm)
+      ncclCommDestroy(comm);
   for (PendingOp &op : s->pending)
     if (op.done)
       cudaEventDestroy(op.done);
@@ -258,10 +261,32 @@ CommHandle finishCollective(Context &ctx, CudaState &s) {
   return handle;
 }
 
+/// The NCCL communicator of `group`: the world's, or one made (on first
+/// use, by every member at the same call, as the step is SPMD) from the
+/// runtime's MPI group.
+ncclComm_t ncclOf(Context &ctx, CudaState &s, Group group) {
+  int g = static_cast<int>(group);
+  if (g < 0 || g >= kNumGroups)
+    fail(ctx, "comm", ("unknown group " + std::to_string(g)).c_str());
+  if (g == 0 || ctx.groupComms[g] == MPI_COMM_NULL)
+    return s.nccl;
+  if (!s.groupNccl[g]) {
+    ncclUniqueId id;
+    if (ctx.groupRanks[g] == 0)
+      checkNccl(ctx, "comm", ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, ctx.groupComms[g]);
+    checkNccl(ctx, "comm",
+              ncclCommInitRank(&s.groupNccl[g], ctx.groupSizes[g], id,
+                               ctx.groupRanks[g]));
+  }
+  return s.groupNccl[g];
+}
+
 CommHandle queuePointToPoint(Context &ctx, CudaState &s, bool isSend,
-                             const void *buffer, int64_t bytes, int peer) {
-  (void)ctx;
+                             const void *buffer, int64_t bytes, int peer,
+                             Group group) {
   PendingOp op;
+  op.comm = ncclOf(ctx, s, group);
   op.queued = true;
   op.isSend = isSend;
   op.buffer = const_cast<void *>(buffer);
@@ -272,11 +297,13 @@ CommHandle queuePointToPoint(Context &ctx, CudaState &s, bool isSend,
   return handle;
 }
 
-void checkPeer(Context &ctx, const char *op, int peer, int tag) {
-  if (peer < 0 || peer >= ctx.size)
+void checkPeer(Context &ctx, const char *op, int peer, int tag, Group group) {
+  int g = static_cast<int>(group);
+  int size = g > 0 && g < kNumGroups ? ctx.groupSizes[g] : ctx.size;
+  if (peer < 0 || peer >= size)
     fail(ctx, op,
-         ("peer " + std::to_string(peer) + " is not a rank of the world of " +
-          std::to_string(ctx.size))
+         ("peer " + std::to_string(peer) + " is not a rank of its group of " +
+          std::to_string(size))
              .c_str());
   if (tag < 0)
     fail(ctx, op, ("negative tag " + std::to_string(tag)).c_str());
@@ -298,10 +325,10 @@ void flushPointToPoint(Context &ctx) {
       continue;
     checkNccl(ctx, op.isSend ? "send" : "recv",
               op.isSend ? ncclSend(op.buffer, op.bytes, ncclUint8, op.peer,
-                                   s.nccl, s.comm)
+                                   op.comm, s.comm)
                         : ncclRecv(op.buffer, op.bytes, ncclUint8, op.peer,
-                                   s.nccl, s.comm),
-              s.nccl);
+                                   op.comm, s.comm),
+              op.comm);
   }
   checkNccl(ctx, "send/recv", ncclGroupEnd(), s.nccl);
   for (PendingOp &op : s.pending) {
@@ -314,7 +341,7 @@ void flushPointToPoint(Context &ctx) {
 }
 
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
-                          ReduceOp op) {
+                          ReduceOp op, Group group) {
   CudaState &s = state(ctx);
   // Collectives and point-to-point share the comm stream, in call order.
   flushPointToPoint(ctx);
@@ -337,30 +364,32 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
   default:
     fail(ctx, "allReduce", "unknown reduction");
   }
+  ncclComm_t comm = ncclOf(ctx, s, group);
   orderAfterCompute(ctx, s);
   checkNccl(ctx, "allReduce",
             ncclAllReduce(buffer, buffer, static_cast<size_t>(count), ncclFloat,
-                          nop, s.nccl, s.comm),
-            s.nccl);
+                          nop, comm, s.comm),
+            comm);
   return finishCollective(ctx, s);
 }
 
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
-                     int tag) {
+                     int tag, Group group) {
   CudaState &s = state(ctx);
-  checkPeer(ctx, "send", peer, tag);
+  checkPeer(ctx, "send", peer, tag, group);
   if (bytes < 0)
     fail(ctx, "send", "negative size");
-  return queuePointToPoint(ctx, s, /*isSend=*/true, buffer, bytes, peer);
+  return queuePointToPoint(ctx, s, /*isSend=*/true, buffer, bytes, peer, group);
 }
 
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
-                     int tag) {
+                     int tag, Group group) {
   CudaState &s = state(ctx);
-  checkPeer(ctx, "recv", peer, tag);
+  checkPeer(ctx, "recv", peer, tag, group);
   if (bytes < 0)
     fail(ctx, "recv", "negative size");
-  return queuePointToPoint(ctx, s, /*isSend=*/false, buffer, bytes, peer);
+  return queuePointToPoint(ctx, s, /*isSend=*/false, buffer, bytes, peer,
+                           group);
 }
 
 void wait(Context &ctx, CommHandle handle) {

@@ -48,6 +48,7 @@ struct PendingOp {
   void *buffer = nullptr;
   size_t bytes = 0;
   int peer = -1;
+  ncclComm_t comm = nullptr;
 };
 
 struct CudaState {
@@ -56,6 +57,10 @@ struct CudaState {
   cudaStream_t comm = nullptr;
   cublasHandle_t blas = nullptr;
   ncclComm_t nccl = nullptr;
+  /// NCCL communicators of the dp, tp and pp groups (index: Group), created
+  /// on their first use from the runtime's MPI groups; [0] stays null (the
+  /// world is `nccl`).
+  ncclComm_t groupNccl[kNumGroups] = {};
   DeviceError *errors = nullptr; ///< device memory
   /// Ops that may record a DeviceError since the last synchronize().
   std::vector<std::string> opNames;

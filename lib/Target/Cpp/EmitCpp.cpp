@@ -16,10 +16,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -84,6 +86,17 @@ const char *dtypeName(Type type) {
   if (type.isInteger(32))
     return "DType::I32";
   return nullptr;
+}
+
+/// The runtime's Group for a grid name (loomrt ops name the shard grid
+/// their collective ran on); null for a name the runtime has no group for.
+const char *groupEnum(StringRef grid) {
+  return llvm::StringSwitch<const char *>(grid)
+      .Case("dp", "Group::Dp")
+      .Case("tp", "Group::Tp")
+      .Case("pp", "Group::Pp")
+      .Case("world", "Group::World")
+      .Default(nullptr);
 }
 
 int64_t elementBytes(Type type) {
@@ -159,10 +172,14 @@ std::string indexExpr(StringRef prefix, ArrayRef<int64_t> strides,
 
 class Emitter {
 public:
+  /// `stage`: the pipeline stage (loom.stage) when the module holds several
+  /// stage programs, else -1.
   Emitter(func::FuncOp func, llvm::raw_ostream &out,
-          const EmitCppOptions &options)
-      : func(func), out(out), os(body), options(options) {}
+          const EmitCppOptions &options, int64_t stage = -1)
+      : func(func), out(out), os(body), options(options), stage(stage) {}
 
+  /// Prints the step's constants, the step function and its TensorSpecs and
+  /// ProgramSpec (kProgram) to `out`.
   LogicalResult emit();
 
 private:
@@ -196,6 +213,7 @@ private:
   std::string constants;
   int counter = 0;
   int64_t alignment = 64;
+  int64_t stage;
 };
 
 LogicalResult Emitter::emitScalar(Operation *op,
@@ -367,7 +385,12 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
             }), ", ")
          << "] (" << op.getOrigin() << ") -> " << name(op.getOutput()) << "\n";
   int64_t outN = numElements(keptSizes);
-  LoopNest outer(os, keptSizes, "k", 2, outN >= options.parallelThreshold / 64);
+  // A full reduction has no outer loop: a block scopes its locals.
+  bool scoped = keptSizes.empty();
+  if (scoped)
+    os.indent(2) << "{\n";
+  LoopNest outer(os, keptSizes, "k", scoped ? 4 : 2,
+                 outN >= options.parallelThreshold / 64);
   int indent = outer.bodyIndent();
   std::string init;
   switch (op.getKind()) {
@@ -413,6 +436,8 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   os.indent(indent) << name(op.getOutput()) << "[" << indexExpr("k", outStrides)
                     << "] = static_cast<" << cppType(type) << ">(" << value
                     << ");\n";
+  if (scoped)
+    os.indent(2) << "}\n";
   return success();
 }
 
@@ -614,12 +639,38 @@ LogicalResult Emitter::emitOp(Operation *op) {
                          : reduction == "min" ? "ReduceOp::Min"
                          : reduction == "avg" ? "ReduceOp::Avg"
                                               : "ReduceOp::Sum";
+        const char *group = groupEnum(start.getGroup());
+        if (!group)
+          return start.emitError("emit-cpp: unknown group '")
+                 << start.getGroup()
+                 << "' (the runtime's groups are dp, tp, pp and world)";
         line() << "const CommHandle " << n << " = allReduceStart(ctx, "
                << name(start.getBuffer()) << ", "
-               << numElements(shape(start.getBuffer())) << ", " << op
-               << "); // group " << start.getGroup() << "\n";
+               << numElements(shape(start.getBuffer())) << ", " << op << ", "
+               << group << ");\n";
         return success();
       })
+      .Case<loomrt::SendStartOp, loomrt::RecvStartOp>(
+          [&](auto start) -> LogicalResult {
+            constexpr bool isSend =
+                std::is_same_v<decltype(start), loomrt::SendStartOp>;
+            const char *group = groupEnum(start.getGroup());
+            if (!group)
+              return start.emitError("emit-cpp: unknown group '")
+                     << start.getGroup()
+                     << "' (the runtime's groups are dp, tp, pp and world)";
+            std::string n = newName(isSend ? "send" : "recv");
+            names[start.getHandle()] = n;
+            Value buffer = start.getBuffer();
+            line() << "const CommHandle " << n << " = "
+                   << (isSend ? "sendStart" : "recvStart") << "(ctx, "
+                   << name(buffer) << ", "
+                   << numElements(shape(buffer)) *
+                          elementBytes(elementType(buffer))
+                   << ", " << start.getPeer() << ", " << start.getTag() << ", "
+                   << group << ");\n";
+            return success();
+          })
       .Case([&](loomrt::WaitOp w) -> LogicalResult {
         line() << "wait(ctx, " << name(w.getHandle()) << ");\n";
         return success();
@@ -671,44 +722,13 @@ LogicalResult Emitter::emit() {
     if (failed(emitOp(&op)))
       return failure();
 
-  out << "// Generated by Loom (loom-translate --emit-cpp) from @"
-      << func.getName() << ". Do not edit.\n"
-      << "// Arena: " << arenaAttr.getInt() << " bytes, peak live "
-      << peakAttr.getInt() << " bytes.\n\n"
-      << "#include \"loom/Runtime/Comm.h\"\n"
-      << "#include \"loom/Runtime/CpuKernels.h\"\n"
-      << "#include \"loom/Runtime/Runtime.h\"\n\n"
-      << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
-      << "#include <limits>\n\n"
-      << "namespace {\n\nusing namespace loom::rt;\n\n"
-      << "// NaN-propagating max/min, as the loom ops define them.\n"
-      << "inline float loom_maxf(float a, float b) {\n"
-      << "  return (a != a || a > b) ? a : (b != b ? b : (a == b ? a : b));\n}\n"
-      << "inline float loom_minf(float a, float b) {\n"
-      << "  return (a != a || a < b) ? a : (b != b ? b : (a == b ? a : b));\n}\n"
-      << "// Float to integer: toward zero, NaN to 0, saturating.\n"
-      << "template <typename T> inline T loom_ftoi(float x) {\n"
-      << "  if (x != x) return 0;\n"
-      << "  if (x <= static_cast<float>(std::numeric_limits<T>::lowest()))\n"
-      << "    return std::numeric_limits<T>::lowest();\n"
-      << "  if (x >= static_cast<float>(std::numeric_limits<T>::max()))\n"
-      << "    return std::numeric_limits<T>::max();\n"
-      << "  return static_cast<T>(x);\n}\n"
-      << "template <typename T> inline T loom_divi(Context &ctx, T a, T b) {\n"
-      << "  if (b == 0) fail(ctx, \"div\", \"integer division by zero\");\n"
-      << "  return a / b;\n}\n\n";
   if (!constants.empty())
     out << "// Constants of the step.\n" << constants << "\n";
   out << "void step(Context &ctx, void *const *args, void *const *results,\n"
       << "          char *arena) {\n"
       << "  (void)arena;\n"
       << body << "}\n\n";
-  if (failed(emitSpecs()))
-    return failure();
-  out << "} // namespace\n\n"
-      << "int main(int argc, char **argv) {\n"
-      << "  return loom::rt::trainMain(argc, argv, kProgram);\n}\n";
-  return success();
+  return emitSpecs();
 }
 
 LogicalResult Emitter::emitSpecs() {
@@ -782,6 +802,9 @@ LogicalResult Emitter::emitSpecs() {
   int64_t tp = 1;
   if (auto attr = func->getAttrOfType<IntegerAttr>("loom.tp"))
     tp = attr.getInt();
+  int64_t pp = 1;
+  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.pp"))
+    pp = attr.getInt();
   out << "const TensorSpec kArgs[] = {\n" << args << "};\n"
       << "const TensorSpec kResults[] = {\n" << results << "};\n"
       << "const ProgramSpec kProgram = {\n"
@@ -792,8 +815,101 @@ LogicalResult Emitter::emitSpecs() {
       << ", /*plannedPeakBytes=*/"
       << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
       << ",\n    /*batchSize=*/" << batch << ", &step,\n"
-      << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/1};\n\n";
+      << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/" << pp
+      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << "};\n\n";
   return success();
+}
+
+} // namespace
+
+namespace {
+
+/// The shared part of every translation unit: includes and helpers.
+void printPrologue(llvm::raw_ostream &out) {
+  out << "#include \"loom/Runtime/Comm.h\"\n"
+      << "#include \"loom/Runtime/CpuKernels.h\"\n"
+      << "#include \"loom/Runtime/Runtime.h\"\n\n"
+      << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
+      << "#include <limits>\n\n"
+      << "namespace {\n\nusing namespace loom::rt;\n\n"
+      << "// NaN-propagating max/min, as the loom ops define them.\n"
+      << "inline float loom_maxf(float a, float b) {\n"
+      << "  return (a != a || a > b) ? a : (b != b ? b : (a == b ? a : b));\n}\n"
+      << "inline float loom_minf(float a, float b) {\n"
+      << "  return (a != a || a < b) ? a : (b != b ? b : (a == b ? a : b));\n}\n"
+      << "// Float to integer: toward zero, NaN to 0, saturating.\n"
+      << "template <typename T> inline T loom_ftoi(float x) {\n"
+      << "  if (x != x) return 0;\n"
+      << "  if (x <= static_cast<float>(std::numeric_limits<T>::lowest()))\n"
+      << "    return std::numeric_limits<T>::lowest();\n"
+      << "  if (x >= static_cast<float>(std::numeric_limits<T>::max()))\n"
+      << "    return std::numeric_limits<T>::max();\n"
+      << "  return static_cast<T>(x);\n}\n"
+      << "template <typename T> inline T loom_divi(Context &ctx, T a, T b) {\n"
+      << "  if (b == 0) fail(ctx, \"div\", \"integer division by zero\");\n"
+      << "  return a / b;\n}\n\n";
+}
+
+int64_t intAttr(func::FuncOp func, StringRef name) {
+  auto attr = func->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getInt() : -1;
+}
+
+/// The pipeline's stage programs, in stage order: each function has
+/// `loom.stage = k` and `loom.pp = P`, and the stages are exactly 0..P-1.
+FailureOr<SmallVector<func::FuncOp>> orderStages(ModuleOp module,
+                                                ArrayRef<func::FuncOp> funcs) {
+  int64_t pp = static_cast<int64_t>(funcs.size());
+  SmallVector<func::FuncOp> stages(funcs.size());
+  for (func::FuncOp f : funcs) {
+    int64_t stage = intAttr(f, "loom.stage");
+    if (stage < 0)
+      return f.emitError("emit-cpp: the module holds ")
+             << funcs.size()
+             << " functions, so each must be a pipeline stage program with "
+                "`loom.stage = k : i64` (this one has none)";
+    if (intAttr(f, "loom.pp") != pp)
+      return f.emitError("emit-cpp: stage program with loom.pp = ")
+             << intAttr(f, "loom.pp") << " in a module of " << pp
+             << " stage programs";
+    if (stage >= pp || stages[stage])
+      return f.emitError("emit-cpp: stage ")
+             << stage << (stage >= pp ? " is out of range" : " appears twice")
+             << " (the stages of pp = " << pp << " are 0 to " << pp - 1 << ")";
+    stages[stage] = f;
+  }
+  (void)module;
+  return stages;
+}
+
+/// The rows per step of the stages' data inputs (they must agree); 0 when
+/// no stage has one.
+FailureOr<int64_t> commonBatch(ArrayRef<func::FuncOp> stages) {
+  int64_t batch = 0;
+  func::FuncOp first;
+  for (func::FuncOp f : stages) {
+    auto numInputs = f->getAttrOfType<IntegerAttr>("loomrt.num_inputs");
+    if (!numInputs)
+      continue; // reported by the Emitter
+    for (unsigned i = 0; i < numInputs.getInt() && i < f.getNumArguments();
+         ++i) {
+      if (f.getArgAttr(i, "loom.param") || f.getArgAttr(i, "loom.state"))
+        continue;
+      auto type = dyn_cast<MemRefType>(f.getArgument(i).getType());
+      if (!type || type.getRank() == 0)
+        continue; // reported by the Emitter
+      if (batch == 0) {
+        batch = type.getDimSize(0);
+        first = f;
+      } else if (batch != type.getDimSize(0)) {
+        return f.emitError("emit-cpp: the stages' data inputs disagree on the "
+                           "batch dimension: argument #")
+               << i << " has " << type.getDimSize(0) << " rows, @"
+               << first.getName() << "'s " << batch;
+      }
+    }
+  }
+  return batch;
 }
 
 } // namespace
@@ -804,9 +920,68 @@ LogicalResult mlir::loom::emitCpp(ModuleOp module, llvm::raw_ostream &os,
   for (func::FuncOp f : module.getOps<func::FuncOp>())
     if (!f.isExternal())
       funcs.push_back(f);
-  if (funcs.size() != 1)
-    return module.emitError("emit-cpp: expects one function (the lowered "
-                            "step), found ")
-           << funcs.size();
-  return Emitter(funcs.front(), os, options).emit();
+  if (funcs.empty())
+    return module.emitError("emit-cpp: expects the lowered step function, "
+                            "found none");
+
+  // One program (not a pipeline stage): trainMain.
+  if (funcs.size() == 1 && !funcs.front()->hasAttr("loom.stage")) {
+    func::FuncOp func = funcs.front();
+    std::string unit;
+    llvm::raw_string_ostream us(unit);
+    if (failed(Emitter(func, us, options).emit()))
+      return failure();
+    os << "// Generated by Loom (loom-translate --emit-cpp) from @"
+       << func.getName() << ". Do not edit.\n"
+       << "// Arena: " << intAttr(func, "loomrt.arena_bytes")
+       << " bytes, peak live " << intAttr(func, "loomrt.peak_live_bytes")
+       << " bytes.\n\n";
+    printPrologue(os);
+    os << unit << "} // namespace\n\n"
+       << "int main(int argc, char **argv) {\n"
+       << "  return loom::rt::trainMain(argc, argv, kProgram);\n}\n";
+    return success();
+  }
+
+  // Pipeline stage programs: one namespace each (their constants and
+  // specs would collide), and trainMainStages.
+  FailureOr<SmallVector<func::FuncOp>> stages = orderStages(module, funcs);
+  if (failed(stages))
+    return failure();
+  EmitCppOptions stageOptions = options;
+  if (stageOptions.batchSize == 0) {
+    FailureOr<int64_t> batch = commonBatch(*stages);
+    if (failed(batch))
+      return failure();
+    stageOptions.batchSize = *batch;
+  }
+  std::string units;
+  llvm::raw_string_ostream us(units);
+  for (auto [k, func] : llvm::enumerate(*stages)) {
+    us << "namespace stage" << k << " {\n\n";
+    if (failed(Emitter(func, us, stageOptions, static_cast<int64_t>(k)).emit()))
+      return failure();
+    us << "} // namespace stage" << k << "\n\n";
+  }
+  os << "// Generated by Loom (loom-translate --emit-cpp) from "
+     << llvm::join(llvm::map_range(*stages,
+                                   [](func::FuncOp f) {
+                                     return ("@" + f.getName()).str();
+                                   }),
+                   ", ")
+     << ": " << stages->size() << " pipeline stages. Do not edit.\n";
+  for (auto [k, func] : llvm::enumerate(*stages))
+    os << "// Stage " << k << " arena: " << intAttr(func, "loomrt.arena_bytes")
+       << " bytes, peak live " << intAttr(func, "loomrt.peak_live_bytes")
+       << " bytes.\n";
+  os << "\n";
+  printPrologue(os);
+  os << units << "const ProgramSpec *const kStages[] = {";
+  for (size_t k = 0; k < stages->size(); ++k)
+    os << (k ? ", " : "") << "&stage" << k << "::kProgram";
+  os << "};\n\n} // namespace\n\n"
+     << "int main(int argc, char **argv) {\n"
+     << "  return loom::rt::trainMainStages(argc, argv, kStages, "
+     << stages->size() << ");\n}\n";
+  return success();
 }

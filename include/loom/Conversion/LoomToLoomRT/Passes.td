@@ -6,12 +6,15 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
-  let summary = "Lower one loom function to buffers, kernels and library calls";
+  let summary = "Lower loom functions to buffers, kernels and library calls";
   let description = [{
-    Turns the function `function` (default: the only function whose name
-    ends in `_step`, else the module's only function) into a `loomrt`
-    program; the module afterwards holds only that function. Every tensor
-    becomes a buffer (`memref`):
+    Turns the functions named by `function` (a list: `function=a` or
+    `function=a,b`, e.g. the stage programs `@F_stage<k>_step` of a
+    pipeline; default: the only function whose name ends in `_step`, else
+    the module's only function) into `loomrt` programs, each on its own;
+    the module afterwards holds only those functions (and no `shard.grid`:
+    the communicators are the runtime's). Every tensor becomes a buffer
+    (`memref`):
 
     * arguments stay arguments; each result becomes one more argument (the
       buffer the runtime passes for it, marked `loomrt.result = i`, with the
@@ -33,14 +36,26 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       batch, free and contracting dimensions (either order, which BLAS
       transposes for free); other layouts are first copied into that order;
     * softmax, log_softmax, layer_norm, rms_norm, cross_entropy, gather and
-      scatter_add are runtime-library calls.
+      scatter_add are runtime-library calls;
+    * `shard.all_reduce` (f32, one grid axis) is a copy into a new buffer,
+      a `loomrt.all_reduce_start` on it (`group` = the grid's name) and a
+      `loomrt.wait` right before the result's first use;
+    * `shard.recv` (one grid axis, a static `source`, `loom.tag = N`) is a
+      `loomrt.recv_start` into the result's buffer (`peer` = the source's
+      index on the grid axis) and a `wait` before the first use; its operand
+      only gives the type and gets no buffer;
+    * `shard.send` (the same, `destination`; its result must be unused) is
+      a copy of the operand into its own buffer (the operand may be
+      overwritten while the transfer runs), a `loomrt.send_start` on it and
+      a `wait` at the end of the function, which `loom-memory-plan` keeps
+      the buffer live for.
 
     Shapes must be static (run `loom-shape-inference` first); element types
     are f32, i64, i32 and i1. Anything else is an error at the op.
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"\"",
-           "The function to lower (default: the `_step` function or the only one)">,
+    ListOption<"function", "function", "std::string",
+               "The functions to lower (default: the `_step` function or the only one)">,
   ];
   let dependentDialects = ["::mlir::loomrt::LoomRTDialect",
                            "::mlir::arith::ArithDialect",

@@ -25,6 +25,9 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+#include <tuple>
+
 namespace mlir {
 namespace loom {
 #define GEN_PASS_DEF_LOOMPIPELINESCHEDULE
@@ -109,6 +112,12 @@ private:
 
   std::vector<Stage> stages;
   std::vector<Edge> edges;
+  /// Parameters several stages read (a tied embedding): @F argument ->
+  /// the stages, in order. Their gradients are summed over those stages.
+  std::map<unsigned, SmallVector<int64_t>> sharedParams;
+  /// Tag of the transfer of shared parameter `arg`'s gradient from stage
+  /// `from` to stage `to`, after the micro-batch tags.
+  std::map<std::tuple<unsigned, int64_t, int64_t>, int64_t> sharedTags;
   /// The stage result that is the loss (last stage).
   unsigned lossOutput = 0;
 };
@@ -266,7 +275,26 @@ LogicalResult PipelineSchedule::analyse(func::FuncOp func) {
                 "the micro-batches, got "
              << arg.getType();
   }
-  int64_t maxTag = (microbatches * static_cast<int64_t>(edges.size())) * 2 - 1;
+  // Parameters read by several stages.
+  std::map<unsigned, SmallVector<int64_t>> users;
+  for (auto [k, stage] : llvm::enumerate(stages))
+    for (unsigned i = 0; i < stage.numArgs; ++i) {
+      auto arg = cast<BlockArgument>(stage.call.getOperand(i));
+      if (func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()) &&
+          isFloat(arg))
+        users[arg.getArgNumber()].push_back(static_cast<int64_t>(k));
+    }
+  int64_t nextTag = microbatches * static_cast<int64_t>(edges.size()) * 2;
+  for (auto &[arg, list] : users) {
+    if (list.size() < 2)
+      continue;
+    sharedParams[arg] = list;
+    for (int64_t from : list)
+      for (int64_t to : list)
+        if (from != to)
+          sharedTags[{arg, from, to}] = nextTag++;
+  }
+  int64_t maxTag = nextTag - 1;
   if (maxTag > kMaxTag)
     return func.emitError() << kPass << ": " << static_cast<int64_t>(microbatches)
                             << " micro-batches of " << edges.size()
@@ -615,8 +643,30 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
   results.push_back(lossSum ? mean(lossSum)
                             : Value(ConstantOp::create(
                                   b, scalar, DenseElementsAttr::get(scalar, 0.0f))));
+  SmallVector<Value> grads;
   for (Value g : gradSum)
-    results.push_back(mean(g));
+    grads.push_back(mean(g));
+  // A parameter several stages read (a tied embedding) gets the sum of
+  // their gradients, added in stage order so that every copy is updated
+  // identically.
+  for (auto [j, i] : llvm::enumerate(params)) {
+    auto arg = cast<BlockArgument>(stage.call.getOperand(i)).getArgNumber();
+    auto shared = sharedParams.find(arg);
+    if (shared == sharedParams.end())
+      continue;
+    for (int64_t other : shared->second)
+      if (other != k)
+        send(grads[j], other, sharedTags.at({arg, k, other}));
+    Value total;
+    for (int64_t other : shared->second) {
+      Value part = other == k ? grads[j]
+                              : recv(grads[j].getType(), other,
+                                     sharedTags.at({arg, other, k}));
+      total = total ? backward(AddOp::create(b, total, part)) : part;
+    }
+    grads[j] = total;
+  }
+  results.append(grads.begin(), grads.end());
   func::ReturnOp::create(b, results);
   return success();
 }

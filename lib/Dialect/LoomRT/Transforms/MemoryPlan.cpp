@@ -70,6 +70,13 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
         end = std::max(end, position[top]);
         if (auto view = dyn_cast<ViewOp>(user))
           worklist.push_back(view.getResult());
+        // An asynchronous operation (send, receive, all-reduce) uses its
+        // buffer until the wait on its handle.
+        for (Value result : user->getResults())
+          if (isa<HandleType>(result.getType()))
+            for (Operation *waiter : result.getUsers())
+              end = std::max(end,
+                             position[block.findAncestorOpInBlock(*waiter)]);
       }
     }
     int64_t bytes = llvm::alignTo(bufferBytes(alloc.getType()), alignment);

@@ -412,6 +412,12 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     (producer output, reader stage) pairs and direction `d` (0 forward,
     1 backward). Rank-0 values travel as `tensor<1x...>`.
 
+    A parameter that several stages read (a tied embedding and LM head)
+    is a parameter of each of them; after the micro-batches every such
+    stage sends its gradient to the others (tags after the micro-batch
+    ones) and returns the sum over the stages, added in stage order, so
+    every copy gets the same update (Megatron's embedding all-reduce).
+
     Orders: `gpipe` runs the `M` forwards, then the `M` backwards;
     `1f1b` (PipeDream-flush) runs `min(P-1-k, M)` forwards, then alternates
     one forward and one backward, then the remaining backwards, so stage

@@ -289,6 +289,46 @@ def LoomRT_AllReduceStartOp : LoomRT_Op<"all_reduce_start"> {
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
 }
 
+def LoomRT_SendStartOp : LoomRT_Op<"send_start"> {
+  let summary = "Starts sending `buffer` to a rank of a group";
+  let description = [{
+    Returns a handle; `buffer` must stay unchanged (and allocated) until
+    `wait` on it returns. `group` names the communicator (`world`, `dp`,
+    `tp`, `pp`), `peer` the receiving rank's index in the group, `tag`
+    matches the message with the peer's `recv_start` (unique per direction
+    within a step). `convert-loom-to-loomrt` sends a copy of the value and
+    waits at the end of the step; `loom-memory-plan` keeps a buffer live
+    until the wait on every handle started on it.
+
+    ```mlir
+    %h = loomrt.send_start %buf {group = "pp", peer = 1 : i64, tag = 0 : i64} : memref<4x8xf32>
+    loomrt.wait %h
+    ```
+  }];
+  let arguments = (ins LoomRT_Buffer:$buffer, StrAttr:$group,
+                       I64Attr:$peer, I64Attr:$tag);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+def LoomRT_RecvStartOp : LoomRT_Op<"recv_start"> {
+  let summary = "Starts receiving into `buffer` from a rank of a group";
+  let description = [{
+    Returns a handle; `buffer` holds the message once `wait` on it returns
+    (`convert-loom-to-loomrt` waits right before the first use). `group`,
+    `peer` (the sender's index in the group) and `tag` as for
+    `send_start`; the message must have exactly the buffer's size.
+
+    ```mlir
+    %h = loomrt.recv_start %buf {group = "pp", peer = 0 : i64, tag = 0 : i64} : memref<4x8xf32>
+    ```
+  }];
+  let arguments = (ins LoomRT_Buffer:$buffer, StrAttr:$group,
+                       I64Attr:$peer, I64Attr:$tag);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
 def LoomRT_WaitOp : LoomRT_Op<"wait"> {
   let summary = "Completes an asynchronous communication";
   let arguments = (ins LoomRT_HandleType:$handle);
