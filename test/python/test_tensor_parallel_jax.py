@@ -1,16 +1,18 @@
 """Tensor parallelism end to end for models imported from JAX through
-StableHLO: `loomc --mesh tp=T` and `mpirun -np T`.
+StableHLO: `loomc --mesh tp=2` on 2 ranks and `--mesh dp=2,tp=2` on 4.
 
 JAX's MLP (test/python/models/jax_models.py) is imported by
 `loom.from_jax`, compiled with loom-tensor-parallel and trained with AdamW
-on T ranks that all read the same rows: every logged loss must agree within
-1e-4 (relative) with `jax.value_and_grad` + `optax.adamw` on the same
-batches. The partitioned IR must have the tp_copy and all_reduce of the
-block and the per-rank weights must be slices, so that the parity is not
-that of a replicated run. Ranks run oversubscribed on this machine's cores.
+(the tp ranks of a data-parallel group read the same rows): every logged
+loss must agree within 1e-4 (relative) with `jax.value_and_grad` +
+`optax.adamw` on the same (global) batches. The partitioned IR must have
+the tp_copy and all_reduce of the block and the per-rank weights must be
+slices, so that the parity is not that of a replicated run. Ranks run
+oversubscribed on this machine's cores.
 """
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -34,7 +36,6 @@ st = pytest.importorskip("safetensors.numpy")
 
 STEPS = 20
 ROWS = 3  # batches in the data files; steps wrap around them
-TP = 2
 LR, WEIGHT_DECAY = 1e-3, 0.01
 
 
@@ -107,36 +108,53 @@ def jax_adamw_losses(model, params, names, data, batch):
     return losses
 
 
+def groups_of_all_reduces(step_cpp):
+    return set(re.findall(r"allReduceStart\(ctx, [^;]*, (Group::\w+)\);", step_cpp))
+
+
+# mesh: (dp, tp). With dp > 1 each rank's program takes the per-rank batch
+# (GLOBAL_BATCH / dp) and data-parallel group d reads batch s*dp + d of
+# step s: together, the global batch JAX trains on.
+MESHES = {"tp=2": (1, 2), "dp=2,tp=2": (2, 2)}
+GLOBAL_BATCH = 8
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_jax_tensor_parallel_matches_jax_adamw(model, tmp_path):
+def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
     _, names, classes, blocks, cuts = MODELS[model]
-    batch = 8 if model == "mlp" else 4
-    params, inputs, m = import_model(model, tmp_path, batch)
+    dp, tp = MESHES[mesh]
+    params, inputs, m = import_model(model, tmp_path, GLOBAL_BATCH // dp)
 
     # The pass finds the blocks in the StableHLO import (W [in, out], biases
     # as broadcast chains).
     ir = m.run_pass("builtin.module(inline, symbol-dce, loom-shape-inference, "
-                    f"loom-tensor-parallel{{function=main tp={TP}}})").ir
+                    f"loom-tensor-parallel{{function=main tp={tp}}})").ir
     assert ir.count("loom.tp_copy") == blocks, ir
     assert ir.count("shard.all_reduce") == blocks, ir
 
     data = make_data(names, inputs, classes, seed=3)
-    expected = jax_adamw_losses(model, params, names, data, batch)
-    program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={TP}", optimizer="adamw",
+    expected = jax_adamw_losses(model, params, names, data, GLOBAL_BATCH)
+    program = m.compile(outdir=tmp_path / "tp", mesh=mesh, optimizer="adamw",
                         lr=LR, weight_decay=WEIGHT_DECAY)
-    assert program.mesh_size() == TP
-    assert "/*tp=*/2" in (tmp_path / "tp" / "step.cpp").read_text()
-    # Each rank holds its slices of the cut weights (fc1's W [in, out] on
+    assert program.mesh_size() == dp * tp
+    step_cpp = (tmp_path / "tp" / "step.cpp").read_text()
+    assert f"/*dp=*/{dp}, /*tp=*/{tp}" in step_cpp
+    if dp > 1:
+        # Megatron's f and g on the tp group, gradients and loss on the dp
+        # group.
+        assert groups_of_all_reduces(step_cpp) == {"Group::Tp", "Group::Dp"}, step_cpp
+    # Each tp rank holds its slices of the cut weights (fc1's W [in, out] on
     # out, with its bias; fc2's on in), the others whole.
     full = st.load_file(str(tmp_path / "weights.safetensors"))
-    for r in range(TP):
+    for r in range(tp):
         part = st.load_file(str(tmp_path / "tp" / f"weights.rank{r}.safetensors"))
         assert set(part) == set(full)
         for name, value in full.items():
-            want = np.split(value, TP, axis=cuts[name])[r] if name in cuts else value
+            want = np.split(value, tp, axis=cuts[name])[r] if name in cuts else value
             np.testing.assert_array_equal(part[name], want)
 
-    got = program.train(write_data(tmp_path / "data", data), STEPS, ranks=TP)
+    got = program.train(write_data(tmp_path / "data", data), STEPS, ranks=dp * tp)
     assert len(got) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-4)
     assert got[-1] < got[0]
