@@ -54,7 +54,7 @@ class Module:
         out = run_tool("loom-opt", ["-", *args], input=self.ir)
         return Module(out, self.weights)
 
-    def compile(self, *, optimizer: str = "sgd", mesh="dp=1,tp=1,pp=1",
+    def compile(self, *, optimizer: str = "sgd", mesh=None,
                 target: str = "cpu", outdir=None, **options):
         """Compiles this module (its function returns the loss) into a
         training program: autodiff, the optimizer update, lowering, C++ and

@@ -71,7 +71,7 @@ class Program:
         return f"<loom.Program {self.executable}>"
 
 
-def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict = "dp=1,tp=1,pp=1",
+def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = None,
                    target: str = "cpu", outdir: str | os.PathLike | None = None,
                    betas: tuple[float, float] | None = None, nesterov: bool = False,
                    **options) -> Program:
@@ -83,7 +83,9 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict = "dp=1,t
     if isinstance(mesh, dict):
         mesh = ",".join(f"{k}={v}" for k, v in mesh.items())
     args = [find_tool("loomc"), str(model), "-o", str(outdir), "--optimizer", optimizer,
-            "--mesh", mesh, "--target", target]
+            "--target", target]
+    if mesh is not None:  # else loomc's default, or the mesh of a --plan
+        args += ["--mesh", mesh]
     if module.weights:
         args += ["--weights", str(model.with_suffix(".safetensors"))]
     if betas is not None:

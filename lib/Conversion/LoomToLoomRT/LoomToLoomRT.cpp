@@ -495,7 +495,8 @@ LogicalResult FunctionLowering::lowerKernel(Operation *root, OpBuilder &b) {
   // constants, strided reads for broadcasts.
   SmallVector<KernelInput> inputs;
   DenseMap<Value, unsigned> inputIndex; // loom value -> inputs index
-  DenseMap<Value, Attribute> splats;
+  // In first-use order: the kernel body must not depend on pointer values.
+  llvm::MapVector<Value, Attribute> splats;
   DenseSet<Operation *> memberSet(members.begin(), members.end());
   for (Operation *member : members) {
     for (Value operand : member->getOperands()) {
