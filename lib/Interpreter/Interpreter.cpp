@@ -746,6 +746,23 @@ Interpreter::call(func::FuncOp func, ArrayRef<TensorRef> args, unsigned depth) {
 LogicalResult Interpreter::execute(Operation *op,
                                    DenseMap<Value, TensorRef> &values,
                                    unsigned depth) {
+  if (auto index = dyn_cast<GridIndexOp>(op)) {
+    FailureOr<SmallVector<int64_t>> shape =
+        gridShape(op, index.getGridAttr());
+    if (failed(shape))
+      return failure();
+    SmallVector<int64_t> coords = gridCoords(*shape, currentRank);
+    Tensor result = Tensor::zeros(ElementKind::I64, {});
+    for (int16_t axis : index.getGridAxes()) {
+      if (axis < 0 || axis >= static_cast<int64_t>(shape->size()))
+        return withCallStack(op->emitOpError()
+                             << "has grid axis " << axis << " outside grid "
+                             << index.getGridAttr());
+      result.ints[0] = result.ints[0] * (*shape)[axis] + coords[axis];
+    }
+    values[op->getResult(0)] = std::make_shared<const Tensor>(std::move(result));
+    return success();
+  }
   if (auto index = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
     if (failed(gridShape(op, index.getGridAttr())))
       return failure();

@@ -932,6 +932,14 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
             originOf(op));
         return success();
       })
+      .Case([&](GridIndexOp index) -> LogicalResult {
+        if (index.getGridAxes().size() != 1)
+          return op->emitError("convert-loom-to-loomrt: the runtime knows a "
+                               "rank's index along one grid axis only");
+        loomrt::GridIndexOp::create(b, loc, define(),
+                                    b.getStringAttr(index.getGrid()));
+        return success();
+      })
       .Case([&](IotaOp iota) -> LogicalResult {
         loomrt::IotaOp::create(b, loc, define(), iota.getDim());
         return success();

@@ -671,6 +671,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
                    << group << ");\n";
             return success();
           })
+      .Case([&](loomrt::GridIndexOp index) -> LogicalResult {
+        const char *group = groupEnum(index.getGroup());
+        if (!group)
+          return index.emitError("emit-cpp: unknown group '")
+                 << index.getGroup()
+                 << "' (the runtime's groups are dp, tp, pp and world)";
+        line() << name(index.getOutput())
+               << "[0] = static_cast<int64_t>(groupRank(ctx, " << group
+               << "));\n";
+        return success();
+      })
       .Case([&](loomrt::WaitOp w) -> LogicalResult {
         line() << "wait(ctx, " << name(w.getHandle()) << ");\n";
         return success();

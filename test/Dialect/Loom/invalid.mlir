@@ -1014,9 +1014,34 @@ func.func @tp_copy_bad_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'loom.shard' of argument 0 must be {dim = D, parts = T[, groups = G]} with D a dimension of the ranked argument and T, G >= 1}}
+// expected-error @+1 {{'loom.shard' of argument 0 must be {dim = D, parts = T[, groups = G][, padded = P]} with D a dimension of the ranked argument and T, G >= 1}}
 func.func @shard_bad_dim(%w: tensor<4x2xf32> {loom.param, loom.shard = {dim = 2 : i64, parts = 2 : i64}}) {
   return
+}
+
+// -----
+
+// A slice of 13 rows of 4 parts is a table padded to 52, not 50.
+// expected-error @+1 {{'loom.shard' of argument 0: padded = 50 must be T times the argument's static size of dimension D, without groups}}
+func.func @shard_bad_padded(%w: tensor<13x2xf32> {loom.param, loom.shard = {dim = 0 : i64, padded = 50 : i64, parts = 4 : i64}}) {
+  return
+}
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @grid_index_bad_axis() -> tensor<i64> {
+  // expected-error @+1 {{'loom.grid_index' op grid axis 1 is out of range for @tp of rank 1}}
+  %r = loom.grid_index on @tp grid_axes = [1] : tensor<i64>
+  return %r : tensor<i64>
+}
+
+// -----
+
+func.func @grid_index_no_grid() -> tensor<i64> {
+  // expected-error @+1 {{'loom.grid_index' op grid @nope is not a shard.grid}}
+  %r = loom.grid_index on @nope grid_axes = [0] : tensor<i64>
+  return %r : tensor<i64>
 }
 
 // -----

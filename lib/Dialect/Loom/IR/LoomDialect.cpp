@@ -101,18 +101,27 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
       return dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
     };
     IntegerAttr dim = field("dim"), parts = field("parts"),
-                groups = field("groups");
+                groups = field("groups"), padded = field("padded");
     auto type = func && index < func.getNumArguments()
                     ? dyn_cast<ShapedType>(func.getArgumentTypes()[index])
                     : ShapedType();
     if (!dict || !dim || !parts || (dict.get("groups") && !groups) ||
-        dict.size() != (groups ? 3u : 2u) || parts.getInt() < 1 ||
-        (groups && groups.getInt() < 1) || !type || !type.hasRank() ||
-        dim.getInt() < 0 || dim.getInt() >= type.getRank())
+        (dict.get("padded") && !padded) ||
+        dict.size() != 2u + (groups ? 1 : 0) + (padded ? 1 : 0) ||
+        parts.getInt() < 1 || (groups && groups.getInt() < 1) || !type ||
+        !type.hasRank() || dim.getInt() < 0 || dim.getInt() >= type.getRank())
       return op->emitOpError()
              << "'" << name << "' of argument " << index
-             << " must be {dim = D, parts = T[, groups = G]} with D a "
-                "dimension of the ranked argument and T, G >= 1";
+             << " must be {dim = D, parts = T[, groups = G][, padded = P]} "
+                "with D a dimension of the ranked argument and T, G >= 1";
+    // A padded dimension: the slice has P / T of the P padded rows.
+    if (padded && (groups || type.isDynamicDim(dim.getInt()) ||
+                   padded.getInt() !=
+                       type.getDimSize(dim.getInt()) * parts.getInt()))
+      return op->emitOpError()
+             << "'" << name << "' of argument " << index << ": padded = "
+             << padded.getInt() << " must be T times the argument's static "
+             << "size of dimension D, without groups";
     return success();
   }
   return op->emitOpError() << "unknown loom attribute '" << name

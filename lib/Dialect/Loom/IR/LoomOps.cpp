@@ -998,20 +998,37 @@ std::optional<int64_t> ScatterAddOp::getFlopCount() {
 // TpCopyOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult TpCopyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(
-      getOperation(), getGridAttr());
+/// `grid` names a shard.grid and `axes` are axes of it.
+static LogicalResult verifyGridAxes(Operation *op,
+                                    SymbolTableCollection &symbolTable,
+                                    FlatSymbolRefAttr gridName,
+                                    ArrayRef<int16_t> axes) {
+  auto grid =
+      symbolTable.lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
   if (!grid)
-    return emitOpError() << "grid " << getGridAttr()
-                         << " is not a shard.grid";
+    return op->emitOpError() << "grid " << gridName << " is not a shard.grid";
   int64_t rank = grid.getRank();
-  if (getGridAxes().empty())
-    return emitOpError() << "needs at least one grid axis";
-  for (int16_t axis : getGridAxes())
+  if (axes.empty())
+    return op->emitOpError() << "needs at least one grid axis";
+  for (int16_t axis : axes)
     if (axis < 0 || axis >= rank)
-      return emitOpError() << "grid axis " << axis << " is out of range for "
-                           << getGridAttr() << " of rank " << rank;
+      return op->emitOpError() << "grid axis " << axis
+                               << " is out of range for " << gridName
+                               << " of rank " << rank;
   return success();
+}
+
+LogicalResult TpCopyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGridAxes(*this, symbolTable, getGridAttr(), getGridAxes());
+}
+
+//===----------------------------------------------------------------------===//
+// GridIndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GridIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGridAxes(*this, symbolTable, getGridAttr(), getGridAxes());
 }
 
 #define GET_OP_CLASSES

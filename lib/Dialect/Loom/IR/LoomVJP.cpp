@@ -931,6 +931,12 @@ LogicalResult TpCopyOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   return success();
 }
 
+LogicalResult GridIndexOp::buildVJP(OpBuilder &, ArrayRef<Value>,
+                                    SmallVectorImpl<Value> &out) {
+  // An integer result carries no gradient.
+  return noGradient(*this, out);
+}
+
 namespace {
 /// g, the conjugate of `loom.tp_copy`: a sum `shard.all_reduce` whose result
 /// is replicated, so every rank holds the full cotangent of the result and
@@ -939,20 +945,29 @@ struct AllReduceVJPModel
     : public VJPInterface::ExternalModel<AllReduceVJPModel,
                                          shard::AllReduceOp> {
   bool isOperandDifferentiable(Operation *op, unsigned index) const {
+    // A max/min marked loom.stop_gradient is a constant for the gradient.
+    auto allReduce = cast<shard::AllReduceOp>(op);
+    if (allReduce.getReduction() != shard::ReductionKind::Sum &&
+        op->hasAttr(LoomDialect::getStopGradientAttrName()))
+      return false;
     return ::mlir::loom::detail::isFloatToFloatOperand(op, index);
   }
   LogicalResult buildVJP(Operation *op, OpBuilder &builder,
                          ArrayRef<Value> cts,
                          SmallVectorImpl<Value> &out) const {
     auto allReduce = cast<shard::AllReduceOp>(op);
+    if (allReduce.getReduction() != shard::ReductionKind::Sum &&
+        op->hasAttr(LoomDialect::getStopGradientAttrName()))
+      return noGradient(op, out);
     if (allReduce.getReduction() != shard::ReductionKind::Sum)
-      return op->emitError()
+      return op->emitOpError()
              << "has no vector-Jacobian product: only a sum all-reduce is "
-                "differentiable, this one is '"
+                "differentiable (a max or min one marked loom.stop_gradient "
+                "is a constant), this one is '"
              << shard::stringifyReductionKind(allReduce.getReduction())
              << "'";
     if (allReduce.getInput().getType() != allReduce.getType())
-      return op->emitError() << "has no vector-Jacobian product: the "
+      return op->emitOpError() << "has no vector-Jacobian product: the "
                                 "operand and result types differ";
     VJP v(op, builder, cts, out);
     if (v.anyDifferentiable())

@@ -69,12 +69,22 @@ def Loom_Dialect : Dialect {
       return ::llvm::StringLiteral("loom.grad_of");
     }
     /// Dictionary attribute on a function argument `{dim = d, parts = T,
-    /// groups = G}` (i64; `groups` optional, default 1): the argument is one
-    /// rank's slice of a tensor-parallel parameter. Dimension `d` of the full
-    /// tensor is `G` equal blocks; rank `r` holds part `r` of `T` equal parts
+    /// groups = G, padded = P}` (i64; `groups` optional, default 1; `padded`
+    /// optional, default the full size): the argument is one rank's slice of
+    /// a tensor-parallel parameter. Dimension `d` of the full tensor,
+    /// extended with zeros to `P` (a vocabulary padded to a multiple of
+    /// `T`), is `G` equal blocks; rank `r` holds part `r` of `T` equal parts
     /// of each block, concatenated (see `loom-tensor-parallel`).
     static constexpr ::llvm::StringLiteral getShardAttrName() {
       return ::llvm::StringLiteral("loom.shard");
+    }
+    /// Unit attribute on a `shard.all_reduce` with reduction `max` or `min`:
+    /// its result is a constant for the gradient (no gradient flows into
+    /// its operand). loom-tensor-parallel sets it on the global maximum of
+    /// the logits of a vocabulary-parallel cross-entropy, a shift that the
+    /// loss does not depend on.
+    static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
+      return ::llvm::StringLiteral("loom.stop_gradient");
     }
   }];
 }

@@ -662,4 +662,26 @@ def Loom_TpCopyOp : Loom_Op<"tp_copy", [Loom_DataMovement, Loom_CostInterface,
                        "attr-dict `:` type($result)";
 }
 
+def Loom_GridIndexOp : Loom_Op<"grid_index", [Loom_DataMovement,
+    Loom_CostInterface, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the calling rank's index along axes of a shard.grid";
+  let description = [{
+    A 0-d `i64` tensor: the linear (row-major) index of the calling rank's
+    coordinates along `grid_axes` of `grid`, in `[0, prod(sizes))`. The
+    only op whose value differs between the ranks of one SPMD program;
+    `loom-tensor-parallel` uses it to find a rank's vocabulary range in
+    vocabulary-parallel embeddings and cross-entropy. It has no gradient.
+    Lowered to `loomrt.grid_index` on the runtime group named like the grid
+    (`tp`), whose index the runtime's `groupRank` gives.
+
+    ```mlir
+    %r = loom.grid_index on @tp grid_axes = [0] : tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "`on` $grid `grid_axes` `=` $grid_axes attr-dict `:` "
+                       "type($result)";
+}
+
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

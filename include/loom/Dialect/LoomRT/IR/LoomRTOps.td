@@ -329,6 +329,16 @@ def LoomRT_RecvStartOp : LoomRT_Op<"recv_start"> {
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
 }
 
+def LoomRT_GridIndexOp : LoomRT_Op<"grid_index"> {
+  let summary = "Writes the rank's index in a group into a 0-d i64 buffer";
+  let description = [{
+    `group` names the communicator (`world`, `dp`, `tp`, `pp`): the result
+    is the calling rank's index in it (the runtime's `groupRank`).
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [0]>:$output, StrAttr:$group);
+  let assemblyFormat = "$group `outs` `(` $output `:` type($output) `)` attr-dict";
+}
+
 def LoomRT_WaitOp : LoomRT_Op<"wait"> {
   let summary = "Completes an asynchronous communication";
   let arguments = (ins LoomRT_HandleType:$handle);
