@@ -69,7 +69,7 @@ func.func @main(%x: tensor<2x4xf32>,
 // -----
 
 // No block: the only linear layer's output is returned.
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block to partition}}
+// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<2x6xf32>, %w: tensor<6x6xf32> {loom.param})
     -> tensor<2x6xf32> {
   %y = loom.dot_general %x, %w, contracting_dims = [1] x [0]

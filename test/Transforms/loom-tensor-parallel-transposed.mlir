@@ -52,7 +52,7 @@ func.func @main(%x: tensor<2x4x8xf32>,
 // CHECK-NOT: loom.tp
 // CHECK-NOT: tp_copy
 // CHECK-NOT: all_reduce
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block to partition}}
+// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<2x4x8xf32>,
                 %w1: tensor<32x8xf32> {loom.name = "fc.weight", loom.param},
                 %w2: tensor<8x32xf32> {loom.name = "proj.weight", loom.param}) -> (tensor<f32>, tensor<8x32xf32>) {

@@ -1,7 +1,9 @@
 // loom-tensor-parallel on a 1-layer GPT (python -m loom.models.gpt --layers 1
 // --hidden 16 --heads 4 --seq 4 --vocab 10 --batch 2): the per-rank IR, and
 // with loom-run --ranks, every rank's loss and gradients equal the
-// single-device ones (a sliced parameter's gradient: the rank's slice).
+// single-device ones (a sliced parameter's gradient: the rank's slice). The
+// tied embedding is vocabulary-parallel: 5 rows per rank on 2 ranks, the 10
+// rows padded to 12 on 4.
 //
 // RUN: loom-opt %s --loom-tensor-parallel=tp=2 | FileCheck %s
 //
@@ -21,7 +23,7 @@
 // RUN: %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/tp2/rank0 %t/tp2/rank1 | FileCheck %s --check-prefix=EQ
 //
-// tp=4: one head per rank.
+// tp=4: one head and 3 vocabulary rows (2 of them padding on rank 3) per rank.
 // RUN: loom-opt %s --loom-tensor-parallel=tp=4 -o %t/tp4-fwd.mlir
 // RUN: loom-opt %t/tp4-fwd.mlir --loom-autodiff -o %t/tp4.mlir
 // RUN: %loompy %S/Inputs/tensor_parallel.py slice %t %t/tp4-fwd.mlir
@@ -43,6 +45,7 @@
 
 // CHECK: shard.grid @tp(shape = 2)
 // CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<5x16xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "h.0.attn.c_attn.weight", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "h.0.attn.c_attn.bias", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "h.0.attn.c_proj.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
@@ -51,6 +54,11 @@
 // CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "h.0.mlp.c_fc.bias", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "h.0.mlp.c_proj.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: attributes {loom.tp = 2 : i64}
+// The tied token embedding: this rank's 5 of the 10 vocabulary rows
+// (loom-tensor-parallel-vocab.mlir checks the whole rewrite).
+// CHECK:      loom.grid_index on @tp
+// CHECK:      loom.gather %[[WTE]][%{{.*}}], axis = 0 : (tensor<5x16xf32>, tensor<2x4xi64>) -> tensor<2x4x16xf32>
+// CHECK:      shard.all_reduce {{.*}} : tensor<2x4x16xf32>
 // Attention: two of the four heads per rank.
 // CHECK:      %[[LN1:.*]] = loom.layer_norm
 // CHECK-NEXT: %[[F1:.*]] = loom.tp_copy %[[LN1]] on @tp grid_axes = [0] : tensor<2x4x16xf32>
@@ -74,16 +82,24 @@
 // CHECK:      loom.gelu {{.*}} : tensor<2x4x32xf32>
 // CHECK-NEXT: %[[P2:.*]] = loom.dot_general %{{.*}}, %[[W2]], {{.*}} -> tensor<2x4x16xf32>
 // CHECK-NEXT: shard.all_reduce %[[P2]] on @tp grid_axes = [0]
-// The tied LM head and the cross-entropy stay replicated.
-// CHECK:      loom.dot_general {{.*}} -> tensor<2x4x10xf32>
+// The tied LM head: 5 logits per position; the cross-entropy over them
+// with three all-reduces (max, sum of exp, target logit).
+// CHECK:      %[[LNF:.*]] = loom.layer_norm
+// CHECK-NEXT: %[[FH:.*]] = loom.tp_copy %[[LNF]]
+// CHECK-NEXT: loom.dot_general %[[FH]], %[[WTE]], {{.*}} -> tensor<2x4x5xf32>
+// CHECK:      shard.all_reduce {{.*}} reduction = max {loom.stop_gradient}
+// CHECK:      shard.all_reduce
+// CHECK:      shard.all_reduce
 // CHECK-NOT:  shard.all_reduce
+// CHECK-NOT:  loom.cross_entropy
 // CHECK:      return
 
 // The backward pass: per block, the all-reduce of the row-parallel layer has
 // the identity as VJP and the tp_copy's VJP all-reduces the input's
-// gradient: 2 forward and 2 backward all-reduces.
+// gradient; the embedding and the loss add 4 forward all-reduces, the LM
+// head's tp_copy 1 backward: 6 forward and 3 backward all-reduces.
 // GRAD-LABEL: func.func @main_grad(
-// GRAD-COUNT-4: shard.all_reduce
+// GRAD-COUNT-9: shard.all_reduce
 // GRAD-NOT:     shard.all_reduce
 // GRAD:         return
 

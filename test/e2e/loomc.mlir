@@ -67,8 +67,8 @@
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
 // MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main
 // RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
-// TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block to partition
-// TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main (see the warning above); compile without tp
+// TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition
+// TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition in @main (see the warning above); compile without tp
 // RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'
 // RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH

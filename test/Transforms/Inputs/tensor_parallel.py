@@ -1,11 +1,12 @@
 """Inputs and result comparison of the loom-tensor-parallel equivalence test.
 
-    tensor_parallel.py make DIR MODEL.mlir [--classes N]
+    tensor_parallel.py make DIR MODEL.mlir [--classes N] [--ignore-index I]
         Writes DIR/weights.safetensors (random values for every `loom.param`
         argument of MODEL's first function, by `loom.name`) and DIR/<name>.npy
         for each other argument: floats from a normal distribution, integers
         (token ids, labels; i32 or i64 as the argument) below N, by default
-        the vocabulary (read from the `wte` parameter).
+        the vocabulary (read from the `wte` parameter); with --ignore-index
+        I, every third label is I.
 
     tensor_parallel.py slice DIR TP_MODEL.mlir
         For every argument of TP_MODEL with `loom.shard = {dim, parts[,
@@ -13,7 +14,8 @@
         DIR/<parts>/<name>.<r>.npy and the loom-run options that pass them,
         `--input <name>@<r>=<file>`, to the response file DIR/<parts>.rsp.
         The slicing follows the attribute only: rank r holds, of each of the
-        `groups` equal blocks of dimension `dim`, part r of `parts`.
+        `groups` equal blocks of dimension `dim` (zero-extended to `padded`
+        rows when given), part r of `parts`.
 
     tensor_parallel.py compare REF TP_MODEL.mlir RANK_DIR [RANK_DIR ...]
         Compares every REF/<name>.npy with each rank's <name>.npy: the
@@ -69,8 +71,13 @@ def element_types(path):
 
 
 def take(array, shard, rank):
-    """Rank `rank`'s slice of `array` under a loom.shard dictionary."""
+    """Rank `rank`'s slice of `array` under a loom.shard dictionary (with
+    `padded`, dimension `dim` is first extended with zeros to that size)."""
     dim, parts = shard["dim"], shard["parts"]
+    if "padded" in shard:
+        pad = [(0, 0)] * array.ndim
+        pad[dim] = (0, shard["padded"] - array.shape[dim])
+        array = np.pad(array, pad)
     blocks = np.split(array, shard.get("groups", 1), axis=dim)
     return np.concatenate([np.split(b, parts, axis=dim)[rank]
                            for b in blocks], axis=dim)
@@ -100,6 +107,8 @@ def make(args):
                 if name in ("wte.weight", "params.wte"))
             value = rng.integers(0, classes, shapes[name]).astype(
                 {"i32": np.int32, "i64": np.int64}[element])
+            if name == "labels" and args.ignore_index is not None:
+                value.reshape(-1)[::3] = args.ignore_index
         np.save(out / f"{name}.npy", value)
 
 
@@ -159,6 +168,7 @@ def main():
     p.add_argument("dir")
     p.add_argument("model")
     p.add_argument("--classes", type=int, default=0)
+    p.add_argument("--ignore-index", type=int, default=None)
     p = sub.add_parser("slice")
     p.add_argument("dir")
     p.add_argument("model")

@@ -543,7 +543,8 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
 
 def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
   let summary = "Megatron-style tensor parallelism of the attention and MLP "
-                "blocks of a forward function";
+                "blocks, the embedding, the LM head and the cross-entropy of a "
+                "forward function";
   let description = [{
     Rewrites the forward function `@F` in place into the program of one of
     `tp` ranks of a 1-D `shard.grid` (Megatron-LM, Shoeybi et al. 2019).
@@ -588,9 +589,51 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     rank's part), and batched `loom.dot_general` whose operands are
     sharded on matching batching dimensions (attention heads). A candidate
     region any of whose sharded values reaches another op or the `return`
-    (for instance a tied LM head) is left unchanged. So the blocks of
+    (for instance an LM head, see below) is left unchanged. So the blocks of
     PyTorch models exported through ONNX and of JAX models imported
     through StableHLO are found alike.
+
+    *Vocabulary parallelism* (Megatron-LM's `VocabParallelEmbedding` and
+    `vocab_parallel_cross_entropy`) cuts a rank-2 `loom.param` table `W`
+    along its vocabulary dimension when every use of `W` outside the blocks
+    is
+
+    * an *embedding*: `loom.gather %W[%ids]` along the vocabulary dimension
+      whose ids are computed from a non-parameter argument (token ids;
+      position tables indexed by constants stay replicated), or
+    * an *LM head*: a linear layer `h @ W` / `h @ transpose(W)` without bias
+      whose logits (through `loom.reshape`s that keep the last, class
+      dimension) are only the `logits` of a `loom.cross_entropy`.
+
+    A table used by both (GPT-2's tied embedding) is cut once. With `V`
+    rows, each rank holds `L = ceil(V / tp)` of them: rank `r` the rows
+    `[r*L, (r+1)*L)` of the table zero-padded to `P = L * tp` rows, as
+    Megatron-LM pads the vocabulary (padding is never an error). The table
+    gets `loom.shard = {dim = d, parts = tp[, padded = P]}`. The rank's
+    first row is `loom.grid_index * L`, built once at the top of the
+    function. An embedding becomes a lookup of the local rows at the ids
+    clamped into `[0, L)`, a `loom.select` that zeroes the rows of ids in
+    other ranks' ranges, and a sum `shard.all_reduce`. An LM head gets
+    `loom.tp_copy` on `h` (its gradient is summed over the ranks) and
+    computes the rank's `[..., L]` logits; the cross-entropy is computed
+    without gathering them:
+
+    * with padding, the padding columns (global index `>= V`) become
+      `-inf` through a `loom.select`;
+    * the global maximum is a local `loom.reduce_max` and a `max`
+      `shard.all_reduce` marked `loom.stop_gradient` (a shift that the loss
+      does not depend on, so the gradient treats it as a constant);
+    * the sum of `exp(logits - max)` is a local `loom.reduce_sum` and a sum
+      all-reduce; `logsumexp = log(sum) + max`;
+    * the target logit is picked by comparing a `loom.iota` of the local
+      columns with `label - r*L` (no match outside the rank's range) and
+      summed over the ranks with a third all-reduce;
+    * the per-sample loss `logsumexp - target` is reduced as
+      `loom.cross_entropy` does (`ignore_index`, `mean`, `sum`, `none`).
+
+    The loss and the gradients equal the single-device ones (the gradient
+    of the padded rows is zero). A table with any other use stays
+    replicated.
 
     In a block, the values are given their per-rank types (the sharded
     dimension divided by `tp`), splat constants and broadcasts constant
@@ -601,7 +644,8 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     runtime can cut the checkpoint: rank `r` holds, of each of the `G`
     blocks of dimension `d`, part `r` of `tp`. The function gets
     `loom.tp = tp : i64`; `shard.grid @<grid>(shape = tp)` is added (or an
-    existing one of that shape reused). `tp=1` changes nothing.
+    existing one of that shape reused). `tp=1` changes nothing; a function
+    with neither a block nor a vocabulary table gets a warning.
 
     One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
 
@@ -619,7 +663,7 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     Errors name the op and the dimension when `tp` does not divide a
     sharded size: the heads of a `loom.reshape`, the output dimension of a
     column-parallel weight (per group), and the contracted dimension of a
-    row-parallel weight. Also errors: `tp` below 1, an empty `grid`, a
+    row-parallel weight (a vocabulary is padded instead). Also errors: `tp` below 1, an empty `grid`, a
     missing `function`, a function that already has `loom.tp`, and a symbol
     named `grid` that is not a `shard.grid` of shape `tp`.
   }];
