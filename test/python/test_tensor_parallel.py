@@ -5,7 +5,9 @@ as `x @ transpose(W)` or Gemm), compiled with loom-tensor-parallel and
 trained on T ranks that all read the same rows: every logged loss must agree
 within 1e-4 (relative) with PyTorch's loop and with Loom's single-device
 program. The pass must find the blocks in the imported IR (tp_copy and
-all_reduce present), so that the parity is not that of a replicated run.
+all_reduce present), and in the GPT the vocabulary-parallel embedding, tied
+LM head and cross-entropy (wte cut by rows; on 4 ranks its 50 rows padded
+to 52), so that the parity is not that of a replicated run.
 Ranks run oversubscribed on this machine's cores.
 """
 
@@ -36,14 +38,16 @@ from test_training import (OPTIMIZERS, import_example, make_data,  # noqa: E402
 
 STEPS = 20
 TP = 2
-# The Megatron blocks the pass must find: (column layers' f = tp_copy,
-# row layers' g = all_reduce), one of each per MLP or attention block.
-BLOCKS = {"mlp_example": 1, "gpt_example": 4}
+# The collectives the pass must create: (tp_copy, all_reduce). One of each
+# per MLP or attention block (column layers' f, row layers' g); the GPT's
+# vocabulary parallelism adds f on the LM head's input, one all-reduce for
+# the embedding and three for the cross-entropy (max, sum of exp, target).
+COLLECTIVES = {"mlp_example": (1, 1), "gpt_example": (4 + 1, 4 + 1 + 3)}
 
 
-def partitioned_ir(m):
+def partitioned_ir(m, tp=TP):
     return m.run_pass("builtin.module(inline, loom-shape-inference, "
-                      f"loom-tensor-parallel{{function=main tp={TP}}})").ir
+                      f"loom-tensor-parallel{{function=main tp={tp}}})").ir
 
 
 @pytest.mark.parametrize("example", ["mlp_example", "gpt_example"])
@@ -52,9 +56,14 @@ def test_tensor_parallel_matches_single_device_and_pytorch(example, tmp_path):
     model, args, names, m = import_example(example, tmp_path, batch)
 
     ir = partitioned_ir(m)
-    assert ir.count("loom.tp_copy") == BLOCKS[example], ir
-    assert ir.count("shard.all_reduce") == BLOCKS[example], ir
+    copies, reduces = COLLECTIVES[example]
+    assert ir.count("loom.tp_copy") == copies, ir
+    assert ir.count("shard.all_reduce") == reduces, ir
     assert "loom.shard = {" in ir, ir
+    if example == "gpt_example":
+        assert 'tensor<25x32xf32> {loom.name = "wte.weight", loom.param, ' \
+            'loom.shard = {dim = 0 : i64, parts = 2 : i64}}' in ir, ir
+        assert "max {loom.stop_gradient}" in ir and "loom.cross_entropy" not in ir, ir
 
     classes = 10 if example == "mlp_example" else 50
     data = make_data(names, args, 3, classes, seed=7)
@@ -72,6 +81,36 @@ def test_tensor_parallel_matches_single_device_and_pytorch(example, tmp_path):
     np.testing.assert_allclose(one, expected, rtol=1e-4)
     np.testing.assert_allclose(got, expected, rtol=1e-4)
     np.testing.assert_allclose(got, one, rtol=1e-4)
+
+
+def test_padded_vocabulary_on_four_ranks_matches_pytorch(tmp_path):
+    """tp=4 does not divide the GPT's vocabulary of 50: wte is padded to 52
+    rows, 13 per rank (the last rank's end in 2 zero rows), and training
+    still matches PyTorch and the single-device program."""
+    from safetensors.numpy import load_file
+    tp, steps, batch = 4, 8, 4
+    model, args, names, m = import_example("gpt_example", tmp_path, batch)
+    ir = partitioned_ir(m, tp)
+    assert 'tensor<13x32xf32> {loom.name = "wte.weight", loom.param, ' \
+        'loom.shard = {dim = 0 : i64, padded = 52 : i64, parts = 4 : i64}}' in ir, ir
+    assert "dense<0xFF800000> : tensor<32x13xf32>" in ir, ir
+
+    data = make_data(names, args, 3, 50, seed=5)
+    data_dir = write_data(tmp_path / "data", data)
+    options, make_opt = OPTIMIZERS["adamw"]
+    expected = torch_losses(model, names, data, batch, steps, make_opt)
+    one = m.compile(outdir=tmp_path / "single", **options).train(data_dir, steps)
+    program = m.compile(outdir=tmp_path / "tp", mesh=f"tp={tp}", **options)
+    full = load_file(str(tmp_path / "tp" / "weights.safetensors"))["wte.weight"]
+    padded = np.concatenate([full, np.zeros((2, 32), full.dtype)])
+    for r in range(tp):
+        part = load_file(str(tmp_path / "tp" / f"weights.rank{r}.safetensors"))
+        np.testing.assert_array_equal(part["wte.weight"], padded[13 * r:13 * (r + 1)])
+    got = program.train(data_dir, steps, ranks=tp)
+
+    assert len(got) == steps
+    np.testing.assert_allclose(one, expected, rtol=1e-4)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
 def test_rank_weights_are_the_slices_of_the_full_weights(tmp_path):

@@ -258,7 +258,9 @@ std::string optimizerOptions() {
 
 /// How a parameter is cut over the tensor-parallel ranks (its loom.shard).
 struct ShardSpec {
-  int64_t dim, parts, groups;
+  /// `padded`: the size of dimension `dim` after zero padding (a vocabulary
+  /// padded to a multiple of `parts`), or 0 for no padding.
+  int64_t dim, parts, groups, padded;
   /// The shape of one rank's slice (the step argument's type).
   SmallVector<int64_t> local;
 };
@@ -279,9 +281,13 @@ FailureOr<std::map<std::string, ShardSpec>> collectShards(func::FuncOp step) {
       return attr ? attr.getInt() : otherwise;
     };
     ShardSpec spec{field("dim", -1), field("parts", 0), field("groups", 1),
-                   {}};
+                   field("padded", 0), {}};
     if (!name || !type || !type.hasStaticShape() || spec.dim < 0 ||
-        spec.dim >= type.getRank() || spec.parts < 1 || spec.groups < 1) {
+        spec.dim >= type.getRank() || spec.parts < 1 || spec.groups < 1 ||
+        spec.padded < 0 ||
+        (spec.padded &&
+         (spec.groups != 1 ||
+          spec.padded != type.getDimSize(spec.dim) * spec.parts))) {
       step.emitError() << "argument #" << i
                        << " has a malformed loom.shard or no loom.name";
       return failure();
@@ -294,8 +300,9 @@ FailureOr<std::map<std::string, ShardSpec>> collectShards(func::FuncOp step) {
 
 /// Writes OUTDIR/weights.rank<r>.safetensors for each of the `tp` ranks:
 /// the full weights with each sharded parameter cut to the rank's slice
-/// (dimension `dim` is `groups` equal blocks, each cut into `parts` equal
-/// parts; rank r holds part r of every block). Returns an error message.
+/// (dimension `dim`, zero-extended to `padded` rows when given, is `groups`
+/// equal blocks, each cut into `parts` equal parts; rank r holds part r of
+/// every block). Returns an error message.
 std::string writeRankWeights(const std::string &full, int64_t tp,
                              const std::map<std::string, ShardSpec> &shards,
                              llvm::function_ref<std::string(StringRef)> path) {
@@ -312,6 +319,13 @@ std::string writeRankWeights(const std::string &full, int64_t tp,
              "' (a tensor-parallel parameter)";
     SmallVector<int64_t> expected(shard.local);
     expected[shard.dim] *= shard.parts;
+    // A padded dimension: the file holds the unpadded tensor (fewer than
+    // `parts` rows short of `padded`).
+    if (shard.padded && it->shape.size() == expected.size() &&
+        static_cast<size_t>(shard.dim) < it->shape.size() &&
+        it->shape[shard.dim] < shard.padded &&
+        it->shape[shard.dim] > shard.padded - shard.parts)
+      expected[shard.dim] = it->shape[shard.dim];
     if (shard.parts != tp ||
         !llvm::equal(it->shape, expected) || st::dtypeSize(it->dtype) == 0)
       return "the weights file's tensor '" + name +
@@ -320,7 +334,10 @@ std::string writeRankWeights(const std::string &full, int64_t tp,
                                         [](int64_t d) { return std::to_string(d); }),
                         ", ") +
              "], " + std::to_string(shard.parts) + " parts of dimension " +
-             std::to_string(shard.dim) + ")";
+             std::to_string(shard.dim) +
+             (shard.padded ? " padded to " + std::to_string(shard.padded)
+                           : std::string()) +
+             ")";
   }
   for (int64_t rank = 0; rank < tp; ++rank) {
     std::vector<st::Tensor> sliced;
@@ -339,18 +356,25 @@ std::string writeRankWeights(const std::string &full, int64_t tp,
         else if (i > dim)
           inner *= static_cast<size_t>(t.shape[i]);
       }
+      // Dimension `dim` is zero-extended to `padded` rows when padded (one
+      // group): a rank's part may end past the real rows.
       auto size = static_cast<size_t>(t.shape[dim]);
       auto groups = static_cast<size_t>(shard.groups);
-      size_t block = size / groups, part = block / static_cast<size_t>(tp);
+      size_t full = shard.padded ? static_cast<size_t>(shard.padded) : size;
+      size_t block = full / groups, part = block / static_cast<size_t>(tp);
       st::Tensor out{t.name, t.dtype, t.shape, {}};
       out.shape[dim] = shard.local[dim];
       out.data.reserve(outer * groups * part * inner);
       for (size_t o = 0; o < outer; ++o)
         for (size_t g = 0; g < groups; ++g) {
-          size_t begin =
-              (o * size + g * block + static_cast<size_t>(rank) * part) * inner;
-          out.data.insert(out.data.end(), t.data.begin() + begin,
-                          t.data.begin() + begin + part * inner);
+          size_t first = g * block + static_cast<size_t>(rank) * part;
+          size_t real = first < size ? std::min(part, size - first) : 0;
+          if (real > 0) {
+            size_t begin = (o * size + first) * inner;
+            out.data.insert(out.data.end(), t.data.begin() + begin,
+                            t.data.begin() + begin + real * inner);
+          }
+          out.data.insert(out.data.end(), (part - real) * inner, 0);
         }
       sliced.push_back(std::move(out));
     }
@@ -618,8 +642,8 @@ int run(int argc, char **argv) {
     if (!partitioned) {
       llvm::sys::fs::remove(weightsTmp);
       return fail("--mesh " + mesh +
-                  ": loom-tensor-parallel found no attention or MLP block to "
-                  "partition in @" + name +
+                  ": loom-tensor-parallel found no attention or MLP block, "
+                  "embedding or LM head to partition in @" + name +
                   " (see the warning above); compile without tp");
     }
   }
