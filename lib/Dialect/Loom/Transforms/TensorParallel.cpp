@@ -6,7 +6,9 @@
 // start a block, row-parallel ones end it with a shard.all_reduce; the
 // sharded dimension is followed through the ops in between in one sweep in
 // program order, and a candidate block whose sharded values escape it is
-// left alone.
+// left alone. The vocabulary tables (token embedding, LM head and the
+// cross-entropy on its logits) are cut by rows by a separate
+// VocabPartitioner, after the blocks.
 //
 //===----------------------------------------------------------------------===//
 
