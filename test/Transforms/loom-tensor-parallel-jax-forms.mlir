@@ -96,7 +96,7 @@ func.func @main(%x: tensor<4x8xf32> {loom.name = "x"},
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT: loom.tp
 // CHECK-NOT: tp_copy
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block to partition}}
+// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,
                 %w: tensor<8x24xf32> {loom.name = "w", loom.param},
                 %wo: tensor<16x8xf32> {loom.name = "wo", loom.param}) -> tensor<f32> {
@@ -115,7 +115,7 @@ func.func @main(%x: tensor<4x8xf32>,
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT: loom.tp
 // CHECK-NOT: tp_copy
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block to partition}}
+// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,
                 %w1: tensor<8x16xf32> {loom.name = "w1", loom.param},
                 %w2: tensor<16x8xf32> {loom.name = "w2", loom.param}) -> tensor<f32> {
@@ -136,7 +136,7 @@ func.func @main(%x: tensor<4x8xf32>,
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT: loom.tp
 // CHECK-NOT: tp_copy
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block to partition}}
+// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,
                 %w1: tensor<8x16xf32> {loom.name = "w1", loom.param},
                 %b1: tensor<16xf32> {loom.name = "b1", loom.param},

@@ -65,7 +65,7 @@
 // NOTJSON: loomc: error: --plan '{{.*}}notjson' is not JSON
 // dp and tp together run both passes; this model has no block for tp.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block to partition in @main
+// MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition in @main
 // RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
 // TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition
 // TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition in @main (see the warning above); compile without tp
