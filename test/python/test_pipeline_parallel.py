@@ -69,7 +69,12 @@ def run_parity(tmp_path, example, mesh, microbatches, micro, opt, schedule="1f1b
     if axes["pp"] > 1:
         assert "sendStart" in step_cpp and "recvStart" in step_cpp
     if axes["tp"] > 1:
-        assert plan["tensor_parallel_parameters"], plan
+        sharded = {p["name"] for p in plan["tensor_parallel_parameters"]}
+        assert sharded, plan
+        if example == "gpt_example":
+            # The tied embedding / LM head is vocabulary-parallel too, and
+            # read by the first and the last stage.
+            assert "wte.weight" in sharded, sharded
     got = program.train(data_dir, STEPS, ranks=axes["dp"] * axes["tp"] * axes["pp"])
     assert len(got) == STEPS
     np.testing.assert_allclose(one, expected, rtol=1e-4)
