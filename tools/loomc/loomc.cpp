@@ -504,13 +504,6 @@ int run(int argc, char **argv) {
   if (pipelineSchedule != "1f1b" && pipelineSchedule != "gpipe")
     return fail("--schedule must be 1f1b or gpipe, got '" + pipelineSchedule +
                 "' (the learning-rate schedule is --lr-schedule)");
-  // The global gradient norm would need the squares of sliced gradients
-  // and of each stage's gradients summed over the ranks.
-  if ((tp > 1 || pp > 1) && clipGradNorm > 0)
-    return fail("--clip-grad-norm with --mesh " + mesh +
-                ": clipping the global gradient norm of a tensor- or "
-                "pipeline-parallel program is not implemented yet (each rank "
-                "would clip by the norm of its own gradients)");
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (target == "cuda")

@@ -822,14 +822,14 @@ func.func @result_name_not_string(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.nam
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {loom.weight}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy)}}
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.label = "y"}) {
   return %x : tensor<4xf32>
 }

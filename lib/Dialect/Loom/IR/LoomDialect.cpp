@@ -53,7 +53,8 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   StringRef name = attr.getName().getValue();
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (name == LoomDialect::getParamAttrName() ||
-      name == LoomDialect::getStateAttrName()) {
+      name == LoomDialect::getStateAttrName() ||
+      name == LoomDialect::getPipelineCopyAttrName()) {
     if (!isArgument)
       return op->emitOpError() << "'" << name
                                << "' marks function arguments, not results";
@@ -126,7 +127,8 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   }
   return op->emitOpError() << "unknown loom attribute '" << name
                            << "' (known: loom.param, loom.name, loom.state, "
-                              "loom.grad_of, loom.updates, loom.shard)";
+                              "loom.grad_of, loom.updates, loom.shard, "
+                              "loom.pipeline_copy)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,

@@ -13,6 +13,8 @@
 #include "GradFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -86,6 +88,12 @@ struct Param {
   unsigned gradResult;
   std::string name;
   RankedTensorType type;
+  /// A tensor-parallel slice (loom.shard): its gradient norm is summed
+  /// over the tp ranks.
+  bool sharded = false;
+  /// Another pipeline stage's copy of a shared parameter
+  /// (loom.pipeline_copy): left out of the global norm, counted once there.
+  bool duplicate = false;
 };
 
 /// The name `loom.name`, else `argN`, of argument `index` of `func`.
@@ -345,7 +353,11 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
                  << "loom-optimizer: gradient result " << *result
                  << " has type " << results[*result] << ", but its parameter '"
                  << name << "' has type " << type;
-    params.push_back({static_cast<unsigned>(arg), *result, name, type});
+    params.push_back({static_cast<unsigned>(arg), *result, name, type,
+                      static_cast<bool>(grad.getArgAttr(
+                          arg, LoomDialect::getShardAttrName())),
+                      static_cast<bool>(
+                          grad.getArgAttr(arg, LoomDialect::getPipelineCopyAttrName()))});
   }
   if (params.empty())
     return grad.emitError() << "loom-optimizer: @" << grad.getSymName()
@@ -516,13 +528,36 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
 
   // Gradient clipping: torch.nn.utils.clip_grad_norm_ with norm type 2, the
   // norm of the per-tensor norms.
+  // On a mesh the norm is global: tensor-parallel slices' squares are
+  // summed over the tp group (replicated gradients counted once), and each
+  // stage's over the pp group (a parameter several stages share, once).
   if (config.clipGradNorm > 0.0) {
-    Value sumOfSquares;
-    for (Value g : grads) {
+    Value sharded, replicated;
+    for (auto [i, g] : llvm::enumerate(grads)) {
+      if (params[i].duplicate)
+        continue;
       Value norm = u.sqrt(u.sumAll(u.mul(g, g)));
       Value square = u.mul(norm, norm);
-      sumOfSquares = sumOfSquares ? u.add(sumOfSquares, square) : square;
+      Value &sum = params[i].sharded ? sharded : replicated;
+      sum = sum ? u.add(sum, square) : square;
     }
+    auto meshSize = [&](StringRef attr) {
+      auto size = grad->getAttrOfType<IntegerAttr>(attr);
+      return size ? size.getInt() : 1;
+    };
+    auto sumOver = [&](StringRef gridName, Value value) -> Value {
+      return shard::AllReduceOp::create(b, value.getType(), gridName,
+                                        ArrayRef<int16_t>{0}, value);
+    };
+    if (sharded && meshSize("loom.tp") > 1)
+      sharded = sumOver(tpGrid, sharded);
+    Value sumOfSquares =
+        sharded && replicated ? u.add(sharded, replicated)
+        : sharded             ? sharded
+        : replicated          ? replicated
+                              : u.scalar(0.0);
+    if (meshSize("loom.pp") > 1)
+      sumOfSquares = sumOver(ppGrid, sumOfSquares);
     Value total = u.sqrt(sumOfSquares);
     Value maxNorm = u.scalar(config.clipGradNorm);
     Value tiny = u.scalar(1e-6);
@@ -658,5 +693,23 @@ void Optimizer::runOnOperation() {
   FailureOr<SmallVector<Param>> params = collectParams(*grad);
   if (failed(params))
     return signalPassFailure();
+  // A global norm on a mesh reduces over the tp and pp grids.
+  if (clipGradNorm > 0.0) {
+    for (auto [attr, gridName] : {std::pair<StringRef, StringRef>{"loom.tp", tpGrid},
+                                  {"loom.pp", ppGrid}}) {
+      auto size = (*grad)->getAttrOfType<IntegerAttr>(attr);
+      if (!size || size.getInt() <= 1)
+        continue;
+      auto gridOp = module.lookupSymbol<shard::GridOp>(gridName);
+      if (!gridOp || gridOp.getShape() != ArrayRef<int64_t>{size.getInt()}) {
+        grad->emitError() << "loom-optimizer: clip-grad-norm on @"
+                          << gradName << " (" << attr << " = "
+                          << size.getInt() << ") sums the norm over @"
+                          << gridName << ", which is not a shard.grid of shape "
+                          << size.getInt();
+        return signalPassFailure();
+      }
+    }
+  }
   buildStep(*grad, stepName, *params);
 }

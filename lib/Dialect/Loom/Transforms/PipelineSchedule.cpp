@@ -460,8 +460,14 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
                               << ": the name is taken";
   auto sched = func::FuncOp::create(builder, func.getLoc(), name,
                                     builder.getFunctionType(inputs, outputs));
-  for (unsigned i = 0; i < stage.numArgs; ++i)
+  for (unsigned i = 0; i < stage.numArgs; ++i) {
     sched.setArgAttrs(i, f.getArgAttrDict(i));
+    // A shared parameter's copies after its first stage.
+    auto shared = sharedParams.find(
+        cast<BlockArgument>(stage.call.getOperand(i)).getArgNumber());
+    if (shared != sharedParams.end() && shared->second.front() != k)
+      sched.setArgAttr(i, LoomDialect::getPipelineCopyAttrName(), builder.getUnitAttr());
+  }
   sched.setResultAttr(0, LoomDialect::getNameAttrName(),
                       builder.getStringAttr("loss"));
   for (auto [j, i] : llvm::enumerate(params)) {

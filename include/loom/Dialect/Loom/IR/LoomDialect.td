@@ -78,6 +78,12 @@ def Loom_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardAttrName() {
       return ::llvm::StringLiteral("loom.shard");
     }
+    /// Unit attribute on a function argument of a pipeline stage: a
+    /// parameter that an earlier stage also holds (a tied embedding); the
+    /// global gradient norm counts it in that stage only.
+    static constexpr ::llvm::StringLiteral getPipelineCopyAttrName() {
+      return ::llvm::StringLiteral("loom.pipeline_copy");
+    }
     /// Unit attribute on a `shard.all_reduce` with reduction `max` or `min`:
     /// its result is a constant for the gradient (no gradient flows into
     /// its operand). loom-tensor-parallel sets it on the global maximum of

@@ -103,6 +103,14 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
     * Clipping (`clip-grad-norm > 0`, `torch.nn.utils.clip_grad_norm_`,
       norm type 2): `total = sqrt(sum_p ||g_p||^2)` over the per-tensor
       norms, `coef = min(max_norm / (total + 1e-6), 1)`, `g_p *= coef`.
+      On a mesh the norm is that of the whole model: when `@F_grad` has
+      `loom.tp = T > 1`, the squares of the sliced (`loom.shard`)
+      gradients are summed over `@<tp-grid>` (the replicated ones are equal
+      on every tp rank and counted once); with `loom.pp = P > 1` (a
+      pipeline stage) the stage's sum is summed over `@<pp-grid>`, leaving
+      out parameters marked `loom.pipeline_copy` (another stage's copy of a
+      shared parameter). Data-parallel replicas already hold averaged,
+      equal gradients.
     * `sgd` (`torch.optim.SGD`): `g += wd * p`; with momentum
       `buf = momentum * buf + g` (the zero initial buffer makes the first
       step `buf = g`, as PyTorch's clone; hence `dampening` must be 0);
@@ -140,9 +148,11 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
     exact up to 2^24 steps.
 
     The added ops are elementwise ops, `broadcast`, `reduce_sum`,
-    `constant`, `gather` and `convert`. Parameters must be f32 tensors of
-    static shape.
+    `constant`, `gather` and `convert` (and `shard.all_reduce` for a
+    clipped mesh). Parameters must be f32 tensors of static shape.
   }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::shard::ShardDialect"];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "The gradient function (default: the only function whose name "
@@ -176,6 +186,10 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
            "Steps of the cosine schedule, warmup included">,
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
            "Final learning rate of the cosine schedule">,
+    Option<"tpGrid", "tp-grid", "std::string", /*default=*/"\"tp\"",
+           "The tensor-parallel shard.grid (clipping under loom.tp)">,
+    Option<"ppGrid", "pp-grid", "std::string", /*default=*/"\"pp\"",
+           "The pipeline shard.grid (clipping under loom.pp)">,
   ];
 }
 
@@ -417,6 +431,8 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     stage sends its gradient to the others (tags after the micro-batch
     ones) and returns the sum over the stages, added in stage order, so
     every copy gets the same update (Megatron's embedding all-reduce).
+    Its argument in the stages after the first that reads it gets
+    `loom.pipeline_copy` (the global gradient norm counts it once).
 
     Orders: `gpipe` runs the `M` forwards, then the `M` backwards;
     `1f1b` (PipeDream-flush) runs `min(P-1-k, M)` forwards, then alternates
