@@ -187,10 +187,13 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
 // cross_entropy
 //===----------------------------------------------------------------------===//
 
-void crossEntropy(Context &ctx, const char *op, const float *logits,
-                  const int64_t *labels, float *out, int64_t n,
-                  int64_t classes, Reduction reduction, bool hasIgnore,
-                  int64_t ignoreIndex) {
+namespace {
+
+template <typename Label>
+void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
+                      const Label *labels, float *out, int64_t n,
+                      int64_t classes, Reduction reduction, bool hasIgnore,
+                      int64_t ignoreIndex) {
   if (n < 0 || classes < 0)
     fail(ctx, op, "negative size (a bug in the emitted code)");
   if (reduction != Reduction::None && reduction != Reduction::Mean &&
@@ -247,6 +250,24 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                                    : total);
 }
 
+} // namespace
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int32_t *labels, float *out, int64_t n,
+                  int64_t classes, Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
 //===----------------------------------------------------------------------===//
 // gather, scatter_add
 //===----------------------------------------------------------------------===//
@@ -254,21 +275,24 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
 namespace {
 
 /// Fails naming the first index outside [0, axisSize).
-void checkIndices(Context &ctx, const char *op, const int64_t *indices,
+template <typename Index>
+void checkIndices(Context &ctx, const char *op, const Index *indices,
                   int64_t numIndices, int64_t axisSize) {
-  for (int64_t i = 0; i < numIndices; ++i)
-    if (indices[i] < 0 || indices[i] >= axisSize)
+  for (int64_t i = 0; i < numIndices; ++i) {
+    int64_t index = indices[i];
+    if (index < 0 || index >= axisSize)
       fail(ctx, op,
-           ("index " + std::to_string(indices[i]) + " at position " +
+           ("index " + std::to_string(index) + " at position " +
             std::to_string(i) + " is out of range " + rangeText(axisSize))
                .c_str());
+  }
 }
 
-} // namespace
-
-void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
-            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
-            int64_t inner, int64_t numIndices) {
+template <typename Index>
+void gatherImpl(Context &ctx, const char *op, const void *data,
+                int64_t elemBytes, const Index *indices, void *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
   if (elemBytes <= 0 || outer < 0 || axisSize < 0 || inner < 0 ||
       numIndices < 0)
     fail(ctx, op, "invalid sizes (a bug in the emitted code)");
@@ -286,10 +310,11 @@ void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
   }
 }
 
-void scatterAdd(Context &ctx, const char *op, const float *target,
-                const int64_t *indices, const float *updates, float *out,
-                int64_t outer, int64_t axisSize, int64_t inner,
-                int64_t numIndices) {
+template <typename Index>
+void scatterAddImpl(Context &ctx, const char *op, const float *target,
+                    const Index *indices, const float *updates, float *out,
+                    int64_t outer, int64_t axisSize, int64_t inner,
+                    int64_t numIndices) {
   if (outer < 0 || axisSize < 0 || inner < 0 || numIndices < 0)
     fail(ctx, op, "invalid sizes (a bug in the emitted code)");
   checkIndices(ctx, op, indices, numIndices, axisSize);
@@ -338,6 +363,38 @@ void scatterAdd(Context &ctx, const char *op, const float *target,
         dst[e] = static_cast<float>(sums[static_cast<size_t>(e)]);
     }
   }
+}
+
+} // namespace
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  gatherImpl(ctx, op, data, elemBytes, indices, out, outer, axisSize, inner,
+             numIndices);
+}
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int32_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  gatherImpl(ctx, op, data, elemBytes, indices, out, outer, axisSize, inner,
+             numIndices);
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  scatterAddImpl(ctx, op, target, indices, updates, out, outer, axisSize,
+                 inner, numIndices);
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int32_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  scatterAddImpl(ctx, op, target, indices, updates, out, outer, axisSize,
+                 inner, numIndices);
 }
 
 //===----------------------------------------------------------------------===//

@@ -142,6 +142,7 @@ int main(int argc, char **argv) {
       labels[s] = s % 5 == 0 ? -100 : (s * 37) % classes;
     float *dl = upload(ctx, logits);
     int64_t *dlab = upload(ctx, labels);
+    int32_t *dlab32 = upload(ctx, std::vector<int32_t>(labels.begin(), labels.end()));
     for (auto reduction : {cpu::Reduction::None, cpu::Reduction::Mean, cpu::Reduction::Sum}) {
       size_t outSize = reduction == cpu::Reduction::None ? n : 1;
       std::vector<float> cpu(outSize);
@@ -150,6 +151,8 @@ int main(int argc, char **argv) {
       float *dout = upload(ctx, std::vector<float>(outSize));
       cuda::crossEntropy(ctx, "ce", dl, dlab, dout, n, classes, reduction, true, -100);
       compare("cross_entropy", download(ctx, dout, outSize), cpu, 1e-6);
+      cuda::crossEntropy(ctx, "ce", dl, dlab32, dout, n, classes, reduction, true, -100);
+      compare("cross_entropy (i32 labels)", download(ctx, dout, outSize), cpu, 1e-6);
     }
   }
 
@@ -173,6 +176,16 @@ int main(int argc, char **argv) {
     float *du = upload(ctx, updates), *dsum = upload(ctx, std::vector<float>(data.size()));
     cuda::scatterAdd(ctx, "scatter_add", dd, di, du, dsum, outer, axis, inner, num);
     compare("scatter_add", download(ctx, dsum, data.size()), sum, 1e-6);
+
+    // The same with i32 indices (JAX's): the i32 overloads, same results.
+    std::vector<int32_t> indices32(indices.begin(), indices.end());
+    int32_t *di32 = upload(ctx, indices32);
+    float *dout32 = upload(ctx, std::vector<float>(cpu.size()));
+    cuda::gather(ctx, "gather", dd, 4, di32, dout32, outer, axis, inner, num);
+    compare("gather (i32)", download(ctx, dout32, cpu.size()), cpu, 0);
+    float *dsum32 = upload(ctx, std::vector<float>(data.size()));
+    cuda::scatterAdd(ctx, "scatter_add", dd, di32, du, dsum32, outer, axis, inner, num);
+    compare("scatter_add (i32)", download(ctx, dsum32, data.size()), sum, 1e-6);
   }
 
   // copyStrided: a 3-D permutation.

@@ -385,6 +385,91 @@ TEST(ScatterAddDeathTest, OutOfRangeIndexFails) {
 }
 
 //===----------------------------------------------------------------------===//
+// i32 indices and labels (JAX's): the same results as i64, the same errors
+//===----------------------------------------------------------------------===//
+
+TEST(Int32IndexTest, GatherScatterAddAndCrossEntropyMatchInt64) {
+  Context ctx;
+  const int64_t outer = 2, axis = 5, inner = 3;
+  std::vector<int64_t> indices64 = {4, 0, 4, 2, 1};
+  std::vector<int32_t> indices32(indices64.begin(), indices64.end());
+  const int64_t numIndices = static_cast<int64_t>(indices64.size());
+  std::vector<float> data = randomFloats(outer * axis * inner, 21);
+  std::vector<float> out64(outer * numIndices * inner, -1.0f);
+  std::vector<float> out32(out64.size(), -2.0f);
+  gather(ctx, "g", data.data(), 4, indices64.data(), out64.data(), outer,
+         axis, inner, numIndices);
+  gather(ctx, "g", data.data(), 4, indices32.data(), out32.data(), outer,
+         axis, inner, numIndices);
+  EXPECT_EQ(out32, out64);
+  EXPECT_EQ(out32[inner], data[0]); // position 1 reads row 0
+
+  std::vector<float> updates = randomFloats(out64.size(), 22);
+  std::vector<float> sum64(data.size()), sum32(data.size());
+  scatterAdd(ctx, "s", data.data(), indices64.data(), updates.data(),
+             sum64.data(), outer, axis, inner, numIndices);
+  scatterAdd(ctx, "s", data.data(), indices32.data(), updates.data(),
+             sum32.data(), outer, axis, inner, numIndices);
+  EXPECT_EQ(sum32, sum64);
+  EXPECT_NE(sum32, data); // the updates landed
+
+  const int64_t n = 4, classes = 5;
+  std::vector<float> logits = randomFloats(n * classes, 23, 4.0f);
+  std::vector<int64_t> labels64 = {3, -100, 0, 4};
+  std::vector<int32_t> labels32(labels64.begin(), labels64.end());
+  for (Reduction r : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+    std::vector<float> l64(n, 9.0f), l32(n, 8.0f);
+    crossEntropy(ctx, "ce", logits.data(), labels64.data(), l64.data(), n,
+                 classes, r, true, -100);
+    crossEntropy(ctx, "ce", logits.data(), labels32.data(), l32.data(), n,
+                 classes, r, true, -100);
+    EXPECT_EQ(l32[0], l64[0]);
+    if (r == Reduction::None) {
+      EXPECT_EQ(l32, l64);
+    }
+  }
+  float mean = 0;
+  crossEntropy(ctx, "ce", logits.data(), labels32.data(), &mean, n, classes,
+               Reduction::Mean, true, -100);
+  EXPECT_NEAR(mean,
+              (referenceSampleLoss(&logits[0], classes, 3) +
+               referenceSampleLoss(&logits[2 * classes], classes, 0) +
+               referenceSampleLoss(&logits[3 * classes], classes, 4)) /
+                  3,
+              1e-6);
+}
+
+TEST(Int32IndexDeathTest, OutOfRangeIndicesAndLabelsFailNamingTheOp) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // OpenBLAS threads
+  Context ctx;
+  std::vector<float> data(6), out(2), updates(2), target(6);
+  std::vector<int32_t> large = {0, 6};
+  EXPECT_EXIT(gather(ctx, "loom.gather", data.data(), 4, large.data(),
+                     out.data(), 1, 6, 1, 2),
+              ::testing::ExitedWithCode(1),
+              "loom.gather: index 6 at position 1 is out of range \\[0, 6\\)");
+  std::vector<int32_t> lowest = {std::numeric_limits<int32_t>::min(), 0};
+  EXPECT_EXIT(gather(ctx, "loom.gather", data.data(), 4, lowest.data(),
+                     out.data(), 1, 6, 1, 2),
+              ::testing::ExitedWithCode(1),
+              "loom.gather: index -2147483648 at position 0 is out of range");
+  std::vector<int32_t> negative = {1, -1};
+  EXPECT_EXIT(scatterAdd(ctx, "loom.scatter_add", target.data(),
+                         negative.data(), updates.data(), data.data(), 1, 6, 1,
+                         2),
+              ::testing::ExitedWithCode(1),
+              "loom.scatter_add: index -1 at position 1 is out of range");
+  std::vector<float> logits(3 * 4, 0.5f);
+  std::vector<int32_t> labels = {1, 4, 0};
+  float loss = 0;
+  EXPECT_EXIT(crossEntropy(ctx, "loom.cross_entropy", logits.data(),
+                           labels.data(), &loss, 3, 4, Reduction::Mean, false,
+                           0),
+              ::testing::ExitedWithCode(1),
+              "loom.cross_entropy: label 4 of sample 1 is out of range");
+}
+
+//===----------------------------------------------------------------------===//
 // copyStrided
 //===----------------------------------------------------------------------===//
 

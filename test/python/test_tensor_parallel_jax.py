@@ -1,7 +1,8 @@
 """Tensor parallelism end to end for models imported from JAX through
 StableHLO: `loomc --mesh tp=2` on 2 ranks and `--mesh dp=2,tp=2` on 4.
 
-JAX's MLP (test/python/models/jax_models.py) is imported by
+JAX's MLP and GPT (test/python/models/jax_models.py; the GPT's embedding
+gathers with i32 ids) are imported by
 `loom.from_jax`, compiled with loom-tensor-parallel and trained with AdamW
 (the tp ranks of a data-parallel group read the same rows): every logged
 loss must agree within 1e-4 (relative) with `jax.value_and_grad` +
@@ -46,15 +47,25 @@ def leaf_name(path):
 
 
 # model: (example maker, input names, classes, Megatron blocks: one tp_copy
-# and one all_reduce each, per-rank cuts of some weights {name: dim}).
-# JAX's GPT is partitioned too (test/Transforms/loom-tensor-parallel-jax-
-# gpt.mlir checks it with loom-run --ranks), but loomc cannot compile it
-# yet on any mesh: its embedding lookup gathers with i32 indices, which
-# emit-cpp does not take.
+# and one all_reduce each, per-rank cuts of some weights {name: dim, or
+# (dim, groups) for a fused projection cut group by group}).
 MODELS = {
     "mlp": ("mlp_example", ["x", "labels"], 10, 1,
             {"params.fc1.w": 1, "params.fc1.b": 0, "params.fc2.w": 0}),
+    # Two layers of attention + MLP blocks; the embedding gathers with JAX's
+    # i32 ids (the tied wte stays replicated).
+    "gpt": ("gpt_example", ["ids", "labels"], 50, 4,
+            {f"params.blocks.{i}.{name}": cut for i in range(2) for name, cut in {
+                "qkv.w": (1, 3), "qkv.b": (0, 3), "proj.w": 0, "fc.w": 1,
+                "fc.b": 0, "out.w": 0}.items()}),
 }
+
+
+def rank_slice(value, cut, tp, r):
+    """Rank r's part of `value` cut by `cut` (dim, or (dim, groups))."""
+    dim, groups = cut if isinstance(cut, tuple) else (cut, 1)
+    return np.concatenate([np.split(g, tp, axis=dim)[r]
+                           for g in np.split(value, groups, axis=dim)], axis=dim)
 
 
 def import_model(model, tmp_path, batch):
@@ -151,7 +162,7 @@ def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
         part = st.load_file(str(tmp_path / "tp" / f"weights.rank{r}.safetensors"))
         assert set(part) == set(full)
         for name, value in full.items():
-            want = np.split(value, tp, axis=cuts[name])[r] if name in cuts else value
+            want = rank_slice(value, cuts[name], tp, r) if name in cuts else value
             np.testing.assert_array_equal(part[name], want)
 
     got = program.train(write_data(tmp_path / "data", data), STEPS, ranks=dp * tp)

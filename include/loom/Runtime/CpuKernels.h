@@ -39,22 +39,39 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
              int64_t cols, double eps);
 
 enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
-/// logits [n, classes], labels [n] (i64). Out: [n] for None, else a scalar.
-/// A label == ignoreIndex (when hasIgnore) contributes 0 and is left out of
-/// the mean. Any other label outside [0, classes) calls fail().
+/// logits [n, classes], labels [n] (i64 or i32). Out: [n] for None, else a
+/// scalar. A label == ignoreIndex (when hasIgnore) contributes 0 and is left
+/// out of the mean. Any other label outside [0, classes) calls fail().
+///
+/// The label and index arguments here and below are overloaded on i64 and
+/// i32 (JAX, through StableHLO, indexes with i32), rather than the lowering
+/// widening i32 to i64 first: no extra buffer or kernel per step, and an
+/// out-of-range value is reported exactly as the model supplied it.
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,
                   int64_t classes, Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex);
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int32_t *labels, float *out, int64_t n,
+                  int64_t classes, Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex);
 
-/// data viewed as [outer, axisSize, inner], indices (i64, numIndices of
-/// them, negative values are errors): out [outer, numIndices, inner].
+/// data viewed as [outer, axisSize, inner], indices (i64 or i32, numIndices
+/// of them, negative values are errors): out [outer, numIndices, inner].
 void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
             const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
             int64_t inner, int64_t numIndices);
-/// out = target, then out[o, indices[i], :] += updates[o, i, :] (f32).
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int32_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices);
+/// out = target, then out[o, indices[i], :] += updates[o, i, :] (f32);
+/// indices i64 or i32.
 void scatterAdd(Context &ctx, const char *op, const float *target,
                 const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices);
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int32_t *indices, const float *updates, float *out,
                 int64_t outer, int64_t axisSize, int64_t inner,
                 int64_t numIndices);
 

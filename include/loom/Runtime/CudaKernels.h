@@ -67,15 +67,27 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
                double eps);
 void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
              int64_t rows, int64_t cols, double eps);
+// Labels and indices: i64 or i32, as in CpuKernels.h.
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex);
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int32_t *labels, float *out, int64_t n,
                   int64_t classes, cpu::Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex);
 void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
             const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
             int64_t inner, int64_t numIndices);
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int32_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices);
 void scatterAdd(Context &ctx, const char *op, const float *target,
                 const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices);
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int32_t *indices, const float *updates, float *out,
                 int64_t outer, int64_t axisSize, int64_t inner,
                 int64_t numIndices);
 void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,

@@ -158,7 +158,8 @@ __global__ void rmsNormKernel(const float *x, const float *scale, float *y,
 }
 
 /// Per-sample losses (0 for ignored samples) into `losses` (double).
-__global__ void crossEntropyKernel(const float *logits, const int64_t *labels,
+template <typename Label>
+__global__ void crossEntropyKernel(const float *logits, const Label *labels,
                                    double *losses, int64_t n, int64_t classes,
                                    bool hasIgnore, int64_t ignoreIndex,
                                    DeviceError *error, long long opId) {
@@ -199,7 +200,8 @@ __global__ void roundLossesKernel(const double *losses, float *out, int64_t n) {
 }
 
 /// One block: the sum (or mean over the counted samples) of the losses.
-__global__ void reduceLossesKernel(const double *losses, const int64_t *labels,
+template <typename Label>
+__global__ void reduceLossesKernel(const double *losses, const Label *labels,
                                    float *out, int64_t n, bool mean,
                                    bool hasIgnore, int64_t ignoreIndex) {
   __shared__ double shared[kThreads];
@@ -214,8 +216,8 @@ __global__ void reduceLossesKernel(const double *losses, const int64_t *labels,
     out[0] = static_cast<float>(mean ? sum / counted : sum);
 }
 
-template <typename T>
-__global__ void gatherKernel(const T *data, const int64_t *indices, T *out,
+template <typename T, typename Index>
+__global__ void gatherKernel(const T *data, const Index *indices, T *out,
                              int64_t total, int64_t axisSize, int64_t inner,
                              int64_t numIndices, DeviceError *error,
                              long long opId) {
@@ -232,7 +234,8 @@ __global__ void gatherKernel(const T *data, const int64_t *indices, T *out,
   }
 }
 
-__global__ void gatherBytesKernel(const uint8_t *data, const int64_t *indices,
+template <typename Index>
+__global__ void gatherBytesKernel(const uint8_t *data, const Index *indices,
                                   uint8_t *out, int64_t total, int64_t axisSize,
                                   int64_t inner, int64_t numIndices,
                                   int64_t elemBytes, DeviceError *error,
@@ -252,7 +255,8 @@ __global__ void gatherBytesKernel(const uint8_t *data, const int64_t *indices,
   }
 }
 
-__global__ void scatterAddKernel(const int64_t *indices, const float *updates,
+template <typename Index>
+__global__ void scatterAddKernel(const Index *indices, const float *updates,
                                  float *out, int64_t total, int64_t axisSize,
                                  int64_t inner, int64_t numIndices,
                                  DeviceError *error, long long opId) {
@@ -372,10 +376,13 @@ void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
   checkLaunch(ctx, "rmsNorm");
 }
 
-void crossEntropy(Context &ctx, const char *op, const float *logits,
-                  const int64_t *labels, float *out, int64_t n,
-                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
-                  int64_t ignoreIndex) {
+namespace {
+
+template <typename Label>
+void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
+                      const Label *labels, float *out, int64_t n,
+                      int64_t classes, cpu::Reduction reduction,
+                      bool hasIgnore, int64_t ignoreIndex) {
   CudaState &s = state(ctx);
   requireSizes(ctx, op, {n, classes});
   if (reduction != cpu::Reduction::None && reduction != cpu::Reduction::Mean &&
@@ -402,9 +409,11 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
   checkLaunch(ctx, op);
 }
 
-void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
-            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
-            int64_t inner, int64_t numIndices) {
+template <typename Index>
+void gatherImpl(Context &ctx, const char *op, const void *data,
+                int64_t elemBytes, const Index *indices, void *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
   CudaState &s = state(ctx);
   requireSizes(ctx, op, {outer, axisSize, inner, numIndices});
   if (elemBytes <= 0)
@@ -432,10 +441,11 @@ void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
   checkLaunch(ctx, op);
 }
 
-void scatterAdd(Context &ctx, const char *op, const float *target,
-                const int64_t *indices, const float *updates, float *out,
-                int64_t outer, int64_t axisSize, int64_t inner,
-                int64_t numIndices) {
+template <typename Index>
+void scatterAddImpl(Context &ctx, const char *op, const float *target,
+                    const Index *indices, const float *updates, float *out,
+                    int64_t outer, int64_t axisSize, int64_t inner,
+                    int64_t numIndices) {
   CudaState &s = state(ctx);
   requireSizes(ctx, op, {outer, axisSize, inner, numIndices});
   if (out != target)
@@ -452,6 +462,54 @@ void scatterAdd(Context &ctx, const char *op, const float *target,
       indices, updates, out, total, axisSize, inner, numIndices, s.errors,
       opId);
   checkLaunch(ctx, op);
+}
+
+} // namespace
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int64_t *labels, float *out, int64_t n,
+                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
+void crossEntropy(Context &ctx, const char *op, const float *logits,
+                  const int32_t *labels, float *out, int64_t n,
+                  int64_t classes, cpu::Reduction reduction, bool hasIgnore,
+                  int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  gatherImpl(ctx, op, data, elemBytes, indices, out, outer, axisSize, inner,
+             numIndices);
+}
+
+void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
+            const int32_t *indices, void *out, int64_t outer, int64_t axisSize,
+            int64_t inner, int64_t numIndices) {
+  gatherImpl(ctx, op, data, elemBytes, indices, out, outer, axisSize, inner,
+             numIndices);
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int64_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  scatterAddImpl(ctx, op, target, indices, updates, out, outer, axisSize,
+                 inner, numIndices);
+}
+
+void scatterAdd(Context &ctx, const char *op, const float *target,
+                const int32_t *indices, const float *updates, float *out,
+                int64_t outer, int64_t axisSize, int64_t inner,
+                int64_t numIndices) {
+  scatterAddImpl(ctx, op, target, indices, updates, out, outer, axisSize,
+                 inner, numIndices);
 }
 
 void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,

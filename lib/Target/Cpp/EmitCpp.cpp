@@ -99,6 +99,11 @@ const char *groupEnum(StringRef grid) {
       .Default(nullptr);
 }
 
+/// Index and label types the runtime's library kernels take.
+bool isIndexType(Type type) {
+  return type.isInteger(64) || type.isInteger(32);
+}
+
 int64_t elementBytes(Type type) {
   unsigned bits = type.getIntOrFloatBitWidth();
   return bits == 1 ? 1 : bits / 8;
@@ -584,8 +589,10 @@ LogicalResult Emitter::emitOp(Operation *op) {
       })
       .Case([&](loomrt::CrossEntropyOp ce) -> LogicalResult {
         origin((ce.getOrigin() + " -> " + name(ce.getOutput())).str());
-        if (!elementType(ce.getLabels()).isInteger(64))
-          return ce.emitError("emit-cpp: cross_entropy labels must be i64");
+        // cpu::crossEntropy, gather and scatterAdd are overloaded on the
+        // index pointer type (i64 and i32), so the call is the same.
+        if (!isIndexType(elementType(ce.getLabels())))
+          return ce.emitError("emit-cpp: cross_entropy labels must be i64 or i32");
         ArrayRef<int64_t> s = shape(ce.getLogits());
         int64_t classes = s.back();
         StringRef reduction = ce.getReduction();
@@ -603,8 +610,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
       })
       .Case([&](loomrt::GatherOp gather) -> LogicalResult {
         origin((gather.getOrigin() + " -> " + name(gather.getOutput())).str());
-        if (!elementType(gather.getIndices()).isInteger(64))
-          return gather.emitError("emit-cpp: gather indices must be i64");
+        if (!isIndexType(elementType(gather.getIndices())))
+          return gather.emitError("emit-cpp: gather indices must be i64 or i32");
         ArrayRef<int64_t> s = shape(gather.getData());
         int64_t axis = gather.getAxis();
         line() << "cpu::gather(ctx, " << cppQuote(gather.getOrigin()) << ", "
@@ -618,8 +625,9 @@ LogicalResult Emitter::emitOp(Operation *op) {
       })
       .Case([&](loomrt::ScatterAddOp scatter) -> LogicalResult {
         origin((scatter.getOrigin() + " -> " + name(scatter.getOutput())).str());
-        if (!elementType(scatter.getIndices()).isInteger(64))
-          return scatter.emitError("emit-cpp: scatter_add indices must be i64");
+        if (!isIndexType(elementType(scatter.getIndices())))
+          return scatter.emitError(
+              "emit-cpp: scatter_add indices must be i64 or i32");
         ArrayRef<int64_t> s = shape(scatter.getTarget());
         int64_t axis = scatter.getAxis();
         line() << "cpu::scatterAdd(ctx, " << cppQuote(scatter.getOrigin())
