@@ -31,19 +31,15 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
 ]
 np = pytest.importorskip("numpy")
-jax = pytest.importorskip("jax")
-optax = pytest.importorskip("optax")
+pytest.importorskip("jax")
+pytest.importorskip("optax")
 st = pytest.importorskip("safetensors.numpy")
 
-STEPS = 20
-ROWS = 3  # batches in the data files; steps wrap around them
+from test_training import (STEPS, import_jax, jax_adamw_losses, jax_data,  # noqa: E402
+                           write_data)
+
+# jax_adamw_losses' optimizer, for loomc.
 LR, WEIGHT_DECAY = 1e-3, 0.01
-
-
-def leaf_name(path):
-    """The argument name loom.from_jax gives the leaf at `path` of the
-    `params` pytree (`params.fc1.w`)."""
-    return "params" + "".join(f".{getattr(k, 'key', getattr(k, 'idx', k))}" for k in path)
 
 
 # model: (example maker, input names, classes, Megatron blocks: one tp_copy
@@ -68,57 +64,6 @@ def rank_slice(value, cut, tp, r):
                            for g in np.split(value, groups, axis=dim)], axis=dim)
 
 
-def import_model(model, tmp_path, batch):
-    """JAX's `model` imported with its weights written to a safetensors
-    file: (params, example inputs, loom.Module)."""
-    from models import jax_models
-    params, *inputs = getattr(jax_models, MODELS[model][0])(batch=batch)
-    m = loom.from_jax(getattr(jax_models, model), params, *inputs, params=(0,),
-                      workdir=tmp_path / "import")
-    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
-    st.save_file({leaf_name(path): np.asarray(leaf) for path, leaf in leaves},
-                 str(tmp_path / "weights.safetensors"))
-    m.weights = str(tmp_path / "weights.safetensors")
-    return params, inputs, m
-
-
-def make_data(names, inputs, classes, seed):
-    """ROWS batches shaped like the example inputs: floats from a normal
-    distribution, integers (ids, labels) uniform in [0, classes)."""
-    rng = np.random.default_rng(seed)
-    data = {}
-    for name, arg in zip(names, inputs):
-        shape = (ROWS * arg.shape[0], *arg.shape[1:])
-        if np.issubdtype(arg.dtype, np.floating):
-            data[name] = rng.standard_normal(shape).astype(np.float32)
-        else:
-            data[name] = rng.integers(0, classes, shape).astype(arg.dtype)
-    return data
-
-
-def write_data(directory, data):
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, value in data.items():
-        np.save(directory / f"{name}.npy", value)
-    return directory
-
-
-def jax_adamw_losses(model, params, names, data, batch):
-    from models import jax_models
-    total = len(data[names[0]])
-    opt = optax.adamw(LR, weight_decay=WEIGHT_DECAY)
-    state = opt.init(params)
-    grad_fn = jax.jit(jax.value_and_grad(getattr(jax_models, model)))
-    losses = []
-    for s in range(STEPS):
-        rows = [(s * batch + i) % total for i in range(batch)]
-        loss, g = grad_fn(params, *(data[n][rows] for n in names))
-        updates, state = opt.update(g, state, params)
-        params = optax.apply_updates(params, updates)
-        losses.append(float(loss))
-    return losses
-
-
 def groups_of_all_reduces(step_cpp):
     return set(re.findall(r"allReduceStart\(ctx, [^;]*, (Group::\w+)\);", step_cpp))
 
@@ -135,7 +80,7 @@ GLOBAL_BATCH = 8
 def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
     _, names, classes, blocks, cuts = MODELS[model]
     dp, tp = MESHES[mesh]
-    params, inputs, m = import_model(model, tmp_path, GLOBAL_BATCH // dp)
+    params, inputs, m = import_jax(MODELS[model][0], model, tmp_path, GLOBAL_BATCH // dp)
 
     # The pass finds the blocks in the StableHLO import (W [in, out], biases
     # as broadcast chains).
@@ -144,7 +89,7 @@ def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
     assert ir.count("loom.tp_copy") == blocks, ir
     assert ir.count("shard.all_reduce") == blocks, ir
 
-    data = make_data(names, inputs, classes, seed=3)
+    data = jax_data(names, inputs, classes, seed=3)
     expected = jax_adamw_losses(model, params, names, data, GLOBAL_BATCH)
     program = m.compile(outdir=tmp_path / "tp", mesh=mesh, optimizer="adamw",
                         lr=LR, weight_decay=WEIGHT_DECAY)

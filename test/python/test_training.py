@@ -111,14 +111,16 @@ def test_pytorch_training_parity(example, opt, tmp_path):
     assert got[-1] < got[0]
 
 
-def import_jax(example, model, tmp_path):
+def import_jax(example, model, tmp_path, batch=None):
     """JAX's `model` (test/python/models/jax_models.py) at its `example`
-    imported by loom.from_jax, its weights written to a safetensors file:
-    (params, example inputs, loom.Module)."""
+    (with its default batch, or `batch`) imported by loom.from_jax, its
+    weights written to a safetensors file: (params, example inputs,
+    loom.Module)."""
     jax = pytest.importorskip("jax")
     st = pytest.importorskip("safetensors.numpy")
     from models import jax_models
-    params, *inputs = getattr(jax_models, example)()
+    make = getattr(jax_models, example)
+    params, *inputs = make() if batch is None else make(batch=batch)
     m = loom.from_jax(getattr(jax_models, model), params, *inputs, params=(0,),
                       workdir=tmp_path / "import")
     leaves = jax.tree_util.tree_flatten_with_path(params)[0]
