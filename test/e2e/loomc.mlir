@@ -51,6 +51,12 @@
 // Errors name the problem and the fix, and exit non-zero.
 // RUN: not loomc %s -o %t.err --mesh pp=2 --schedule cosine 2>&1 | FileCheck %s --check-prefix=SCHED
 // SCHED: loomc: error: --schedule must be 1f1b or gpipe, got 'cosine' (the learning-rate schedule is --lr-schedule)
+// RUN: not loomc %s -o %t.err --microbatches 2 --batch 5 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// DIVIDE: loomc: error: --microbatches 2 does not divide --batch 5: every micro-batch has the same number of rows
+// The model's batch is 3: 2 micro-batches make a step of 6 rows.
+// RUN: not loomc %s -o %t.err --microbatches 2 --batch 8 --emit-only 2>&1 | FileCheck %s --check-prefix=MODELBATCH
+// MODELBATCH: loomc: error: --batch 8 in 2 micro-batch(es) needs a model of batch size 4, but the model's batch size is 3 (its batch dimension is static: export it with batch 4)
+// RUN: loomc %s -o %t.mb --microbatches 2 --batch 6 --emit-only
 // RUN: not loomc %s -o %t.err --microbatches 0 2>&1 | FileCheck %s --check-prefix=MICRO
 // MICRO: loomc: error: --microbatches must be >= 1, got 0
 // RUN: not loomc %s -o %t.err --mesh pp=9 2>&1 | FileCheck %s --check-prefix=PPBIG

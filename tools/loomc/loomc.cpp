@@ -116,6 +116,12 @@ cl::opt<int64_t> microbatches(
              "rank, pipelined over the stages (gradient accumulation when "
              "pp=1)"),
     cl::init(1), cl::cat(category));
+cl::opt<int64_t> stepBatch(
+    "batch",
+    cl::desc("Rows per step and data-parallel rank, checked against the "
+             "model: M micro-batches of the model's batch size (default: "
+             "that product)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> pipelineSchedule(
     "schedule", cl::desc("Pipeline schedule: 1f1b (default) or gpipe"),
     cl::init("1f1b"), cl::cat(category));
@@ -501,6 +507,11 @@ int run(int argc, char **argv) {
   if (microbatches < 1)
     return fail("--microbatches must be >= 1, got " +
                 std::to_string(static_cast<int64_t>(microbatches)));
+  if (stepBatch.getNumOccurrences() &&
+      (stepBatch < 1 || stepBatch % microbatches != 0))
+    return fail("--microbatches " + std::to_string(microbatches) +
+                " does not divide --batch " + std::to_string(stepBatch) +
+                ": every micro-batch has the same number of rows");
   if (pipelineSchedule != "1f1b" && pipelineSchedule != "gpipe")
     return fail("--schedule must be 1f1b or gpipe, got '" + pipelineSchedule +
                 "' (the learning-rate schedule is --lr-schedule)");
@@ -615,6 +626,31 @@ int run(int argc, char **argv) {
     return fail("compilation failed (see the errors above)");
   }
   lap("passes");
+
+  // The rows a step reads per data-parallel rank (dimension 0 of the data
+  // arguments): M micro-batches of the model's batch size.
+  if (stepBatch.getNumOccurrences()) {
+    auto step = module->lookupSymbol<func::FuncOp>(stepFunctions.front());
+    int64_t rows = -1;
+    for (unsigned i = 0; step && i < step.getNumArguments() && rows < 0; ++i) {
+      auto type = dyn_cast<ShapedType>(step.getArgumentTypes()[i]);
+      if (type && type.getRank() > 0 &&
+          !step.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) &&
+          !step.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
+        rows = type.getDimSize(0);
+    }
+    if (rows >= 0 && rows != stepBatch) {
+      llvm::sys::fs::remove(weightsTmp);
+      return fail("--batch " + std::to_string(stepBatch) + " in " +
+                  std::to_string(microbatches) + " micro-batch(es) needs a "
+                  "model of batch size " +
+                  std::to_string(stepBatch / microbatches) +
+                  ", but the model's batch size is " +
+                  std::to_string(rows / microbatches) +
+                  " (its batch dimension is static: export it with batch " +
+                  std::to_string(stepBatch / microbatches) + ")");
+    }
+  }
 
   // Tensor parallelism: the cut of each parameter, for the per-rank weights.
   std::map<std::string, ShardSpec> shards;
