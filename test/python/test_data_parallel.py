@@ -37,7 +37,7 @@ GLOBAL_BATCH = 8
 
 @pytest.mark.parametrize("example,dp,opt", [
     ("mlp_example", 2, "sgd"), ("mlp_example", 4, "adamw"),
-    ("gpt_example", 2, "adamw"),
+    ("gpt_example", 2, "adamw"), ("gpt_example", 4, "sgd"),
 ])
 def test_data_parallel_matches_single_device_and_pytorch(example, dp, opt, tmp_path):
     batch = GLOBAL_BATCH // dp if example == "mlp_example" else 4 // dp
