@@ -212,6 +212,14 @@ CASES = [
          {"i": np.array([1, 3, 1], np.int64)}),
     Case("iota", f"""%k = loom.iota dim = 1 : {T}
         %y = loom.mul %x, %k : {T}""", S, {"x": normal(S, 57)}),
+    # The rank's index (0 on a one-rank grid): no gradient flows through it.
+    Case("grid_index", f"""%r = loom.grid_index on @g grid_axes = [0] : tensor<i64>
+        %f = loom.convert %r : tensor<i64> -> tensor<f32>
+        %one = loom.constant dense<1.0> : tensor<f32>
+        %s = loom.add %f, %one : tensor<f32>
+        %k = loom.broadcast %s, dims = [] : tensor<f32> -> {T}
+        %y = loom.mul %x, %k : {T}""", S, {"x": normal(S, 62)},
+         prelude="shard.grid @g(shape = 1)\n"),
     Case("constant", f"""%k = loom.constant dense<[[1.5, -2.0, 0.5], [3.0, 0.25, -1.0]]> : {T}
         %y = loom.mul %x, %k : {T}""", S, {"x": normal(S, 58)}),
     # Reductions.
@@ -346,7 +354,7 @@ def test_every_op_is_checked():
     """Each op mnemonic of LoomOps.td appears in some case's body."""
     td = (ROOT / "include/loom/Dialect/Loom/IR/LoomOps.td").read_text()
     mnemonics = set(re.findall(r'^def Loom_\w+Op\s*:\s*Loom_\w+<"(\w+)"', td, re.M))
-    assert len(mnemonics) == 42, sorted(mnemonics)
+    assert len(mnemonics) == 43, sorted(mnemonics)
     used = set(re.findall(r"loom\.(\w+)", " ".join(c.body for c in CASES)))
     assert mnemonics - used == set()
 

@@ -116,7 +116,7 @@ def test_pipeline_matches_single_device_and_pytorch(mesh, microbatches, schedule
     run_parity(tmp_path, "gpt_example", mesh, microbatches, 1, "sgd", schedule)
 
 
-@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("opt", ["sgd", "adamw"])
 def test_3d_mesh_on_8_ranks(opt, tmp_path):
     """The issue's parity run: dp=2, tp=2, pp=2, 4 micro-batches, 1F1B."""
     run_parity(tmp_path, "gpt_example", "dp=2,tp=2,pp=2", 4, 1, opt)
