@@ -106,7 +106,7 @@ private:
   FailureOr<func::FuncOp> findFunction();
   LogicalResult analyse(func::FuncOp func);
   LogicalResult checkGrid(int64_t numStages);
-  func::FuncOp buildVjpWrapper(Stage &stage, int64_t k);
+  func::FuncOp buildVjpWrapper(Stage &stage);
   LogicalResult differentiate();
   LogicalResult buildSchedule(int64_t k, func::FuncOp func);
 
@@ -322,7 +322,7 @@ LogicalResult PipelineSchedule::checkGrid(int64_t numStages) {
 /// @F_stage<k>_vjp(stage args..., received..., cotangents...) -> loss =
 /// sum_i <output_i, cotangent_i> over the float outputs that later stages
 /// read: its gradient is the stage's vector-Jacobian product.
-func::FuncOp PipelineSchedule::buildVjpWrapper(Stage &stage, int64_t k) {
+func::FuncOp PipelineSchedule::buildVjpWrapper(Stage &stage) {
   func::FuncOp f = stage.func;
   SmallVector<Type> inputs(f.getArgumentTypes());
   SmallVector<unsigned> cotOutputs;
@@ -370,7 +370,6 @@ func::FuncOp PipelineSchedule::buildVjpWrapper(Stage &stage, int64_t k) {
   if (!total)
     total = ConstantOp::create(b, scalar, DenseElementsAttr::get(scalar, 0.0f));
   func::ReturnOp::create(b, total);
-  (void)k;
   return wrapper;
 }
 
@@ -398,7 +397,7 @@ LogicalResult PipelineSchedule::differentiate() {
         options.loss = cast<StringAttr>(name).getValue().str();
       }
     } else {
-      target = buildVjpWrapper(stage, static_cast<int64_t>(k));
+      target = buildVjpWrapper(stage);
     }
     options.function = target.getSymName().str();
     OpPassManager pm(ModuleOp::getOperationName());
