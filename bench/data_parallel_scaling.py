@@ -68,10 +68,7 @@ def main():
         cmd = [str(program.executable), "--data", str(data), "--steps", str(steps),
                "--log", str(work / f"{program.outdir.name}-{steps}.csv"), "--quiet"]
         if ranks > 1:
-            launcher = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
-            if os.geteuid() == 0:
-                launcher.append("--allow-run-as-root")
-            cmd = launcher + cmd
+            cmd = loom.mpirun_command(ranks, "--bind-to", "none") + cmd
         t = time.perf_counter()
         subprocess.run(cmd, check=True, env=env)
         return time.perf_counter() - t

@@ -18,7 +18,6 @@
 
 import argparse
 import math
-import os
 import random
 import subprocess
 import sys
@@ -141,10 +140,7 @@ def main():
     cmd = [str(program.executable), "--data", str(data), "--steps", str(args.steps),
            "--log", str(log)]
     if ranks > 1:
-        launcher = ["mpirun", "-np", str(ranks), "--oversubscribe"]
-        if os.geteuid() == 0:
-            launcher.append("--allow-run-as-root")
-        cmd = launcher + cmd
+        cmd = loom.mpirun_command(ranks) + cmd
         print("  " + " ".join(cmd))
     subprocess.run(cmd, check=True)
     losses = [float(line.split(",")[1]) for line in log.read_text().splitlines()[1:]]

@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 from ._tools import LoomError, find_tool
 from .frontends import from_jax, from_torch
 from .module import Module
-from .training import Program
+from .training import Program, mpirun_command
 
-__all__ = ["LoomError", "Module", "Program", "find_tool", "from_jax", "from_torch"]
+__all__ = ["LoomError", "Module", "Program", "find_tool", "from_jax", "from_torch",
+           "mpirun_command"]

@@ -21,6 +21,15 @@ _FLAGS = {
 }
 
 
+def mpirun_command(ranks: int, *extra: str) -> list[str]:
+    """`mpirun -np ranks`, oversubscribing cores when there are fewer (and,
+    as root, allowing it), followed by `extra` mpirun options."""
+    launcher = ["mpirun", "-np", str(ranks), "--oversubscribe", *extra]
+    if os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    return launcher
+
+
 class Program:
     """A built training program: `outdir/train` and what loomc wrote beside it."""
 
@@ -52,10 +61,7 @@ class Program:
         args += list(extra_args or [])
         if mpirun or ranks is not None:
             n = ranks if ranks is not None else self.mesh_size()
-            launcher = ["mpirun", "-np", str(n), "--oversubscribe"]
-            if os.geteuid() == 0:
-                launcher.append("--allow-run-as-root")
-            args = [*launcher, *args]
+            args = [*mpirun_command(n), *args]
         proc = subprocess.run(args, capture_output=True, text=True)
         if proc.returncode != 0:
             raise LoomError("train", proc.stderr or proc.stdout, proc.returncode)

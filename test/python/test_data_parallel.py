@@ -7,7 +7,6 @@ Ranks run oversubscribed on this machine's cores.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,14 +15,10 @@ import pytest
 
 import loom
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
 
-pytestmark = [
-    pytest.mark.skipif(not (BUILD / "bin" / "loomc").exists(), reason="loomc not built"),
-    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
-]
+pytestmark = MPI_MARKS
 np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -91,10 +86,7 @@ def test_killed_rank_stops_the_job_and_resume_continues(mesh, microbatches, tmp_
     straight = program.train(data_dir, steps, log=tmp_path / "straight.csv", ranks=2)
 
     ckpt, log = tmp_path / "ckpt", tmp_path / "killed.csv"
-    launcher = ["mpirun", "-np", "2", "--oversubscribe"]
-    if os.geteuid() == 0:
-        launcher.append("--allow-run-as-root")
-    job = subprocess.Popen([*launcher, str(program.executable), "--data", str(data_dir),
+    job = subprocess.Popen([*loom.mpirun_command(2), str(program.executable), "--data", str(data_dir),
                             "--steps", str(10 * steps), "--log", str(log),
                             "--checkpoint-dir", str(ckpt), "--checkpoint-every", "5",
                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

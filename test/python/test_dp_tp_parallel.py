@@ -8,9 +8,7 @@ Loom's single-device program on the global batch (dp times the per-rank
 batch), and the emitted step must hold all-reduces on both groups.
 """
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +17,10 @@ import pytest
 
 import loom
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
 
-pytestmark = [
-    pytest.mark.skipif(not (BUILD / "bin" / "loomc").exists(), reason="loomc not built"),
-    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
-]
+pytestmark = MPI_MARKS
 np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")

@@ -10,8 +10,6 @@ replicated run cannot pass. Ranks run oversubscribed on this machine's cores.
 """
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,15 +18,10 @@ import pytest
 
 import loom
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
-LOOMC = BUILD / "bin" / "loomc"
 sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
 
-pytestmark = [
-    pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built"),
-    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
-]
+pytestmark = MPI_MARKS
 np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")

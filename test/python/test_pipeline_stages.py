@@ -13,24 +13,21 @@ its partial products over @tp). Losses and final weights are checked
 against a NumPy replay of the full model on the global batch.
 """
 
-import os
 import re
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
-BIN = BUILD / "bin"
-MPIRUN = shutil.which("mpirun")
+import loom
 
-pytestmark = [
-    pytest.mark.skipif(not (BIN / "loomc").exists(), reason="loomc not built"),
-    pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed"),
-]
+sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import BUILD, MPI_MARKS  # noqa: E402
+
+BIN = BUILD / "bin"
+pytestmark = MPI_MARKS
 
 B, ROWS, LR, STEPS = 4, 20, 0.1, 8
 
@@ -185,7 +182,7 @@ def numpy_replay(x, y, w, dp, steps):
 
 
 def mpirun(ranks):
-    return [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
+    return loom.mpirun_command(ranks)
 
 
 @pytest.mark.parametrize("dp,tp", [(1, 1), (2, 1), (2, 2)])

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import loom
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 LINEAR = BUILD / "test" / "Runtime" / "loom-test-linear-step"
@@ -30,9 +32,7 @@ LR, MOMENTUM = np.float32(0.05), np.float32(0.9)
 
 
 def mpirun(ranks):
-    # Root in containers needs --allow-run-as-root; CI machines may have
-    # fewer cores than ranks.
-    return [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
+    return loom.mpirun_command(ranks)
 
 
 @pytest.fixture

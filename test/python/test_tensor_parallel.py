@@ -11,7 +11,6 @@ to 52), so that the parity is not that of a replicated run.
 Ranks run oversubscribed on this machine's cores.
 """
 
-import os
 import shutil
 import subprocess
 import sys
@@ -21,14 +20,10 @@ import pytest
 
 import loom
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
 
-pytestmark = [
-    pytest.mark.skipif(not (BUILD / "bin" / "loomc").exists(), reason="loomc not built"),
-    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
-]
+pytestmark = MPI_MARKS
 np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
