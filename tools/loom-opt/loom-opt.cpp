@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
+#include "loom/Pipelines/TrainingPipeline.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -53,6 +54,8 @@ int main(int argc, char **argv) {
   mlir::loom::registerStableHLOToLoomPasses();
   mlir::loom::registerLoomToLoomRTPasses();
   mlir::loomrt::registerLoomRTPasses();
+  // --loom-training-pipeline: exactly what loomc runs (lib/Pipelines).
+  mlir::loom::registerTrainingPipeline();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Loom optimizer driver: runs loom and upstream passes\n",

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -120,7 +121,7 @@ LogicalResult annotateArguments(ModuleOp module,
     std::string name = argNames.empty() ? ("arg" + Twine(i)).str()
                                         : argNames[i];
     if (!argNames.empty())
-      entry.setArgAttr(i, loom::LoomDialect::getNameAttrName(),
+      entry.setArgAttr(i, mlir::loom::LoomDialect::getNameAttrName(),
                        b.getStringAttr(name));
     if (!mlir::loom::matchesNameOrPattern(name, trainable))
       continue;
@@ -131,7 +132,7 @@ LogicalResult annotateArguments(ModuleOp module,
       return entry.emitError() << "--trainable names argument '" << name
                                << "' of type " << entry.getArgumentTypes()[i]
                                << "; only floating-point tensors train";
-    entry.setArgAttr(i, loom::LoomDialect::getParamAttrName(),
+    entry.setArgAttr(i, mlir::loom::LoomDialect::getParamAttrName(),
                      b.getUnitAttr());
   }
   for (auto [k, p] : llvm::enumerate(trainable))
@@ -148,12 +149,12 @@ int importStableHLOFile(std::unique_ptr<llvm::MemoryBuffer> input,
                         ArrayRef<std::string> argNames,
                         ArrayRef<std::string> trainable) {
   DialectRegistry registry;
-  loom::registerStableHLOImportDialects(registry);
+  mlir::loom::registerStableHLOImportDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = loom::importStableHLO(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::loom::importStableHLO(sourceMgr, &context);
   if (!module || failed(annotateArguments(*module, argNames, trainable)) ||
       failed(verify(*module)))
     return 1;
@@ -161,9 +162,9 @@ int importStableHLOFile(std::unique_ptr<llvm::MemoryBuffer> input,
 }
 int emitCppFile(StringRef inputFile, StringRef outputFile, int64_t batchSize) {
   DialectRegistry registry;
-  registry.insert<loom::LoomDialect, loomrt::LoomRTDialect, func::FuncDialect,
+  registry.insert<mlir::loom::LoomDialect, loomrt::LoomRTDialect, func::FuncDialect,
                   arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect>();
+                  memref::MemRefDialect, shard::ShardDialect>();
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
@@ -181,9 +182,9 @@ int emitCppFile(StringRef inputFile, StringRef outputFile, int64_t batchSize) {
     return 1;
   std::string code;
   llvm::raw_string_ostream os(code);
-  loom::EmitCppOptions options;
+  mlir::loom::EmitCppOptions options;
   options.batchSize = batchSize;
-  if (failed(loom::emitCpp(*module, os, options)))
+  if (failed(mlir::loom::emitCpp(*module, os, options)))
     return 1;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFile, &errorMessage);
@@ -307,7 +308,7 @@ int main(int argc, char **argv) {
                     "each other (--no-weights reads and writes no weights)\n";
     return 1;
   }
-  loom::OnnxImportOptions options;
+  mlir::loom::OnnxImportOptions options;
   options.noWeights = noWeights;
   options.weightsOut =
       weightsOut.empty() ? defaultWeightsPath(outputFile) : weightsOut;
@@ -364,7 +365,7 @@ int main(int argc, char **argv) {
   for (const std::string &binding : splitList(inputShapes)) {
     auto [name, dims] = StringRef(binding).split('=');
     name = name.trim();
-    FailureOr<SmallVector<int64_t>> shape = loom::parseDims(dims.trim());
+    FailureOr<SmallVector<int64_t>> shape = mlir::loom::parseDims(dims.trim());
     if (name.empty() || !StringRef(binding).contains('=') || failed(shape) ||
         llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
       llvm::errs() << "loom-translate: invalid --input-shape '" << binding
@@ -380,7 +381,7 @@ int main(int argc, char **argv) {
                                                      shape->end());
   }
 
-  OwningOpRef<ModuleOp> module = loom::importOnnx(
+  OwningOpRef<ModuleOp> module = mlir::loom::importOnnx(
       input->getBuffer(), inputFile, options, &context);
   if (!module)
     return 1;
