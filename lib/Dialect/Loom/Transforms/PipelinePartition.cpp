@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineUtils.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
@@ -187,28 +188,16 @@ LogicalResult PipelinePartition::initialize(MLIRContext *context) {
 }
 
 FailureOr<func::FuncOp> PipelinePartition::findFunction() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!function.empty()) {
-      if (func.getSymName() == function)
-        return func;
-      continue;
-    }
-    if (func.getSymName() == "main")
-      return func;
-    if (func.isPublic() && !func.isExternal())
-      candidates.push_back(func);
-  }
-  if (!function.empty())
-    return module.emitError() << kPass << ": option 'function' names @"
-                              << function << ", which is not in the module";
-  if (candidates.size() != 1)
-    return module.emitError()
-           << kPass << ": no @main and "
-           << (candidates.empty() ? "no" : "several")
-           << " public functions with a body; choose one with function=NAME";
-  return candidates.front();
+  auto isEntry = [](func::FuncOp func) {
+    return func.isPublic() && !func.isExternal();
+  };
+  TargetFunctionQuery query;
+  query.pass = kPass;
+  query.name = function;
+  query.isCandidate = isEntry;
+  query.candidates = "with a body and public visibility";
+  query.preferred = "main";
+  return findTargetFunction(getOperation(), query);
 }
 
 FailureOr<Problem> PipelinePartition::buildProblem(func::FuncOp func) {
