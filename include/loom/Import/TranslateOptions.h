@@ -1,4 +1,4 @@
-//===- TranslateOptions.h - Command line of the import translations -*- C++ -*-===//
+//===- TranslateOptions.h - The importers' command line --------*- C++ -*-===//
 //
 // What the import-onnx and import-stablehlo translations share on the
 // command line: the --trainable list (one option can be registered only
