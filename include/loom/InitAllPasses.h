@@ -19,7 +19,8 @@ namespace loom {
 ///    (sharding-propagation, shard-partition, ...);
 ///  - Loom's passes (include/loom/Dialect/Loom/Transforms/Passes.td);
 ///  - the conversions convert-stablehlo-to-loom and convert-loom-to-loomrt;
-///  - the loomrt passes (loom-memory-plan, ...).
+///  - the loomrt passes (loom-memory-plan, ...);
+///  - --loom-training-pipeline, the pipeline loomc runs (lib/Pipelines).
 void registerAllPasses();
 
 } // namespace loom

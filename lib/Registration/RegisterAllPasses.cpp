@@ -6,6 +6,7 @@
 #include "loom/Conversion/StableHLOToLoom/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
+#include "loom/Pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
@@ -17,4 +18,5 @@ void mlir::loom::registerAllPasses() {
   registerStableHLOToLoomPasses();
   registerLoomToLoomRTPasses();
   loomrt::registerLoomRTPasses();
+  registerTrainingPipeline();
 }

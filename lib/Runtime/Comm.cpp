@@ -13,6 +13,7 @@
 
 #include "loom/Runtime/Comm.h"
 #include "RuntimeImpl.h"
+#include "loom/Support/Mesh.h"
 
 #include <algorithm>
 #include <climits>
@@ -137,11 +138,17 @@ void Context::initComm() {
 }
 
 void Context::initGroups(int dp, int tp, int pp) {
-  // Coordinates of r = (d*pp + p)*tp + t.
-  int t = rank % tp, p = (rank / tp) % pp, d = rank / (tp * pp);
-  // Group -> (colour: the coordinates the members share, key: the order).
-  int colours[kNumGroups] = {0, p * tp + t, d * pp + p, d * tp + t};
-  int keys[kNumGroups] = {rank, d, t, p};
+  // Group -> (colour: names the group, key: the rank's order in it), from
+  // the mesh layout r = (d*pp + p)*tp + t.
+  const Mesh mesh{dp, pp, tp};
+  int colours[kNumGroups] = {0}, keys[kNumGroups] = {rank};
+  for (auto [group, axis] : {std::pair{Group::Dp, MeshAxis::Dp},
+                             std::pair{Group::Tp, MeshAxis::Tp},
+                             std::pair{Group::Pp, MeshAxis::Pp}}) {
+    colours[static_cast<int>(group)] =
+        static_cast<int>(mesh.groupColour(rank, axis));
+    keys[static_cast<int>(group)] = static_cast<int>(mesh.groupRank(rank, axis));
+  }
   for (int g = 1; g < kNumGroups; ++g) {
     MPI_Comm_split(comm, colours[g], keys[g], &groupComms[g]);
     MPI_Comm_set_errhandler(groupComms[g], MPI_ERRORS_RETURN);

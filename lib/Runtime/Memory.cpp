@@ -100,11 +100,19 @@ int64_t Allocator::totalBytes() const {
 // Fatal errors
 //===----------------------------------------------------------------------===//
 
-void fatal(const std::string &op, const std::string &message) {
+void printError(const std::string &op, const std::string &message) {
   std::fflush(stdout);
   std::fprintf(stderr, "loom-train: error: %s: %s\n", op.c_str(),
                message.c_str());
   std::fflush(stderr);
+}
+
+void fatal(const std::string &op, const std::string &message) {
+  printError(op, message);
+  abortRun();
+}
+
+void abortRun() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);

@@ -138,6 +138,12 @@ public:
 /// Prints `loom-train: error: <op>: <message>` and exits with status 1
 /// (MPI_Abort when MPI runs with more than one rank).
 [[noreturn]] void fatal(const std::string &op, const std::string &message);
+/// fatal() in two halves: the message, and ending the run (MPI_Abort when
+/// other ranks may be waiting). An error every rank detects at once prints
+/// on each, meets at a barrier, then ends, so that no rank's abort cuts off
+/// another's message.
+void printError(const std::string &op, const std::string &message);
+[[noreturn]] void abortRun();
 
 /// Checks that no arena buffer is live (after a step); a planner-bug error
 /// naming the first live range otherwise.

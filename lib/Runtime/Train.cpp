@@ -378,14 +378,19 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
 
   // 0. The launch must match the mesh: every rank checks and says so.
   int64_t meshSize = int64_t{first.dp} * first.tp * first.pp;
-  if (first.dp > 0 && meshSize != ctx.size)
-    fatal("mesh",
-          "rank " + std::to_string(ctx.rank) + ": the program was compiled "
-          "for the mesh dp=" + std::to_string(first.dp) + ",tp=" +
-          std::to_string(first.tp) + ",pp=" + std::to_string(first.pp) +
-          " (" + std::to_string(meshSize) + " ranks) but runs on " +
-          std::to_string(ctx.size) + " rank(s); launch it with mpirun -np " +
-          std::to_string(meshSize));
+  if (first.dp > 0 && meshSize != ctx.size) {
+    printError("mesh",
+               "rank " + std::to_string(ctx.rank) + ": the program was "
+               "compiled for the mesh dp=" + std::to_string(first.dp) +
+               ",tp=" + std::to_string(first.tp) + ",pp=" +
+               std::to_string(first.pp) + " (" + std::to_string(meshSize) +
+               " ranks) but runs on " + std::to_string(ctx.size) +
+               " rank(s); launch it with mpirun -np " +
+               std::to_string(meshSize));
+    // Every rank sees the same mismatch: all say so before any aborts.
+    MPI_Barrier(ctx.comm);
+    abortRun();
+  }
   // The groups: rank r = (d*pp + p)*tp + t. A replicated program's ranks
   // are all data-parallel (each reads the rows of step s alone).
   if (first.dp > 0)

@@ -32,36 +32,48 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-shard.grid @pp(shape = 2)
+shard.grid @mesh(shape = 1x2x1)
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{convert-loom-to-loomrt: point-to-point transfers need a tag `loom.tag = N : i64` in [0, 32767] (unique per direction within a step)}}
-  %s = shard.send %x on @pp grid_axes = [0] destination = [1] : (tensor<3xf32>) -> tensor<3xf32>
+  %s = shard.send %x on @mesh grid_axes = [1] destination = [1] : (tensor<3xf32>) -> tensor<3xf32>
   return %x : tensor<3xf32>
 }
 
 // -----
 
-shard.grid @pp(shape = 2)
+shard.grid @mesh(shape = 1x2x1)
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{convert-loom-to-loomrt: the result of shard.send is used; the runtime's send has no result}}
-  %s = shard.send %x on @pp grid_axes = [0] destination = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  %s = shard.send %x on @mesh grid_axes = [1] destination = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
   return %s : tensor<3xf32>
 }
 
 // -----
 
-shard.grid @pp(shape = 2x2)
+shard.grid @mesh(shape = 2x2x1)
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{convert-loom-to-loomrt: point-to-point transfers need one grid axis and a static peer coordinate}}
-  %r = shard.recv %x on @pp grid_axes = [0, 1] source = [1, 0] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  %r = shard.recv %x on @mesh grid_axes = [0, 1] source = [1, 0] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
 
 // -----
 
-shard.grid @pp(shape = 2)
+shard.grid @mesh(shape = 1x2x1)
 func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
-  %r = shard.recv %x on @pp grid_axes = [0] source = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  %r = shard.recv %x on @mesh grid_axes = [1] source = [1] {loom.tag = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
   // expected-error @+1 {{convert-loom-to-loomrt: an all-reduce or receive result is never used}}
   return %x : tensor<3xf32>
+}
+
+// -----
+
+// The runtime's communicators are the axes of the device mesh: a collective
+// on another grid has no group to run in.
+shard.grid @rows(shape = 2)
+func.func @main(%x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
+  // expected-error @+1 {{convert-loom-to-loomrt: the runtime communicates along one axis of the device mesh @mesh (grid_axes = [0], [1] or [2]: dp, pp, tp); this op runs on @rows grid_axes = [0]}}
+  %a = shard.all_reduce %x on @rows grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %l = loom.reduce_sum %a, dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
 }

@@ -99,15 +99,15 @@ func.func @linear(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) -> tensor<2x8xf32> {
 // CHECK: loomrt.kernel ins(%arg0 {{.*}}origin = "exp"
 // CHECK: %[[R:.*]] = loomrt.alloc
 // CHECK: loomrt.copy ins(%[[A]] : memref<4xf32>) outs(%[[R]] : memref<4xf32>) {origin = "all_reduce"
-// CHECK-NEXT: %[[H:.*]] = loomrt.all_reduce_start %[[R]] {group = "dp", reduction = "sum"} : memref<4xf32>
+// CHECK-NEXT: %[[H:.*]] = loomrt.all_reduce_start %[[R]] on @mesh grid_axes = [0] {reduction = "sum"} : memref<4xf32>
 // CHECK: loomrt.kernel ins(%[[A]] {{.*}}origin = "neg"
 // CHECK: loomrt.wait %[[H]]
 // CHECK-NEXT: loomrt.kernel ins(%[[R]], %{{.*}}origin = "add"
 // CHECK-NOT: loomrt.wait
-shard.grid @dp(shape = 2)
+shard.grid @mesh(shape = 2x1x1)
 func.func @overlap(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = loom.exp %x : tensor<4xf32>
-  %r = shard.all_reduce %a on @dp grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %r = shard.all_reduce %a on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
   %b = loom.neg %a : tensor<4xf32>
   %c = loom.add %r, %b : tensor<4xf32>
   return %c, %b : tensor<4xf32>, tensor<4xf32>

@@ -4,13 +4,11 @@
 // RUN: not loom-opt %s -split-input-file -loom-data-parallel 2>&1 | FileCheck %s --check-prefix=NODP
 // RUN: not loom-opt %s -split-input-file -loom-data-parallel=dp=-2 2>&1 | FileCheck %s --check-prefix=NEGDP
 // RUN: not loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BUCKET
-// RUN: not loom-opt %s -split-input-file -loom-data-parallel="dp=2 grid=" 2>&1 | FileCheck %s --check-prefix=GRID
 // RUN: not loom-opt %s -split-input-file -loom-data-parallel="dp=2 function=nope_grad" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
 // NODP: error: loom-data-parallel: dp must be >= 1 (option dp=, the number of data-parallel ranks), got 0
 // NEGDP: error: loom-data-parallel: dp must be >= 1 (option dp=, the number of data-parallel ranks), got -2
 // BUCKET: error: loom-data-parallel: bucket-bytes must be >= 0 (0: one bucket per gradient), got -1
-// GRID: error: loom-data-parallel: grid must name the shard.grid of the ranks (option grid=), got an empty name
 // NOFUNC: error: loom-data-parallel: function 'nope_grad' (option function=) is not in the module
 
 // expected-error @+1 {{loom-data-parallel: no function name ends in '_grad' (run loom-autodiff first, or name the function with function=)}}
@@ -76,17 +74,19 @@ func.func @f_grad(%w: tensor<?xf32> {loom.param}, %l: tensor<f32>)
 // -----
 
 // Running the pass twice would average twice.
-// expected-error @+1 {{loom-data-parallel: @f_grad: is already data-parallel (loom.dp = 2)}}
+shard.grid @mesh(shape = 2x1x1)
+// expected-error @+1 {{loom-data-parallel: @f_grad: is already data-parallel (it all-reduces over the dp axis of @mesh)}}
 func.func @f_grad(%w: tensor<4xf32> {loom.param}, %l: tensor<f32>)
-    -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 0 : i64})
-    attributes {loom.dp = 2 : i64} {
-  return %l, %w : tensor<f32>, tensor<4xf32>
+    -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 0 : i64}) {
+  %s = shard.all_reduce %l on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  return %s, %w : tensor<f32>, tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{loom-data-parallel: the symbol @dp (option grid=) is a shard.grid of shape [4], not the data-parallel grid of shape [2]; choose another name with grid=}}
-shard.grid @dp(shape = 4)
+// The dp axis of the mesh already has another size.
+// expected-error @+1 {{loom-data-parallel: the dp axis (axis 0) of @mesh already has 4 ranks, not 2}}
+shard.grid @mesh(shape = 4x1x1)
 
 func.func @f_grad(%w: tensor<4xf32> {loom.param}, %l: tensor<f32>)
     -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 0 : i64}) {
@@ -95,8 +95,9 @@ func.func @f_grad(%w: tensor<4xf32> {loom.param}, %l: tensor<f32>)
 
 // -----
 
-// expected-error @+1 {{loom-data-parallel: the symbol @dp (option grid=) is a 'func.func', not a shard.grid; choose another name with grid=}}
-func.func private @dp()
+// @mesh is reserved for the device mesh.
+// expected-error @+1 {{the symbol @mesh must be Loom's device mesh, a shard.grid of static shape DxPxT (data, pipeline and tensor parallelism)}}
+func.func private @mesh()
 
 func.func @f_grad(%w: tensor<4xf32> {loom.param}, %l: tensor<f32>)
     -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 0 : i64}) {

@@ -2,7 +2,6 @@
 // RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" | FileCheck %s --check-prefix=B300
 // RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=4 bucket-bytes=0" | FileCheck %s --check-prefix=B0
 // RUN: loom-opt %s -split-input-file -loom-data-parallel=dp=1 | FileCheck %s --check-prefix=DP1
-// RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 grid=world" | FileCheck %s --check-prefix=WORLD
 // The pass is deterministic.
 // RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" > %t.1
 // RUN: loom-opt %s -split-input-file -loom-data-parallel="dp=2 bucket-bytes=300" > %t.2
@@ -14,16 +13,15 @@
 // the zero gradient (8 bytes) of a parameter that does not reach the loss,
 // a constant made last.
 
-// The grid is added at the top of the module; the function is marked.
-// CHECK:       shard.grid @dp(shape = 2)
+// The device mesh is added at the top of the module, dp ranks on axis 0.
+// CHECK:       shard.grid @mesh(shape = 2x1x1)
 // CHECK-LABEL: func.func @main_grad
-// CHECK-SAME:    attributes {loom.dp = 2 : i64}
 // The constant gradient is ready first: it moves to the top.
 // CHECK-NEXT:  %[[GU:.*]] = loom.constant {loom.phase = "backward"} dense<0.000000e+00> : tensor<2xf32>
 // CHECK-NEXT:  loom.dot_general %arg0, %arg2
 // The loss is averaged right after it is defined.
 // CHECK:       %[[LOSS:.*]] = loom.cross_entropy
-// CHECK-NEXT:  %[[LSUM:.*]] = shard.all_reduce %[[LOSS]] on @dp grid_axes = [0] {loom.phase = "backward"} : tensor<f32> -> tensor<f32>
+// CHECK-NEXT:  %[[LSUM:.*]] = shard.all_reduce %[[LOSS]] on @mesh grid_axes = [0] {loom.phase = "backward"} : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:  %[[HALF:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT:  %[[LAVG:.*]] = loom.mul %[[LSUM]], %[[HALF]] {loom.phase = "backward"} : tensor<f32>
 // With 25 MiB buckets every gradient shares one bucket, in ready order,
@@ -38,7 +36,7 @@
 // CHECK-NEXT:  %[[FW1:.*]] = loom.reshape %[[GW1]] {loom.phase = "backward"} : tensor<8x16xf32> -> tensor<128xf32>
 // CHECK-NEXT:  %[[CAT:.*]] = loom.concat %[[GU]], %[[GB2]], %[[FW2]], %[[GB1]], %[[FW1]] dim = 0 {loom.phase = "backward"}
 // CHECK-SAME:    -> tensor<214xf32>
-// CHECK-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[CAT]] on @dp grid_axes = [0] {loom.phase = "backward"} : tensor<214xf32> -> tensor<214xf32>
+// CHECK-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[CAT]] on @mesh grid_axes = [0] {loom.phase = "backward"} : tensor<214xf32> -> tensor<214xf32>
 // CHECK-NEXT:  %[[K:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<214xf32>
 // CHECK-NEXT:  %[[AVG:.*]] = loom.mul %[[SUM]], %[[K]] {loom.phase = "backward"} : tensor<214xf32>
 // CHECK-NEXT:  %[[P:.*]]:5 = loom.split %[[AVG]], dim = 0, sizes = [2, 4, 64, 16, 128] {loom.phase = "backward"}
@@ -49,7 +47,7 @@
 // bucket-bytes=300: {unused, fc2.bias, fc2.weight} (280 bytes) is reduced
 // as soon as fc2.weight's gradient exists, before the fc1 backward ops;
 // fc1.bias (64) and fc1.weight (512, over the limit) get a bucket each.
-// B300:       shard.grid @dp(shape = 2)
+// B300:       shard.grid @mesh(shape = 2x1x1)
 // B300-LABEL: func.func @main_grad
 // B300:       %[[GU:.*]] = loom.constant {{.*}} dense<0.000000e+00> : tensor<2xf32>
 // B300:       shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
@@ -57,7 +55,7 @@
 // B300-NEXT:  %[[GW2:.*]] = loom.dot_general {{.*}} -> tensor<16x4xf32>
 // B300-NEXT:  %[[FW2:.*]] = loom.reshape %[[GW2]] {{.*}} -> tensor<64xf32>
 // B300-NEXT:  %[[CAT:.*]] = loom.concat %[[GU]], %[[GB2]], %[[FW2]] dim = 0 {{.*}} -> tensor<70xf32>
-// B300-NEXT:  %[[S0:.*]] = shard.all_reduce %[[CAT]] on @dp grid_axes = [0] {{.*}} : tensor<70xf32> -> tensor<70xf32>
+// B300-NEXT:  %[[S0:.*]] = shard.all_reduce %[[CAT]] on @mesh grid_axes = [0] {{.*}} : tensor<70xf32> -> tensor<70xf32>
 // B300-NEXT:  %[[K0:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<70xf32>
 // B300-NEXT:  %[[A0:.*]] = loom.mul %[[S0]], %[[K0]]
 // B300-NEXT:  %[[P:.*]]:3 = loom.split %[[A0]], dim = 0, sizes = [2, 4, 64]
@@ -65,22 +63,21 @@
 // The fc1 backward ops come after the first bucket's all-reduce.
 // B300-NEXT:  %[[DA:.*]] = loom.dot_general {{.*}} -> tensor<4x16xf32>
 // B300-NEXT:  %[[GB1:.*]] = loom.reduce_sum %[[DA]]
-// B300-NEXT:  %[[S1:.*]] = shard.all_reduce %[[GB1]] on @dp grid_axes = [0] {{.*}} : tensor<16xf32> -> tensor<16xf32>
+// B300-NEXT:  %[[S1:.*]] = shard.all_reduce %[[GB1]] on @mesh grid_axes = [0] {{.*}} : tensor<16xf32> -> tensor<16xf32>
 // B300-NEXT:  %[[K1:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<16xf32>
 // B300-NEXT:  %[[AB1:.*]] = loom.mul %[[S1]], %[[K1]]
 // B300-NEXT:  %[[GW1:.*]] = loom.dot_general {{.*}} -> tensor<8x16xf32>
-// B300-NEXT:  %[[S2:.*]] = shard.all_reduce %[[GW1]] on @dp grid_axes = [0] {{.*}} : tensor<8x16xf32> -> tensor<8x16xf32>
+// B300-NEXT:  %[[S2:.*]] = shard.all_reduce %[[GW1]] on @mesh grid_axes = [0] {{.*}} : tensor<8x16xf32> -> tensor<8x16xf32>
 // B300-NEXT:  %[[K2:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<8x16xf32>
 // B300-NEXT:  %[[AW1:.*]] = loom.mul %[[S2]], %[[K2]]
 // B300-NEXT:  return %{{.*}}, %[[AW1]], %[[AB1]], %[[AW2]], %[[P]]#1, %[[P]]#0 :
 
 // bucket-bytes=0: one bucket per gradient, each right after its gradient;
 // the constant's is first, even before the loss. 1/D = 0.25.
-// B0:       shard.grid @dp(shape = 4)
+// B0:       shard.grid @mesh(shape = 4x1x1)
 // B0-LABEL: func.func @main_grad
-// B0-SAME:    attributes {loom.dp = 4 : i64}
 // B0-NEXT:  %[[GU:.*]] = loom.constant {{.*}} dense<0.000000e+00> : tensor<2xf32>
-// B0-NEXT:  shard.all_reduce %[[GU]] on @dp grid_axes = [0] {{.*}} : tensor<2xf32> -> tensor<2xf32>
+// B0-NEXT:  shard.all_reduce %[[GU]] on @mesh grid_axes = [0] {{.*}} : tensor<2xf32> -> tensor<2xf32>
 // B0-NEXT:  loom.constant {{.*}} dense<2.500000e-01> : tensor<2xf32>
 // B0-NEXT:  loom.mul
 // B0:       %[[LOSS:.*]] = loom.cross_entropy
@@ -100,15 +97,9 @@
 // B0-NOT:   shard.all_reduce
 // B0:       return
 
-// grid=world names the grid.
-// WORLD:       shard.grid @world(shape = 2)
-// WORLD-LABEL: func.func @main_grad
-// WORLD:       shard.all_reduce {{.*}} on @world grid_axes = [0]
-
 // dp=1: nothing changes.
 // DP1-NOT:   shard.grid
 // DP1-LABEL: func.func @main_grad
-// DP1-NOT:   loom.dp
 // DP1-NOT:   shard.all_reduce
 // DP1:       %[[GU:.*]] = loom.constant {loom.phase = "backward"} dense<0.000000e+00> : tensor<2xf32>
 // DP1-NEXT:  return %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[GU]] :
@@ -159,32 +150,26 @@ func.func @main_grad(%x: tensor<4x8xf32> {loom.name = "x"},
 
 // -----
 
-// An existing grid of the right shape is reused (grid=world). Gradients
-// that are arguments are ready first; one value returned as two gradients
-// is reduced once, in its own shape when alone in its bucket; a bucket
-// holds one element type.
-// WORLD:       shard.grid @world(shape = 2)
-// WORLD-NOT:   shard.grid
-// WORLD-LABEL: func.func @f_grad
-// WORLD-NEXT:  %[[SX:.*]] = shard.all_reduce %arg3 on @world grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
-// WORLD-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
-// WORLD-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
-// WORLD-NEXT:  %[[SY:.*]] = shard.all_reduce %arg4 on @world grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
-// WORLD-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
-// WORLD-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
-// WORLD-NEXT:  loom.mul %arg0, %arg3
-// WORLD-NEXT:  %[[L:.*]] = loom.reduce_sum
-// WORLD-NEXT:  %[[SL:.*]] = shard.all_reduce %[[L]] on @world
-// WORLD-NEXT:  %[[KL:.*]] = loom.constant
-// WORLD-NEXT:  %[[AL:.*]] = loom.mul %[[SL]], %[[KL]]
-// WORLD-NEXT:  return %[[AL]], %[[AX]], %[[AX]], %[[AY]] :
-
-// With the default grid name, @world is left alone and @dp added.
-// CHECK:       shard.grid @dp(shape = 2)
-// CHECK-NEXT:  shard.grid @world(shape = 2)
+// An existing mesh gets its dp axis (here: a tensor-parallel one, 1x1x2,
+// becomes 2x1x2; no second grid). Gradients that are arguments are ready
+// first; one value returned as two gradients is reduced once, in its own
+// shape when alone in its bucket; a bucket holds one element type.
+// CHECK:       shard.grid @mesh(shape = 2x1x2)
+// CHECK-NOT:   shard.grid
 // CHECK-LABEL: func.func @f_grad
-// CHECK:       shard.all_reduce %arg3 on @dp
-shard.grid @world(shape = 2)
+// CHECK-NEXT:  %[[SX:.*]] = shard.all_reduce %arg3 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
+// CHECK-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
+// CHECK-NEXT:  %[[SY:.*]] = shard.all_reduce %arg4 on @mesh grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
+// CHECK-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
+// CHECK-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
+// CHECK-NEXT:  loom.mul %arg0, %arg3
+// CHECK-NEXT:  %[[L:.*]] = loom.reduce_sum
+// CHECK-NEXT:  %[[SL:.*]] = shard.all_reduce %[[L]] on @mesh grid_axes = [0]
+// CHECK-NEXT:  %[[KL:.*]] = loom.constant
+// CHECK-NEXT:  %[[AL:.*]] = loom.mul %[[SL]], %[[KL]]
+// CHECK-NEXT:  return %[[AL]], %[[AX]], %[[AX]], %[[AY]] :
+shard.grid @mesh(shape = 1x1x2)
 
 func.func @f_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.param},
                   %c: tensor<2xf16> {loom.param}, %x: tensor<3xf32>,

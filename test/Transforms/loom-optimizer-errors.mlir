@@ -18,8 +18,9 @@
 // RUN: not loom-opt %s -split-input-file -loom-optimizer="warmup-steps=5" 2>&1 | FileCheck %s --check-prefix=CONSTWARM
 // RUN: not loom-opt %s -split-input-file -loom-optimizer="function=nope_grad" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
-// OPT: error: loom-optimizer: unknown optimizer 'adagrad' (expected sgd, adam or adamw)
-// SCHED: error: loom-optimizer: unknown schedule 'step' (expected constant, warmup or cosine)
+// The choices are enum options: the option parser names the bad value.
+// OPT: for the --optimizer option: Cannot find option named 'adagrad'!
+// SCHED: for the --schedule option: Cannot find option named 'step'!
 // LR: error: loom-optimizer: lr must be a finite value >= 0, got -1.000000e-01
 // DAMP: error: loom-optimizer: dampening must be 0, got 1.000000e-01
 // NEST: error: loom-optimizer: nesterov requires momentum > 0 (as torch.optim.SGD)

@@ -129,11 +129,12 @@
 // backward receives its cotangent (tag + 1). GPipe runs all forwards first.
 // RUN: FileCheck %s --check-prefix=F1B1 < %t/pp2.mlir
 // RUN: FileCheck %s --check-prefix=GPIPE < %t/tp2pp2.mlir
+// F1B1:       shard.grid @mesh(shape = 1x2x1)
 // F1B1-LABEL: func.func @main_stage0_grad
 // F1B1-SAME:    %arg0: tensor<8x8xf32> {loom.name = "x"}
-// F1B1-SAME:    attributes {loom.microbatches = 4 : i64, loom.pp = 2 : i64, loom.schedule = "1f1b", loom.stage = 0 : i64}
+// F1B1-SAME:    attributes {loom.microbatches = 4 : i64, loom.schedule = "1f1b", loom.stage = 0 : i64}
 // F1B1:         loom.slice %arg0, start = [0, 0], limit = [2, 8]
-// F1B1:         shard.send {{.*}} on @pp grid_axes = [0] destination = [1] {loom.tag = 0 : i64}
+// F1B1:         shard.send {{.*}} on @mesh grid_axes = [1] destination = [1] {loom.tag = 0 : i64}
 // F1B1:         loom.slice %arg0, start = [2, 0], limit = [4, 8]
 // F1B1:         shard.send {{.*}} destination = [1] {loom.tag = 2 : i64}
 // F1B1:         shard.recv {{.*}} source = [1] {loom.tag = 1 : i64}
@@ -151,9 +152,10 @@
 // F1B1:         shard.recv {{.*}} source = [0] {loom.tag = 2 : i64}
 // F1B1:         shard.send {{.*}} destination = [0] {loom.tag = 3 : i64}
 //
+// One device mesh: 2 stages of 2 tensor-parallel ranks.
+// GPIPE:       shard.grid @mesh(shape = 1x2x2)
 // GPIPE-LABEL: func.func @main_stage0_grad
 // GPIPE-SAME:    loom.schedule = "gpipe"
-// GPIPE-SAME:    loom.tp = 2 : i64
 // GPIPE:         shard.send {{.*}} {loom.tag = 0 : i64}
 // GPIPE:         shard.send {{.*}} {loom.tag = 2 : i64}
 // GPIPE:         shard.send {{.*}} {loom.tag = 4 : i64}

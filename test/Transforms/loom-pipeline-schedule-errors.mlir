@@ -12,7 +12,7 @@
 // RUN:   -loom-pipeline-schedule=microbatches=20000 2>&1 | FileCheck %s --check-prefix=TAGS
 
 // MICRO: error: loom-pipeline-schedule: microbatches must be >= 1, got 0
-// SCHED: error: loom-pipeline-schedule: schedule must be gpipe or 1f1b, got 'zigzag'
+// SCHED: for the --schedule option: Cannot find option named 'zigzag'!
 // NOSPLIT: error: loom-pipeline-schedule: no functions call pipeline stages (run loom-pipeline-partition and loom-pipeline-split first
 // EARLY: error: loom-pipeline-schedule: the loss must be computed by the last stage (1), but stage 0 computes it
 // SCALAR: error: loom-pipeline-schedule: data argument #1 needs a static batch dimension (dimension 0) to hold the micro-batches, got 'tensor<f32>'

@@ -2,11 +2,9 @@
 //
 // Invalid options, reported before the IR is looked at.
 // RUN: not loom-opt %s -split-input-file -loom-tensor-parallel 2>&1 | FileCheck %s --check-prefix=NOTP
-// RUN: not loom-opt %s -split-input-file -loom-tensor-parallel="tp=2 grid=" 2>&1 | FileCheck %s --check-prefix=GRID
 // RUN: not loom-opt %s -split-input-file -loom-tensor-parallel="tp=2 function=nope" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
 // NOTP: error: loom-tensor-parallel: tp must be >= 1 (option tp=, the number of tensor-parallel ranks), got 0
-// GRID: error: loom-tensor-parallel: grid must name the shard.grid of the ranks (option grid=), got an empty name
 // NOFUNC: error: loom-tensor-parallel: function 'nope' (option function=) is not in the module
 
 // Attention with 4 heads of 3: tp=3 divides the hidden size (12) but not
@@ -79,15 +77,18 @@ func.func @main(%x: tensor<2x6xf32>, %w: tensor<6x6xf32> {loom.param})
 
 // -----
 
-// expected-error @+1 {{loom-tensor-parallel: @main is already tensor-parallel (loom.tp = 3)}}
-func.func @main(%x: tensor<2x6xf32>) -> tensor<2x6xf32> attributes {loom.tp = 3 : i64} {
+// The module's device mesh already has tensor-parallel ranks.
+shard.grid @mesh(shape = 1x1x3)
+// expected-error @+1 {{loom-tensor-parallel: the module is already tensor-parallel (@mesh has 3 ranks on its tp axis)}}
+func.func @main(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
   return %x : tensor<2x6xf32>
 }
 
 // -----
 
-// expected-error @+1 {{loom-tensor-parallel: the symbol @tp (option grid=) is a shard.grid of shape [2], not the tensor-parallel grid of shape [3]; choose another name with grid=}}
-shard.grid @tp(shape = 2)
+// @mesh is the device mesh, DxPxT.
+// expected-error @+1 {{the symbol @mesh must be Loom's device mesh, a shard.grid of static shape DxPxT (data, pipeline and tensor parallelism)}}
+shard.grid @mesh(shape = 2x2)
 func.func @main(%x: tensor<2x6xf32>, %w1: tensor<6x6xf32> {loom.param},
                 %w2: tensor<6x6xf32> {loom.param}) -> tensor<2x6xf32> {
   %h = loom.dot_general %x, %w1, contracting_dims = [1] x [0]

@@ -35,7 +35,7 @@
 //
 // Negative control: without the all-reduce of the output projection's
 // partial sums the comparison fails.
-// RUN: sed -e 's/shard.all_reduce \(%[0-9]*\) on @tp grid_axes = \[0\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
+// RUN: sed -e 's/shard.all_reduce \(%[0-9]*\) on @mesh grid_axes = \[2\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
 // RUN:   %t/tp2-fwd.mlir > %t/no-g.mlir
 // RUN: not grep -q shard.all_reduce %t/no-g.mlir
 // RUN: loom-opt %t/no-g.mlir --loom-autodiff -o %t/no-g-grad.mlir
@@ -44,7 +44,7 @@
 // RUN: not %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/no-g/rank0 %t/no-g/rank1 | FileCheck %s --check-prefix=NOG
 
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
 // CHECK-SAME: %[[WK:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wk", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "params.wo", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
@@ -52,7 +52,7 @@
 // CHECK-SAME: %[[WV:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wv", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x16xf32> {loom.name = "x"}
 // CHECK-NOT:  loom.dot_general
-// CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @tp grid_axes = [0] : tensor<2x4x16xf32>
+// CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2] : tensor<2x4x16xf32>
 // CHECK-NEXT: loom.dot_general %[[F]], %[[WQ]], {{.*}} -> tensor<2x4x8xf32>
 // CHECK-NEXT: loom.reshape {{.*}} : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
 // CHECK-NEXT: loom.dot_general %[[F]], %[[WK]], {{.*}} -> tensor<2x4x8xf32>
@@ -64,7 +64,7 @@
 // CHECK-NEXT: loom.transpose {{.*}} -> tensor<2x4x2x4xf32>
 // CHECK-NEXT: loom.reshape {{.*}} : tensor<2x4x2x4xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT: %[[P:.*]] = loom.dot_general %{{.*}}, %[[WO]], {{.*}} -> tensor<2x4x16xf32>
-// CHECK-NEXT: shard.all_reduce %[[P]] on @tp grid_axes = [0]
+// CHECK-NEXT: shard.all_reduce %[[P]] on @mesh grid_axes = [2]
 // CHECK-NOT:  loom.tp_copy
 // CHECK-NOT:  shard.all_reduce
 // CHECK:      return

@@ -23,7 +23,7 @@
 // RUN: %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/tp2/rank0 %t/tp2/rank1 | FileCheck %s --check-prefix=EQ
 // Negative control: the same slices without the partial sums' all-reduce.
-// RUN: sed -e 's/shard.all_reduce \(%[0-9a-z_]*\) on @tp grid_axes = \[0\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
+// RUN: sed -e 's/shard.all_reduce \(%[0-9a-z_]*\) on @mesh grid_axes = \[2\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
 // RUN:   %t/tp2-fwd.mlir > %t/no-g.mlir
 // RUN: not grep -q shard.all_reduce %t/no-g.mlir
 // RUN: loom-opt %t/no-g.mlir --loom-autodiff -o %t/no-g-grad.mlir
@@ -39,13 +39,12 @@
 // over another axis spelled out with keepdims reductions; the row-parallel
 // projection back.
 
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32> {loom.name = "x"}
 // CHECK-SAME: tensor<8x12xf32> {loom.name = "qkv.w", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: tensor<12xf32> {loom.name = "qkv.b", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: tensor<4x8xf32> {loom.name = "proj.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // CHECK:      loom.tp_copy %[[X]]
 // CHECK:      loom.reshape %{{.*}} : tensor<12xf32> -> tensor<1x12xf32>
 // CHECK-NEXT: loom.broadcast %{{.*}}, dims = [0, 1] : tensor<1x12xf32> -> tensor<4x12xf32>
@@ -60,7 +59,7 @@
 // CHECK:      loom.reduce_sum {{.*}}, dims = [0] : tensor<4x4xf32> -> tensor<4xf32>
 // CHECK-NEXT: loom.broadcast {{.*}}, dims = [1] : tensor<4xf32> -> tensor<4x4xf32>
 // CHECK:      %[[P:.*]] = loom.dot_general {{.*}} : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-// CHECK-NEXT: shard.all_reduce %[[P]] on @tp grid_axes = [0]
+// CHECK-NEXT: shard.all_reduce %[[P]] on @mesh grid_axes = [2]
 func.func @main(%x: tensor<4x8xf32> {loom.name = "x"},
                 %w: tensor<8x24xf32> {loom.name = "qkv.w", loom.param},
                 %b: tensor<24xf32> {loom.name = "qkv.b", loom.param},
@@ -93,8 +92,9 @@ func.func @main(%x: tensor<4x8xf32> {loom.name = "x"},
 
 // Slices of unequal parts of the sharded dimension: no block.
 
+// CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @main(
-// CHECK-NOT: loom.tp
+// CHECK-NOT: loom.shard
 // CHECK-NOT: tp_copy
 // expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,
@@ -112,8 +112,9 @@ func.func @main(%x: tensor<4x8xf32>,
 // A reduction over the sharded dimension (a softmax over the hidden units)
 // would need all of it: no block.
 
+// CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @main(
-// CHECK-NOT: loom.tp
+// CHECK-NOT: loom.shard
 // CHECK-NOT: tp_copy
 // expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,
@@ -133,8 +134,9 @@ func.func @main(%x: tensor<4x8xf32>,
 // The first broadcast of a bias chain also feeds an op outside the block
 // (it would see the rank's slice only): no block.
 
+// CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @main(
-// CHECK-NOT: loom.tp
+// CHECK-NOT: loom.shard
 // CHECK-NOT: tp_copy
 // expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
 func.func @main(%x: tensor<4x8xf32>,

@@ -43,7 +43,7 @@
 // The comparison has teeth: without the backward all-reduce of loom.tp_copy
 // (here: the op replaced by its operand), the gradients of the parameters
 // before the blocks are one rank's share only.
-// RUN: sed -e 's/loom.tp_copy \(%[0-9]*\) on @tp grid_axes = \[0\] : \(.*\)$/loom.reshape \1 : \2 -> \2/' \
+// RUN: sed -e 's/loom.tp_copy \(%[0-9]*\) on @mesh grid_axes = \[2\] : \(.*\)$/loom.reshape \1 : \2 -> \2/' \
 // RUN:   %t/tp2-fwd.mlir > %t/no-f.mlir
 // RUN: not grep -q loom.tp_copy %t/no-f.mlir
 // RUN: loom-opt %t/no-f.mlir --loom-autodiff -o %t/no-f-grad.mlir
@@ -52,7 +52,7 @@
 // RUN: not %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/no-f/rank0 %t/no-f/rank1 | FileCheck %s --check-prefix=NOF
 
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
 // CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "params.blocks.0.fc.b", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "params.blocks.0.fc.w", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
@@ -63,11 +63,10 @@
 // CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "params.blocks.0.qkv.b", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "params.blocks.0.qkv.w", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
 // CHECK-SAME: tensor<10x16xf32> {loom.name = "params.wte", loom.param}
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // Attention: two of the four heads per rank; the Q, K, V slices take the
 // rank's part of each third.
 // CHECK-NOT:  loom.tp_copy
-// CHECK:      %[[F1:.*]] = loom.tp_copy %{{.*}} on @tp grid_axes = [0] : tensor<2x4x16xf32>
+// CHECK:      %[[F1:.*]] = loom.tp_copy %{{.*}} on @mesh grid_axes = [2] : tensor<2x4x16xf32>
 // CHECK-NEXT: %[[QKV:.*]] = loom.dot_general %[[F1]], %[[WQKV]], contracting_dims = [2] x [0] : {{.*}} -> tensor<2x4x24xf32>
 // CHECK-NEXT: loom.broadcast %[[BQKV]], dims = [2] : tensor<24xf32> -> tensor<1x1x24xf32>
 // CHECK-NEXT: loom.broadcast {{.*}} : tensor<1x1x24xf32> -> tensor<2x4x24xf32>
@@ -83,7 +82,7 @@
 // CHECK:      loom.reduce_sum {{.*}}, dims = [3] : tensor<2x2x4x4xf32> -> tensor<2x2x4xf32>
 // CHECK:      loom.reshape {{.*}} : tensor<2x4x2x4xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT: %[[PO:.*]] = loom.dot_general %{{.*}}, %[[WO]], contracting_dims = [2] x [0] : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
-// CHECK-NEXT: %[[RO:.*]] = shard.all_reduce %[[PO]] on @tp grid_axes = [0] : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT: %[[RO:.*]] = shard.all_reduce %[[PO]] on @mesh grid_axes = [2] : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
 // CHECK-NEXT: loom.add %{{.*}}, %[[RO]] : tensor<2x4x16xf32>
 // MLP: half of the 64 hidden units per rank.
 // CHECK:      %[[F2:.*]] = loom.tp_copy
@@ -91,7 +90,7 @@
 // CHECK-NEXT: loom.broadcast %[[B1]], dims = [2] : tensor<32xf32> -> tensor<1x1x32xf32>
 // CHECK:      loom.erf {{.*}} : tensor<2x4x32xf32>
 // CHECK:      %[[P2:.*]] = loom.dot_general %{{.*}}, %[[W2]], contracting_dims = [2] x [0] : (tensor<2x4x32xf32>, tensor<32x16xf32>) -> tensor<2x4x16xf32>
-// CHECK-NEXT: shard.all_reduce %[[P2]] on @tp grid_axes = [0]
+// CHECK-NEXT: shard.all_reduce %[[P2]] on @mesh grid_axes = [2]
 // The tied LM head and the cross-entropy stay replicated.
 // CHECK:      loom.dot_general {{.*}} -> tensor<2x4x10xf32>
 // CHECK-NOT:  shard.all_reduce

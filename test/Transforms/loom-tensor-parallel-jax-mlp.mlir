@@ -29,7 +29,7 @@
 // The comparison has teeth: without the all-reduce of the row-parallel
 // partial sums (here: the op replaced by its operand), each rank's logits
 // are its share only.
-// RUN: sed -e 's/shard.all_reduce \(%[0-9]*\) on @tp grid_axes = \[0\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
+// RUN: sed -e 's/shard.all_reduce \(%[0-9]*\) on @mesh grid_axes = \[2\] : \(.*\) -> .*$/loom.reshape \1 : \2 -> \2/' \
 // RUN:   %t/tp2-fwd.mlir > %t/no-g.mlir
 // RUN: not grep -q shard.all_reduce %t/no-g.mlir
 // RUN: loom-opt %t/no-g.mlir --loom-autodiff -o %t/no-g-grad.mlir
@@ -40,16 +40,15 @@
 
 // fc1 is column-parallel: W [in, out] and its bias cut on out; fc2
 // row-parallel: W cut on in, its bias whole.
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
 // CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<16xf32> {loom.name = "params.fc1.b", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x16xf32> {loom.name = "params.fc1.w", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[B2:[a-z0-9]+]]: tensor<10xf32> {loom.name = "params.fc2.b", loom.param}
 // CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<16x10xf32> {loom.name = "params.fc2.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x16xf32> {loom.name = "x"}
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // CHECK-NOT:  tensor<4x32xf32>
-// CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @tp grid_axes = [0] : tensor<4x16xf32>
+// CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2] : tensor<4x16xf32>
 // CHECK-NEXT: %[[H:.*]] = loom.dot_general %[[F]], %[[W1]], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: %[[BB:.*]] = loom.broadcast %[[B1]], dims = [1] : tensor<16xf32> -> tensor<1x16xf32>
 // CHECK-NEXT: %[[BB2:.*]] = loom.broadcast %[[BB]], dims = [0, 1] : tensor<1x16xf32> -> tensor<4x16xf32>
@@ -57,7 +56,7 @@
 // CHECK-NEXT: %[[ZERO:.*]] = loom.constant dense<0.000000e+00> : tensor<4x16xf32>
 // CHECK-NEXT: %[[R:.*]] = loom.max %[[H1]], %[[ZERO]] : tensor<4x16xf32>
 // CHECK-NEXT: %[[P:.*]] = loom.dot_general %[[R]], %[[W2]], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x10xf32>) -> tensor<4x10xf32>
-// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[P]] on @tp grid_axes = [0] : tensor<4x10xf32> -> tensor<4x10xf32>
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[P]] on @mesh grid_axes = [2] : tensor<4x10xf32> -> tensor<4x10xf32>
 // CHECK-NEXT: loom.broadcast %[[B2]], dims = [1] : tensor<10xf32> -> tensor<1x10xf32>
 // CHECK-NEXT: %[[C2:.*]] = loom.broadcast {{.*}} -> tensor<4x10xf32>
 // CHECK-NEXT: loom.add %[[S]], %[[C2]] : tensor<4x10xf32>

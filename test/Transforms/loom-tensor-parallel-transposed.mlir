@@ -7,20 +7,19 @@
 // RUN: loom-opt %s --split-input-file --loom-tensor-parallel="function=main tp=2" \
 // RUN:   -verify-diagnostics | FileCheck %s
 
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:.*]]: tensor<2x4x8xf32>
 // CHECK-SAME: %[[W1:.*]]: tensor<16x8xf32> {loom.name = "fc.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[B1:.*]]: tensor<16xf32> {loom.name = "fc.bias", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[W2:.*]]: tensor<8x16xf32> {loom.name = "proj.weight", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[B2:.*]]: tensor<8xf32> {loom.name = "proj.bias", loom.param})
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // CHECK-NOT: loom.transpose
-// CHECK: %[[F:.*]] = loom.tp_copy %[[X]] on @tp grid_axes = [0]
+// CHECK: %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2]
 // CHECK: loom.dot_general %[[F]], %[[W1]], contracting_dims = [2] x [1] : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
 // CHECK: loom.broadcast %[[B1]], dims = [2] : tensor<16xf32> -> tensor<2x4x16xf32>
 // CHECK: %[[P:.*]] = loom.dot_general %{{.*}}, %[[W2]], contracting_dims = [2] x [1] : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
-// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[P]] on @tp grid_axes = [0]
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[P]] on @mesh grid_axes = [2]
 // CHECK: loom.broadcast %[[B2]], dims = [2] : tensor<8xf32> -> tensor<2x4x8xf32>
 // CHECK-NOT: loom.transpose
 // CHECK: return
@@ -47,9 +46,10 @@ func.func @main(%x: tensor<2x4x8xf32>,
 // A transposed weight that also feeds an op outside the block (a tied
 // weight) is not cut: no block.
 
+// CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: tensor<32x8xf32>
-// CHECK-NOT: loom.tp
+// CHECK-NOT: loom.shard
 // CHECK-NOT: tp_copy
 // CHECK-NOT: all_reduce
 // expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}

@@ -22,7 +22,7 @@
 //
 // Negative control: without the sum all-reduce of the target logit, each
 // rank subtracts only the logits of its own range.
-// RUN: sed -e 's/%all_reduce_2 = shard.all_reduce \(%[0-9]*\) on @tp grid_axes = \[0\] : \(.*\)$/%all_reduce_2 = loom.reshape \1 : \2/' \
+// RUN: sed -e 's/%all_reduce_2 = shard.all_reduce \(%[0-9]*\) on @mesh grid_axes = \[2\] : \(.*\)$/%all_reduce_2 = loom.reshape \1 : \2/' \
 // RUN:   %t/tp4-fwd.mlir > %t/no-target.mlir
 // RUN: loom-opt %t/no-target.mlir --loom-autodiff -o %t/no-target-grad.mlir
 // RUN: loom-run %t/no-target-grad.mlir --entry main_grad --ranks 4 --weights %t/weights.safetensors \

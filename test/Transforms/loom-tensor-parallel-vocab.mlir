@@ -52,14 +52,13 @@
 // RUN:   %t/no-range/rank0 %t/no-range/rank1 | FileCheck %s --check-prefix=NORANGE
 
 // tp=2: 25 rows per rank, no padding.
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[IDS:[a-z0-9]+]]: tensor<2x4xi64> {loom.name = "ids"}
 // CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4xi64> {loom.name = "labels"}
 // CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<25x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // The rank's first row, once.
-// CHECK-NEXT: %[[RANK:.*]] = loom.grid_index on @tp grid_axes = [0] : tensor<i64>
+// CHECK-NEXT: %[[RANK:.*]] = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
 // CHECK-NEXT: %[[ROWS:.*]] = loom.constant dense<25> : tensor<i64>
 // CHECK-NEXT: %[[START:.*]] = loom.mul %[[RANK]], %[[ROWS]] : tensor<i64>
 // The embedding: local ids clamped into [0, 25), other ranks' rows zeroed,
@@ -75,22 +74,22 @@
 // CHECK-NEXT: %[[MASK:.*]] = loom.broadcast %[[MINE]], dims = [0, 1] : tensor<2x4xi1> -> tensor<2x4x8xi1>
 // CHECK-NEXT: %[[ZEROS:.*]] = loom.constant dense<0.000000e+00> : tensor<2x4x8xf32>
 // CHECK-NEXT: %[[KEPT:.*]] = loom.select %[[MASK]], %[[LOOKUP]], %[[ZEROS]]
-// CHECK-NEXT: %[[EMB:.*]] = shard.all_reduce %[[KEPT]] on @tp grid_axes = [0] : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT: %[[EMB:.*]] = shard.all_reduce %[[KEPT]] on @mesh grid_axes = [2] : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT: %[[H:.*]] = loom.layer_norm %[[EMB]]
 // The LM head: f on its input, the transpose folded, 25 logits per row.
-// CHECK-NEXT: %[[HF:.*]] = loom.tp_copy %[[H]] on @tp grid_axes = [0] : tensor<2x4x8xf32>
+// CHECK-NEXT: %[[HF:.*]] = loom.tp_copy %[[H]] on @mesh grid_axes = [2] : tensor<2x4x8xf32>
 // CHECK-NEXT: %[[LOGITS:.*]] = loom.dot_general %[[HF]], %[[WTE]], contracting_dims = [2] x [1] : (tensor<2x4x8xf32>, tensor<25x8xf32>) -> tensor<2x4x25xf32>
 // CHECK-NEXT: %[[FLAT:.*]] = loom.reshape %[[LOGITS]] : tensor<2x4x25xf32> -> tensor<8x25xf32>
 // CHECK-NEXT: %[[TARGETS:.*]] = loom.reshape %[[LABELS]]
 // No padding: no mask of the columns.
 // CHECK-NEXT: %[[COL:.*]] = loom.iota dim = 1 : tensor<8x25xi64>
 // CHECK-NEXT: %[[LMAX:.*]] = loom.reduce_max %[[FLAT]], dims = [1] : tensor<8x25xf32> -> tensor<8xf32>
-// CHECK-NEXT: %[[MAX:.*]] = shard.all_reduce %[[LMAX]] on @tp grid_axes = [0] reduction = max {loom.stop_gradient} : tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT: %[[MAX:.*]] = shard.all_reduce %[[LMAX]] on @mesh grid_axes = [2] reduction = max {loom.stop_gradient} : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[MAXB:.*]] = loom.broadcast %[[MAX]], dims = [0] : tensor<8xf32> -> tensor<8x25xf32>
 // CHECK-NEXT: %[[SHIFTED:.*]] = loom.sub %[[FLAT]], %[[MAXB]]
 // CHECK-NEXT: %[[EXP:.*]] = loom.exp %[[SHIFTED]]
 // CHECK-NEXT: %[[LSUM:.*]] = loom.reduce_sum %[[EXP]], dims = [1] : tensor<8x25xf32> -> tensor<8xf32>
-// CHECK-NEXT: %[[SUM:.*]] = shard.all_reduce %[[LSUM]] on @tp grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT: %[[SUM:.*]] = shard.all_reduce %[[LSUM]] on @mesh grid_axes = [2] : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[LOG:.*]] = loom.log %[[SUM]]
 // CHECK-NEXT: %[[LSE:.*]] = loom.add %[[LOG]], %[[MAX]]
 // The target logit, on the rank whose range holds the label.
@@ -101,7 +100,7 @@
 // CHECK-NEXT: %[[Z:.*]] = loom.constant dense<0.000000e+00> : tensor<8x25xf32>
 // CHECK-NEXT: %[[PICK:.*]] = loom.select %[[HIT]], %[[FLAT]], %[[Z]]
 // CHECK-NEXT: %[[LT:.*]] = loom.reduce_sum %[[PICK]], dims = [1]
-// CHECK-NEXT: %[[T:.*]] = shard.all_reduce %[[LT]] on @tp grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT: %[[T:.*]] = shard.all_reduce %[[LT]] on @mesh grid_axes = [2] : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[PER:.*]] = loom.sub %[[LSE]], %[[T]] : tensor<8xf32>
 // ignore_index = -100 and the mean over the labels not ignored.
 // CHECK-NEXT: %[[IGN:.*]] = loom.constant dense<-100> : tensor<8xi64>
@@ -117,7 +116,7 @@
 // tp=4: 50 rows padded to 52, 13 per rank; the padding columns are -inf.
 // PAD-LABEL: func.func @main(
 // PAD-SAME: tensor<13x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, padded = 52 : i64, parts = 4 : i64}}
-// PAD:      %[[RANK:.*]] = loom.grid_index on @tp grid_axes = [0] : tensor<i64>
+// PAD:      %[[RANK:.*]] = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
 // PAD-NEXT: loom.constant dense<13> : tensor<i64>
 // PAD:      loom.constant dense<12> : tensor<2x4xi64>
 // PAD:      %[[FLAT:.*]] = loom.reshape {{.*}} : tensor<2x4x13xf32> -> tensor<8x13xf32>

@@ -35,7 +35,7 @@
 // The comparison has teeth: without the backward all-reduce of loom.tp_copy
 // (here: the op replaced by its operand), the gradients of the parameters
 // before the blocks are one rank's share only.
-// RUN: sed -e 's/loom.tp_copy \(%[0-9]*\) on @tp grid_axes = \[0\] : \(.*\)$/loom.reshape \1 : \2 -> \2/' \
+// RUN: sed -e 's/loom.tp_copy \(%[0-9]*\) on @mesh grid_axes = \[2\] : \(.*\)$/loom.reshape \1 : \2 -> \2/' \
 // RUN:   %t/tp2-fwd.mlir > %t/no-f.mlir
 // RUN: loom-opt %t/no-f.mlir --loom-autodiff -o %t/no-f-grad.mlir
 // RUN: loom-run %t/no-f-grad.mlir --entry main_grad --ranks 2 --weights %t/weights.safetensors \
@@ -43,7 +43,7 @@
 // RUN: not %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/no-f/rank0 %t/no-f/rank1 | FileCheck %s --check-prefix=NOF
 
-// CHECK: shard.grid @tp(shape = 2)
+// CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<5x16xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "h.0.attn.c_attn.weight", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
@@ -53,15 +53,14 @@
 // CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "h.0.mlp.c_fc.weight", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "h.0.mlp.c_fc.bias", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
 // CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "h.0.mlp.c_proj.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: attributes {loom.tp = 2 : i64}
 // The tied token embedding: this rank's 5 of the 10 vocabulary rows
 // (loom-tensor-parallel-vocab.mlir checks the whole rewrite).
-// CHECK:      loom.grid_index on @tp
+// CHECK:      loom.grid_index on @mesh grid_axes = [2]
 // CHECK:      loom.gather %[[WTE]][%{{.*}}], axis = 0 : (tensor<5x16xf32>, tensor<2x4xi64>) -> tensor<2x4x16xf32>
 // CHECK:      shard.all_reduce {{.*}} : tensor<2x4x16xf32>
 // Attention: two of the four heads per rank.
 // CHECK:      %[[LN1:.*]] = loom.layer_norm
-// CHECK-NEXT: %[[F1:.*]] = loom.tp_copy %[[LN1]] on @tp grid_axes = [0] : tensor<2x4x16xf32>
+// CHECK-NEXT: %[[F1:.*]] = loom.tp_copy %[[LN1]] on @mesh grid_axes = [2] : tensor<2x4x16xf32>
 // CHECK-NEXT: loom.dot_general %[[F1]], %[[WQKV]], {{.*}} -> tensor<2x4x24xf32>
 // CHECK:      loom.split {{.*}} sizes = [8, 8, 8] : tensor<2x4x24xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 // CHECK:      loom.reshape {{.*}} : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
@@ -71,7 +70,7 @@
 // CHECK:      loom.softmax {{.*}} : tensor<2x2x4x4xf32>
 // CHECK:      loom.reshape {{.*}} : tensor<2x4x2x4xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT: %[[PO:.*]] = loom.dot_general %{{.*}}, %[[WO]], {{.*}} -> tensor<2x4x16xf32>
-// CHECK-NEXT: %[[RO:.*]] = shard.all_reduce %[[PO]] on @tp grid_axes = [0] : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT: %[[RO:.*]] = shard.all_reduce %[[PO]] on @mesh grid_axes = [2] : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
 // CHECK-NEXT: loom.broadcast
 // CHECK-NEXT: loom.add %[[RO]],
 // MLP: half of the 64 hidden units per rank.
@@ -81,7 +80,7 @@
 // CHECK-NEXT: loom.broadcast %[[B1]], dims = [2] : tensor<32xf32> -> tensor<2x4x32xf32>
 // CHECK:      loom.gelu {{.*}} : tensor<2x4x32xf32>
 // CHECK-NEXT: %[[P2:.*]] = loom.dot_general %{{.*}}, %[[W2]], {{.*}} -> tensor<2x4x16xf32>
-// CHECK-NEXT: shard.all_reduce %[[P2]] on @tp grid_axes = [0]
+// CHECK-NEXT: shard.all_reduce %[[P2]] on @mesh grid_axes = [2]
 // The tied LM head: 5 logits per position; the cross-entropy over them
 // with three all-reduces (max, sum of exp, target logit).
 // CHECK:      %[[LNF:.*]] = loom.layer_norm

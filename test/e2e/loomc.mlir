@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && loomc %s -o %t --optimizer sgd --lr 0.5 --emit-only -v 2> %t.log
 // RUN: FileCheck %s --check-prefix=VERBOSE < %t.log
 // VERBOSE: loomc: import
-// VERBOSE: loomc: pipeline: builtin.module(inline, symbol-dce, loom-shape-inference, loom-autodiff{function=main}, loom-optimizer{function=main_grad optimizer=sgd lr=0.5 momentum=0 schedule=constant}, convert-loom-to-loomrt{function=main_step}, loom-memory-plan{report={{.*}}memory.json})
+// VERBOSE: loomc: pipeline: builtin.module(inline{{.*}},symbol-dce,loom-shape-inference{ function=},loom-autodiff{function=main loss= },loom-optimizer{{.*}} function=main_grad lr=5.000000e-01 {{.*}} optimizer=sgd schedule=constant {{.*}}},convert-loom-to-loomrt{function={main_step}},loom-memory-plan{alignment=64 report={{.*}}memory.json},loom-verify-mesh{dp=1 pp=1 tp=1})
 // VERBOSE: loomc: passes
 // VERBOSE: loomc: emit-cpp
 // VERBOSE: Execution time report
@@ -63,16 +63,17 @@
 // PPBIG: error: loom-pipeline-partition: option 'stages' is 9, more than the 3 ops of @main that can be separated
 // RUN: echo '{"mesh": {"pp": 0}}' > %t.badplan.json
 // RUN: not loomc %s -o %t.err --plan %t.badplan.json 2>&1 | FileCheck %s --check-prefix=BADPLAN
-// BADPLAN: loomc: error: --plan '{{.*}}badplan.json': "mesh".pp must be an integer >= 1
+// BADPLAN: loomc: error: --plan '{{.*}}badplan.json': must be an integer >= 1 at plan.mesh.pp
 // RUN: echo 'nope' > %t.notjson
 // RUN: not loomc %s -o %t.err --plan %t.notjson 2>&1 | FileCheck %s --check-prefix=NOTJSON
-// NOTJSON: loomc: error: --plan '{{.*}}notjson' is not JSON
+// NOTJSON: loomc: error: --plan '{{.*}}notjson': not JSON
 // dp and tp together run both passes; this model has no block for tp.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: loomc: error: --mesh dp=2,tp=2: loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition in @main
+// MESH: error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition (see its warning above); compile without tp
 // RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
 // TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition
-// TPNONE: loomc: error: --mesh tp=2: loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition in @main (see the warning above); compile without tp
+// TPNONE: error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition (see its warning above); compile without tp
+// TPNONE: loomc: error: compilation failed (see the errors above)
 // RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'
 // RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH

@@ -1,15 +1,16 @@
 """Pipeline stage programs end to end, below the pass that will build them.
 
 A hand-written 2-stage program in the contract's form (`@net_stage<k>_step`
-with `loom.stage`/`loom.pp`, `shard.send`/`shard.recv` on a 1-D grid `@pp`):
+with `loom.stage`, `shard.send`/`shard.recv` on the pp axis of the device
+mesh `@mesh`):
 stage 0 computes h = x @ w0 and sends h; stage 1 receives h, computes
 loss = mean((h @ w1 - y)^2) and sends d loss / d h back; each stage updates
 its weight by SGD. It is lowered by convert-loom-to-loomrt (both functions),
 planned, emitted by `loom-translate --emit-cpp` (one namespace per stage and
 trainMainStages) and run with `mpirun -np 2` (pp=2), `-np 4` (dp=2: each
-stage also averages its gradient, and stage 1 its loss, over @dp) and `-np
-8` (dp=2 x tp=2 x pp=2: each stage is a Megatron-style slice, stage 1 sums
-its partial products over @tp). Losses and final weights are checked
+stage also averages its gradient, and stage 1 its loss, over the dp axis)
+and `-np 8` (dp=2 x tp=2 x pp=2: each stage is a Megatron-style slice,
+stage 1 sums its partial products over the tp axis). Losses and final weights are checked
 against a NumPy replay of the full model on the global batch.
 """
 
@@ -36,19 +37,15 @@ def stages_ir(dp, tp):
     """The two stage programs for `dp` data-parallel replicas, each stage
     cut over `tp` ranks as a Megatron MLP: stage 0 holds columns of w0
     (its slice of h goes to the stage-1 rank of the same t), stage 1 the
-    matching rows of w1 and sums its partial products over @tp."""
+    matching rows of w1 and sums its partial products over the tp axis."""
     H = 8 // tp
-    dp_attr = (f", loom.dp = {dp} : i64" if dp > 1 else "") + \
-        (f", loom.tp = {tp} : i64" if tp > 1 else "")
-    grids = "shard.grid @pp(shape = 2)\n" + \
-        (f"shard.grid @dp(shape = {dp})\n" if dp > 1 else "") + \
-        (f"shard.grid @tp(shape = {tp})\n" if tp > 1 else "")
+    grids = f"shard.grid @mesh(shape = {dp}x2x{tp})\n"
 
     def mean_over_dp(v, t):
         if dp == 1:
             return v, ""
         return f"{v}_avg", (
-            f"  {v}_sum = shard.all_reduce {v} on @dp grid_axes = [0] : {t} -> {t}\n"
+            f"  {v}_sum = shard.all_reduce {v} on @mesh grid_axes = [0] : {t} -> {t}\n"
             f"  {v}_inv = loom.constant dense<{1.0 / dp}> : {t}\n"
             f"  {v}_avg = loom.mul {v}_sum, {v}_inv : {t}\n")
 
@@ -56,23 +53,23 @@ def stages_ir(dp, tp):
     dw1, dw1_ops = mean_over_dp("%dw1", f"tensor<{H}x2xf32>")
     loss, loss_ops = mean_over_dp("%loss", "tensor<f32>")
     if tp > 1:
-        p, p_ops = "%p", (f"  %p = shard.all_reduce %pt on @tp grid_axes = [0] : "
+        p, p_ops = "%p", (f"  %p = shard.all_reduce %pt on @mesh grid_axes = [2] : "
                           f"tensor<{B}x2xf32> -> tensor<{B}x2xf32>\n")
     else:
         p, p_ops = "%pt", ""
 
     def attrs(k):
-        return (f"attributes {{loom.stage = {k} : i64, loom.pp = 2 : i64, "
-                f"loom.microbatches = 1 : i64{dp_attr}}}")
+        return (f"attributes {{loom.stage = {k} : i64, "
+                f"loom.microbatches = 1 : i64}}")
     return f"""{grids}
 func.func @net_stage0_step(%w0: tensor<4x{H}xf32> {{loom.param, loom.name = "w0"}},
                            %x: tensor<{B}x4xf32> {{loom.name = "x"}})
     -> (tensor<f32> {{loom.name = "loss"}}, tensor<4x{H}xf32> {{loom.name = "w0", loom.updates = 0 : i64}})
     {attrs(0)} {{
   %h = loom.dot_general %x, %w0, contracting_dims = [1] x [0] : (tensor<{B}x4xf32>, tensor<4x{H}xf32>) -> tensor<{B}x{H}xf32>
-  %s = shard.send %h on @pp grid_axes = [0] destination = [1] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %s = shard.send %h on @mesh grid_axes = [1] destination = [1] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
   %z = loom.constant dense<0.0> : tensor<{B}x{H}xf32>
-  %dh = shard.recv %z on @pp grid_axes = [0] source = [1] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %dh = shard.recv %z on @mesh grid_axes = [1] source = [1] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
   %dw0 = loom.dot_general %x, %dh, contracting_dims = [0] x [0] : (tensor<{B}x4xf32>, tensor<{B}x{H}xf32>) -> tensor<4x{H}xf32>
 {dw0_ops}  %lr = loom.constant dense<{LR}> : tensor<4x{H}xf32>
   %u = loom.mul {dw0}, %lr : tensor<4x{H}xf32>
@@ -86,7 +83,7 @@ func.func @net_stage1_step(%w1: tensor<{H}x2xf32> {{loom.param, loom.name = "w1"
     -> (tensor<f32> {{loom.name = "loss"}}, tensor<{H}x2xf32> {{loom.name = "w1", loom.updates = 0 : i64}})
     {attrs(1)} {{
   %z = loom.constant dense<0.0> : tensor<{B}x{H}xf32>
-  %h = shard.recv %z on @pp grid_axes = [0] source = [0] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %h = shard.recv %z on @mesh grid_axes = [1] source = [0] {{loom.tag = 0 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
   %pt = loom.dot_general %h, %w1, contracting_dims = [1] x [0] : (tensor<{B}x{H}xf32>, tensor<{H}x2xf32>) -> tensor<{B}x2xf32>
 {p_ops}  %e = loom.sub {p}, %y : tensor<{B}x2xf32>
   %sq = loom.mul %e, %e : tensor<{B}x2xf32>
@@ -94,7 +91,7 @@ func.func @net_stage1_step(%w1: tensor<{H}x2xf32> {{loom.param, loom.name = "w1"
 {loss_ops}  %c = loom.constant dense<{2.0 / (B * 2)}> : tensor<{B}x2xf32>
   %dp = loom.mul %e, %c : tensor<{B}x2xf32>
   %dh = loom.dot_general %dp, %w1, contracting_dims = [1] x [1] : (tensor<{B}x2xf32>, tensor<{H}x2xf32>) -> tensor<{B}x{H}xf32>
-  %s = shard.send %dh on @pp grid_axes = [0] destination = [0] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
+  %s = shard.send %dh on @mesh grid_axes = [1] destination = [0] {{loom.tag = 1 : i64}} : (tensor<{B}x{H}xf32>) -> tensor<{B}x{H}xf32>
   %dw1 = loom.dot_general %h, %dp, contracting_dims = [0] x [0] : (tensor<{B}x{H}xf32>, tensor<{B}x2xf32>) -> tensor<{H}x2xf32>
 {dw1_ops}  %lr = loom.constant dense<{LR}> : tensor<{H}x2xf32>
   %u = loom.mul {dw1}, %lr : tensor<{H}x2xf32>
@@ -191,8 +188,11 @@ def test_two_stages_match_numpy(work, dp, tp):
     tmp_path, x, y, w = work
     train, rt = build(tmp_path / f"dp{dp}tp{tp}", dp, tp)
     assert rt.count("loomrt.send_start") == 2 and rt.count("loomrt.recv_start") == 2, rt
-    assert ('group = "dp"' in rt) == (dp > 1), rt
-    assert ('group = "tp"' in rt) == (tp > 1), rt
+    assert f"shard.grid @mesh(shape = {dp}x2x{tp})" in rt, rt
+    def on_axis(k):
+        return re.search(rf"all_reduce_start \S+ on @mesh grid_axes = \[{k}\]", rt)
+    assert bool(on_axis(0)) == (dp > 1), rt
+    assert bool(on_axis(2)) == (tp > 1), rt
     ranks = 2 * dp * tp
     weights = tmp_path / ("weights.safetensors" if tp == 1
                           else f"weights.tp{tp}.rank{{rank}}.safetensors")

@@ -4,7 +4,8 @@
 // upstream dialects Loom uses, with every Loom pass and the upstream passes
 // it builds on registered (include/loom/InitAllDialects.h, InitAllPasses.h).
 // The StableHLO import dialects are among them, so that
-// `loom-opt --inline --symbol-dce --convert-stablehlo-to-loom` imports.
+// `loom-opt --inline --symbol-dce --convert-stablehlo-to-loom` imports, and
+// so is --loom-training-pipeline, exactly what loomc runs (lib/Pipelines).
 //
 //===----------------------------------------------------------------------===//
 

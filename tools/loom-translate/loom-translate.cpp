@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   llvm::StringSet<> builtinOptions;
   for (auto &entry : cl::getRegisteredOptions())
     builtinOptions.insert(entry.first);
-  loom::registerAllTranslations();
+  mlir::loom::registerAllTranslations();
   cl::OptionCategory category("loom-translate options");
   SmallVector<const cl::OptionCategory *> shown = {&category};
   // --help and --version.

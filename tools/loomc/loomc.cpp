@@ -1,10 +1,11 @@
 //===- loomc.cpp - The Loom compiler driver -------------------------------===//
 //
-// Model in, training program out: import (ONNX, StableHLO text or loom IR),
-// shape inference, autodiff, optimizer, lowering, memory plan, C++
-// emission, and the build of OUTDIR/train against lib/Runtime. Every step
-// is a pass or translation that loom-opt / loom-translate also run alone;
-// `-v` prints the pipeline and its timings.
+// Model in, training program out. loomc is I/O around lib/Pipelines: it
+// reads the model and the flags (over --plan), builds the training
+// pipeline from the typed TrainingOptions (the same pipeline loom-opt's
+// --loom-training-pipeline builds), runs it, and writes OUTDIR: step.cpp,
+// the weights (per tensor-parallel rank too), memory.json, plan.json,
+// build.sh and train. `-v` prints the pipeline and its timings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,10 @@
 #include "loom/InitAllDialects.h"
 #include "loom/InitAllPasses.h"
 #include "loom/Import/StableHLO.h"
+#include "loom/Pipelines/Plan.h"
+#include "loom/Pipelines/TrainingPipeline.h"
+#include "loom/Pipelines/WeightSlicing.h"
 #include "loom/Support/AtomicFile.h"
-#include "loom/Support/Safetensors.h"
 #include "loom/Target/Cpp/EmitCpp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,6 +53,7 @@
 #include <chrono>
 
 using namespace mlir;
+using mlir::loom::TrainingOptions;
 namespace cl = llvm::cl;
 
 namespace {
@@ -156,46 +160,6 @@ cl::opt<std::string> cxx("cxx",
                                   "mpicxx)"),
                          cl::init("mpicxx"), cl::cat(category));
 
-int fail(const Twine &message) {
-  llvm::errs() << "loomc: error: " << message << "\n";
-  return 1;
-}
-
-struct Step {
-  std::string name;
-  double seconds;
-};
-
-/// Parses dp=D,tp=T,pp=P.
-LogicalResult parseMesh(StringRef text, int64_t &dp, int64_t &tp,
-                        int64_t &pp) {
-  dp = tp = pp = 1;
-  SmallVector<StringRef> parts;
-  text.split(parts, ',', -1, false);
-  for (StringRef part : parts) {
-    auto [key, value] = part.split('=');
-    int64_t n;
-    if (value.trim().getAsInteger(10, n) || n < 1) {
-      llvm::errs() << "loomc: error: --mesh: '" << part
-                   << "' is not AXIS=N with N >= 1\n";
-      return failure();
-    }
-    key = key.trim();
-    if (key == "dp")
-      dp = n;
-    else if (key == "tp")
-      tp = n;
-    else if (key == "pp")
-      pp = n;
-    else {
-      llvm::errs() << "loomc: error: --mesh: unknown axis '" << key
-                   << "' (dp, tp, pp)\n";
-      return failure();
-    }
-  }
-  return success();
-}
-
 OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                                 StringRef weightsOut) {
   std::string error;
@@ -232,236 +196,133 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
-std::string optimizerOptions() {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto num = [](double x) {
-    std::string s;
-    llvm::raw_string_ostream(s) << llvm::format("%.17g", x);
-    return s;
-  };
-  auto [beta1, beta2] = StringRef(betas).split(',');
-  os << "optimizer=" << optimizer << " lr=" << num(lr);
-  if (optimizer == "sgd") {
-    os << " momentum=" << num(momentum);
-    if (nesterov)
-      os << " nesterov=true";
-  } else {
-    os << " beta1=" << beta1.trim() << " beta2=" << beta2.trim()
-       << " eps=" << num(eps);
-  }
-  if (weightDecay >= 0)
-    os << " weight-decay=" << num(weightDecay);
-  if (clipGradNorm > 0)
-    os << " clip-grad-norm=" << num(clipGradNorm);
-  os << " schedule=" << lrSchedule;
-  if (warmupSteps > 0)
-    os << " warmup-steps=" << warmupSteps;
-  if (totalSteps > 0)
-    os << " total-steps=" << totalSteps;
-  if (minLr > 0)
-    os << " min-lr=" << num(minLr);
-  return text;
+int fail(const Twine &message) {
+  llvm::errs() << "loomc: error: " << message << "\n";
+  return 1;
 }
 
-/// How a parameter is cut over the tensor-parallel ranks (its loom.shard).
-struct ShardSpec {
-  /// `padded`: the size of dimension `dim` after zero padding (a vocabulary
-  /// padded to a multiple of `parts`), or 0 for no padding.
-  int64_t dim, parts, groups, padded;
-  /// The shape of one rank's slice (the step argument's type).
-  SmallVector<int64_t> local;
-};
-
-/// The loom.shard of each named parameter of the lowered step `step`.
-FailureOr<std::map<std::string, ShardSpec>> collectShards(func::FuncOp step) {
-  std::map<std::string, ShardSpec> shards;
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
-    auto shard = step.getArgAttrOfType<DictionaryAttr>(
-        i, mlir::loom::LoomDialect::getShardAttrName());
-    if (!shard)
-      continue;
-    auto name = step.getArgAttrOfType<StringAttr>(
-        i, mlir::loom::LoomDialect::getNameAttrName());
-    auto type = dyn_cast<ShapedType>(step.getArgument(i).getType());
-    auto field = [&](StringRef key, int64_t otherwise) {
-      auto attr = shard.getAs<IntegerAttr>(key);
-      return attr ? attr.getInt() : otherwise;
-    };
-    ShardSpec spec{field("dim", -1), field("parts", 0), field("groups", 1),
-                   field("padded", 0), {}};
-    if (!name || !type || !type.hasStaticShape() || spec.dim < 0 ||
-        spec.dim >= type.getRank() || spec.parts < 1 || spec.groups < 1 ||
-        spec.padded < 0 ||
-        (spec.padded &&
-         (spec.groups != 1 ||
-          spec.padded != type.getDimSize(spec.dim) * spec.parts))) {
-      step.emitError() << "argument #" << i
-                       << " has a malformed loom.shard or no loom.name";
-      return failure();
-    }
-    spec.local.assign(type.getShape().begin(), type.getShape().end());
-    shards[name.getValue().str()] = spec;
+/// TrainingOptions from the defaults, then --plan, then the flags given on
+/// the command line (which override the plan).
+FailureOr<TrainingOptions> buildOptions() {
+  TrainingOptions o;
+  if (!planFile.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(planFile, &error);
+    if (!input)
+      return fail("--plan: " + error), failure();
+    mlir::loom::Plan plan;
+    plan.options = o;
+    if (std::string e = mlir::loom::parsePlan(input->getBuffer(), plan);
+        !e.empty())
+      return fail("--plan '" + planFile + "': " + e), failure();
+    o = plan.options;
   }
-  return shards;
+  auto given = [](const cl::Option &opt) { return opt.getNumOccurrences() > 0; };
+  if (given(mesh) || planFile.empty())
+    if (std::string e = ::loom::parseMesh(mesh, o.mesh); !e.empty())
+      return fail("--mesh: " + e), failure();
+  if (given(microbatches))
+    o.microbatches = microbatches;
+  if (given(pipelineSchedule)) {
+    std::optional<mlir::loom::PipelineScheduleKind> kind =
+        mlir::loom::symbolizePipelineScheduleKind(pipelineSchedule);
+    if (!kind)
+      return fail("--schedule must be 1f1b or gpipe, got '" +
+                  pipelineSchedule +
+                  "' (the learning-rate schedule is --lr-schedule)"),
+             failure();
+    o.schedule = *kind;
+  }
+  if (given(stageBoundaries))
+    o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
+  if (given(memoryBudget))
+    o.memoryBudget = memoryBudget;
+  if (given(target) || planFile.empty()) {
+    std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
+    if (!kind)
+      return fail("--target must be cpu or cuda, got '" + target + "'"),
+             failure();
+    o.target = *kind;
+  }
+  o.loss = lossName;
+
+  mlir::loom::OptimizerOptions &opt = o.optimizer;
+  if (given(optimizer) || planFile.empty()) {
+    std::optional<mlir::loom::OptimizerKind> kind =
+        mlir::loom::symbolizeOptimizerKind(optimizer);
+    if (!kind)
+      return fail("--optimizer must be sgd, adam or adamw, got '" + optimizer +
+                  "'"),
+             failure();
+    opt.kind = *kind;
+  }
+  if (given(lr) || planFile.empty())
+    opt.lr = lr;
+  if (given(momentum))
+    opt.momentum = momentum;
+  if (given(nesterov))
+    opt.nesterov = nesterov;
+  if (given(weightDecay))
+    opt.weightDecay = weightDecay;
+  if (given(betas)) {
+    auto [b1, b2] = StringRef(betas).split(',');
+    if (b1.trim().getAsDouble(opt.beta1) || b2.trim().getAsDouble(opt.beta2))
+      return fail("--betas must be 'b1,b2', got '" + betas + "'"), failure();
+  }
+  if (given(eps))
+    opt.eps = eps;
+  if (given(clipGradNorm))
+    opt.clipGradNorm = clipGradNorm;
+  if (given(lrSchedule) || planFile.empty()) {
+    std::optional<mlir::loom::LrSchedule> kind =
+        mlir::loom::symbolizeLrSchedule(lrSchedule);
+    if (!kind)
+      return fail("--lr-schedule must be constant, warmup or cosine, got '" +
+                  lrSchedule + "'"),
+             failure();
+    opt.schedule = *kind;
+  }
+  if (given(warmupSteps))
+    opt.warmupSteps = warmupSteps;
+  if (given(totalSteps))
+    opt.totalSteps = totalSteps;
+  if (given(minLr))
+    opt.minLr = minLr;
+
+  if (std::string e = mlir::loom::verifyTrainingOptions(o); !e.empty())
+    return fail(e), failure();
+  if (stepBatch.getNumOccurrences() &&
+      (stepBatch < 1 || stepBatch % o.microbatches != 0))
+    return fail("--microbatches " + std::to_string(o.microbatches) +
+                " does not divide --batch " + std::to_string(stepBatch) +
+                ": every micro-batch has the same number of rows"),
+           failure();
+  return o;
 }
 
-/// Writes OUTDIR/weights.rank<r>.safetensors for each of the `tp` ranks:
-/// the full weights with each sharded parameter cut to the rank's slice
-/// (dimension `dim`, zero-extended to `padded` rows when given, is `groups`
-/// equal blocks, each cut into `parts` equal parts; rank r holds part r of
-/// every block). Returns an error message.
-std::string writeRankWeights(const std::string &full, int64_t tp,
-                             const std::map<std::string, ShardSpec> &shards,
-                             llvm::function_ref<std::string(StringRef)> path) {
-  namespace st = ::loom::safetensors;
-  std::vector<st::Tensor> tensors;
-  std::map<std::string, std::string> metadata;
-  if (std::string e = st::readFile(full, tensors, metadata); !e.empty())
-    return "cannot read '" + full + "': " + e;
-  for (const auto &[name, shard] : shards) {
-    auto it = llvm::find_if(tensors,
-                            [&](const st::Tensor &t) { return t.name == name; });
-    if (it == tensors.end())
-      return "the weights file '" + full + "' has no tensor '" + name +
-             "' (a tensor-parallel parameter)";
-    SmallVector<int64_t> expected(shard.local);
-    expected[shard.dim] *= shard.parts;
-    // A padded dimension: the file holds the unpadded tensor (fewer than
-    // `parts` rows short of `padded`).
-    if (shard.padded && it->shape.size() == expected.size() &&
-        static_cast<size_t>(shard.dim) < it->shape.size() &&
-        it->shape[shard.dim] < shard.padded &&
-        it->shape[shard.dim] > shard.padded - shard.parts)
-      expected[shard.dim] = it->shape[shard.dim];
-    if (shard.parts != tp ||
-        !llvm::equal(it->shape, expected) || st::dtypeSize(it->dtype) == 0)
-      return "the weights file's tensor '" + name +
-             "' does not match its tensor-parallel slice (shape [" +
-             llvm::join(llvm::map_range(it->shape,
-                                        [](int64_t d) { return std::to_string(d); }),
-                        ", ") +
-             "], " + std::to_string(shard.parts) + " parts of dimension " +
-             std::to_string(shard.dim) +
-             (shard.padded ? " padded to " + std::to_string(shard.padded)
-                           : std::string()) +
-             ")";
+/// Checks --batch against the compiled step: the rows a step reads per
+/// data-parallel rank (dimension 0 of the data arguments) are M
+/// micro-batches of the model's batch size.
+LogicalResult checkStepBatch(func::FuncOp step, int64_t microbatches) {
+  if (!stepBatch.getNumOccurrences() || !step)
+    return success();
+  int64_t rows = -1;
+  for (unsigned i = 0; i < step.getNumArguments() && rows < 0; ++i) {
+    auto type = dyn_cast<ShapedType>(step.getArgumentTypes()[i]);
+    if (type && type.getRank() > 0 &&
+        !step.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) &&
+        !step.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
+      rows = type.getDimSize(0);
   }
-  for (int64_t rank = 0; rank < tp; ++rank) {
-    std::vector<st::Tensor> sliced;
-    for (const st::Tensor &t : tensors) {
-      auto found = shards.find(t.name);
-      if (found == shards.end()) {
-        sliced.push_back(t);
-        continue;
-      }
-      const ShardSpec &shard = found->second;
-      auto dim = static_cast<size_t>(shard.dim);
-      size_t outer = 1, inner = st::dtypeSize(t.dtype);
-      for (size_t i = 0; i < t.shape.size(); ++i) {
-        if (i < dim)
-          outer *= static_cast<size_t>(t.shape[i]);
-        else if (i > dim)
-          inner *= static_cast<size_t>(t.shape[i]);
-      }
-      // Dimension `dim` is zero-extended to `padded` rows when padded (one
-      // group): a rank's part may end past the real rows.
-      auto size = static_cast<size_t>(t.shape[dim]);
-      auto groups = static_cast<size_t>(shard.groups);
-      size_t full = shard.padded ? static_cast<size_t>(shard.padded) : size;
-      size_t block = full / groups, part = block / static_cast<size_t>(tp);
-      st::Tensor out{t.name, t.dtype, t.shape, {}};
-      out.shape[dim] = shard.local[dim];
-      out.data.reserve(outer * groups * part * inner);
-      for (size_t o = 0; o < outer; ++o)
-        for (size_t g = 0; g < groups; ++g) {
-          size_t first = g * block + static_cast<size_t>(rank) * part;
-          size_t real = first < size ? std::min(part, size - first) : 0;
-          if (real > 0) {
-            size_t begin = (o * size + first) * inner;
-            out.data.insert(out.data.end(), t.data.begin() + begin,
-                            t.data.begin() + begin + real * inner);
-          }
-          out.data.insert(out.data.end(), (part - real) * inner, 0);
-        }
-      sliced.push_back(std::move(out));
-    }
-    std::string name = "weights.rank" + std::to_string(rank) + ".safetensors";
-    if (std::string e = st::writeFile(path(name), sliced, metadata); !e.empty())
-      return "cannot write '" + path(name) + "': " + e;
-  }
-  return "";
-}
-
-/// Applies a plan file (--plan): the mesh, micro-batches, schedule and
-/// stage boundaries it holds, unless the command line sets them.
-LogicalResult applyPlan(StringRef path) {
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(path, &error);
-  if (!input) {
-    llvm::errs() << "loomc: error: --plan: " << error << "\n";
-    return failure();
-  }
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(input->getBuffer());
-  if (!parsed) {
-    llvm::errs() << "loomc: error: --plan '" << path
-                 << "' is not JSON: " << llvm::toString(parsed.takeError())
-                 << "\n";
-    return failure();
-  }
-  const llvm::json::Object *root = parsed->getAsObject();
-  auto bad = [&](StringRef what) {
-    llvm::errs() << "loomc: error: --plan '" << path << "': " << what << "\n";
-    return failure();
-  };
-  if (!root)
-    return bad("expected a JSON object");
-  if (const llvm::json::Value *m = root->get("mesh")) {
-    const llvm::json::Object *axes = m->getAsObject();
-    if (!axes)
-      return bad("\"mesh\" must be an object {\"dp\": D, \"tp\": T, \"pp\": P}");
-    std::string text;
-    for (StringRef axis : {"dp", "tp", "pp"}) {
-      std::optional<int64_t> n = axes->getInteger(axis);
-      if (axes->get(axis) && (!n || *n < 1))
-        return bad(("\"mesh\"." + axis + " must be an integer >= 1").str());
-      if (n)
-        text += (text.empty() ? "" : ",") + axis.str() + "=" + std::to_string(*n);
-    }
-    if (!mesh.getNumOccurrences() && !text.empty())
-      mesh = text;
-  }
-  if (const llvm::json::Value *v = root->get("microbatches")) {
-    std::optional<int64_t> n = v->getAsInteger();
-    if (!n || *n < 1)
-      return bad("\"microbatches\" must be an integer >= 1");
-    if (!microbatches.getNumOccurrences())
-      microbatches = *n;
-  }
-  if (const llvm::json::Value *v = root->get("schedule")) {
-    std::optional<StringRef> text = v->getAsString();
-    if (!text)
-      return bad("\"schedule\" must be \"1f1b\" or \"gpipe\"");
-    if (!pipelineSchedule.getNumOccurrences())
-      pipelineSchedule = text->str();
-  }
-  // The stage boundaries: given, or the cuts of a written partition.
-  const llvm::json::Array *cuts = root->getArray("stage_boundaries");
-  if (!cuts)
-    if (const llvm::json::Object *partition = root->getObject("partition"))
-      cuts = partition->getArray("cuts");
-  if (cuts && !stageBoundaries.getNumOccurrences()) {
-    for (const llvm::json::Value &cut : *cuts) {
-      if (std::optional<int64_t> n = cut.getAsInteger())
-        stageBoundaries.push_back(std::to_string(*n));
-      else if (std::optional<StringRef> name = cut.getAsString())
-        stageBoundaries.push_back(name->str());
-      else
-        return bad("stage boundaries must be positions or op names");
-    }
-  }
-  return success();
+  if (rows < 0 || rows == stepBatch)
+    return success();
+  fail("--batch " + std::to_string(stepBatch) + " in " +
+       std::to_string(microbatches) + " micro-batch(es) needs a model of "
+       "batch size " + std::to_string(stepBatch / microbatches) +
+       ", but the model's batch size is " + std::to_string(rows / microbatches) +
+       " (its batch dimension is static: export it with batch " +
+       std::to_string(stepBatch / microbatches) + ")");
+  return failure();
 }
 
 int run(int argc, char **argv) {
@@ -487,34 +348,15 @@ int run(int argc, char **argv) {
       "partition; --plan reads it back), build.sh and train.\n"
       "Rank r of mpirun -np dp*tp*pp has coordinates (d, p, t) with\n"
       "r = (d*pp + p)*tp + t.\n"
+      "The pass pipeline is lib/Pipelines' (loom-opt\n"
+      "--loom-training-pipeline runs the same); -v prints it.\n"
       "mlir-opt's --mlir-* flags work too (e.g. --mlir-print-ir-after-all);\n"
       "--help-hidden lists them.\n");
 
-  if (!planFile.empty() && failed(applyPlan(planFile)))
+  FailureOr<TrainingOptions> built = buildOptions();
+  if (failed(built))
     return 1;
-  int64_t dp, tp, pp;
-  if (failed(parseMesh(mesh, dp, tp, pp)))
-    return 1;
-  if (microbatches < 1)
-    return fail("--microbatches must be >= 1, got " +
-                std::to_string(static_cast<int64_t>(microbatches)));
-  if (stepBatch.getNumOccurrences() &&
-      (stepBatch < 1 || stepBatch % microbatches != 0))
-    return fail("--microbatches " + std::to_string(microbatches) +
-                " does not divide --batch " + std::to_string(stepBatch) +
-                ": every micro-batch has the same number of rows");
-  if (pipelineSchedule != "1f1b" && pipelineSchedule != "gpipe")
-    return fail("--schedule must be 1f1b or gpipe, got '" + pipelineSchedule +
-                "' (the learning-rate schedule is --lr-schedule)");
-  if (target != "cpu" && target != "cuda")
-    return fail("--target must be cpu or cuda, got '" + target + "'");
-  if (target == "cuda")
-    return fail("--target cuda: the CUDA runtime backend compiles "
-                "(lib/Runtime/cuda) but code generation for it is not "
-                "implemented yet; use --target cpu");
-  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
-    return fail("--optimizer must be sgd, adam or adamw, got '" + optimizer +
-                "'");
+  TrainingOptions &options = *built;
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
@@ -523,30 +365,34 @@ int run(int argc, char **argv) {
     llvm::sys::path::append(path, name);
     return std::string(path);
   };
+  options.partitionReport = outPath("partition.json");
+  options.memoryReport = outPath("memory.json");
 
   MLIRContext context(registry);
   context.disableMultithreading();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::vector<Step> timings;
+  std::vector<std::pair<std::string, double>> timings;
   auto clock = std::chrono::steady_clock::now();
   auto lap = [&](StringRef name) {
     auto now = std::chrono::steady_clock::now();
-    timings.push_back(
-        {name.str(), std::chrono::duration<double>(now - clock).count()});
+    timings.emplace_back(name.str(),
+                         std::chrono::duration<double>(now - clock).count());
     clock = now;
     if (verbose)
       llvm::errs() << llvm::format("loomc: %-28s %8.3f s\n", name.str().c_str(),
-                                   timings.back().seconds);
+                                   timings.back().second);
   };
 
   // Weights land in OUTDIR only after the whole compilation succeeded.
   std::string weightsTmp = outPath("weights.safetensors.importing");
-  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, weightsTmp);
-  if (!module || failed(verify(*module))) {
+  auto failAndClean = [&](const Twine &message) {
     llvm::sys::fs::remove(weightsTmp);
-    return fail("could not load '" + modelFile + "'");
-  }
+    return fail(message);
+  };
+  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, weightsTmp);
+  if (!module || failed(verify(*module)))
+    return failAndClean("could not load '" + modelFile + "'");
   lap("import");
 
   func::FuncOp entry;
@@ -554,138 +400,45 @@ int run(int argc, char **argv) {
     if (f.isPublic() && (!entry || f.getName() == "main"))
       entry = f;
   if (!entry)
-    return fail("the model has no public function");
-  std::string name = entry.getName().str();
+    return failAndClean("the model has no public function");
+  options.function = entry.getName().str();
 
-  // A pipeline (pp > 1, or micro-batches to accumulate) trains one
-  // gradient function per stage, @<name>_stage<k>_grad.
-  bool pipelined = pp > 1 || microbatches > 1;
-  SmallVector<std::string> gradFunctions;
-  if (pipelined)
-    for (int64_t k = 0; k < pp; ++k)
-      gradFunctions.push_back(name + "_stage" + std::to_string(k) + "_grad");
-  else
-    gradFunctions.push_back(name + "_grad");
-  std::string partitionReport = outPath("partition.json");
-  std::string pipeline =
-      std::string("inline, symbol-dce, loom-shape-inference, ") +
-      (tp > 1 ? "loom-tensor-parallel{function=" + name +
-                    " tp=" + std::to_string(tp) + "}, "
-              : std::string());
-  if (pipelined) {
-    pipeline += "loom-pipeline-partition{function=" + name +
-                " stages=" + std::to_string(pp) +
-                (memoryBudget > 0
-                     ? " memory-budget=" + std::to_string(memoryBudget)
-                     : std::string()) +
-                (stageBoundaries.empty()
-                     ? std::string()
-                     : " stage-boundaries=" + llvm::join(stageBoundaries, ",")) +
-                " report=" + partitionReport + "}, loom-pipeline-split{function=" +
-                name + "}, loom-pipeline-schedule{function=" + name +
-                " microbatches=" + std::to_string(microbatches) +
-                " schedule=" + pipelineSchedule +
-                (lossName.empty() ? std::string() : " loss=" + lossName) + "}, ";
-  } else {
-    pipeline += "loom-autodiff{function=" + name +
-                (lossName.empty() ? std::string() : " loss=" + lossName) +
-                "}, ";
-  }
-  SmallVector<std::string> stepFunctions;
-  for (const std::string &grad : gradFunctions) {
-    if (dp > 1)
-      pipeline += "loom-data-parallel{function=" + grad +
-                  " dp=" + std::to_string(dp) + "}, ";
-    pipeline += "loom-optimizer{function=" + grad + " " + optimizerOptions() +
-                "}, ";
-    stepFunctions.push_back(StringRef(grad).drop_back(5).str() + "_step");
-  }
-  pipeline += "convert-loom-to-loomrt{function=" +
-              llvm::join(stepFunctions, ",") +
-              "}, loom-memory-plan{report=" + outPath("memory.json") + "}";
-  if (verbose)
-    llvm::errs() << "loomc: pipeline: builtin.module(" << pipeline << ")\n";
-  PassManager pm(&context);
+  PassManager pm(&context, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
-  if (verbose)
-    pm.enableTiming();
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return fail("bad pass pipeline (an option above is invalid)");
-  if (failed(pm.run(*module))) {
-    llvm::sys::fs::remove(weightsTmp);
-    return fail("compilation failed (see the errors above)");
+  mlir::loom::buildTrainingPipeline(pm, options);
+  std::string pipeline;
+  {
+    llvm::raw_string_ostream os(pipeline);
+    pm.printAsTextualPipeline(os);
   }
+  if (verbose) {
+    llvm::errs() << "loomc: pipeline: " << pipeline << "\n";
+    pm.enableTiming();
+  }
+  if (failed(pm.run(*module)))
+    return failAndClean("compilation failed (see the errors above)");
   lap("passes");
 
-  // The rows a step reads per data-parallel rank (dimension 0 of the data
-  // arguments): M micro-batches of the model's batch size.
-  if (stepBatch.getNumOccurrences()) {
-    auto step = module->lookupSymbol<func::FuncOp>(stepFunctions.front());
-    int64_t rows = -1;
-    for (unsigned i = 0; step && i < step.getNumArguments() && rows < 0; ++i) {
-      auto type = dyn_cast<ShapedType>(step.getArgumentTypes()[i]);
-      if (type && type.getRank() > 0 &&
-          !step.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) &&
-          !step.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
-        rows = type.getDimSize(0);
-    }
-    if (rows >= 0 && rows != stepBatch) {
-      llvm::sys::fs::remove(weightsTmp);
-      return fail("--batch " + std::to_string(stepBatch) + " in " +
-                  std::to_string(microbatches) + " micro-batch(es) needs a "
-                  "model of batch size " +
-                  std::to_string(stepBatch / microbatches) +
-                  ", but the model's batch size is " +
-                  std::to_string(rows / microbatches) +
-                  " (its batch dimension is static: export it with batch " +
-                  std::to_string(stepBatch / microbatches) + ")");
-    }
+  std::vector<std::string> stepNames = mlir::loom::stepFunctions(options);
+  if (failed(checkStepBatch(
+          module->lookupSymbol<func::FuncOp>(stepNames.front()),
+          options.microbatches))) {
+    llvm::sys::fs::remove(weightsTmp);
+    return 1;
   }
 
   // Tensor parallelism: the cut of each parameter, for the per-rank weights.
-  std::map<std::string, ShardSpec> shards;
-  if (tp > 1) {
-    bool partitioned = false;
-    for (const std::string &stepName : stepFunctions) {
+  std::map<std::string, mlir::loom::ParameterShard> shards;
+  if (options.mesh.tp > 1) {
+    for (const std::string &stepName : stepNames) {
       auto step = module->lookupSymbol<func::FuncOp>(stepName);
-      FailureOr<std::map<std::string, ShardSpec>> found =
-          step ? collectShards(step)
-               : FailureOr<std::map<std::string, ShardSpec>>(failure());
-      if (failed(found)) {
-        llvm::sys::fs::remove(weightsTmp);
-        return fail("no lowered @" + stepName + " with valid loom.shard");
-      }
-      partitioned |= step->hasAttr("loom.tp");
+      if (!step)
+        return failAndClean("no lowered @" + stepName);
+      auto found = mlir::loom::collectParameterShards(step);
+      if (failed(found))
+        return failAndClean("no lowered @" + stepName + " with valid loom.shard");
       shards.insert(found->begin(), found->end());
-    }
-    if (!partitioned) {
-      llvm::sys::fs::remove(weightsTmp);
-      return fail("--mesh " + mesh +
-                  ": loom-tensor-parallel found no attention or MLP block, "
-                  "embedding or LM head to partition in @" + name +
-                  " (see the warning above); compile without tp");
-    }
-  }
-
-  // Every parallel axis of the mesh must have left its collectives, each on
-  // its own grid (the emitted code maps a grid to the runtime's group).
-  if (auto step = module->lookupSymbol<func::FuncOp>(name + "_step")) {
-    for (auto [axis, size] : {std::pair<StringRef, int64_t>("dp", dp),
-                              std::pair<StringRef, int64_t>("tp", tp)}) {
-      if (size <= 1)
-        continue;
-      bool found = false;
-      step.walk([&](loomrt::AllReduceStartOp start) {
-        found |= start.getGroup() == axis;
-      });
-      auto attr = step->getAttrOfType<IntegerAttr>(("loom." + axis).str());
-      if (!found || !attr || attr.getInt() != size) {
-        llvm::sys::fs::remove(weightsTmp);
-        return fail("--mesh " + mesh + ": the compiled step has no " +
-                    axis.str() + " collectives over " + std::to_string(size) +
-                    " ranks (a bug in the parallelisation passes)");
-      }
     }
   }
 
@@ -709,58 +462,54 @@ int run(int argc, char **argv) {
       return fail("cannot copy --weights '" + weightsFile +
                   "': " + ec.message());
   }
-
-  if (tp > 1) {
+  if (options.mesh.tp > 1) {
     if (!llvm::sys::fs::exists(outPath("weights.safetensors")))
-      return fail("--mesh " + mesh + ": tensor parallelism needs the model's "
-                  "weights (an ONNX model, or --weights for .mlir) to write "
-                  "each rank's slice");
-    if (std::string e = writeRankWeights(outPath("weights.safetensors"), tp,
-                                         shards, outPath);
+      return fail("--mesh " + options.mesh.str() +
+                  ": tensor parallelism needs the model's weights (an ONNX "
+                  "model, or --weights for .mlir) to write each rank's slice");
+    if (std::string e = mlir::loom::writeRankWeights(
+            outPath("weights.safetensors"), options.mesh.tp, shards, outPath);
         !e.empty())
       return fail(e);
     lap("slice weights");
   }
 
-  // The plan: what every rank runs. Rank r = (d*pp + p)*tp + t.
-  llvm::json::Array parameters;
-  for (const auto &[paramName, shard] : shards)
-    parameters.push_back(llvm::json::Object{
-        {"name", paramName},
-        {"shard", llvm::json::Object{{"dim", shard.dim},
-                                     {"parts", shard.parts},
-                                     {"groups", shard.groups}}}});
-  llvm::json::Object plan{
-      {"model", modelFile},
-      {"functions", llvm::json::Array(stepFunctions)},
-      {"mesh", llvm::json::Object{{"dp", dp}, {"tp", tp}, {"pp", pp}}},
-      {"rank_layout", "r = (d*pp + p)*tp + t"},
-      {"microbatches", static_cast<int64_t>(microbatches)},
-      {"schedule", pipelineSchedule},
-      {"target", target},
-      {"optimizer", optimizerOptions()},
-      {"tensor_parallel_parameters", std::move(parameters)},
-      {"pipeline", "builtin.module(" + pipeline + ")"},
-  };
-  if (pipelined) {
-    // The partition report of loom-pipeline-partition: per-stage flops,
-    // parameters, activation and cut bytes, and each op's stage.
-    auto report = llvm::MemoryBuffer::getFile(partitionReport);
+  // The plan: what every rank runs (docs/plan.md).
+  mlir::loom::Plan plan;
+  plan.model = modelFile;
+  plan.options = options;
+  plan.options.partitionReport.clear();
+  plan.options.memoryReport.clear();
+  plan.functions = stepNames;
+  for (const auto &entry : shards)
+    plan.tensorParallelParameters.push_back(entry.second);
+  plan.pipeline = pipeline;
+  if (options.isPipelined()) {
+    auto report = llvm::MemoryBuffer::getFile(options.partitionReport);
     llvm::Expected<llvm::json::Value> partition =
         report ? llvm::json::parse((*report)->getBuffer())
                : llvm::Expected<llvm::json::Value>(llvm::createStringError(
                      report.getError(), "cannot read the partition report"));
     if (!partition)
-      return fail("the partition report '" + partitionReport +
+      return fail("the partition report '" + options.partitionReport +
                   "': " + llvm::toString(partition.takeError()));
-    if (const llvm::json::Object *object = partition->getAsObject())
-      if (const llvm::json::Array *cuts = object->getArray("cuts"))
-        plan["stage_boundaries"] = llvm::json::Array(*cuts);
-    plan["partition"] = std::move(*partition);
+    // The plan records the cuts the partitioner chose (read back as
+    // forced boundaries).
+    if (const llvm::json::Object *report = partition->getAsObject())
+      if (const llvm::json::Array *cuts = report->getArray("cuts")) {
+        plan.options.stageBoundaries.clear();
+        for (const llvm::json::Value &cut : *cuts) {
+          if (std::optional<int64_t> n = cut.getAsInteger())
+            plan.options.stageBoundaries.push_back(std::to_string(*n));
+          else if (std::optional<StringRef> name = cut.getAsString())
+            plan.options.stageBoundaries.push_back(name->str());
+        }
+      }
+    plan.partition = std::move(*partition);
   }
   std::string planText;
   llvm::raw_string_ostream(planText)
-      << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
+      << llvm::formatv("{0:2}", mlir::loom::toJSON(plan)) << "\n";
   if (std::string e = ::loom::writeFileAtomically(outPath("plan.json"), planText);
       !e.empty())
     return fail(e);
@@ -809,8 +558,8 @@ int run(int argc, char **argv) {
   lap("build train");
   if (verbose) {
     double total = 0;
-    for (const Step &s : timings)
-      total += s.seconds;
+    for (const auto &t : timings)
+      total += t.second;
     llvm::errs() << llvm::format("loomc: %-28s %8.3f s\n", "total", total);
   }
   return 0;

@@ -12,6 +12,8 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -220,7 +222,8 @@ StringAttr FunctionLowering::originOf(Operation *op) {
 }
 
 StringRef FunctionLowering::categoryOf(Operation *op) {
-  if (auto phase = op->getAttrOfType<StringAttr>("loom.phase")) {
+  if (auto phase = op->getAttrOfType<StringAttr>(
+          LoomDialect::PhaseAttrHelper::getNameStr())) {
     if (phase.getValue() == "backward")
       return "gradient";
     if (phase.getValue() == "optimizer")
@@ -639,6 +642,19 @@ LogicalResult FunctionLowering::lowerDotGeneral(DotGeneralOp op, OpBuilder &b) {
   return success();
 }
 
+/// Checks that a collective runs on one axis of the device mesh @mesh (the
+/// runtime has a communicator per mesh axis).
+static LogicalResult checkMeshAxis(Operation *op, FlatSymbolRefAttr grid,
+                                   ArrayRef<int16_t> gridAxes) {
+  if (getMeshAxis(grid, gridAxes))
+    return success();
+  return op->emitError("convert-loom-to-loomrt: the runtime communicates "
+                       "along one axis of the device mesh @")
+         << kMeshGridName << " (grid_axes = [0], [1] or [2]: dp, pp, tp); this "
+            "op runs on @"
+         << grid.getValue() << " grid_axes = [" << llvm::join(llvm::map_range(gridAxes, [](int16_t a) { return std::to_string(a); }), ", ") << "]";
+}
+
 /// The peer (index on the one grid axis) and tag of a shard.send/recv.
 static FailureOr<std::pair<int64_t, int64_t>>
 pointToPoint(Operation *op, ArrayRef<int16_t> gridAxes,
@@ -647,7 +663,7 @@ pointToPoint(Operation *op, ArrayRef<int16_t> gridAxes,
       ShapedType::isDynamic(index.front()))
     return op->emitError("convert-loom-to-loomrt: point-to-point transfers "
                          "need one grid axis and a static peer coordinate");
-  auto tag = op->getAttrOfType<IntegerAttr>("loom.tag");
+  auto tag = op->getAttrOfType<IntegerAttr>(LoomDialect::TagAttrHelper::getNameStr());
   if (!tag || tag.getInt() < 0 || tag.getInt() > 32767)
     return op->emitError("convert-loom-to-loomrt: point-to-point transfers "
                          "need a tag `loom.tag = N : i64` in [0, 32767] "
@@ -845,9 +861,9 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
             allReduce.getInput().getType() != allReduce.getType())
           return op->emitError("convert-loom-to-loomrt: the runtime all-reduces "
                                "f32 tensors of an unchanged type");
-        if (allReduce.getGridAxes().size() != 1)
-          return op->emitError("convert-loom-to-loomrt: all-reduce over one "
-                               "grid axis only");
+        if (failed(checkMeshAxis(op, allReduce.getGridAttr(),
+                                 allReduce.getGridAxes())))
+          return failure();
         StringRef reduction;
         switch (allReduce.getReduction()) {
         case shard::ReductionKind::Sum: reduction = "sum"; break;
@@ -865,8 +881,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
                                b.getStringAttr("all_reduce"));
         Value handle = loomrt::AllReduceStartOp::create(
             b, loc, loomrt::HandleType::get(b.getContext()), out,
-            b.getStringAttr(reduction),
-            b.getStringAttr(allReduce.getGrid()));
+            b.getStringAttr(reduction), allReduce.getGridAttr(),
+            allReduce.getGridAxesAttr());
         pendingWaits[result()] = handle;
         return success();
       })
@@ -876,7 +892,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         FailureOr<std::pair<int64_t, int64_t>> peerTag =
             pointToPoint(op, send.getGridAxes(), send.getDestination(),
                          send.getDestinationDynamic().size());
-        if (failed(peerTag))
+        if (failed(peerTag) ||
+            failed(checkMeshAxis(op, send.getGridAttr(), send.getGridAxes())))
           return failure();
         if (!send.getResult().use_empty())
           return op->emitError("convert-loom-to-loomrt: the result of "
@@ -892,7 +909,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
                                b.getStringAttr("send"));
         pendingSends.push_back(loomrt::SendStartOp::create(
             b, loc, loomrt::HandleType::get(b.getContext()), copy,
-            b.getStringAttr(send.getGrid()),
+            send.getGridAttr(), send.getGridAxesAttr(),
             b.getI64IntegerAttr(peerTag->first),
             b.getI64IntegerAttr(peerTag->second)));
         return success();
@@ -906,11 +923,12 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         FailureOr<std::pair<int64_t, int64_t>> peerTag =
             pointToPoint(op, recv.getGridAxes(), *sourceIndex,
                          recv.getSourceDynamic().size());
-        if (failed(peerTag))
+        if (failed(peerTag) ||
+            failed(checkMeshAxis(op, recv.getGridAttr(), recv.getGridAxes())))
           return failure();
         Value handle = loomrt::RecvStartOp::create(
             b, loc, loomrt::HandleType::get(b.getContext()), define(),
-            b.getStringAttr(recv.getGrid()),
+            recv.getGridAttr(), recv.getGridAxesAttr(),
             b.getI64IntegerAttr(peerTag->first),
             b.getI64IntegerAttr(peerTag->second));
         pendingWaits[result()] = handle;
@@ -933,11 +951,10 @@ LogicalResult FunctionLowering::lowerOp(Operation *op, OpBuilder &b) {
         return success();
       })
       .Case([&](GridIndexOp index) -> LogicalResult {
-        if (index.getGridAxes().size() != 1)
-          return op->emitError("convert-loom-to-loomrt: the runtime knows a "
-                               "rank's index along one grid axis only");
-        loomrt::GridIndexOp::create(b, loc, define(),
-                                    b.getStringAttr(index.getGrid()));
+        if (failed(checkMeshAxis(op, index.getGridAttr(), index.getGridAxes())))
+          return failure();
+        loomrt::GridIndexOp::create(b, loc, define(), index.getGridAttr(),
+                                    index.getGridAxesAttr());
         return success();
       })
       .Case([&](IotaOp iota) -> LogicalResult {
@@ -1064,7 +1081,7 @@ func::FuncOp FunctionLowering::run() {
 }
 
 struct ConvertLoomToLoomRTPass
-    : public loom::impl::ConvertLoomToLoomRTBase<ConvertLoomToLoomRTPass> {
+    : public mlir::loom::impl::ConvertLoomToLoomRTBase<ConvertLoomToLoomRTPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -1089,7 +1106,7 @@ struct ConvertLoomToLoomRTPass
     } else {
       func::FuncOp only;
       for (func::FuncOp f : funcs)
-        if (f.getName().ends_with("_step"))
+        if (names::isStepFunction(f.getName()))
           only = only ? func::FuncOp() : f;
       if (!only && funcs.size() == 1)
         only = funcs.front();
@@ -1114,9 +1131,8 @@ struct ConvertLoomToLoomRTPass
     }
     for (func::FuncOp f : funcs)
       f.erase();
-    // The communicators are the runtime's now (loomrt ops name the grid).
-    for (shard::GridOp grid : llvm::to_vector(module.getOps<shard::GridOp>()))
-      grid.erase();
+    // The device mesh stays: loomrt's collectives name its axes, and the
+    // emitter reads the mesh from it.
   }
 };
 

@@ -10,6 +10,8 @@
 
 #include "loom/Target/Cpp/EmitCpp.h"
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -88,15 +90,18 @@ const char *dtypeName(Type type) {
   return nullptr;
 }
 
-/// The runtime's Group for a grid name (loomrt ops name the shard grid
-/// their collective ran on); null for a name the runtime has no group for.
-const char *groupEnum(StringRef grid) {
-  return llvm::StringSwitch<const char *>(grid)
-      .Case("dp", "Group::Dp")
-      .Case("tp", "Group::Tp")
-      .Case("pp", "Group::Pp")
-      .Case("world", "Group::World")
-      .Default(nullptr);
+/// The runtime's communicator of a mesh axis (loomrt collectives name the
+/// axis of @mesh they run on).
+const char *groupEnum(::loom::MeshAxis axis) {
+  switch (axis) {
+  case ::loom::MeshAxis::Dp:
+    return "Group::Dp";
+  case ::loom::MeshAxis::Pp:
+    return "Group::Pp";
+  case ::loom::MeshAxis::Tp:
+    return "Group::Tp";
+  }
+  return "Group::World";
 }
 
 /// Index and label types the runtime's library kernels take.
@@ -647,11 +652,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
                          : reduction == "min" ? "ReduceOp::Min"
                          : reduction == "avg" ? "ReduceOp::Avg"
                                               : "ReduceOp::Sum";
-        const char *group = groupEnum(start.getGroup());
-        if (!group)
-          return start.emitError("emit-cpp: unknown group '")
-                 << start.getGroup()
-                 << "' (the runtime's groups are dp, tp, pp and world)";
+        const char *group = groupEnum(start.getMeshAxis());
         line() << "const CommHandle " << n << " = allReduceStart(ctx, "
                << name(start.getBuffer()) << ", "
                << numElements(shape(start.getBuffer())) << ", " << op << ", "
@@ -662,11 +663,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
           [&](auto start) -> LogicalResult {
             constexpr bool isSend =
                 std::is_same_v<decltype(start), loomrt::SendStartOp>;
-            const char *group = groupEnum(start.getGroup());
-            if (!group)
-              return start.emitError("emit-cpp: unknown group '")
-                     << start.getGroup()
-                     << "' (the runtime's groups are dp, tp, pp and world)";
+            const char *group = groupEnum(start.getMeshAxis());
             std::string n = newName(isSend ? "send" : "recv");
             names[start.getHandle()] = n;
             Value buffer = start.getBuffer();
@@ -680,11 +677,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
             return success();
           })
       .Case([&](loomrt::GridIndexOp index) -> LogicalResult {
-        const char *group = groupEnum(index.getGroup());
-        if (!group)
-          return index.emitError("emit-cpp: unknown group '")
-                 << index.getGroup()
-                 << "' (the runtime's groups are dp, tp, pp and world)";
+        const char *group = groupEnum(index.getMeshAxis());
         line() << name(index.getOutput())
                << "[0] = static_cast<int64_t>(groupRank(ctx, " << group
                << "));\n";
@@ -723,7 +716,7 @@ LogicalResult Emitter::emit() {
   // Buffer names: inputs from `args`, result buffers from `results`.
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
-    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, "loom.name");
+    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, LoomDialect::getNameAttrName());
     std::string hint = nameAttr ? nameAttr.getValue().str()
                                 : ("arg" + Twine(i)).str();
     bool isResult = i >= numInputs;
@@ -757,23 +750,23 @@ LogicalResult Emitter::emitSpecs() {
   auto spec = [&](unsigned i) -> FailureOr<std::string> {
     BlockArgument arg = func.getArgument(i);
     bool isResult = i >= numInputs;
-    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, "loom.name");
+    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, LoomDialect::getNameAttrName());
     std::string n = nameAttr ? nameAttr.getValue().str()
                              : ("arg" + Twine(i)).str();
     const char *role = "Role::Data";
     int64_t updates = -1;
     if (isResult) {
       role = "Role::Other";
-      if (auto u = func.getArgAttrOfType<IntegerAttr>(i, "loom.updates")) {
+      if (auto u = func.getArgAttrOfType<IntegerAttr>(i, LoomDialect::getUpdatesAttrName())) {
         updates = u.getInt();
-        role = func.getArgAttr(updates, "loom.param") ? "Role::Param"
+        role = func.getArgAttr(updates, LoomDialect::getParamAttrName()) ? "Role::Param"
                                                       : "Role::State";
       } else if (n == "loss") {
         role = "Role::Loss";
       }
-    } else if (func.getArgAttr(i, "loom.param")) {
+    } else if (func.getArgAttr(i, LoomDialect::getParamAttrName())) {
       role = "Role::Param";
-    } else if (func.getArgAttr(i, "loom.state")) {
+    } else if (func.getArgAttr(i, LoomDialect::getStateAttrName())) {
       role = "Role::State";
     }
     Type element = elementType(arg);
@@ -813,17 +806,12 @@ LogicalResult Emitter::emitSpecs() {
     (i < numInputs ? args : results) += *text;
   }
   unsigned numResults = func.getNumArguments() - numInputs;
-  int64_t dp = 1;
-  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.dp"))
-    dp = attr.getInt();
-  // loom-tensor-parallel's tp (its collectives use every rank: a tp-only
-  // mesh).
-  int64_t tp = 1;
-  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.tp"))
-    tp = attr.getInt();
-  int64_t pp = 1;
-  if (auto attr = func->getAttrOfType<IntegerAttr>("loom.pp"))
-    pp = attr.getInt();
+  // The device mesh the program runs on: the module's @mesh.
+  FailureOr<::loom::Mesh> mesh =
+      getMesh(func->getParentOfType<ModuleOp>());
+  if (failed(mesh))
+    return failure();
+  int64_t dp = mesh->dp, tp = mesh->tp, pp = mesh->pp;
   out << "const TensorSpec kArgs[] = {\n" << args << "};\n"
       << "const TensorSpec kResults[] = {\n" << results << "};\n"
       << "const ProgramSpec kProgram = {\n"
@@ -875,29 +863,34 @@ int64_t intAttr(func::FuncOp func, StringRef name) {
 }
 
 /// The pipeline's stage programs, in stage order: each function has
-/// `loom.stage = k` and `loom.pp = P`, and the stages are exactly 0..P-1.
+/// `loom.stage = k`, and the stages are exactly 0..P-1 for the P of the
+/// module's @mesh.
 FailureOr<SmallVector<func::FuncOp>> orderStages(ModuleOp module,
                                                 ArrayRef<func::FuncOp> funcs) {
   int64_t pp = static_cast<int64_t>(funcs.size());
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  if (failed(mesh))
+    return failure();
+  int64_t meshStages = mesh->pp;
   SmallVector<func::FuncOp> stages(funcs.size());
   for (func::FuncOp f : funcs) {
-    int64_t stage = intAttr(f, "loom.stage");
+    int64_t stage = intAttr(f, LoomDialect::StageAttrHelper::getNameStr());
     if (stage < 0)
       return f.emitError("emit-cpp: the module holds ")
              << funcs.size()
              << " functions, so each must be a pipeline stage program with "
                 "`loom.stage = k : i64` (this one has none)";
-    if (intAttr(f, "loom.pp") != pp)
-      return f.emitError("emit-cpp: stage program with loom.pp = ")
-             << intAttr(f, "loom.pp") << " in a module of " << pp
-             << " stage programs";
+    
     if (stage >= pp || stages[stage])
       return f.emitError("emit-cpp: stage ")
              << stage << (stage >= pp ? " is out of range" : " appears twice")
              << " (the stages of pp = " << pp << " are 0 to " << pp - 1 << ")";
     stages[stage] = f;
   }
-  (void)module;
+  if (meshStages != pp)
+    return stages.front().emitError("emit-cpp: the module holds ")
+           << pp << " stage programs, but its device mesh @" << kMeshGridName
+           << " has " << meshStages << " pipeline stages (pp axis)";
   return stages;
 }
 
@@ -912,7 +905,7 @@ FailureOr<int64_t> commonBatch(ArrayRef<func::FuncOp> stages) {
       continue; // reported by the Emitter
     for (unsigned i = 0; i < numInputs.getInt() && i < f.getNumArguments();
          ++i) {
-      if (f.getArgAttr(i, "loom.param") || f.getArgAttr(i, "loom.state"))
+      if (f.getArgAttr(i, LoomDialect::getParamAttrName()) || f.getArgAttr(i, LoomDialect::getStateAttrName()))
         continue;
       auto type = dyn_cast<MemRefType>(f.getArgument(i).getType());
       if (!type || type.getRank() == 0)
@@ -944,7 +937,8 @@ LogicalResult mlir::loom::emitCpp(ModuleOp module, llvm::raw_ostream &os,
                             "found none");
 
   // One program (not a pipeline stage): trainMain.
-  if (funcs.size() == 1 && !funcs.front()->hasAttr("loom.stage")) {
+  if (funcs.size() == 1 &&
+      !funcs.front()->hasAttr(LoomDialect::StageAttrHelper::getNameStr())) {
     func::FuncOp func = funcs.front();
     std::string unit;
     llvm::raw_string_ostream us(unit);

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -38,6 +39,6 @@ void mlir::loom::registerToCppTranslation() {
       [](DialectRegistry &registry) {
         registry.insert<LoomDialect, loomrt::LoomRTDialect, func::FuncDialect,
                         arith::ArithDialect, math::MathDialect,
-                        memref::MemRefDialect>();
+                        memref::MemRefDialect, shard::ShardDialect>();
       });
 }

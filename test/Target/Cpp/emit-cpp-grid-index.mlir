@@ -1,5 +1,5 @@
 // loom.grid_index lowers to loomrt.grid_index and prints as the rank's
-// index in the runtime group named like the grid; two reductions to a
+// index in the runtime group of its mesh axis (tp: axis 2 of @mesh); two reductions to a
 // scalar in one step (as the vocabulary-parallel cross-entropy's mean over
 // the labels not ignored has) each keep their accumulator in a block.
 // RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
@@ -8,7 +8,8 @@
 // RUN: FileCheck %s < %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I %loom_src/include %t.cpp
 
-// RT: loomrt.grid_index "tp" outs(%{{.*}} : memref<i64>)
+// RT: shard.grid @mesh(shape = 1x1x2)
+// RT: loomrt.grid_index on @mesh grid_axes = [2] outs(%{{.*}} : memref<i64>)
 
 // CHECK: [[RANK:t[0-9]+_[a-z_]+]][0] = static_cast<int64_t>(groupRank(ctx, Group::Tp));
 // CHECK: // reduce sum over [0]
@@ -19,10 +20,10 @@
 // CHECK-NEXT: {
 // CHECK-NEXT: double acc = 0;
 // CHECK: }
-shard.grid @tp(shape = 2)
+shard.grid @mesh(shape = 1x1x2)
 func.func @main(%w: tensor<4xf32> {loom.name = "w", loom.param},
                 %x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
-  %r = loom.grid_index on @tp grid_axes = [0] : tensor<i64>
+  %r = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
   %rf = loom.convert %r : tensor<i64> -> tensor<f32>
   %p = loom.mul %w, %x : tensor<4xf32>
   %s1 = loom.reduce_sum %p, dims = [0] : tensor<4xf32> -> tensor<f32>

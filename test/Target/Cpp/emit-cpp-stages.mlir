@@ -32,23 +32,23 @@
 // CHECK: } // namespace stage1
 // CHECK: const ProgramSpec *const kStages[] = {&stage0::kProgram, &stage1::kProgram};
 // CHECK: return loom::rt::trainMainStages(argc, argv, kStages, 2);
-shard.grid @pp(shape = 2)
+shard.grid @mesh(shape = 1x2x1)
 func.func @net_stage0_step(%x: tensor<2x3xf32> {loom.name = "x"})
     -> (tensor<f32> {loom.name = "loss"}, tensor<3xf32> {loom.name = "other"})
-    attributes {loom.stage = 0 : i64, loom.pp = 2 : i64, loom.microbatches = 1 : i64} {
+    attributes {loom.stage = 0 : i64, loom.microbatches = 1 : i64} {
   %c = loom.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
   %b = loom.broadcast %c, dims = [1] : tensor<3xf32> -> tensor<2x3xf32>
   %h = loom.mul %x, %b : tensor<2x3xf32>
-  %s = shard.send %h on @pp grid_axes = [0] destination = [1] {loom.tag = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = shard.send %h on @mesh grid_axes = [1] destination = [1] {loom.tag = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %zero = loom.constant dense<0.0> : tensor<f32>
   return %zero, %c : tensor<f32>, tensor<3xf32>
 }
 func.func @net_stage1_step(%w: tensor<3xf32> {loom.param, loom.name = "w"})
     -> (tensor<f32> {loom.name = "loss"}, tensor<3xf32> {loom.name = "other"})
-    attributes {loom.stage = 1 : i64, loom.pp = 2 : i64, loom.microbatches = 1 : i64} {
+    attributes {loom.stage = 1 : i64, loom.microbatches = 1 : i64} {
   %c = loom.constant dense<[4.0, 5.0, 6.0]> : tensor<3xf32>
   %z = loom.constant dense<0.0> : tensor<2x3xf32>
-  %h = shard.recv %z on @pp grid_axes = [0] source = [0] {loom.tag = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %h = shard.recv %z on @mesh grid_axes = [1] source = [0] {loom.tag = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %m = loom.reduce_mean %h, dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
   %o = loom.add %w, %c : tensor<3xf32>
   return %m, %o : tensor<f32>, tensor<3xf32>

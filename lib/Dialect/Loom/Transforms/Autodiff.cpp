@@ -12,7 +12,9 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Autodiff.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -88,9 +90,9 @@ public:
                   ArrayRef<std::string> wrtNames)
       : forward(forward), lossName(lossName), wrtNames(wrtNames) {}
 
-  /// Adds the gradient function after the forward one; on failure the
-  /// module is left as it was and errors have been emitted.
-  LogicalResult run();
+  /// Adds the gradient function after the forward one and returns it; on
+  /// failure the module is left as it was and errors have been emitted.
+  FailureOr<func::FuncOp> run();
 
 private:
   LogicalResult findLoss(unsigned &lossIndex);
@@ -225,14 +227,14 @@ LogicalResult GradientBuilder::checkBody() {
   return success();
 }
 
-LogicalResult GradientBuilder::run() {
+FailureOr<func::FuncOp> GradientBuilder::run() {
   unsigned lossIndex = 0;
   if (failed(checkBody()) || failed(findLoss(lossIndex)) ||
       failed(findDifferentiatedArguments()))
     return failure();
 
   auto module = forward->getParentOfType<ModuleOp>();
-  std::string gradName = (forward.getSymName() + "_grad").str();
+  std::string gradName = names::gradFunction(forward.getSymName());
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, gradName))
     return mlir::emitError(existing->getLoc())
            << "@" << gradName
@@ -279,7 +281,8 @@ LogicalResult GradientBuilder::run() {
   Builder attrBuilder(grad.getContext());
   for (Operation &op : block)
     if (!forwardSet.contains(&op))
-      op.setAttr("loom.phase", attrBuilder.getStringAttr("backward"));
+      op.setAttr(LoomDialect::PhaseAttrHelper::getNameStr(),
+                 attrBuilder.getStringAttr("backward"));
 
   // The results: the loss, then one gradient per differentiated argument.
   OpBuilder builder = OpBuilder::atBlockEnd(&block);
@@ -301,7 +304,7 @@ LogicalResult GradientBuilder::run() {
               builder.getNamedAttr(LoomDialect::getGradOfAttrName(),
                                    builder.getI64IntegerAttr(index))}));
   grad.setAllResultAttrs(resultAttrs);
-  return success();
+  return grad;
 }
 
 LogicalResult
@@ -461,6 +464,12 @@ LogicalResult GradientBuilder::reportBlocked(func::FuncOp grad,
          << describeArgument(argIndex);
 }
 
+FailureOr<func::FuncOp>
+mlir::loom::buildGradientFunction(func::FuncOp forward,
+                                  const GradientOptions &options) {
+  return GradientBuilder(forward, options.loss, options.wrt).run();
+}
+
 namespace {
 struct Autodiff : public loom::impl::LoomAutodiffBase<Autodiff> {
   using Base::Base;
@@ -474,9 +483,10 @@ struct Autodiff : public loom::impl::LoomAutodiffBase<Autodiff> {
           << "' (option function=) is not defined in the module";
       return signalPassFailure();
     }
-    SmallVector<std::string> wrtNames(wrt.begin(), wrt.end());
-    GradientBuilder builder(forward, loss, wrtNames);
-    if (failed(builder.run()))
+    GradientOptions options;
+    options.loss = loss;
+    options.wrt.assign(wrt.begin(), wrt.end());
+    if (failed(buildGradientFunction(forward, options)))
       signalPassFailure();
   }
 };

@@ -12,6 +12,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "GradFunction.h"
@@ -38,9 +39,10 @@ using namespace mlir::loom;
 namespace {
 
 /// Function attribute: the number of data-parallel ranks (docs/training.md).
-constexpr StringLiteral kDpAttrName = "loom.dp";
+
 /// Op attribute: the training phase an op belongs to (docs/training.md).
-constexpr StringLiteral kPhaseAttrName = "loom.phase";
+/// The collectives of data parallelism run on the dp axis of @mesh.
+constexpr int16_t kDpAxis = static_cast<int16_t>(::loom::MeshAxis::Dp);
 
 /// One distinct gradient value of @F_grad to be averaged.
 struct Gradient {
@@ -98,16 +100,16 @@ bool isHoistableConstant(Operation *op) {
 /// Emits the averaging ops, all tagged `loom.phase = "backward"`.
 class Averager {
 public:
-  Averager(OpBuilder &builder, StringRef grid, int64_t ranks)
-      : builder(builder), grid(grid), ranks(ranks),
-        phase(builder.getNamedAttr(kPhaseAttrName,
+  Averager(OpBuilder &builder, int64_t ranks)
+      : builder(builder), ranks(ranks),
+        phase(builder.getNamedAttr(LoomDialect::PhaseAttrHelper::getNameStr(),
                                    builder.getStringAttr("backward"))) {}
 
   /// `value` summed over the ranks and multiplied by 1/D.
   Value average(Location loc, Value value) {
     auto type = cast<RankedTensorType>(value.getType());
     Value sum = tag(shard::AllReduceOp::create(
-        builder, loc, type, grid, ArrayRef<int16_t>{0}, value));
+        builder, loc, type, kMeshGridName, ArrayRef<int16_t>{kDpAxis}, value));
     auto scale = DenseElementsAttr::get(
         type, builder.getFloatAttr(type.getElementType(),
                                    1.0 / static_cast<double>(ranks)));
@@ -152,12 +154,11 @@ private:
   }
 
   OpBuilder &builder;
-  StringRef grid;
   int64_t ranks;
   NamedAttribute phase;
 };
 
-struct DataParallel : public loom::impl::LoomDataParallelBase<DataParallel> {
+struct DataParallel : public mlir::loom::impl::LoomDataParallelBase<DataParallel> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override;
@@ -168,8 +169,7 @@ private:
   /// distinct gradient values, in result order.
   LogicalResult collectGradients(func::FuncOp grad,
                                  SmallVectorImpl<Gradient> &gradients);
-  /// The grid of the ranks: the existing symbol, or a new `shard.grid`.
-  LogicalResult getOrCreateGrid();
+  
   void rewrite(func::FuncOp grad, MutableArrayRef<Gradient> gradients);
 
   /// An error at `func`'s location that names the pass and the function;
@@ -194,9 +194,7 @@ LogicalResult DataParallel::initialize(MLIRContext *context) {
     return fail() << "bucket-bytes must be >= 0 (0: one bucket per "
                      "gradient), got "
                   << bucketBytes.getValue();
-  if (grid.empty())
-    return fail() << "grid must name the shard.grid of the ranks (option "
-                     "grid=), got an empty name";
+  
   return success();
 }
 
@@ -205,9 +203,15 @@ DataParallel::collectGradients(func::FuncOp grad,
                                SmallVectorImpl<Gradient> &gradients) {
   if (grad.isExternal() || !grad.getBody().hasOneBlock())
     return error(grad) << "must have a body of one block";
-  if (auto dpAttr = grad->getAttrOfType<IntegerAttr>(kDpAttrName))
-    return error(grad) << "is already data-parallel (loom.dp = "
-                       << dpAttr.getInt() << ")";
+  bool averaged = false;
+  grad.walk([&](shard::AllReduceOp op) {
+    averaged |= getMeshAxis(op.getGridAttr(), op.getGridAxes()) ==
+                ::loom::MeshAxis::Dp;
+  });
+  if (averaged)
+    return error(grad) << "is already data-parallel (it all-reduces over "
+                          "the dp axis of @"
+                       << kMeshGridName << ")";
   ArrayRef<Type> results = grad.getResultTypes();
   auto loss = results.empty() ? RankedTensorType()
                               : dyn_cast<RankedTensorType>(results[0]);
@@ -240,30 +244,6 @@ DataParallel::collectGradients(func::FuncOp grad,
     }
     gradients[it->second].results.push_back(r);
   }
-  return success();
-}
-
-LogicalResult DataParallel::getOrCreateGrid() {
-  ModuleOp module = getOperation();
-  if (Operation *existing = SymbolTable::lookupSymbolIn(module, grid)) {
-    auto gridOp = dyn_cast<shard::GridOp>(existing);
-    if (gridOp && gridOp.getShape() == ArrayRef<int64_t>{dp})
-      return success();
-    InFlightDiagnostic diag = mlir::emitError(existing->getLoc())
-                              << "loom-data-parallel: the symbol @" << grid
-                              << " (option grid=) is ";
-    if (gridOp)
-      diag << "a shard.grid of shape [" << gridOp.getShape()
-           << "], not the data-parallel grid of shape [" << dp.getValue()
-           << "]";
-    else
-      diag << "a '" << existing->getName() << "', not a shard.grid";
-    diag << "; choose another name with grid=";
-    return failure();
-  }
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  shard::GridOp::create(builder, module.getLoc(), grid,
-                        ArrayRef<int64_t>{dp});
   return success();
 }
 
@@ -315,7 +295,7 @@ void DataParallel::rewrite(func::FuncOp grad,
   auto recordInserted = [&](Operation *anchor) {
     lastInsertedAfter[anchor] = &*std::prev(builder.getInsertionPoint());
   };
-  Averager averager(builder, grid, dp);
+  Averager averager(builder, dp);
 
   Value loss = ret.getOperand(0);
   Operation *lossAnchor = loss.getDefiningOp();
@@ -350,8 +330,8 @@ void DataParallel::runOnOperation() {
   // One rank: every value is already its own average.
   if (dp == 1)
     return;
-  if (failed(getOrCreateGrid()))
+  if (failed(getOrCreateMeshGrid(getOperation(), ::loom::MeshAxis::Dp, dp,
+                                 "loom-data-parallel")))
     return signalPassFailure();
   rewrite(*grad, gradients);
-  (*grad)->setAttr(kDpAttrName, Builder(&getContext()).getI64IntegerAttr(dp));
 }

@@ -2,6 +2,8 @@
 
 #include "GradFunction.h"
 
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
+
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
@@ -21,7 +23,7 @@ FailureOr<func::FuncOp> mlir::loom::findGradFunction(ModuleOp module,
   }
   SmallVector<func::FuncOp> candidates;
   for (auto func : module.getOps<func::FuncOp>())
-    if (func.getSymName().ends_with("_grad"))
+    if (names::isGradFunction(func.getSymName()))
       candidates.push_back(func);
   if (candidates.size() == 1)
     return candidates.front();

@@ -8,7 +8,9 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "GradFunction.h"
 
@@ -40,19 +42,18 @@ using namespace mlir::loom;
 
 namespace {
 
-enum class OptimizerKind { SGD, Adam, AdamW };
-enum class ScheduleKind { Constant, Warmup, Cosine };
+
 
 /// The pass options after validation, with defaults resolved.
 struct Config {
   OptimizerKind kind;
   double lr, momentum, weightDecay, beta1, beta2, eps, clipGradNorm;
   bool nesterov;
-  ScheduleKind schedule;
+  LrSchedule schedule;
   int64_t warmupSteps, totalSteps;
   double minLr;
 
-  bool isAdam() const { return kind != OptimizerKind::SGD; }
+  bool isAdam() const { return kind != OptimizerKind::sgd; }
   /// The names of the state tensors of parameter `p` are these prefixes
   /// followed by `p` (docs/training.md); the step counter is shared.
   ArrayRef<StringLiteral> statePrefixes() const {
@@ -71,9 +72,9 @@ struct Config {
 /// holds after `e` calls of `scheduler.step()` (see Passes.td).
 double scheduledLr(const Config &config, int64_t e) {
   const double w = static_cast<double>(config.warmupSteps);
-  if (config.schedule != ScheduleKind::Constant && e < config.warmupSteps)
+  if (config.schedule != LrSchedule::constant && e < config.warmupSteps)
     return config.lr * (static_cast<double>(e + 1) / w);
-  if (config.schedule != ScheduleKind::Cosine)
+  if (config.schedule != LrSchedule::cosine)
     return config.lr;
   double progress = static_cast<double>(e - config.warmupSteps) /
                     static_cast<double>(config.totalSteps - config.warmupSteps);
@@ -166,7 +167,7 @@ public:
   RankedTensorType scalarType;
 };
 
-struct Optimizer : public loom::impl::LoomOptimizerBase<Optimizer> {
+struct Optimizer : public mlir::loom::impl::LoomOptimizerBase<Optimizer> {
   using Base::Base;
 
   /// Validates the options once, before any module is seen.
@@ -176,8 +177,10 @@ struct Optimizer : public loom::impl::LoomOptimizerBase<Optimizer> {
 private:
   FailureOr<Config> validateOptions(MLIRContext *context);
   FailureOr<SmallVector<Param>> collectParams(func::FuncOp grad);
-  void buildStep(func::FuncOp grad, StringRef stepName,
-                 ArrayRef<Param> params);
+  /// `mesh`: the module's device mesh (clipping sums the norm over its tp
+  /// and pp axes).
+  void buildStep(func::FuncOp grad, StringRef stepName, ArrayRef<Param> params,
+                 const ::loom::Mesh &mesh);
 
   /// The validated options (set by initialize, read-only afterwards).
   Config config;
@@ -192,26 +195,8 @@ FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
   auto isNonNegative = [](double v) { return std::isfinite(v) && v >= 0.0; };
 
   Config result{};
-  std::optional<OptimizerKind> kind =
-      llvm::StringSwitch<std::optional<OptimizerKind>>(optimizer)
-          .Case("sgd", OptimizerKind::SGD)
-          .Case("adam", OptimizerKind::Adam)
-          .Case("adamw", OptimizerKind::AdamW)
-          .Default(std::nullopt);
-  if (!kind)
-    return fail() << "unknown optimizer '" << optimizer.getValue()
-                  << "' (expected sgd, adam or adamw)";
-  result.kind = *kind;
-  std::optional<ScheduleKind> scheduleKind =
-      llvm::StringSwitch<std::optional<ScheduleKind>>(schedule)
-          .Case("constant", ScheduleKind::Constant)
-          .Case("warmup", ScheduleKind::Warmup)
-          .Case("cosine", ScheduleKind::Cosine)
-          .Default(std::nullopt);
-  if (!scheduleKind)
-    return fail() << "unknown schedule '" << schedule.getValue()
-                  << "' (expected constant, warmup or cosine)";
-  result.schedule = *scheduleKind;
+  result.kind = optimizer;
+  result.schedule = schedule;
 
   if (!isNonNegative(lr))
     return fail() << "lr must be a finite value >= 0, got " << lr.getValue();
@@ -223,7 +208,7 @@ FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
   if (result.isAdam() && (momentum != 0.0 || nesterov || dampening != 0.0))
     return fail() << "momentum, dampening and nesterov apply to "
                      "optimizer=sgd, not "
-                  << optimizer.getValue();
+                  << stringifyOptimizerKind(optimizer);
   if (dampening != 0.0)
     return fail() << "dampening must be 0, got " << dampening.getValue()
                   << " (PyTorch's first step copies the gradient into the "
@@ -249,7 +234,7 @@ FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
   result.eps = eps;
 
   if (weightDecay == -1.0)
-    result.weightDecay = result.kind == OptimizerKind::AdamW ? 0.01 : 0.0;
+    result.weightDecay = result.kind == OptimizerKind::adamw ? 0.01 : 0.0;
   else if (isNonNegative(weightDecay))
     result.weightDecay = weightDecay;
   else
@@ -271,19 +256,19 @@ FailureOr<Config> Optimizer::validateOptions(MLIRContext *context) {
   if (!isNonNegative(minLr))
     return fail() << "min-lr must be >= 0, got " << minLr.getValue();
   switch (result.schedule) {
-  case ScheduleKind::Constant:
+  case LrSchedule::constant:
     if (warmupSteps != 0)
       return fail() << "warmup-steps needs schedule=warmup or cosine";
     if (minLr != 0.0)
       return fail() << "min-lr needs schedule=cosine";
     break;
-  case ScheduleKind::Warmup:
+  case LrSchedule::warmup:
     if (warmupSteps == 0)
       return fail() << "schedule=warmup needs warmup-steps > 0";
     if (minLr != 0.0)
       return fail() << "min-lr needs schedule=cosine";
     break;
-  case ScheduleKind::Cosine:
+  case LrSchedule::cosine:
     if (totalSteps == 0)
       return fail() << "schedule=cosine needs total-steps > 0";
     if (totalSteps <= warmupSteps)
@@ -383,7 +368,7 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
 }
 
 void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
-                          ArrayRef<Param> params) {
+                          ArrayRef<Param> params, const ::loom::Mesh &mesh) {
   MLIRContext *ctx = &getContext();
   Builder attrs(ctx);
   auto stateAttrs = [&](StringRef name) {
@@ -502,7 +487,7 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
   // the schedule's table.
   std::optional<double> constantLr;
   Value lr;
-  if (config.schedule == ScheduleKind::Constant) {
+  if (config.schedule == LrSchedule::constant) {
     constantLr = config.lr;
     // Parameter updates use splat constants; Adam's step size a scalar.
     if (config.isAdam())
@@ -510,7 +495,7 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
   } else {
     // Rates for e = 0 .. n-1; the last one holds from there on: warmup
     // reaches lr at e = W - 1, cosine min-lr at e = T.
-    int64_t n = config.schedule == ScheduleKind::Warmup
+    int64_t n = config.schedule == LrSchedule::warmup
                     ? config.warmupSteps
                     : config.totalSteps + 1;
     SmallVector<double> rates =
@@ -541,23 +526,19 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
       Value &sum = params[i].sharded ? sharded : replicated;
       sum = sum ? u.add(sum, square) : square;
     }
-    auto meshSize = [&](StringRef attr) {
-      auto size = grad->getAttrOfType<IntegerAttr>(attr);
-      return size ? size.getInt() : 1;
+    auto sumOver = [&](::loom::MeshAxis axis, Value value) -> Value {
+      return shard::AllReduceOp::create(b, value.getType(), kMeshGridName,
+                                        meshGridAxes(axis), value);
     };
-    auto sumOver = [&](StringRef gridName, Value value) -> Value {
-      return shard::AllReduceOp::create(b, value.getType(), gridName,
-                                        ArrayRef<int16_t>{0}, value);
-    };
-    if (sharded && meshSize("loom.tp") > 1)
-      sharded = sumOver(tpGrid, sharded);
+    if (sharded && mesh.tp > 1)
+      sharded = sumOver(::loom::MeshAxis::Tp, sharded);
     Value sumOfSquares =
         sharded && replicated ? u.add(sharded, replicated)
         : sharded             ? sharded
         : replicated          ? replicated
                               : u.scalar(0.0);
-    if (meshSize("loom.pp") > 1)
-      sumOfSquares = sumOver(ppGrid, sumOfSquares);
+    if (mesh.pp > 1)
+      sumOfSquares = sumOver(::loom::MeshAxis::Pp, sumOfSquares);
     Value total = u.sqrt(sumOfSquares);
     Value maxNorm = u.scalar(config.clipGradNorm);
     Value tiny = u.scalar(1e-6);
@@ -586,7 +567,7 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
 
   // AdamW's decay factor 1 - lr * wd (PyTorch: in double from a float lr).
   Value decay;
-  if (config.kind == OptimizerKind::AdamW && config.weightDecay != 0.0 &&
+  if (config.kind == OptimizerKind::adamw && config.weightDecay != 0.0 &&
       !constantLr) {
     Value wd = u.scalar(config.weightDecay);
     decay = u.sub(one, u.mul(lr, wd));
@@ -598,7 +579,7 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
     Value g = grads[i];
     unsigned stateArg = firstStateArg + i * config.statePerParam();
 
-    if (config.kind == OptimizerKind::AdamW) {
+    if (config.kind == OptimizerKind::adamw) {
       if (config.weightDecay != 0.0) {
         Value factor =
             constantLr ? u.splat(1.0 - *constantLr * config.weightDecay, type)
@@ -655,8 +636,10 @@ void Optimizer::buildStep(func::FuncOp grad, StringRef stepName,
 
   // Mark the update's ops, for reports (the memory plan's categories).
   for (Operation &op : *entry)
-    if (!op.hasAttr("loom.phase") && !clonedOps.contains(&op))
-      op.setAttr("loom.phase", b.getStringAttr("optimizer"));
+    if (!op.hasAttr(LoomDialect::PhaseAttrHelper::getNameStr()) &&
+        !clonedOps.contains(&op))
+      op.setAttr(LoomDialect::PhaseAttrHelper::getNameStr(),
+                 b.getStringAttr("optimizer"));
 
   SmallVector<Value> returned = {loss};
   llvm::append_range(returned, newValues);
@@ -678,13 +661,14 @@ void Optimizer::runOnOperation() {
   if (failed(grad))
     return signalPassFailure();
   StringRef gradName = grad->getSymName();
-  if (!gradName.ends_with("_grad")) {
+  std::optional<std::string> step = names::stepFunction(gradName);
+  if (!step) {
     grad->emitError() << "loom-optimizer: the name of @" << gradName
                       << " does not end in '_grad', so the step function "
                          "cannot be named";
     return signalPassFailure();
   }
-  std::string stepName = (gradName.drop_back(5) + "_step").str();
+  std::string stepName = *step;
   if (module.lookupSymbol(stepName)) {
     grad->emitError() << "loom-optimizer: @" << stepName
                       << " already exists";
@@ -693,23 +677,9 @@ void Optimizer::runOnOperation() {
   FailureOr<SmallVector<Param>> params = collectParams(*grad);
   if (failed(params))
     return signalPassFailure();
-  // A global norm on a mesh reduces over the tp and pp grids.
-  if (clipGradNorm > 0.0) {
-    for (auto [attr, gridName] : {std::pair<StringRef, StringRef>{"loom.tp", tpGrid},
-                                  {"loom.pp", ppGrid}}) {
-      auto size = (*grad)->getAttrOfType<IntegerAttr>(attr);
-      if (!size || size.getInt() <= 1)
-        continue;
-      auto gridOp = module.lookupSymbol<shard::GridOp>(gridName);
-      if (!gridOp || gridOp.getShape() != ArrayRef<int64_t>{size.getInt()}) {
-        grad->emitError() << "loom-optimizer: clip-grad-norm on @"
-                          << gradName << " (" << attr << " = "
-                          << size.getInt() << ") sums the norm over @"
-                          << gridName << ", which is not a shard.grid of shape "
-                          << size.getInt();
-        return signalPassFailure();
-      }
-    }
-  }
-  buildStep(*grad, stepName, *params);
+  // A global norm on a mesh reduces over the tp and pp axes of @mesh.
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  if (failed(mesh))
+    return signalPassFailure();
+  buildStep(*grad, stepName, *params, *mesh);
 }

@@ -10,7 +10,10 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+#include "loom/Dialect/Loom/Transforms/Autodiff.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -98,7 +101,7 @@ bool isFloat(Value v) {
 std::string receivedName(unsigned q) { return "recv" + std::to_string(q); }
 
 struct PipelineSchedule
-    : public loom::impl::LoomPipelineScheduleBase<PipelineSchedule> {
+    : public mlir::loom::impl::LoomPipelineScheduleBase<PipelineSchedule> {
   using Base::Base;
   void runOnOperation() override;
 
@@ -304,19 +307,8 @@ LogicalResult PipelineSchedule::analyse(func::FuncOp func) {
 }
 
 LogicalResult PipelineSchedule::checkGrid(int64_t numStages) {
-  ModuleOp module = getOperation();
-  if (Operation *existing = module.lookupSymbol(grid)) {
-    auto gridOp = dyn_cast<shard::GridOp>(existing);
-    if (!gridOp || gridOp.getShape() != ArrayRef<int64_t>{numStages})
-      return existing->emitError()
-             << kPass << ": the symbol @" << grid
-             << " exists and is not a shard.grid of shape " << numStages;
-    return success();
-  }
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  shard::GridOp::create(builder, module.getLoc(), grid,
-                        ArrayRef<int64_t>{numStages});
-  return success();
+  return getOrCreateMeshGrid(getOperation(), ::loom::MeshAxis::Pp, numStages,
+                             kPass);
 }
 
 /// @F_stage<k>_vjp(stage args..., received..., cotangents...) -> loss =
@@ -335,7 +327,7 @@ func::FuncOp PipelineSchedule::buildVjpWrapper(Stage &stage) {
   builder.setInsertionPointAfter(f);
   auto scalar = RankedTensorType::get({}, builder.getF32Type());
   auto wrapper = func::FuncOp::create(
-      builder, f.getLoc(), (f.getSymName() + "_vjp").str(),
+      builder, f.getLoc(), names::vjpFunction(f.getSymName()),
       builder.getFunctionType(inputs, {scalar}));
   wrapper.setPrivate();
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
@@ -379,7 +371,7 @@ LogicalResult PipelineSchedule::differentiate() {
   for (auto [k, stage] : llvm::enumerate(stages)) {
     func::FuncOp f = stage.func;
     // Name the received values so that autodiff can be asked for them.
-    LoomAutodiffOptions options;
+    GradientOptions options;
     for (unsigned q = 0; q < stage.receivedEdges.size(); ++q) {
       unsigned i = stage.numArgs + q;
       f.setArgAttr(i, LoomDialect::getNameAttrName(),
@@ -399,16 +391,10 @@ LogicalResult PipelineSchedule::differentiate() {
     } else {
       target = buildVjpWrapper(stage);
     }
-    options.function = target.getSymName().str();
-    OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(createLoomAutodiff(options));
-    if (failed(runPipeline(pm, module)))
+    FailureOr<func::FuncOp> grad = buildGradientFunction(target, options);
+    if (failed(grad))
       return failure();
-    stage.grad =
-        module.lookupSymbol<func::FuncOp>((target.getSymName() + "_grad").str());
-    if (!stage.grad)
-      return target.emitError() << kPass << ": loom-autodiff made no @"
-                                << target.getSymName() << "_grad";
+    stage.grad = *grad;
     stage.grad.setPrivate();
     // @F_stage<k>_grad is the name of the schedule function.
     if (static_cast<int64_t>(k) == last &&
@@ -453,7 +439,7 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
 
   OpBuilder builder(ctx);
   builder.setInsertionPointAfter(func);
-  std::string name = (f.getSymName() + "_grad").str();
+  std::string name = names::gradFunction(f.getSymName());
   if (Operation *clash = getOperation().lookupSymbol(name))
     return clash->emitError() << kPass << ": cannot create @" << name
                               << ": the name is taken";
@@ -478,32 +464,34 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
                         builder.getI64IntegerAttr(i));
   }
   sched->setAttr(pipeline::kStageAttrName, builder.getI64IntegerAttr(k));
-  sched->setAttr("loom.pp", builder.getI64IntegerAttr(numStages));
-  sched->setAttr("loom.microbatches", builder.getI64IntegerAttr(microbatches));
-  sched->setAttr("loom.schedule", builder.getStringAttr(schedule));
-  if (Attribute tp = func->getAttr("loom.tp"))
-    sched->setAttr("loom.tp", tp);
+  sched->setAttr(LoomDialect::MicrobatchesAttrHelper::getNameStr(),
+                 builder.getI64IntegerAttr(microbatches));
+  sched->setAttr(LoomDialect::ScheduleAttrHelper::getNameStr(),
+                 builder.getStringAttr(stringifyPipelineScheduleKind(schedule)));
 
   Block *entry = sched.addEntryBlock();
   ImplicitLocOpBuilder b(func.getLoc(), OpBuilder::atBlockEnd(entry));
   auto backward = [&](Value v) {
     if (Operation *op = v.getDefiningOp())
-      op->setAttr("loom.phase", b.getStringAttr("backward"));
+      op->setAttr(LoomDialect::PhaseAttrHelper::getNameStr(),
+                  b.getStringAttr("backward"));
     return v;
   };
   auto tag = [&](int64_t m, unsigned e, int64_t direction) {
     return (m * static_cast<int64_t>(edges.size()) + e) * 2 + direction;
   };
   auto tagged = [&](Operation *op, int64_t value) {
-    op->setAttr("loom.tag", b.getI64IntegerAttr(value));
+    op->setAttr(LoomDialect::TagAttrHelper::getNameStr(),
+                b.getI64IntegerAttr(value));
   };
-  // Point-to-point transfers on the stage grid; rank-0 values as [1].
+  // Point-to-point transfers on the pp axis of @mesh; rank-0 values as [1].
+  SmallVector<int16_t, 1> ppAxes = meshGridAxes(::loom::MeshAxis::Pp);
   auto send = [&](Value v, int64_t to, int64_t t) {
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getRank() == 0)
       v = ReshapeOp::create(
           b, RankedTensorType::get({1}, type.getElementType()), v);
-    auto op = shard::SendOp::create(b, v.getType(), grid, ArrayRef<int16_t>{0}, v,
+    auto op = shard::SendOp::create(b, v.getType(), kMeshGridName, ppAxes, v,
                                     b.getDenseI64ArrayAttr({to}), ValueRange());
     tagged(op, t);
   };
@@ -514,7 +502,7 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
                     : ranked;
     Value zeros = ConstantOp::create(
         b, wire, DenseElementsAttr::get(wire, b.getZeroAttr(wire.getElementType())));
-    auto op = shard::RecvOp::create(b, wire, grid, ArrayRef<int16_t>{0}, zeros,
+    auto op = shard::RecvOp::create(b, wire, kMeshGridName, ppAxes, zeros,
                                     b.getDenseI64ArrayAttr({from}), ValueRange());
     tagged(op, t);
     Value v = op.getResult();
@@ -615,7 +603,7 @@ LogicalResult PipelineSchedule::buildSchedule(int64_t k, func::FuncOp func) {
     sendReceivedGrads(m, byArg);
   };
 
-  if (schedule == "gpipe") {
+  if (schedule == PipelineScheduleKind::GPipe) {
     for (int64_t m = 0; m < microbatches; ++m)
       forward(m);
     for (int64_t m = 0; m < microbatches; ++m)
@@ -682,12 +670,6 @@ void PipelineSchedule::runOnOperation() {
                                << static_cast<int64_t>(microbatches);
     return signalPassFailure();
   }
-  if (schedule != "gpipe" && schedule != "1f1b") {
-    getOperation().emitError() << kPass << ": schedule must be gpipe or 1f1b, "
-                                  "got '"
-                               << schedule << "'";
-    return signalPassFailure();
-  }
   FailureOr<func::FuncOp> found = findFunction();
   if (failed(found) || failed(analyse(*found)) ||
       failed(checkGrid(static_cast<int64_t>(stages.size()))) ||
@@ -713,8 +695,9 @@ void PipelineSchedule::runOnOperation() {
     StringRef name = helper.getSymName();
     helper.erase();
     // The VJP wrapper that autodiff differentiated.
-    if (name.ends_with("_vjp_grad"))
-      if (Operation *wrapper = module.lookupSymbol(name.drop_back(5)))
+    if (std::optional<StringRef> wrapperName = names::forwardOf(name);
+        wrapperName && wrapperName->ends_with(names::kVjpSuffix))
+      if (Operation *wrapper = module.lookupSymbol(*wrapperName))
         wrapper->erase();
   }
   OpPassManager pm(ModuleOp::getOperationName());

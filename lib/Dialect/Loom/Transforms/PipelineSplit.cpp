@@ -8,6 +8,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -92,7 +93,7 @@ void PipelineSplit::runOnOperation() {
   SymbolTable symbols(module);
   SmallVector<std::string> names;
   for (int64_t s = 0; s < numStages; ++s) {
-    names.push_back((func.getSymName() + "_stage" + Twine(s)).str());
+    names.push_back(names::stageFunction(func.getSymName(), s));
     if (Operation *clash = symbols.lookup(names.back())) {
       clash->emitError() << kPass << ": cannot create @" << names.back()
                          << " for stage " << s << " of @" << func.getSymName()

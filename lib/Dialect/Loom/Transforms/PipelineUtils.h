@@ -8,6 +8,8 @@
 #ifndef LOOM_LIB_DIALECT_LOOM_TRANSFORMS_PIPELINEUTILS_H
 #define LOOM_LIB_DIALECT_LOOM_TRANSFORMS_PIPELINEUTILS_H
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
@@ -18,9 +20,11 @@ namespace pipeline {
 
 /// Name of the i64 attribute on an op (and on a stage function or call):
 /// the pipeline stage it belongs to.
-constexpr llvm::StringLiteral kStageAttrName = "loom.stage";
+constexpr llvm::StringLiteral kStageAttrName =
+    LoomDialect::StageAttrHelper::getNameStr();
 /// Name of the i64 attribute on a partitioned function: its stage count.
-constexpr llvm::StringLiteral kStagesAttrName = "loom.stages";
+constexpr llvm::StringLiteral kStagesAttrName =
+    LoomDialect::StagesAttrHelper::getNameStr();
 
 /// The ops of `body` (terminator excluded) that depend on no block argument,
 /// directly or through other ops: constants, iota, and ops computed only

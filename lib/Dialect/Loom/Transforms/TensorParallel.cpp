@@ -14,6 +14,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,6 +42,9 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
+
+/// The collectives of tensor parallelism run on the tp axis of @mesh.
+constexpr int16_t kTpAxis = static_cast<int16_t>(::loom::MeshAxis::Tp);
 
 /// How a value of a block is cut over the ranks: dimension `dim` is
 /// `groups` equal blocks, each cut into `tp` equal parts; a rank holds its
@@ -412,7 +416,7 @@ bool Partitioner::visitSlice(SliceOp op, unsigned region) {
 }
 
 bool Partitioner::visit(Operation *op, unsigned region) {
-  if (op->hasTrait<loom::OpTrait::ElementwiseMapping>())
+  if (op->hasTrait<mlir::loom::OpTrait::ElementwiseMapping>())
     return visitElementwise(op, region);
 
   auto sharding = [&](Value v) -> std::optional<Sharding> {
@@ -753,7 +757,7 @@ void Partitioner::rewrite() {
       if (!copy) {
         builder.setInsertionPoint(dot);
         copy = TpCopyOp::create(builder, dot.getLoc(), dot.getLhs(), grid,
-                                ArrayRef<int16_t>{0});
+                                ArrayRef<int16_t>{kTpAxis});
       } else if (dot->isBeforeInBlock(copy.getDefiningOp())) {
         copy.getDefiningOp()->moveBefore(dot);
       }
@@ -764,7 +768,7 @@ void Partitioner::rewrite() {
       builder.setInsertionPointAfter(dot);
       auto sum = shard::AllReduceOp::create(builder, dot.getLoc(),
                                             dot.getType(), grid,
-                                            ArrayRef<int16_t>{0}, dot);
+                                            ArrayRef<int16_t>{kTpAxis}, dot);
       dot.getResult().replaceAllUsesExcept(sum, sum);
     }
   }
@@ -822,7 +826,7 @@ private:
   Value allReduce(ImplicitLocOpBuilder &b, Value v,
                   shard::ReductionKind kind = shard::ReductionKind::Sum) {
     return shard::AllReduceOp::create(b, v.getType(), grid,
-                                      ArrayRef<int16_t>{0}, v, kind);
+                                      ArrayRef<int16_t>{kTpAxis}, v, kind);
   }
 
   func::FuncOp func;
@@ -947,7 +951,7 @@ Value VocabPartitioner::rangeStart(ImplicitLocOpBuilder &b, int64_t local) {
   b.setInsertionPointToStart(&func.getBody().front());
   auto i64 = RankedTensorType::get({}, b.getI64Type());
   if (!rank)
-    rank = GridIndexOp::create(b, i64, grid, ArrayRef<int16_t>{0});
+    rank = GridIndexOp::create(b, i64, grid, ArrayRef<int16_t>{kTpAxis});
   b.setInsertionPointAfter(rank.getDefiningOp());
   Value size = ConstantOp::create(
       b, cast<ElementsAttr>(DenseElementsAttr::get(
@@ -1012,7 +1016,7 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   ImplicitLocOpBuilder b(dot.getLoc(), dot);
   // f on the replicated hidden states; W used directly (a transpose folded).
   dot.getLhsMutable().assign(
-      TpCopyOp::create(b, dot.getLhs(), grid, ArrayRef<int16_t>{0}));
+      TpCopyOp::create(b, dot.getLhs(), grid, ArrayRef<int16_t>{kTpAxis}));
   if (auto transpose = dot.getRhs().getDefiningOp<TransposeOp>()) {
     dot.getRhsMutable().assign(transpose.getOperand());
     dot.setRhsContractingDims({1 - dot.getRhsContractingDims()[0]});
@@ -1058,7 +1062,7 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   // logsumexp: the global max (a constant for the gradient) and the global
   // sum of exp(logits - max).
   auto max = shard::AllReduceOp::create(
-      b, sampleType, grid, ArrayRef<int16_t>{0},
+      b, sampleType, grid, ArrayRef<int16_t>{kTpAxis},
       ReduceMaxOp::create(b, live, ArrayRef<int64_t>{classDim}, false),
       shard::ReductionKind::Max);
   max->setAttr(LoomDialect::getStopGradientAttrName(), b.getUnitAttr());
@@ -1145,7 +1149,7 @@ void VocabPartitioner::rewrite() {
 }
 
 struct TensorParallel
-    : public loom::impl::LoomTensorParallelBase<TensorParallel> {
+    : public mlir::loom::impl::LoomTensorParallelBase<TensorParallel> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
@@ -1156,9 +1160,6 @@ struct TensorParallel
       return fail() << "tp must be >= 1 (option tp=, the number of "
                        "tensor-parallel ranks), got "
                     << tp.getValue();
-    if (grid.empty())
-      return fail() << "grid must name the shard.grid of the ranks (option "
-                       "grid=), got an empty name";
     return success();
   }
 
@@ -1175,18 +1176,22 @@ struct TensorParallel
                        << " must have a body of one block";
       return signalPassFailure();
     }
-    if (auto attr = func->getAttrOfType<IntegerAttr>("loom.tp")) {
-      func.emitError() << "loom-tensor-parallel: @" << func.getSymName()
-                       << " is already tensor-parallel (loom.tp = "
-                       << attr.getInt() << ")";
+    FailureOr<::loom::Mesh> mesh = getMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    if (mesh->tp > 1) {
+      func.emitError() << "loom-tensor-parallel: the module is already "
+                          "tensor-parallel (@"
+                       << kMeshGridName << " has " << mesh->tp
+                       << " ranks on its tp axis)";
       return signalPassFailure();
     }
     if (tp == 1)
       return;
-    Partitioner partitioner(func, tp, grid);
+    Partitioner partitioner(func, tp, kMeshGridName);
     if (failed(partitioner.analyze()))
       return signalPassFailure();
-    VocabPartitioner vocab(func, tp, grid);
+    VocabPartitioner vocab(func, tp, kMeshGridName);
     vocab.analyze(partitioner);
     if (partitioner.empty() && vocab.empty()) {
       func.emitWarning() << "loom-tensor-parallel: @" << func.getSymName()
@@ -1194,35 +1199,11 @@ struct TensorParallel
                             "LM head to partition";
       return;
     }
-    if (failed(getOrCreateGrid()))
+    if (failed(getOrCreateMeshGrid(module, ::loom::MeshAxis::Tp, tp,
+                                   "loom-tensor-parallel")))
       return signalPassFailure();
     partitioner.rewrite();
     vocab.rewrite();
-    func->setAttr("loom.tp", Builder(&getContext()).getI64IntegerAttr(tp));
-  }
-
-  LogicalResult getOrCreateGrid() {
-    ModuleOp module = getOperation();
-    if (Operation *existing = SymbolTable::lookupSymbolIn(module, grid)) {
-      auto gridOp = dyn_cast<shard::GridOp>(existing);
-      if (gridOp && gridOp.getShape() == ArrayRef<int64_t>{tp})
-        return success();
-      InFlightDiagnostic diag = existing->emitError()
-                                << "loom-tensor-parallel: the symbol @"
-                                << grid << " (option grid=) is ";
-      if (gridOp)
-        diag << "a shard.grid of shape [" << gridOp.getShape()
-             << "], not the tensor-parallel grid of shape [" << tp.getValue()
-             << "]";
-      else
-        diag << "a '" << existing->getName() << "', not a shard.grid";
-      return diag << "; choose another name with grid=";
-    }
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    shard::GridOp::create(builder, module.getLoc(), grid,
-                          ArrayRef<int64_t>{tp});
-    return success();
   }
 };
-
 } // namespace

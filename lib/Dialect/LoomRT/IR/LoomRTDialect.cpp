@@ -4,8 +4,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -107,4 +109,41 @@ LogicalResult KernelOp::verify() {
                << " differs in shape from the outputs; give in_strides";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives: the group is one axis of a shard.grid (the device mesh)
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyMeshAxis(Operation *op, SymbolTableCollection &table,
+                                    FlatSymbolRefAttr gridName,
+                                    ArrayRef<int16_t> gridAxes) {
+  auto grid =
+      table.lookupNearestSymbolFrom<shard::GridOp>(op, gridName.getAttr());
+  if (!grid)
+    return op->emitOpError("names @")
+           << gridName.getValue() << ", which is not a shard.grid of the module";
+  if (grid.getShape().size() != ::loom::kNumMeshAxes)
+    return op->emitOpError("runs on @")
+           << gridName.getValue() << " of rank " << grid.getShape().size()
+           << "; the runtime's communicators are the axes of a 3-D device "
+              "mesh (dp, pp, tp)";
+  if (gridAxes.size() != 1 || gridAxes[0] < 0 ||
+      gridAxes[0] >= ::loom::kNumMeshAxes)
+    return op->emitOpError("needs exactly one grid axis in [0, ")
+           << ::loom::kNumMeshAxes << "), got [" << llvm::join(llvm::map_range(gridAxes, [](int16_t a) { return std::to_string(a); }), ", ") << "]";
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAxis(*this, table, getGridAttr(), getGridAxes());
+}
+LogicalResult SendStartOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAxis(*this, table, getGridAttr(), getGridAxes());
+}
+LogicalResult RecvStartOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAxis(*this, table, getGridAttr(), getGridAxes());
+}
+LogicalResult GridIndexOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAxis(*this, table, getGridAttr(), getGridAxes());
 }

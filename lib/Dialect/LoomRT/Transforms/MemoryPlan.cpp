@@ -1,6 +1,7 @@
 //===- MemoryPlan.cpp - Static arena assignment for loomrt buffers -------===//
 
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
 
 #include "loom/Support/AtomicFile.h"
 
@@ -141,9 +142,9 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
     std::string category = "data";
     if (func.getArgAttr(i, "loomrt.result"))
       category = "results";
-    else if (func.getArgAttr(i, "loom.param"))
+    else if (func.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))
       category = "params";
-    else if (func.getArgAttr(i, "loom.state"))
+    else if (func.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
       category = "optimizer_state";
     plan.persistent[category] += bytes;
   }
@@ -220,7 +221,7 @@ struct LoomMemoryPlanPass
       llvm::outs() << text;
       return;
     }
-    std::string error = loom::writeFileAtomically(report, text);
+    std::string error = ::loom::writeFileAtomically(report, text);
     if (!error.empty()) {
       getOperation().emitError("loom-memory-plan: cannot write the report: ")
           << error;

@@ -43,54 +43,79 @@ def Loom_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  // The contract between passes: every discardable attribute a Loom pass
+  // reads or writes, with a generated helper (`LoomDialect::StageAttrHelper`
+  // and so on: getNameStr(), getAttr(op), setAttr(op, value)). No pass spells
+  // a "loom.*" name itself.
+  let discardableAttrs = (ins
+    // Function arguments and results (see the description above).
+    /// Unit, on an argument: a trainable parameter.
+    "::mlir::UnitAttr":$param,
+    /// String, on an argument or result: its name in the source model.
+    "::mlir::StringAttr":$name,
+    /// Unit, on an argument: optimizer state (a moment, the step counter).
+    "::mlir::UnitAttr":$state,
+    /// i64, on a result: the new value of the argument with this index.
+    "::mlir::IntegerAttr":$updates,
+    /// i64, on a result: the gradient of the loss with respect to the
+    /// argument with this index.
+    "::mlir::IntegerAttr":$grad_of,
+    /// On an argument: one rank's slice of a tensor-parallel parameter
+    /// `{dim = d, parts = T, groups = G, padded = P}` (i64; `groups`
+    /// optional, default 1; `padded` optional, default the full size).
+    /// Dimension `d` of the full tensor, extended with zeros to `P`, is `G`
+    /// equal blocks; rank `r` holds part `r` of `T` equal parts of each
+    /// block, concatenated (see `loom-tensor-parallel`).
+    "::mlir::DictionaryAttr":$shard,
+    /// Unit, on an argument of a pipeline stage: a parameter that an earlier
+    /// stage also holds (a tied embedding); the global gradient norm counts
+    /// it in that stage only.
+    "::mlir::UnitAttr":$pipeline_copy,
+    // Ops.
+    /// Unit, on a `shard.all_reduce` with reduction `max` or `min`: its
+    /// result is a constant for the gradient (the global maximum of the
+    /// logits of a vocabulary-parallel cross-entropy).
+    "::mlir::UnitAttr":$stop_gradient,
+    /// i64, on an op, a stage function or a call: its pipeline stage.
+    "::mlir::IntegerAttr":$stage,
+    /// i64, on a partitioned function: its number of stages.
+    "::mlir::IntegerAttr":$stages,
+    /// i64, on a pipeline schedule's step: micro-batches per step.
+    "::mlir::IntegerAttr":$microbatches,
+    /// String, on a pipeline schedule's step: `1f1b` or `gpipe`.
+    "::mlir::StringAttr":$schedule,
+    /// String, on an op of a training step: `backward` or `optimizer` (the
+    /// memory plan's categories; forward ops carry none).
+    "::mlir::StringAttr":$phase,
+    /// i64, on a point-to-point `shard.send` / `shard.recv`: the message tag.
+    "::mlir::IntegerAttr":$tag
+  );
   let extraClassDeclaration = [{
-    /// Unit attribute on a function argument: a trainable parameter.
+    // Short names for the attributes on function arguments and results
+    // (generated helpers work on ops; these are for getArgAttr and friends).
     static constexpr ::llvm::StringLiteral getParamAttrName() {
-      return ::llvm::StringLiteral("loom.param");
+      return ParamAttrHelper::getNameStr();
     }
-    /// String attribute on a function argument or result: the name the value
-    /// has in the source model (an ONNX input/output or initializer name).
     static constexpr ::llvm::StringLiteral getNameAttrName() {
-      return ::llvm::StringLiteral("loom.name");
+      return NameAttrHelper::getNameStr();
     }
-    /// Unit attribute on a function argument: optimizer state (a moment
-    /// estimate, the step counter), see docs/training.md.
     static constexpr ::llvm::StringLiteral getStateAttrName() {
-      return ::llvm::StringLiteral("loom.state");
+      return StateAttrHelper::getNameStr();
     }
-    /// Integer attribute on a function result: the result is the new value of
-    /// the argument with this index (updated in place by the runtime).
     static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
-      return ::llvm::StringLiteral("loom.updates");
+      return UpdatesAttrHelper::getNameStr();
     }
-    /// Integer attribute on a function result: the result is the gradient of
-    /// the loss with respect to the argument with this index.
     static constexpr ::llvm::StringLiteral getGradOfAttrName() {
-      return ::llvm::StringLiteral("loom.grad_of");
+      return GradOfAttrHelper::getNameStr();
     }
-    /// Dictionary attribute on a function argument `{dim = d, parts = T,
-    /// groups = G, padded = P}` (i64; `groups` optional, default 1; `padded`
-    /// optional, default the full size): the argument is one rank's slice of
-    /// a tensor-parallel parameter. Dimension `d` of the full tensor,
-    /// extended with zeros to `P` (a vocabulary padded to a multiple of
-    /// `T`), is `G` equal blocks; rank `r` holds part `r` of `T` equal parts
-    /// of each block, concatenated (see `loom-tensor-parallel`).
     static constexpr ::llvm::StringLiteral getShardAttrName() {
-      return ::llvm::StringLiteral("loom.shard");
+      return ShardAttrHelper::getNameStr();
     }
-    /// Unit attribute on a function argument of a pipeline stage: a
-    /// parameter that an earlier stage also holds (a tied embedding); the
-    /// global gradient norm counts it in that stage only.
     static constexpr ::llvm::StringLiteral getPipelineCopyAttrName() {
-      return ::llvm::StringLiteral("loom.pipeline_copy");
+      return PipelineCopyAttrHelper::getNameStr();
     }
-    /// Unit attribute on a `shard.all_reduce` with reduction `max` or `min`:
-    /// its result is a constant for the gradient (no gradient flows into
-    /// its operand). loom-tensor-parallel sets it on the global maximum of
-    /// the logits of a vocabulary-parallel cross-entropy, a shift that the
-    /// loss does not depend on.
     static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
-      return ::llvm::StringLiteral("loom.stop_gradient");
+      return StopGradientAttrHelper::getNameStr();
     }
   }];
 }

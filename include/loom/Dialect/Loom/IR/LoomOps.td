@@ -652,7 +652,7 @@ def Loom_TpCopyOp : Loom_Op<"tp_copy", [Loom_DataMovement, Loom_CostInterface,
     `docs/training.md`, "loom-tensor-parallel").
 
     ```mlir
-    %x_tp = loom.tp_copy %x on @tp grid_axes = [0] : tensor<2x8x64xf32>
+    %x_tp = loom.tp_copy %x on @mesh grid_axes = [2] : tensor<2x8x64xf32>
     ```
   }];
   let arguments = (ins Loom_Tensor:$operand, FlatSymbolRefAttr:$grid,
@@ -675,7 +675,7 @@ def Loom_GridIndexOp : Loom_Op<"grid_index", [Loom_DataMovement,
     (`tp`), whose index the runtime's `groupRank` gives.
 
     ```mlir
-    %r = loom.grid_index on @tp grid_axes = [0] : tensor<i64>
+    %r = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);

@@ -3,6 +3,8 @@
 #ifndef LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
 #define LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
 
+#include "loom/Dialect/Loom/Transforms/TrainingEnums.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include <memory>

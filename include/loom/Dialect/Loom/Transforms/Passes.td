@@ -103,12 +103,12 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
     * Clipping (`clip-grad-norm > 0`, `torch.nn.utils.clip_grad_norm_`,
       norm type 2): `total = sqrt(sum_p ||g_p||^2)` over the per-tensor
       norms, `coef = min(max_norm / (total + 1e-6), 1)`, `g_p *= coef`.
-      On a mesh the norm is that of the whole model: when `@F_grad` has
-      `loom.tp = T > 1`, the squares of the sliced (`loom.shard`)
-      gradients are summed over `@<tp-grid>` (the replicated ones are equal
-      on every tp rank and counted once); with `loom.pp = P > 1` (a
-      pipeline stage) the stage's sum is summed over `@<pp-grid>`, leaving
-      out parameters marked `loom.pipeline_copy` (another stage's copy of a
+      On a mesh the norm is that of the whole model: when the module's
+      `@mesh` has a tp axis of `T > 1` ranks, the squares of the sliced
+      (`loom.shard`) gradients are summed over it (`grid_axes = [2]`; the
+      replicated ones are equal on every tp rank and counted once); with a
+      pp axis of `P > 1` (a pipeline stage) the stage's sum is summed over
+      it (`grid_axes = [1]`), leaving out parameters marked `loom.pipeline_copy` (another stage's copy of a
       shared parameter). Data-parallel replicas already hold averaged,
       equal gradients.
     * `sgd` (`torch.optim.SGD`): `g += wd * p`; with momentum
@@ -157,8 +157,15 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "The gradient function (default: the only function whose name "
            "ends in _grad)">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, adam or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::loom::OptimizerKind",
+           /*default=*/"::mlir::loom::OptimizerKind::sgd",
+           "sgd, adam or adamw", [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::OptimizerKind::sgd, "sgd",
+                        "torch.optim.SGD"),
+             clEnumValN(::mlir::loom::OptimizerKind::adam, "adam",
+                        "torch.optim.Adam"),
+             clEnumValN(::mlir::loom::OptimizerKind::adamw, "adamw",
+                        "torch.optim.AdamW"))}]>,
     Option<"lr", "lr", "double", /*default=*/"1e-3",
            "Learning rate (the peak rate of a schedule)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
@@ -178,18 +185,23 @@ def LoomOptimizer : Pass<"loom-optimizer", "ModuleOp"> {
            "Adam/AdamW denominator term">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "Clip the global L2 norm of the gradients to this value (0: off)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
-           "Learning-rate schedule: constant, warmup or cosine">,
+    Option<"schedule", "schedule", "::mlir::loom::LrSchedule",
+           /*default=*/"::mlir::loom::LrSchedule::constant",
+           "Learning-rate schedule: constant, warmup or cosine",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::LrSchedule::constant, "constant",
+                        "the same rate every step"),
+             clEnumValN(::mlir::loom::LrSchedule::warmup, "warmup",
+                        "linear warmup, then constant"),
+             clEnumValN(::mlir::loom::LrSchedule::cosine, "cosine",
+                        "warmup, then cosine decay to min-lr"))}]>,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Linear warmup steps (schedule=warmup or cosine)">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
            "Steps of the cosine schedule, warmup included">,
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
            "Final learning rate of the cosine schedule">,
-    Option<"tpGrid", "tp-grid", "std::string", /*default=*/"\"tp\"",
-           "The tensor-parallel shard.grid (clipping under loom.tp)">,
-    Option<"ppGrid", "pp-grid", "std::string", /*default=*/"\"pp\"",
-           "The pipeline shard.grid (clipping under loom.pp)">,
+    
   ];
 }
 
@@ -419,8 +431,9 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     respect to the parameters and the received values), accumulate the
     parameter gradients and send each received value's cotangent back to
     its stage. The last stage differentiates its loss; its forward and
-    backward of a micro-batch are one slot. Transfers use the 1-D grid
-    `@<grid>` of shape `P` (created if absent), `grid_axes = [0]`, the peer
+    backward of a micro-batch are one slot. Transfers run on the pp axis of
+    the device mesh `@mesh` (`grid_axes = [1]`; the axis gets size `P`, and
+    `shard.grid @mesh(shape = 1xPx1)` is created if absent), the peer
     stage as static coordinate, and carry `loom.tag`, unique per transfer
     within a step: `(m * E + e) * 2 + d` for edge `e` of the `E`
     (producer output, reader stage) pairs and direction `d` (0 forward,
@@ -446,14 +459,13 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     are kept from a micro-batch's forward to its backward, and a
     tensor-parallel all-reduce of the forward is not repeated). The stage
     functions and helpers are removed; `@F` is inlined back to one body.
-    Each `@F_stage<k>_grad` gets `loom.stage = k`, `loom.pp = P`,
-    `loom.microbatches = M` and `loom.schedule`, and keeps `@F`'s
-    `loom.tp`.
+    Each `@F_stage<k>_grad` gets `loom.stage = k`,
+    `loom.microbatches = M` and `loom.schedule`.
 
     Errors: no split function or several, `microbatches` below 1, an
     unknown `schedule`, a loss computed before the last stage, a data
-    argument without a batch dimension, a `@<grid>` symbol that is not a
-    `shard.grid` of shape `P`, and tags beyond MPI's guaranteed 32767.
+    argument without a batch dimension, a `@mesh` whose pp axis already
+    has another size than `P`, and tags beyond MPI's guaranteed 32767.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::func::FuncDialect",
@@ -464,10 +476,14 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
            "stage functions)">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "Micro-batches M per step (>= 1)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
-           "gpipe or 1f1b">,
-    Option<"grid", "grid", "std::string", /*default=*/"\"pp\"",
-           "The 1-D shard.grid of the pipeline stages">,
+    Option<"schedule", "schedule", "::mlir::loom::PipelineScheduleKind",
+           /*default=*/"::mlir::loom::PipelineScheduleKind::OneFOneB",
+           "gpipe or 1f1b", [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::PipelineScheduleKind::OneFOneB, "1f1b",
+                        "PipeDream-flush: one forward, one backward"),
+             clEnumValN(::mlir::loom::PipelineScheduleKind::GPipe, "gpipe",
+                        "every forward, then every backward"))}]>,
+    
     Option<"loss", "loss", "std::string", /*default=*/"\"\"",
            "The loom.name of @F's loss result (default: the only result, "
            "else the one named loss)">,
@@ -486,10 +502,9 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     all `dp * B` rows when the loss is a mean over rows: the loss and each
     gradient averaged over the ranks.
 
-    * Adds `shard.grid @<grid>(shape = dp)` at the top of the module (an
-      existing `shard.grid` of that name and shape is reused; any other
-      symbol of that name is an error) and sets `loom.dp = dp : i64` on the
-      function.
+    * Gives the dp axis (axis 0) of the device mesh `shard.grid @mesh`
+      the size `dp`, creating `@mesh(shape = dpx1x1)` at the top of the
+      module when absent (an axis of another size is an error).
     * **Buckets**, as PyTorch's `DistributedDataParallel`: the distinct
       gradient values are ordered by when they become ready, i.e. the
       program position of their defining op; gradients that are function
@@ -505,7 +520,7 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
       averaged: each gradient is flattened (`loom.reshape` to 1-D, omitted
       for 1-D gradients), the pieces are joined with `loom.concat` along
       dimension 0, summed over the ranks by one `shard.all_reduce ... on
-      @<grid> grid_axes = [0]`, multiplied by a splat `loom.constant` of
+      @mesh grid_axes = [0]`, multiplied by a splat `loom.constant` of
       `1/dp`, and cut back with `loom.split` and `loom.reshape`. A bucket of
       one gradient is all-reduced in its own shape (no reshape, concat or
       split).
@@ -522,7 +537,7 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     %f = loom.reshape %gw : tensor<16x4xf32> -> tensor<64xf32>
     %c = loom.concat %gb, %f dim = 0
         : (tensor<4xf32>, tensor<64xf32>) -> tensor<68xf32>
-    %s = shard.all_reduce %c on @dp grid_axes = [0]
+    %s = shard.all_reduce %c on @mesh grid_axes = [0]
         : tensor<68xf32> -> tensor<68xf32>
     %k = loom.constant dense<5.000000e-01> : tensor<68xf32>
     %m = loom.mul %s, %k : tensor<68xf32>
@@ -533,12 +548,10 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     ```
 
     With `dp=1` the module is left unchanged (after the checks). The output
-    is deterministic. Errors: `dp` below 1, a negative `bucket-bytes`, an
-    empty `grid`, no or several functions ending in `_grad` (without
+    is deterministic. Errors: `dp` below 1, a negative `bucket-bytes`, no or several functions ending in `_grad` (without
     `function=`), a function not shaped as `loom-autodiff`'s output, a
-    gradient that is not a float tensor of static shape, a function that
-    already has `loom.dp`, and a symbol named `grid` that is not a
-    `shard.grid` of shape `dp`.
+    gradient that is not a float tensor of static shape, and a `@mesh` whose dp
+    axis already has another size, or that is not a 3-D `shard.grid`.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::shard::ShardDialect"];
@@ -552,8 +565,7 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "The gradient function (default: the only function whose name "
            "ends in _grad)">,
-    Option<"grid", "grid", "std::string", /*default=*/"\"dp\"",
-           "Name of the 1-D shard.grid of the data-parallel ranks">,
+    
   ];
 }
 
@@ -658,30 +670,30 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     them), and the sliced parameters get their local
     type and `loom.shard = {dim = d, parts = tp[, groups = G]}` so that the
     runtime can cut the checkpoint: rank `r` holds, of each of the `G`
-    blocks of dimension `d`, part `r` of `tp`. The function gets
-    `loom.tp = tp : i64`; `shard.grid @<grid>(shape = tp)` is added (or an
-    existing one of that shape reused). `tp=1` changes nothing; a function
+    blocks of dimension `d`, part `r` of `tp`. The collectives run on the tp
+    axis (axis 2) of the device mesh `shard.grid @mesh`, which gets the size
+    `tp` (`@mesh(shape = 1x1xtp)` is created when absent). `tp=1` changes nothing; a function
     with neither a block nor a vocabulary table gets a warning.
 
     One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
 
     ```mlir
-    %xf = loom.tp_copy %x on @tp grid_axes = [0] : tensor<2x8x64xf32>
+    %xf = loom.tp_copy %x on @mesh grid_axes = [2] : tensor<2x8x64xf32>
     %h = loom.dot_general %xf, %w1, contracting_dims = [2] x [0]
         : (tensor<2x8x64xf32>, tensor<64x128xf32>) -> tensor<2x8x128xf32>
     %g = loom.gelu %h approximate = tanh : tensor<2x8x128xf32>
     %p = loom.dot_general %g, %w2, contracting_dims = [2] x [0]
         : (tensor<2x8x128xf32>, tensor<128x64xf32>) -> tensor<2x8x64xf32>
-    %y = shard.all_reduce %p on @tp grid_axes = [0]
+    %y = shard.all_reduce %p on @mesh grid_axes = [2]
         : tensor<2x8x64xf32> -> tensor<2x8x64xf32>
     ```
 
     Errors name the op and the dimension when `tp` does not divide a
     sharded size: the heads of a `loom.reshape`, the output dimension of a
     column-parallel weight (per group), and the contracted dimension of a
-    row-parallel weight (a vocabulary is padded instead). Also errors: `tp` below 1, an empty `grid`, a
-    missing `function`, a function that already has `loom.tp`, and a symbol
-    named `grid` that is not a `shard.grid` of shape `tp`.
+    row-parallel weight (a vocabulary is padded instead). Also errors: `tp` below 1, a
+    missing `function`, and a module that is already tensor-parallel (its
+    `@mesh` has ranks on the tp axis).
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::shard::ShardDialect"];
@@ -690,8 +702,7 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
            "Number of tensor-parallel ranks T (required, >= 1)">,
     Option<"function", "function", "std::string", /*default=*/"\"main\"",
            "The forward function to partition">,
-    Option<"grid", "grid", "std::string", /*default=*/"\"tp\"",
-           "Name of the 1-D shard.grid of the tensor-parallel ranks">,
+    
   ];
 }
 

@@ -7,7 +7,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "loom/Support/Mesh.h"
 
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h.inc"
 

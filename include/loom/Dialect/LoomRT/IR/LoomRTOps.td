@@ -13,6 +13,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 def LoomRT_Dialect : Dialect {
   let name = "loomrt";
@@ -276,67 +277,103 @@ def LoomRT_ScatterAddOp : LoomRT_Op<"scatter_add"> {
 // Asynchronous communication
 //===----------------------------------------------------------------------===//
 
-def LoomRT_AllReduceStartOp : LoomRT_Op<"all_reduce_start"> {
-  let summary = "Starts an in-place all-reduce of `buffer` over a group";
-  let description = [{
-    Returns a handle; the reduced values are in `buffer` once `wait` on it
-    returns. `reduction` is `sum`, `max`, `min` or `avg`; `group` names the
-    communicator (`world`, `dp`, `tp`, `pp`).
+// A collective names the group it runs in as upstream's shard ops do: the
+// module's device mesh `shard.grid @mesh(shape = DxPxT)` and one of its axes
+// (dp = 0, pp = 1, tp = 2; loom/Support/Mesh.h). The emitter maps the axis
+// to the runtime's communicator of that axis.
+class LoomRT_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : LoomRT_Op<mnemonic, traits # [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  code commonExtraClassDeclaration = [{
+    /// The mesh axis of the group (grid_axes holds exactly one).
+    ::loom::MeshAxis getMeshAxis() {
+      return ::loom::kMeshAxes[getGridAxes().front()];
+    }
   }];
-  let arguments = (ins LoomRT_F32Buffer:$buffer, StrAttr:$reduction,
-                       StrAttr:$group);
-  let results = (outs LoomRT_HandleType:$handle);
-  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let extraClassDeclaration = commonExtraClassDeclaration;
 }
 
-def LoomRT_SendStartOp : LoomRT_Op<"send_start"> {
-  let summary = "Starts sending `buffer` to a rank of a group";
+def LoomRT_AllReduceStartOp : LoomRT_CollectiveOp<"all_reduce_start"> {
+  let summary = "Starts an in-place all-reduce of `buffer` over a mesh axis";
+  let description = [{
+    Returns a handle; the reduced values are in `buffer` once `wait` on it
+    returns. `reduction` is `sum`, `max`, `min` or `avg`; the group is the
+    ranks that differ from this one only along `grid_axes` of `grid`.
+
+    ```mlir
+    %h = loomrt.all_reduce_start %buf on @mesh grid_axes = [2] {reduction = "sum"} : memref<4x8xf32>
+    ```
+  }];
+  let arguments = (ins LoomRT_F32Buffer:$buffer, StrAttr:$reduction,
+                       FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = [{
+    $buffer `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($buffer)
+  }];
+}
+
+def LoomRT_SendStartOp : LoomRT_CollectiveOp<"send_start"> {
+  let summary = "Starts sending `buffer` to a rank of a mesh axis";
   let description = [{
     Returns a handle; `buffer` must stay unchanged (and allocated) until
-    `wait` on it returns. `group` names the communicator (`world`, `dp`,
-    `tp`, `pp`), `peer` the receiving rank's index in the group, `tag`
+    `wait` on it returns. The group is the ranks along `grid_axes` of
+    `grid` (as for `all_reduce_start`), `peer` the receiving rank's index in
+    the group, `tag`
     matches the message with the peer's `recv_start` (unique per direction
     within a step). `convert-loom-to-loomrt` sends a copy of the value and
     waits at the end of the step; `loom-memory-plan` keeps a buffer live
     until the wait on every handle started on it.
 
     ```mlir
-    %h = loomrt.send_start %buf {group = "pp", peer = 1 : i64, tag = 0 : i64} : memref<4x8xf32>
+    %h = loomrt.send_start %buf on @mesh grid_axes = [1] {peer = 1 : i64, tag = 0 : i64} : memref<4x8xf32>
     loomrt.wait %h
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$buffer, StrAttr:$group,
-                       I64Attr:$peer, I64Attr:$tag);
+  let arguments = (ins LoomRT_Buffer:$buffer, FlatSymbolRefAttr:$grid,
+                       DenseI16ArrayAttr:$grid_axes, I64Attr:$peer,
+                       I64Attr:$tag);
   let results = (outs LoomRT_HandleType:$handle);
-  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    $buffer `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($buffer)
+  }];
 }
 
-def LoomRT_RecvStartOp : LoomRT_Op<"recv_start"> {
-  let summary = "Starts receiving into `buffer` from a rank of a group";
+def LoomRT_RecvStartOp : LoomRT_CollectiveOp<"recv_start"> {
+  let summary = "Starts receiving into `buffer` from a rank of a mesh axis";
   let description = [{
     Returns a handle; `buffer` holds the message once `wait` on it returns
-    (`convert-loom-to-loomrt` waits right before the first use). `group`,
+    (`convert-loom-to-loomrt` waits right before the first use). The group,
     `peer` (the sender's index in the group) and `tag` as for
     `send_start`; the message must have exactly the buffer's size.
 
     ```mlir
-    %h = loomrt.recv_start %buf {group = "pp", peer = 0 : i64, tag = 0 : i64} : memref<4x8xf32>
+    %h = loomrt.recv_start %buf on @mesh grid_axes = [1] {peer = 0 : i64, tag = 0 : i64} : memref<4x8xf32>
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$buffer, StrAttr:$group,
-                       I64Attr:$peer, I64Attr:$tag);
+  let arguments = (ins LoomRT_Buffer:$buffer, FlatSymbolRefAttr:$grid,
+                       DenseI16ArrayAttr:$grid_axes, I64Attr:$peer,
+                       I64Attr:$tag);
   let results = (outs LoomRT_HandleType:$handle);
-  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    $buffer `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($buffer)
+  }];
 }
 
-def LoomRT_GridIndexOp : LoomRT_Op<"grid_index"> {
-  let summary = "Writes the rank's index in a group into a 0-d i64 buffer";
+def LoomRT_GridIndexOp : LoomRT_CollectiveOp<"grid_index"> {
+  let summary = "Writes the rank's index along a mesh axis into a 0-d i64 buffer";
   let description = [{
-    `group` names the communicator (`world`, `dp`, `tp`, `pp`): the result
-    is the calling rank's index in it (the runtime's `groupRank`).
+    The result is the calling rank's coordinate along `grid_axes` of `grid`
+    (its index in that axis's group: the runtime's `groupRank`).
+
+    ```mlir
+    loomrt.grid_index on @mesh grid_axes = [2] outs(%r : memref<i64>)
+    ```
   }];
-  let arguments = (ins MemRefRankOf<[I64], [0]>:$output, StrAttr:$group);
-  let assemblyFormat = "$group `outs` `(` $output `:` type($output) `)` attr-dict";
+  let arguments = (ins MemRefRankOf<[I64], [0]>:$output,
+                       FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);
+  let assemblyFormat = [{
+    `on` $grid `grid_axes` `=` $grid_axes `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
 }
 
 def LoomRT_WaitOp : LoomRT_Op<"wait"> {

@@ -34,4 +34,30 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
   ];
 }
 
+def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
+  let summary = "Check that the lowered program runs on the requested mesh";
+  let description = [{
+    The last step of a training compile (loomc, `--loom-training-pipeline`):
+    the module's device mesh `shard.grid @mesh` must have the requested
+    shape `dp x pp x tp` (no mesh at all for `1 x 1 x 1`), and every axis of
+    more than one rank must have left its communication in the lowered
+    program: an `all_reduce_start` on the dp and on the tp axis, a
+    `send_start` on the pp axis. A tp axis that stayed at one rank means
+    `loom-tensor-parallel` found nothing to partition (it warned why); any
+    other mismatch is a bug in a parallelisation pass. The module is not
+    changed.
+
+    ```
+    error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel
+    found no attention or MLP block, embedding or LM head to partition (see
+    its warning above); compile without tp
+    ```
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1", "Pipeline stages">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD

@@ -1,0 +1,100 @@
+//===- TrainingOptions.h - Everything a training compile is asked -*- C++ -*-===//
+//
+// The typed options of a training compile: the device mesh, micro-batching
+// and pipeline schedule, the optimizer, precision and target, and the slots
+// of this wave's optimisations (overlap split, recompute, swap, device
+// memory, communication scheduling). loomc fills it from its flags and
+// --plan, loom-opt from --loom-training-pipeline's options, the planner from
+// its search; buildTrainingPipeline (TrainingPipeline.h) turns it into
+// passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PIPELINES_TRAININGOPTIONS_H
+#define LOOM_PIPELINES_TRAININGOPTIONS_H
+
+#include "loom/Dialect/Loom/Transforms/TrainingEnums.h"
+#include "loom/Support/Mesh.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+
+/// torch.optim's optimizers and schedules (loom-optimizer's options).
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::sgd;
+  double lr = 0.01;
+  double momentum = 0.0;
+  bool nesterov = false;
+  /// Negative: the optimizer's default (0, AdamW 0.01).
+  double weightDecay = -1.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// 0: no clipping.
+  double clipGradNorm = 0.0;
+  LrSchedule schedule = LrSchedule::constant;
+  int64_t warmupSteps = 0, totalSteps = 0;
+  double minLr = 0.0;
+
+};
+
+struct TrainingOptions {
+  /// The model's forward function @F (the public entry, usually main).
+  std::string function = "main";
+  /// The loom.name of the loss result; empty: the only result.
+  std::string loss;
+
+  /// Data, pipeline and tensor parallelism.
+  ::loom::Mesh mesh;
+  /// Micro-batches per step (pipelined over the stages; gradient
+  /// accumulation when pp = 1).
+  int64_t microbatches = 1;
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// Ops that must begin a stage: sequence positions or ONNX node names.
+  std::vector<std::string> stageBoundaries;
+  /// Bytes of parameters and activations allowed per stage (0: no limit).
+  int64_t memoryBudget = 0;
+
+  OptimizerOptions optimizer;
+  Precision precision = Precision::f32;
+  Target target = Target::cpu;
+
+  // The optimisations of this wave; each pass that implements one reads
+  // its field (docs/plan.md lists which exist in this build).
+  /// Sub-batches per micro-batch in tensor-parallel regions (Oases; 1: off).
+  int64_t overlapSplit = 1;
+  /// Collectives in flight per group (with overlapSplit).
+  int64_t maxInflightCollectives = 1;
+  RecomputePolicy recompute = RecomputePolicy::none;
+  SwapPolicy swap = SwapPolicy::none;
+  /// Bytes of device memory per rank (0: unbounded).
+  int64_t deviceMemory = 0;
+  /// TriRace's joint ordering of a rank's communication.
+  Switch commSchedule = Switch::off;
+  /// Embedding gradients exchanged by rows under dp.
+  Switch sparseEmbeddingGrad = Switch::off;
+
+  /// Where the passes write their reports (empty: nowhere).
+  std::string partitionReport, memoryReport;
+
+  /// Whether the step is pipelined: stage programs over micro-batches.
+  bool isPipelined() const { return mesh.pp > 1 || microbatches > 1; }
+};
+
+/// The gradient functions the pipeline trains: @F_grad, or one
+/// @F_stage<k>_grad per stage when pipelined.
+std::vector<std::string> gradFunctions(const TrainingOptions &options);
+/// The step functions it emits (names::stepFunction of each).
+std::vector<std::string> stepFunctions(const TrainingOptions &options);
+
+/// Checks the options on their own (ranges, combinations, what this build
+/// implements). Returns an error message naming the option, empty when
+/// they are valid; flag spellings are loomc's.
+std::string verifyTrainingOptions(const TrainingOptions &options);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_PIPELINES_TRAININGOPTIONS_H

@@ -1,0 +1,247 @@
+//===- Elementwise.cpp - ONNX elementwise ops -----------------------------===//
+//
+// Unary, binary (numpy broadcasting made explicit) and variadic arithmetic,
+// comparisons, Not, Where, Cast, Gelu, Identity and Dropout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/ShapeUtils.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::onnx_import;
+
+template <typename OpTy>
+static LogicalResult importUnary(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  return im.defineResult(node, 0, im.create<OpTy>(im.nodeLoc(node), *x));
+}
+
+template <typename OpTy>
+static LogicalResult importBinary(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0), y = im.input(node, 1);
+  if (failed(x) || failed(y))
+    return failure();
+  Type xt = im.typeOf(*x).getElementType(), yt = im.typeOf(*y).getElementType();
+  if (std::is_same_v<OpTy, PowOp> && xt != yt) {
+    // Pow alone lets the exponent have a type of its own (x ** 2 with an
+    // integer 2); loom.pow takes it in the base's type.
+    if (!isa<FloatType>(xt))
+      return im.nodeError(node) << "an integer base (" << xt << ") with a "
+                                << yt << " exponent is not supported";
+    y = ConvertOp::create(im.b, im.nodeLoc(node), im.typeOf(*y).clone(xt), *y)
+            .getResult();
+    yt = xt;
+  }
+  if (failed(sameElementType(im.nodeError(node), xt, yt)))
+    return failure();
+  auto pair = im.broadcastPair(node, *x, *y);
+  if (failed(pair))
+    return failure();
+  return im.defineResult(
+      node, 0, im.create<OpTy>(im.nodeLoc(node), pair->first, pair->second));
+}
+
+template <typename OpTy>
+static LogicalResult importVariadic(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> acc = im.input(node, 0);
+  if (failed(acc))
+    return failure();
+  Value result = *acc;
+  for (int k = 1; k < node.input_size(); ++k) {
+    FailureOr<Value> y = im.input(node, k);
+    if (failed(y) || failed(sameElementType(im.nodeError(node),
+                                            im.typeOf(result).getElementType(),
+                                            im.typeOf(*y).getElementType())))
+      return failure();
+    auto pair = im.broadcastPair(node, result, *y);
+    if (failed(pair))
+      return failure();
+    FailureOr<OpTy> op =
+        im.create<OpTy>(im.nodeLoc(node), pair->first, pair->second);
+    if (failed(op))
+      return failure();
+    result = *op;
+  }
+  im.define(node, 0, result);
+  return success();
+}
+
+template <ComparisonDirection direction>
+static LogicalResult importCompare(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0), y = im.input(node, 1);
+  if (failed(x) || failed(y) ||
+      failed(sameElementType(im.nodeError(node), im.typeOf(*x).getElementType(),
+                             im.typeOf(*y).getElementType())))
+    return failure();
+  auto pair = im.broadcastPair(node, *x, *y);
+  if (failed(pair))
+    return failure();
+  return im.defineResult(node, 0,
+                         im.create<CompareOp>(im.nodeLoc(node), direction,
+                                              pair->first, pair->second));
+}
+
+static LogicalResult importNot(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  if (!im.typeOf(*x).getElementType().isInteger(1))
+    return im.nodeError(node) << "the operand must be bool, not "
+                              << im.typeOf(*x).getElementType();
+  Value zero = im.splat(0, im.typeOf(*x), im.nodeLoc(node));
+  return im.defineResult(node, 0,
+                         im.create<CompareOp>(im.nodeLoc(node),
+                                              ComparisonDirection::eq, *x,
+                                              zero));
+}
+
+static LogicalResult importReciprocal(Importer &im,
+                                      const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(im.typeOf(*x).getElementType()))
+    return im.nodeError(node) << "the operand must be floating-point, not "
+                              << im.typeOf(*x).getElementType();
+  Value one = im.splat(1.0, im.typeOf(*x), im.nodeLoc(node));
+  return im.defineResult(node, 0, im.create<DivOp>(im.nodeLoc(node), one, *x));
+}
+
+static LogicalResult importGelu(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  std::string approx = im.stringAttr(node, "approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return im.nodeError(node)
+           << "approximate = '" << approx << "' is not one of 'none', 'tanh'";
+  return im.defineResult(node, 0,
+                         im.create<GeluOp>(im.nodeLoc(node), *x,
+                                           approx == "tanh"
+                                               ? GeluApproximation::tanh
+                                               : GeluApproximation::none));
+}
+
+static LogicalResult importWhere(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> c = im.input(node, 0), x = im.input(node, 1),
+                   y = im.input(node, 2);
+  if (failed(c) || failed(x) || failed(y) ||
+      failed(sameElementType(im.nodeError(node), im.typeOf(*x).getElementType(),
+                             im.typeOf(*y).getElementType())))
+    return failure();
+  if (!im.typeOf(*c).getElementType().isInteger(1))
+    return im.nodeError(node) << "the condition must be bool, not "
+                              << im.typeOf(*c).getElementType();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(im.typeOf(*c).getShape(), im.typeOf(*x).getShape());
+  if (succeeded(shape))
+    shape = broadcastShapes(*shape, im.typeOf(*y).getShape());
+  if (failed(shape))
+    return im.nodeError(node)
+           << "condition and branch shapes "
+           << formatDims(im.typeOf(*c).getShape()) << ", "
+           << formatDims(im.typeOf(*x).getShape()) << " and "
+           << formatDims(im.typeOf(*y).getShape()) << " do not broadcast";
+  Location loc = im.nodeLoc(node);
+  return im.defineResult(node, 0,
+                         im.create<SelectOp>(loc,
+                                             im.broadcastTo(*c, *shape, loc),
+                                             im.broadcastTo(*x, *shape, loc),
+                                             im.broadcastTo(*y, *shape, loc)));
+}
+
+static LogicalResult importCast(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  int64_t to = im.intAttr(node, "to", 0);
+  Type elementType = convertElementType(to, im.ctx);
+  if (!elementType)
+    return im.nodeError(node) << "cast to " << onnxTypeName(to)
+                              << " is not supported (Loom has float32, "
+                                 "float16, bfloat16, int64, int32, bool)";
+  if (im.typeOf(*x).getElementType() == elementType) {
+    im.define(node, 0, *x);
+    return success();
+  }
+  im.define(node, 0,
+            ConvertOp::create(im.b, im.nodeLoc(node),
+                              im.typeOf(*x).clone(elementType), *x));
+  return success();
+}
+
+static LogicalResult importIdentity(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  im.define(node, 0, *x);
+  return success();
+}
+
+static LogicalResult importDropout(Importer &im, const onnx::NodeProto &node) {
+  // Dropout is the identity in this release (inference-mode semantics);
+  // the mask output must not be used. In training mode with a non-zero
+  // ratio that changes what the model computes: say so.
+  if (failed(im.requireUnused(node, 1, "the dropout mask")))
+    return failure();
+  if (im.hasInput(node, 2)) {
+    const ConstTensor *training = im.constInput(node, 2);
+    const ConstTensor *ratio = im.constInput(node, 1);
+    double r = !im.hasInput(node, 1)         ? 0.5
+               : ratio && ratio->size() == 1 ? ratio->asDouble(0)
+                                             : -1;
+    if (!training || training->size() != 1)
+      emitWarning(im.nodeLoc(node))
+          << nodeLabel(node)
+          << ": training_mode is computed at run time; imported as the "
+             "identity (inference mode): Loom has no dropout yet";
+    else if (training->asInt(0) && r != 0)
+      emitWarning(im.nodeLoc(node))
+          << nodeLabel(node) << ": imported as the identity: Loom has no "
+          << "dropout yet, so training-mode dropout with ratio "
+          << (r < 0 ? std::string("(run-time)") : formatNumber(r))
+          << " is not applied (export with dropout p=0 to silence this)";
+  }
+  return importIdentity(im, node);
+}
+
+void onnx_import::registerElementwiseHandlers(HandlerRegistry &registry) {
+  registry.add({
+      {"Add", importBinary<AddOp>},
+      {"Sub", importBinary<SubOp>},
+      {"Mul", importBinary<MulOp>},
+      {"Div", importBinary<DivOp>},
+      {"Pow", importBinary<PowOp>},
+      {"Max", importVariadic<MaxOp>},
+      {"Min", importVariadic<MinOp>},
+      {"Neg", importUnary<NegOp>},
+      {"Abs", importUnary<AbsOp>},
+      {"Exp", importUnary<ExpOp>},
+      {"Log", importUnary<LogOp>},
+      {"Sqrt", importUnary<SqrtOp>},
+      {"Tanh", importUnary<TanhOp>},
+      {"Sigmoid", importUnary<SigmoidOp>},
+      {"Erf", importUnary<ErfOp>},
+      {"Relu", importUnary<ReluOp>},
+      {"Reciprocal", importReciprocal},
+      {"Gelu", importGelu},
+      {"Equal", importCompare<ComparisonDirection::eq>},
+      {"Less", importCompare<ComparisonDirection::lt>},
+      {"LessOrEqual", importCompare<ComparisonDirection::le>},
+      {"Greater", importCompare<ComparisonDirection::gt>},
+      {"GreaterOrEqual", importCompare<ComparisonDirection::ge>},
+      {"Not", importNot},
+      {"Where", importWhere},
+      {"Cast", importCast},
+      {"Identity", importIdentity},
+      {"Dropout", importDropout},
+  });
+}

@@ -1,0 +1,66 @@
+//===- TrainingOptions.cpp - Checking a training compile's options --------===//
+
+#include "loom/Pipelines/TrainingOptions.h"
+
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+std::vector<std::string> mlir::loom::gradFunctions(const TrainingOptions &o) {
+  std::vector<std::string> names;
+  if (o.isPipelined())
+    for (int64_t k = 0; k < o.mesh.pp; ++k)
+      names.push_back(names::stageGradFunction(o.function, k));
+  else
+    names.push_back(names::gradFunction(o.function));
+  return names;
+}
+
+std::vector<std::string> mlir::loom::stepFunctions(const TrainingOptions &o) {
+  std::vector<std::string> names;
+  for (const std::string &grad : gradFunctions(o))
+    names.push_back(*names::stepFunction(grad));
+  return names;
+}
+
+std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
+  if (o.function.empty())
+    return "the model's function is not named";
+  if (o.mesh.dp < 1 || o.mesh.tp < 1 || o.mesh.pp < 1)
+    return "--mesh: every axis needs at least one rank, got " + o.mesh.str();
+  if (o.microbatches < 1)
+    return "--microbatches must be >= 1, got " +
+           std::to_string(o.microbatches);
+  if (o.memoryBudget < 0)
+    return "--memory-budget must be >= 0, got " +
+           std::to_string(o.memoryBudget);
+  if (o.optimizer.clipGradNorm < 0)
+    return "--clip-grad-norm must be >= 0";
+  if (o.target == Target::cuda)
+    return "--target cuda: the CUDA runtime backend compiles "
+           "(lib/Runtime/cuda) but Loom does not generate CUDA programs "
+           "yet; use --target cpu";
+  // The slots of this wave's optimisations: each is accepted once the pass
+  // that implements it exists (docs/plan.md).
+  if (o.precision != Precision::f32)
+    return std::string("--precision ") +
+           stringifyPrecision(o.precision).str() +
+           ": this build trains in f32 only (mixed precision comes with the "
+           "CUDA backend); use --precision f32";
+  if (o.overlapSplit != 1 || o.maxInflightCollectives != 1)
+    return "--overlap-split: this build has no loom-overlap-split pass yet; "
+           "use --overlap-split 1";
+  if (o.recompute != RecomputePolicy::none)
+    return std::string("--recompute ") +
+           stringifyRecomputePolicy(o.recompute).str() +
+           ": this build has no loom-recompute pass yet; use --recompute none";
+  if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
+    return "--swap/--device-memory: this build has no loom-swap pass or "
+           "device budget yet; use --swap none";
+  if (o.commSchedule != Switch::off ||
+      o.sparseEmbeddingGrad != Switch::off)
+    return "--comm-schedule/--sparse-embedding-grad: this build has no "
+           "loom-comm-schedule pass yet; use off";
+  return "";
+}

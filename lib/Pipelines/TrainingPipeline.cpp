@@ -1,0 +1,210 @@
+//===- TrainingPipeline.cpp - The pass pipeline of a training step --------===//
+
+#include "loom/Pipelines/TrainingPipeline.h"
+
+#include "loom/Conversion/LoomToLoomRT/Passes.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/LoomRT/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
+                                       const TrainingOptions &o) {
+  // Import clean-up: one function, static shapes.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createLoomShapeInference());
+
+  // Tensor parallelism on the forward function, before differentiation.
+  if (o.mesh.tp > 1) {
+    LoomTensorParallelOptions tp;
+    tp.function = o.function;
+    tp.tp = o.mesh.tp;
+    pm.addPass(createLoomTensorParallel(tp));
+  }
+
+  // The gradient functions: one, or a pipeline stage program per stage.
+  if (o.isPipelined()) {
+    LoomPipelinePartitionOptions partition;
+    partition.function = o.function;
+    partition.stages = o.mesh.pp;
+    partition.memoryBudget = o.memoryBudget;
+    partition.stageBoundaries.assign(o.stageBoundaries.begin(),
+                                     o.stageBoundaries.end());
+    partition.report = o.partitionReport;
+    pm.addPass(createLoomPipelinePartition(partition));
+    LoomPipelineSplitOptions split;
+    split.function = o.function;
+    pm.addPass(createLoomPipelineSplit(split));
+    LoomPipelineScheduleOptions schedule;
+    schedule.function = o.function;
+    schedule.microbatches = o.microbatches;
+    schedule.schedule = o.schedule;
+    schedule.loss = o.loss;
+    pm.addPass(createLoomPipelineSchedule(schedule));
+  } else {
+    LoomAutodiffOptions autodiff;
+    autodiff.function = o.function;
+    autodiff.loss = o.loss;
+    pm.addPass(createLoomAutodiff(autodiff));
+  }
+
+  // Per gradient function: data-parallel averaging, then the optimizer.
+  for (const std::string &grad : gradFunctions(o)) {
+    if (o.mesh.dp > 1) {
+      LoomDataParallelOptions dp;
+      dp.function = grad;
+      dp.dp = o.mesh.dp;
+      pm.addPass(createLoomDataParallel(dp));
+    }
+    LoomOptimizerOptions opt;
+    opt.function = grad;
+    opt.optimizer = o.optimizer.kind;
+    opt.lr = o.optimizer.lr;
+    opt.momentum = o.optimizer.momentum;
+    opt.nesterov = o.optimizer.nesterov;
+    opt.weightDecay = o.optimizer.weightDecay;
+    opt.beta1 = o.optimizer.beta1;
+    opt.beta2 = o.optimizer.beta2;
+    opt.eps = o.optimizer.eps;
+    opt.clipGradNorm = o.optimizer.clipGradNorm;
+    opt.schedule = o.optimizer.schedule;
+    opt.warmupSteps = o.optimizer.warmupSteps;
+    opt.totalSteps = o.optimizer.totalSteps;
+    opt.minLr = o.optimizer.minLr;
+    pm.addPass(createLoomOptimizer(opt));
+  }
+
+  // Buffers, kernels and library calls; the arena; the mesh check.
+  ConvertLoomToLoomRTOptions lower;
+  for (const std::string &step : stepFunctions(o))
+    lower.function.push_back(step);
+  pm.addPass(createConvertLoomToLoomRT(lower));
+  mlir::loomrt::LoomMemoryPlanOptions memory;
+  memory.report = o.memoryReport;
+  pm.addPass(mlir::loomrt::createLoomMemoryPlan(memory));
+  mlir::loomrt::LoomVerifyMeshOptions verify;
+  verify.dp = o.mesh.dp;
+  verify.tp = o.mesh.tp;
+  verify.pp = o.mesh.pp;
+  pm.addPass(mlir::loomrt::createLoomVerifyMesh(verify));
+}
+
+namespace {
+
+/// --loom-training-pipeline's options: TrainingOptions, spelled as pass
+/// options (the flag names are loomc's).
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> function{*this, "function",
+                               llvm::cl::desc("The forward function @F"),
+                               llvm::cl::init("main")};
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("The loss result's loom.name")};
+  Option<int64_t> dp{*this, "dp", llvm::cl::desc("Data-parallel ranks"),
+                     llvm::cl::init(1)};
+  Option<int64_t> tp{*this, "tp", llvm::cl::desc("Tensor-parallel ranks"),
+                     llvm::cl::init(1)};
+  Option<int64_t> pp{*this, "pp", llvm::cl::desc("Pipeline stages"),
+                     llvm::cl::init(1)};
+  Option<int64_t> microbatches{*this, "microbatches",
+                               llvm::cl::desc("Micro-batches per step"),
+                               llvm::cl::init(1)};
+  Option<PipelineScheduleKind> schedule{
+      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
+      llvm::cl::init(PipelineScheduleKind::OneFOneB),
+      llvm::cl::values(
+          clEnumValN(PipelineScheduleKind::OneFOneB, "1f1b", "PipeDream-flush"),
+          clEnumValN(PipelineScheduleKind::GPipe, "gpipe", "GPipe"))};
+  ListOption<std::string> stageBoundaries{
+      *this, "stage-boundaries",
+      llvm::cl::desc("Ops that begin a stage (positions or node names)")};
+  Option<int64_t> memoryBudget{*this, "memory-budget",
+                               llvm::cl::desc("Bytes per stage (0: none)"),
+                               llvm::cl::init(0)};
+  Option<OptimizerKind> optimizer{
+      *this, "optimizer", llvm::cl::desc("sgd, adam or adamw"),
+      llvm::cl::init(OptimizerKind::sgd),
+      llvm::cl::values(clEnumValN(OptimizerKind::sgd, "sgd", "SGD"),
+                       clEnumValN(OptimizerKind::adam, "adam", "Adam"),
+                       clEnumValN(OptimizerKind::adamw, "adamw", "AdamW"))};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+                    llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("Nesterov"),
+                        llvm::cl::init(false)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("Weight decay (<0: default)"),
+                             llvm::cl::init(-1.0)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("Adam beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("Adam epsilon"),
+                     llvm::cl::init(1e-8)};
+  Option<double> clipGradNorm{*this, "clip-grad-norm",
+                              llvm::cl::desc("Global norm (0: off)"),
+                              llvm::cl::init(0.0)};
+  Option<LrSchedule> lrSchedule{
+      *this, "lr-schedule", llvm::cl::desc("Learning-rate schedule"),
+      llvm::cl::init(LrSchedule::constant),
+      llvm::cl::values(clEnumValN(LrSchedule::constant, "constant", ""),
+                       clEnumValN(LrSchedule::warmup, "warmup", ""),
+                       clEnumValN(LrSchedule::cosine, "cosine", ""))};
+  Option<int64_t> warmupSteps{*this, "warmup-steps",
+                              llvm::cl::desc("Warm-up steps"),
+                              llvm::cl::init(0)};
+  Option<int64_t> totalSteps{*this, "total-steps",
+                             llvm::cl::desc("Cosine schedule steps"),
+                             llvm::cl::init(0)};
+  Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
+                       llvm::cl::init(0.0)};
+  Option<std::string> partitionReport{
+      *this, "partition-report",
+      llvm::cl::desc("Where loom-pipeline-partition writes its report")};
+  Option<std::string> memoryReport{
+      *this, "memory-report",
+      llvm::cl::desc("Where loom-memory-plan writes its report")};
+};
+
+} // namespace
+
+void mlir::loom::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "loom-training-pipeline",
+      "The whole training compile loomc runs (lib/Pipelines): tensor "
+      "parallelism, autodiff or pipeline stages, data parallelism, the "
+      "optimizer, the lowering to loomrt, the memory plan, the mesh check",
+      [](OpPassManager &pm, const TrainingPipelineOptions &p) {
+        TrainingOptions o;
+        o.function = p.function;
+        o.loss = p.loss;
+        o.mesh = {p.dp, p.pp, p.tp};
+        o.microbatches = p.microbatches;
+        o.schedule = p.schedule;
+        o.stageBoundaries.assign(p.stageBoundaries.begin(),
+                                 p.stageBoundaries.end());
+        o.memoryBudget = p.memoryBudget;
+        o.optimizer.kind = p.optimizer;
+        o.optimizer.lr = p.lr;
+        o.optimizer.momentum = p.momentum;
+        o.optimizer.nesterov = p.nesterov;
+        o.optimizer.weightDecay = p.weightDecay;
+        o.optimizer.beta1 = p.beta1;
+        o.optimizer.beta2 = p.beta2;
+        o.optimizer.eps = p.eps;
+        o.optimizer.clipGradNorm = p.clipGradNorm;
+        o.optimizer.schedule = p.lrSchedule;
+        o.optimizer.warmupSteps = p.warmupSteps;
+        o.optimizer.totalSteps = p.totalSteps;
+        o.optimizer.minLr = p.minLr;
+        o.partitionReport = p.partitionReport;
+        o.memoryReport = p.memoryReport;
+        buildTrainingPipeline(pm, o);
+      });
+}
