@@ -42,6 +42,10 @@
 #include <limits>
 #include <map>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "loom-pipeline-partition"
+
 namespace mlir {
 namespace loom {
 #define GEN_PASS_DEF_LOOMPIPELINEPARTITION
@@ -439,6 +443,10 @@ PipelinePartition::solve(func::FuncOp func, const Problem &p,
       low = mid + 1;
   }
   int64_t bound = low;
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << n << " ops, total time "
+                          << total << ", at least " << least
+                          << " stage(s) for the memory budget, time bound "
+                          << bound << "\n");
 
   // best[k][i]: least total cut bytes splitting ops [i, n) into k allowed
   // stages; reaching position j < n costs cutBytes[j].
@@ -478,6 +486,13 @@ PipelinePartition::solve(func::FuncOp func, const Problem &p,
       ++j;
     if (k > 1)
       cuts.push_back(j);
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] stage " << stages - k
+                            << ": ops [" << i << ", " << j << "), time "
+                            << p.prefixTime[j] - p.prefixTime[i]
+                            << (j < n ? ", cut bytes " +
+                                            std::to_string(p.cutBytes[j])
+                                      : std::string())
+                            << "\n");
     i = j;
   }
   return cuts;
