@@ -17,6 +17,8 @@
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 #include "loom/Import/Model.h"
+#include "loom/InitAllDialects.h"
+#include "loom/InitAllPasses.h"
 #include "loom/Import/StableHLO.h"
 #include "loom/Pipelines/Plan.h"
 #include "loom/Pipelines/TrainingPipeline.h"
@@ -260,19 +262,8 @@ FailureOr<TrainingOptions> buildOptions() {
 
 int run(int argc, char **argv) {
   DialectRegistry registry;
-  registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
-                  arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, tensor::TensorDialect,
-                  shard::ShardDialect>();
-  func::registerAllExtensions(registry);
-  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
-  mlir::loom::registerShardVJPModels(registry);
-  mlir::loom::registerStableHLOImportDialects(registry);
-  registerTransformsPasses();
-  mlir::loom::registerLoomPasses();
-  mlir::loom::registerStableHLOToLoomPasses();
-  mlir::loom::registerLoomToLoomRTPasses();
-  mlir::loomrt::registerLoomRTPasses();
+  mlir::loom::registerAllDialects(registry);
+  mlir::loom::registerAllPasses();
   registerPassManagerCLOptions();
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();
