@@ -57,8 +57,11 @@ mlir::loom::collectParameterShards(func::FuncOp step) {
 
 std::string mlir::loom::writeRankWeights(
     const std::string &full, int64_t tp,
-    const std::map<std::string, ParameterShard> &shards,
+    const std::vector<ParameterShard> &parameters,
     llvm::function_ref<std::string(StringRef)> path) {
+  std::map<std::string, ParameterShard> shards;
+  for (const ParameterShard &p : parameters)
+    shards[p.name] = p;
   namespace st = ::loom::safetensors;
   std::vector<st::Tensor> tensors;
   std::map<std::string, std::string> metadata;

@@ -12,7 +12,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
-#include "GradFunction.h"
+#include "TargetFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
