@@ -339,7 +339,7 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
                  << " has type " << results[*result] << ", but its parameter '"
                  << name << "' has type " << type;
     params.push_back({static_cast<unsigned>(arg), *result, name, type,
-                      static_cast<bool>(grad.getArgAttr(
+                      static_cast<bool>(grad.getArgAttrOfType<ShardAttr>(
                           arg, LoomDialect::getShardAttrName())),
                       static_cast<bool>(
                           grad.getArgAttr(arg, LoomDialect::getPipelineCopyAttrName()))});
