@@ -11,7 +11,8 @@ times, measuring wall seconds and the peak RSS of the loom-opt process:
               -o /dev/null: the measured case (parse, verify, partition,
               report, print)
   3d          loom-opt SI --loom-tensor-parallel=tp=T
-              --loom-pipeline-partition=stages=P --loom-pipeline-split
+              --loom-vocab-parallel=tp=T --loom-pipeline-partition=stages=P
+              --loom-pipeline-split
               --loom-pipeline-schedule=microbatches=M (1F1B) and, for each
               stage, --loom-data-parallel=dp=D: the per-rank gradient
               functions of the dp=D,tp=T,pp=P mesh (default 8, 8, 16; M 16)
@@ -82,6 +83,7 @@ def main():
             ("partition", [f"--loom-pipeline-partition=stages={args.stages} "
                            f"report={report_path}"]),
             ("3d", [f"--loom-tensor-parallel=tp={args.tp}",
+                    f"--loom-vocab-parallel=tp={args.tp}",
                     f"--loom-pipeline-partition=stages={args.stages}",
                     "--loom-pipeline-split",
                     f"--loom-pipeline-schedule=microbatches={args.microbatches}",

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <cstring>
 
@@ -102,7 +103,7 @@ std::string transpose(const Tensor &x, ArrayRef<int64_t> permutation,
            " entries for an operand of rank " + std::to_string(x.rank());
   SmallVector<bool> seen(x.rank(), false);
   SmallVector<int64_t> shape, strides;
-  SmallVector<int64_t> operandStrides = getStrides(x.shape);
+  SmallVector<int64_t> operandStrides = computeStrides(x.shape);
   for (int64_t p : permutation) {
     if (p < 0 || p >= x.rank() || seen[p])
       return "permutation " + formatShape(permutation) +
@@ -122,7 +123,7 @@ std::string broadcast(const Tensor &x, ArrayRef<int64_t> dims,
            " entries for an operand of rank " + std::to_string(x.rank());
   SmallVector<int64_t> sizes(shape);
   SmallVector<int64_t> strides(sizes.size(), 0);
-  SmallVector<int64_t> operandStrides = getStrides(x.shape);
+  SmallVector<int64_t> operandStrides = computeStrides(x.shape);
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (d < 0 || d >= static_cast<int64_t>(sizes.size()) ||
         (i > 0 && d <= dims[i - 1]))
@@ -170,7 +171,7 @@ std::string slice(const Tensor &x, ArrayRef<int64_t> start,
              " do not satisfy 0 <= start <= limit <= size, stride >= 1";
     shape.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
   }
-  SmallVector<int64_t> operandStrides = getStrides(x.shape);
+  SmallVector<int64_t> operandStrides = computeStrides(x.shape);
   SmallVector<int64_t> steps;
   int64_t offset = 0;
   for (int64_t d = 0; d < rank; ++d) {

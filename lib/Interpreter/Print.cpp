@@ -1,6 +1,7 @@
 //===- Print.cpp - Printing tensors like NumPy ----------------------------===//
 
 #include "loom/Interpreter/Print.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <cmath>
 #include <cstdio>
@@ -52,7 +53,7 @@ constexpr int64_t kEdgeItems = 3;
 class Printer {
 public:
   Printer(llvm::raw_ostream &os, const Tensor &t, bool summarize)
-      : os(os), t(t), summarize(summarize), strides(getStrides(t.shape)) {}
+      : os(os), t(t), summarize(summarize), strides(computeStrides(t.shape)) {}
 
   void print() {
     if (t.rank() == 0)

@@ -1,6 +1,7 @@
 //===- ReduceKernels.cpp - reduce_sum, reduce_mean, reduce_max ------------===//
 
 #include "Kernels.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <cmath>
 #include <limits>
@@ -34,7 +35,7 @@ std::string reduce(ReduceKind kind, const Tensor &x, ArrayRef<int64_t> dims,
     if (!reduced[d])
       squeezed.push_back(x.shape[d]);
   }
-  SmallVector<int64_t> keptStrides = getStrides(kept);
+  SmallVector<int64_t> keptStrides = computeStrides(kept);
   int64_t outCount = getElementCount(kept).value_or(0);
   int64_t perOutput = outCount ? x.size() / outCount : 0;
 

@@ -106,13 +106,6 @@ std::optional<int64_t> getElementCount(ArrayRef<int64_t> shape) {
   return count;
 }
 
-SmallVector<int64_t> getStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -15,15 +15,15 @@ namespace json = llvm::json;
 
 namespace {
 
-/// An enum field, by its spelling (`symbolize` is the generated parser).
-template <typename E, typename Symbolize>
+/// An enum field, by its spelling (the generated symbolizeEnum).
+template <typename E>
 bool readEnum(const json::Object &object, llvm::StringRef key, E &out,
-              json::Path path, Symbolize symbolize) {
+              json::Path path) {
   const json::Value *value = object.get(key);
   if (!value)
     return true;
   std::optional<llvm::StringRef> text = value->getAsString();
-  std::optional<E> parsed = text ? symbolize(*text) : std::nullopt;
+  std::optional<E> parsed = text ? symbolizeEnum<E>(*text) : std::nullopt;
   if (!parsed) {
     path.field(key).report("is not one of the values docs/plan.md lists");
     return false;
@@ -166,7 +166,7 @@ bool mlir::loom::fromJSON(const json::Value &value, OptimizerOptions &o,
     path.report("must be an object");
     return false;
   }
-  return readEnum(*object, "kind", o.kind, path, [](llvm::StringRef t) { return symbolizeOptimizerKind(t); }) &&
+  return readEnum(*object, "kind", o.kind, path) &&
          readNumber(*object, "lr", o.lr, path) &&
          readNumber(*object, "momentum", o.momentum, path) &&
          readBool(*object, "nesterov", o.nesterov, path) &&
@@ -175,8 +175,7 @@ bool mlir::loom::fromJSON(const json::Value &value, OptimizerOptions &o,
          readNumber(*object, "beta2", o.beta2, path) &&
          readNumber(*object, "eps", o.eps, path) &&
          readNumber(*object, "clip_grad_norm", o.clipGradNorm, path) &&
-         readEnum(*object, "lr_schedule", o.schedule, path,
-                  [](llvm::StringRef t) { return symbolizeLrSchedule(t); }) &&
+         readEnum(*object, "lr_schedule", o.schedule, path) &&
          readInt(*object, "warmup_steps", o.warmupSteps, path, 0) &&
          readInt(*object, "total_steps", o.totalSteps, path, 0) &&
          readNumber(*object, "min_lr", o.minLr, path);
@@ -218,8 +217,7 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
         return false;
   }
   if (!readInt(*object, "microbatches", o.microbatches, path, 1) ||
-      !readEnum(*object, "schedule", o.schedule, path,
-                [](llvm::StringRef t) { return symbolizePipelineScheduleKind(t); }) ||
+      !readEnum(*object, "schedule", o.schedule, path) ||
       !readInt(*object, "memory_budget", o.memoryBudget, path, 0))
     return false;
   // The stage boundaries: given, or the cuts of a written partition.
@@ -247,19 +245,17 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
   if (const json::Value *optimizer = object->get("optimizer"))
     if (!fromJSON(*optimizer, o.optimizer, path.field("optimizer")))
       return false;
-  return readEnum(*object, "precision", o.precision, path, [](llvm::StringRef t) { return symbolizePrecision(t); }) &&
-         readEnum(*object, "target", o.target, path, [](llvm::StringRef t) { return symbolizeTarget(t); }) &&
+  return readEnum(*object, "precision", o.precision, path) &&
+         readEnum(*object, "target", o.target, path) &&
          readInt(*object, "overlap_split", o.overlapSplit, path, 1) &&
          readInt(*object, "max_inflight_collectives",
                  o.maxInflightCollectives, path, 1) &&
-         readEnum(*object, "recompute", o.recompute, path,
-                  [](llvm::StringRef t) { return symbolizeRecomputePolicy(t); }) &&
-         readEnum(*object, "swap", o.swap, path, [](llvm::StringRef t) { return symbolizeSwapPolicy(t); }) &&
+         readEnum(*object, "recompute", o.recompute, path) &&
+         readEnum(*object, "swap", o.swap, path) &&
          readInt(*object, "device_memory", o.deviceMemory, path, 0) &&
-         readEnum(*object, "comm_schedule", o.commSchedule, path,
-                  [](llvm::StringRef t) { return symbolizeSwitch(t); }) &&
+         readEnum(*object, "comm_schedule", o.commSchedule, path) &&
          readEnum(*object, "sparse_embedding_grad", o.sparseEmbeddingGrad,
-                  path, [](llvm::StringRef t) { return symbolizeSwitch(t); });
+                  path);
 }
 
 bool mlir::loom::fromJSON(const json::Value &value, Plan &plan,

@@ -20,12 +20,17 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createLoomShapeInference());
 
-  // Tensor parallelism on the forward function, before differentiation.
+  // Tensor parallelism on the forward function, before differentiation:
+  // the Megatron blocks, then the vocabulary tables.
   if (o.mesh.tp > 1) {
     LoomTensorParallelOptions tp;
     tp.function = o.function;
     tp.tp = o.mesh.tp;
     pm.addPass(createLoomTensorParallel(tp));
+    LoomVocabParallelOptions vocab;
+    vocab.function = o.function;
+    vocab.tp = o.mesh.tp;
+    pm.addPass(createLoomVocabParallel(vocab));
   }
 
   // The gradient functions: one, or a pipeline stage program per stage.

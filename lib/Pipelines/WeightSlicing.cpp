@@ -21,34 +21,35 @@ FailureOr<std::map<std::string, ParameterShard>>
 mlir::loom::collectParameterShards(func::FuncOp step) {
   std::map<std::string, ParameterShard> shards;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
-    auto shard = step.getArgAttrOfType<DictionaryAttr>(
-        i, LoomDialect::getShardAttrName());
+    auto shard =
+        step.getArgAttrOfType<ShardAttr>(i, LoomDialect::getShardAttrName());
     if (!shard)
       continue;
     auto name = step.getArgAttrOfType<StringAttr>(
         i, LoomDialect::getNameAttrName());
-    auto type = dyn_cast<ShapedType>(step.getArgument(i).getType());
-    auto field = [&](StringRef key, int64_t otherwise) {
-      auto attr = shard.getAs<IntegerAttr>(key);
-      return attr ? attr.getInt() : otherwise;
+    Type type = step.getArgument(i).getType();
+    auto error = [&]() {
+      return step.emitError() << "argument #" << i << ": ";
     };
-    ParameterShard spec;
-    spec.dim = field("dim", -1);
-    spec.parts = field("parts", 0);
-    spec.groups = field("groups", 1);
-    spec.padded = field("padded", 0);
-    if (!name || !type || !type.hasStaticShape() || spec.dim < 0 ||
-        spec.dim >= type.getRank() || spec.parts < 1 || spec.groups < 1 ||
-        spec.padded < 0 ||
-        (spec.padded &&
-         (spec.groups != 1 ||
-          spec.padded != type.getDimSize(spec.dim) * spec.parts))) {
-      step.emitError() << "argument #" << i
-                       << " has a malformed loom.shard or no loom.name";
+    // The dialect verifies the attribute against the argument; a static
+    // shape and a name are what the weight file needs.
+    if (failed(shard.verifyArgumentType(type, error)))
+      return failure();
+    auto shaped = cast<ShapedType>(type);
+    if (!name || !shaped.hasStaticShape()) {
+      error() << "a tensor-parallel parameter (loom.shard) needs a "
+                 "loom.name and a static shape to be sliced from the "
+                 "weights file, got "
+              << type << (name ? "" : " without loom.name");
       return failure();
     }
+    ParameterShard spec;
+    spec.dim = shard.getDim();
+    spec.parts = shard.getParts();
+    spec.groups = shard.getGroups();
+    spec.padded = shard.getPadded();
     spec.name = name.getValue().str();
-    spec.local.assign(type.getShape().begin(), type.getShape().end());
+    spec.local.assign(shaped.getShape().begin(), shaped.getShape().end());
     shards[spec.name] = spec;
   }
   return shards;
@@ -56,8 +57,11 @@ mlir::loom::collectParameterShards(func::FuncOp step) {
 
 std::string mlir::loom::writeRankWeights(
     const std::string &full, int64_t tp,
-    const std::map<std::string, ParameterShard> &shards,
+    const std::vector<ParameterShard> &parameters,
     llvm::function_ref<std::string(StringRef)> path) {
+  std::map<std::string, ParameterShard> shards;
+  for (const ParameterShard &p : parameters)
+    shards[p.name] = p;
   namespace st = ::loom::safetensors;
   std::vector<st::Tensor> tensors;
   std::map<std::string, std::string> metadata;

@@ -32,7 +32,7 @@
 // The pipeline, pass by pass, with the typed options spelled out.
 // PIPE: builtin.module(inline{
 // PIPE-SAME: symbol-dce,loom-shape-inference{ function=},
-// PIPE-SAME: loom-tensor-parallel{function=main tp=2},
+// PIPE-SAME: loom-tensor-parallel{function=main tp=2},loom-vocab-parallel{function=main tp=2},
 // PIPE-SAME: loom-pipeline-partition{function=main memory-budget=0 report={{[^ ]*}}partition.json stages=2},
 // PIPE-SAME: loom-pipeline-split{function=main},
 // PIPE-SAME: loom-pipeline-schedule{function=main loss= microbatches=4 schedule=1f1b},

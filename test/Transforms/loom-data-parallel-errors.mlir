@@ -11,7 +11,7 @@
 // BUCKET: error: loom-data-parallel: bucket-bytes must be >= 0 (0: one bucket per gradient), got -1
 // NOFUNC: error: loom-data-parallel: function 'nope_grad' (option function=) is not in the module
 
-// expected-error @+1 {{loom-data-parallel: no function name ends in '_grad' (run loom-autodiff first, or name the function with function=)}}
+// expected-error @+1 {{loom-data-parallel: no function named '*_grad' (run loom-autodiff first, or name the function with function=)}}
 module {
   func.func @main(%w: tensor<4xf32> {loom.param}) -> tensor<4xf32> {
     return %w : tensor<4xf32>
@@ -20,7 +20,7 @@ module {
 
 // -----
 
-// expected-error @+1 {{loom-data-parallel: several functions end in '_grad' (@a_grad, @b_grad); choose one with function=}}
+// expected-error @+1 {{loom-data-parallel: several functions named '*_grad' (@a_grad, @b_grad); choose one with function=}}
 module {
   func.func @a_grad(%w: tensor<4xf32> {loom.param}, %l: tensor<f32>)
       -> (tensor<f32>, tensor<4xf32> {loom.grad_of = 0 : i64}) {

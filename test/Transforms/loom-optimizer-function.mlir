@@ -4,9 +4,9 @@
 // RUN: not loom-opt %s -loom-optimizer="function=helper" 2>&1 | FileCheck %s --check-prefix=SUFFIX
 // RUN: echo 'func.func @main() { return }' | not loom-opt -loom-optimizer 2>&1 | FileCheck %s --check-prefix=NONE
 
-// SEVERAL: error: loom-optimizer: several functions end in '_grad' (@a_grad, @b_grad); choose one with function=
+// SEVERAL: error: loom-optimizer: several functions named '*_grad' (@a_grad, @b_grad); choose one with function=
 // SUFFIX: error: loom-optimizer: the name of @helper does not end in '_grad', so the step function cannot be named
-// NONE: error: loom-optimizer: no function name ends in '_grad' (run loom-autodiff first, or name the function with function=)
+// NONE: error: loom-optimizer: no function named '*_grad' (run loom-autodiff first, or name the function with function=)
 
 // Only the named function gets a step function. An argument without
 // loom.name gets loom.name = "argN", N its index in @b_grad; a loom.param

@@ -27,7 +27,7 @@
 
 //--- tp-pp.mlir
 shard.grid @mesh(shape = 1x2x2)
-func.func @f_grad(%ws: tensor<4xf32> {loom.param, loom.name = "ws", loom.shard = {dim = 0 : i64, parts = 2 : i64}},
+func.func @f_grad(%ws: tensor<4xf32> {loom.param, loom.name = "ws", loom.shard = #loom.shard<dim = 0, parts = 2>},
                   %wr: tensor<4xf32> {loom.param, loom.name = "wr"},
                   %wc: tensor<4xf32> {loom.param, loom.name = "wc", loom.pipeline_copy})
     -> (tensor<f32> {loom.name = "loss"},

@@ -8,7 +8,7 @@
 // NOSTAGES: error: loom-pipeline-partition: option 'stages' must be at least 1, got 0
 // NEGSTAGES: error: loom-pipeline-partition: option 'stages' must be at least 1, got -2
 // NEGBUDGET: error: loom-pipeline-partition: option 'memory-budget' must be >= 0 bytes (0: no limit), got -1
-// NOFUNC: error: loom-pipeline-partition: option 'function' names @nope, which is not in the module
+// NOFUNC: error: loom-pipeline-partition: function 'nope' (option function=) is not in the module
 //
 // Errors at the function or the op, one option value per file.
 // RUN: loom-opt %t/too-many-stages.mlir -loom-pipeline-partition=stages=4 -verify-diagnostics -o /dev/null
@@ -144,7 +144,7 @@ func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 }
 
 //--- no-main.mlir
-// expected-error @+1 {{loom-pipeline-partition: no @main and several public functions with a body; choose one with function=NAME}}
+// expected-error @+1 {{loom-pipeline-partition: several functions with a body and public visibility (@f, @g); choose one with function=}}
 module {
   func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
@@ -155,7 +155,7 @@ module {
 }
 
 //--- split-unpartitioned.mlir
-// expected-error @+1 {{loom-pipeline-split: no functions carry 'loom.stages' (run loom-pipeline-partition first, or choose one with function=NAME)}}
+// expected-error @+1 {{loom-pipeline-split: no function with 'loom.stages' (run loom-pipeline-partition first, or name the function with function=)}}
 module {
   func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
     %0 = loom.exp %x : tensor<4xf32>

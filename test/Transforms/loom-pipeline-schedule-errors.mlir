@@ -13,7 +13,7 @@
 
 // MICRO: error: loom-pipeline-schedule: microbatches must be >= 1, got 0
 // SCHED: for the --schedule option: Cannot find option named 'zigzag'!
-// NOSPLIT: error: loom-pipeline-schedule: no functions call pipeline stages (run loom-pipeline-partition and loom-pipeline-split first
+// NOSPLIT: error: loom-pipeline-schedule: no function calling pipeline stages (run loom-pipeline-partition and loom-pipeline-split first, or name the function with function=)
 // EARLY: error: loom-pipeline-schedule: the loss must be computed by the last stage (1), but stage 0 computes it
 // SCALAR: error: loom-pipeline-schedule: data argument #1 needs a static batch dimension (dimension 0) to hold the micro-batches, got 'tensor<f32>'
 // TAGS: error: loom-pipeline-schedule: 20000 micro-batches of 1 transfers need MPI tags up to 39999, beyond the guaranteed 32767

@@ -97,25 +97,3 @@ func.func @main(%x: tensor<2x6xf32>, %w1: tensor<6x6xf32> {loom.param},
       : (tensor<2x6xf32>, tensor<6x6xf32>) -> tensor<2x6xf32>
   return %y : tensor<2x6xf32>
 }
-
-// -----
-
-// Vocabulary tables that are not cut (never an error): %wte is also
-// returned, %head's logits go through a bias before the loss, and %wpe is
-// indexed by constants.
-// expected-warning @+1 {{loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition}}
-func.func @main(%ids: tensor<2xi64>, %labels: tensor<2xi64>,
-                %wte: tensor<10x4xf32> {loom.param},
-                %head: tensor<10x4xf32> {loom.param},
-                %bias: tensor<10xf32> {loom.param},
-                %wpe: tensor<10x4xf32> {loom.param}) -> (tensor<f32>, tensor<10x4xf32>, tensor<f32>) {
-  %e = loom.gather %wte[%ids], axis = 0 : (tensor<10x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
-  %logits = loom.dot_general %e, %head, contracting_dims = [1] x [1] : (tensor<2x4xf32>, tensor<10x4xf32>) -> tensor<2x10xf32>
-  %b = loom.broadcast %bias, dims = [1] : tensor<10xf32> -> tensor<2x10xf32>
-  %biased = loom.add %logits, %b : tensor<2x10xf32>
-  %loss = loom.cross_entropy %biased, %labels : (tensor<2x10xf32>, tensor<2xi64>) -> tensor<f32>
-  %positions = loom.iota dim = 0 : tensor<2xi64>
-  %p = loom.gather %wpe[%positions], axis = 0 : (tensor<10x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
-  %s = loom.reduce_sum %p, dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
-  return %loss, %wte, %s : tensor<f32>, tensor<10x4xf32>, tensor<f32>
-}

@@ -46,10 +46,10 @@
 
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
-// CHECK-SAME: %[[WK:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wk", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "params.wo", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WQ:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wq", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WV:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wv", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[WK:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wk", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
+// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "params.wo", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[WQ:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wq", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
+// CHECK-SAME: %[[WV:[a-z0-9]+]]: tensor<16x8xf32> {loom.name = "params.wv", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x16xf32> {loom.name = "x"}
 // CHECK-NOT:  loom.dot_general
 // CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2] : tensor<2x4x16xf32>

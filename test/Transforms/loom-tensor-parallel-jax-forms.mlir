@@ -42,9 +42,9 @@
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32> {loom.name = "x"}
-// CHECK-SAME: tensor<8x12xf32> {loom.name = "qkv.w", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
-// CHECK-SAME: tensor<12xf32> {loom.name = "qkv.b", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
-// CHECK-SAME: tensor<4x8xf32> {loom.name = "proj.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
+// CHECK-SAME: tensor<8x12xf32> {loom.name = "qkv.w", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2, groups = 3>}
+// CHECK-SAME: tensor<12xf32> {loom.name = "qkv.b", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, groups = 3>}
+// CHECK-SAME: tensor<4x8xf32> {loom.name = "proj.w", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
 // CHECK:      loom.tp_copy %[[X]]
 // CHECK:      loom.reshape %{{.*}} : tensor<12xf32> -> tensor<1x12xf32>
 // CHECK-NEXT: loom.broadcast %{{.*}}, dims = [0, 1] : tensor<1x12xf32> -> tensor<4x12xf32>

@@ -54,14 +54,14 @@
 
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
-// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "params.blocks.0.fc.b", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "params.blocks.0.fc.w", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "params.blocks.0.fc.b", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "params.blocks.0.fc.w", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
 // CHECK-SAME: tensor<16xf32> {loom.name = "params.blocks.0.out.b", loom.param}
-// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "params.blocks.0.out.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "params.blocks.0.out.w", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
 // CHECK-SAME: tensor<16xf32> {loom.name = "params.blocks.0.proj.b", loom.param}
-// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "params.blocks.0.proj.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "params.blocks.0.qkv.b", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "params.blocks.0.qkv.w", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "params.blocks.0.proj.w", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "params.blocks.0.qkv.b", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, groups = 3>}
+// CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "params.blocks.0.qkv.w", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2, groups = 3>}
 // CHECK-SAME: tensor<10x16xf32> {loom.name = "params.wte", loom.param}
 // Attention: two of the four heads per rank; the Q, K, V slices take the
 // rank's part of each third.

@@ -42,10 +42,10 @@
 // row-parallel: W cut on in, its bias whole.
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func public @main(
-// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<16xf32> {loom.name = "params.fc1.b", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x16xf32> {loom.name = "params.fc1.w", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<16xf32> {loom.name = "params.fc1.b", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x16xf32> {loom.name = "params.fc1.w", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
 // CHECK-SAME: %[[B2:[a-z0-9]+]]: tensor<10xf32> {loom.name = "params.fc2.b", loom.param}
-// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<16x10xf32> {loom.name = "params.fc2.w", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<16x10xf32> {loom.name = "params.fc2.w", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x16xf32> {loom.name = "x"}
 // CHECK-NOT:  tensor<4x32xf32>
 // CHECK:      %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2] : tensor<4x16xf32>

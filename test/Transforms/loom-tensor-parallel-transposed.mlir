@@ -10,9 +10,9 @@
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:.*]]: tensor<2x4x8xf32>
-// CHECK-SAME: %[[W1:.*]]: tensor<16x8xf32> {loom.name = "fc.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[B1:.*]]: tensor<16xf32> {loom.name = "fc.bias", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[W2:.*]]: tensor<8x16xf32> {loom.name = "proj.weight", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[W1:.*]]: tensor<16x8xf32> {loom.name = "fc.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[B1:.*]]: tensor<16xf32> {loom.name = "fc.bias", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[W2:.*]]: tensor<8x16xf32> {loom.name = "proj.weight", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
 // CHECK-SAME: %[[B2:.*]]: tensor<8xf32> {loom.name = "proj.bias", loom.param})
 // CHECK-NOT: loom.transpose
 // CHECK: %[[F:.*]] = loom.tp_copy %[[X]] on @mesh grid_axes = [2]

@@ -2,8 +2,8 @@
 // --hidden 16 --heads 4 --seq 4 --vocab 10 --batch 2): the per-rank IR, and
 // with loom-run --ranks, every rank's loss and gradients equal the
 // single-device ones (a sliced parameter's gradient: the rank's slice). The
-// tied embedding is vocabulary-parallel: 5 rows per rank on 2 ranks, the 10
-// rows padded to 12 on 4.
+// tied embedding and LM head stay whole: they are loom-vocab-parallel's,
+// which runs next (loom-vocab-parallel-gpt.mlir runs both on this model).
 //
 // RUN: loom-opt %s --loom-tensor-parallel=tp=2 | FileCheck %s
 //
@@ -45,19 +45,18 @@
 
 // CHECK: shard.grid @mesh(shape = 1x1x2)
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<5x16xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "h.0.attn.c_attn.weight", loom.param, loom.shard = {dim = 1 : i64, groups = 3 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "h.0.attn.c_attn.bias", loom.param, loom.shard = {dim = 0 : i64, groups = 3 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "h.0.attn.c_proj.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<10x16xf32> {loom.name = "wte.weight", loom.param}
+// CHECK-SAME: %[[WQKV:[a-z0-9]+]]: tensor<16x24xf32> {loom.name = "h.0.attn.c_attn.weight", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2, groups = 3>}
+// CHECK-SAME: %[[BQKV:[a-z0-9]+]]: tensor<24xf32> {loom.name = "h.0.attn.c_attn.bias", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, groups = 3>}
+// CHECK-SAME: %[[WO:[a-z0-9]+]]: tensor<8x16xf32> {loom.name = "h.0.attn.c_proj.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
 // CHECK-SAME: tensor<16xf32> {loom.name = "h.0.attn.c_proj.bias", loom.param}
-// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "h.0.mlp.c_fc.weight", loom.param, loom.shard = {dim = 1 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "h.0.mlp.c_fc.bias", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "h.0.mlp.c_proj.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
-// The tied token embedding: this rank's 5 of the 10 vocabulary rows
-// (loom-tensor-parallel-vocab.mlir checks the whole rewrite).
-// CHECK:      loom.grid_index on @mesh grid_axes = [2]
-// CHECK:      loom.gather %[[WTE]][%{{.*}}], axis = 0 : (tensor<5x16xf32>, tensor<2x4xi64>) -> tensor<2x4x16xf32>
-// CHECK:      shard.all_reduce {{.*}} : tensor<2x4x16xf32>
+// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<16x32xf32> {loom.name = "h.0.mlp.c_fc.weight", loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>}
+// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<32xf32> {loom.name = "h.0.mlp.c_fc.bias", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<32x16xf32> {loom.name = "h.0.mlp.c_proj.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
+// The tied token embedding: the whole table.
+// CHECK-NOT:  loom.grid_index
+// CHECK:      loom.gather %[[WTE]][%{{.*}}], axis = 0 : (tensor<10x16xf32>, tensor<2x4xi64>) -> tensor<2x4x16xf32>
+// CHECK-NOT:  shard.all_reduce
 // Attention: two of the four heads per rank.
 // CHECK:      %[[LN1:.*]] = loom.layer_norm
 // CHECK-NEXT: %[[F1:.*]] = loom.tp_copy %[[LN1]] on @mesh grid_axes = [2] : tensor<2x4x16xf32>
@@ -81,24 +80,19 @@
 // CHECK:      loom.gelu {{.*}} : tensor<2x4x32xf32>
 // CHECK-NEXT: %[[P2:.*]] = loom.dot_general %{{.*}}, %[[W2]], {{.*}} -> tensor<2x4x16xf32>
 // CHECK-NEXT: shard.all_reduce %[[P2]] on @mesh grid_axes = [2]
-// The tied LM head: 5 logits per position; the cross-entropy over them
-// with three all-reduces (max, sum of exp, target logit).
+// The tied LM head: all 10 logits per position, and the cross-entropy on
+// them, replicated.
 // CHECK:      %[[LNF:.*]] = loom.layer_norm
-// CHECK-NEXT: %[[FH:.*]] = loom.tp_copy %[[LNF]]
-// CHECK-NEXT: loom.dot_general %[[FH]], %[[WTE]], {{.*}} -> tensor<2x4x5xf32>
-// CHECK:      shard.all_reduce {{.*}} reduction = max {loom.stop_gradient}
-// CHECK:      shard.all_reduce
-// CHECK:      shard.all_reduce
+// CHECK-NEXT: %[[LOGITS:.*]] = loom.dot_general %[[LNF]], %[[WTE]], {{.*}} -> tensor<2x4x10xf32>
+// CHECK-NEXT: loom.cross_entropy %[[LOGITS]]
 // CHECK-NOT:  shard.all_reduce
-// CHECK-NOT:  loom.cross_entropy
 // CHECK:      return
 
 // The backward pass: per block, the all-reduce of the row-parallel layer has
 // the identity as VJP and the tp_copy's VJP all-reduces the input's
-// gradient; the embedding and the loss add 4 forward all-reduces, the LM
-// head's tp_copy 1 backward: 6 forward and 3 backward all-reduces.
+// gradient: 2 forward and 2 backward all-reduces.
 // GRAD-LABEL: func.func @main_grad(
-// GRAD-COUNT-9: shard.all_reduce
+// GRAD-COUNT-4: shard.all_reduce
 // GRAD-NOT:     shard.all_reduce
 // GRAD:         return
 

@@ -69,10 +69,10 @@
 // NOTJSON: loomc: error: --plan '{{.*}}notjson': not JSON
 // dp and tp together run both passes; this model has no block for tp.
 // RUN: not loomc %s -o %t.err --mesh dp=2,tp=2 2>&1 | FileCheck %s --check-prefix=MESH
-// MESH: error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition (see its warning above); compile without tp
+// MESH: error: loom-verify-mesh: tp=2 was asked for, but neither loom-tensor-parallel nor loom-vocab-parallel found an attention or MLP block, an embedding or an LM head to partition (see the warning above); compile without tp
 // RUN: not loomc %s -o %t.err --mesh tp=2 2>&1 | FileCheck %s --check-prefix=TPNONE
 // TPNONE: warning: loom-tensor-parallel: @main has no attention or MLP block, embedding or LM head to partition
-// TPNONE: error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition (see its warning above); compile without tp
+// TPNONE: error: loom-verify-mesh: tp=2 was asked for, but neither loom-tensor-parallel nor loom-vocab-parallel found an attention or MLP block, an embedding or an LM head to partition (see the warning above); compile without tp
 // TPNONE: loomc: error: compilation failed (see the errors above)
 // RUN: not loomc %s -o %t.err --optimizer lamb 2>&1 | FileCheck %s --check-prefix=OPT
 // OPT: loomc: error: --optimizer must be sgd, adam or adamw, got 'lamb'

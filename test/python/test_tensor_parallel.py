@@ -2,9 +2,9 @@
 
 PyTorch's MLP and GPT-2-style model, imported through ONNX (linear layers
 as `x @ transpose(W)` or Gemm), compiled with loom-tensor-parallel and
-trained on T ranks that all read the same rows: every logged loss must agree
-within 1e-4 (relative) with PyTorch's loop and with Loom's single-device
-program. The pass must find the blocks in the imported IR (tp_copy and
+loom-vocab-parallel and trained on T ranks that all read the same rows:
+every logged loss must agree within 1e-4 (relative) with PyTorch's loop and
+with Loom's single-device program. The passes must find the blocks in the imported IR (tp_copy and
 all_reduce present), and in the GPT the vocabulary-parallel embedding, tied
 LM head and cross-entropy (wte cut by rows; on 4 ranks its 50 rows padded
 to 52), so that the parity is not that of a replicated run.
@@ -42,7 +42,8 @@ COLLECTIVES = {"mlp_example": (1, 1), "gpt_example": (4 + 1, 4 + 1 + 3)}
 
 def partitioned_ir(m, tp=TP):
     return m.run_pass("builtin.module(inline, loom-shape-inference, "
-                      f"loom-tensor-parallel{{function=main tp={tp}}})").ir
+                      f"loom-tensor-parallel{{function=main tp={tp}}}, "
+                      f"loom-vocab-parallel{{function=main tp={tp}}})").ir
 
 
 @pytest.mark.parametrize("example", ["mlp_example", "gpt_example"])
@@ -54,10 +55,10 @@ def test_tensor_parallel_matches_single_device_and_pytorch(example, tmp_path):
     copies, reduces = COLLECTIVES[example]
     assert ir.count("loom.tp_copy") == copies, ir
     assert ir.count("shard.all_reduce") == reduces, ir
-    assert "loom.shard = {" in ir, ir
+    assert "loom.shard = #loom.shard<" in ir, ir
     if example == "gpt_example":
         assert 'tensor<25x32xf32> {loom.name = "wte.weight", loom.param, ' \
-            'loom.shard = {dim = 0 : i64, parts = 2 : i64}}' in ir, ir
+            'loom.shard = #loom.shard<dim = 0, parts = 2>}' in ir, ir
         assert "max {loom.stop_gradient}" in ir and "loom.cross_entropy" not in ir, ir
 
     classes = 10 if example == "mlp_example" else 50
@@ -88,7 +89,7 @@ def test_padded_vocabulary_on_four_ranks_matches_pytorch(tmp_path):
     model, args, names, m = import_example("gpt_example", tmp_path, batch)
     ir = partitioned_ir(m, tp)
     assert 'tensor<13x32xf32> {loom.name = "wte.weight", loom.param, ' \
-        'loom.shard = {dim = 0 : i64, padded = 52 : i64, parts = 4 : i64}}' in ir, ir
+        'loom.shard = #loom.shard<dim = 0, parts = 4, padded = 52>}' in ir, ir
     assert "dense<0xFF800000> : tensor<32x13xf32>" in ir, ir
 
     data = make_data(names, args, 3, 50, seed=5)

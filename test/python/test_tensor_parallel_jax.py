@@ -3,7 +3,8 @@ StableHLO: `loomc --mesh tp=2` on 2 ranks and `--mesh dp=2,tp=2` on 4.
 
 JAX's MLP and GPT (test/python/models/jax_models.py; the GPT's embedding
 gathers with i32 ids) are imported by
-`loom.from_jax`, compiled with loom-tensor-parallel and trained with AdamW
+`loom.from_jax`, compiled with loom-tensor-parallel (and loom-vocab-parallel,
+which leaves the GPT's tables whole) and trained with AdamW
 (the tp ranks of a data-parallel group read the same rows): every logged
 loss must agree within 1e-4 (relative) with `jax.value_and_grad` +
 `optax.adamw` on the same (global) batches. The partitioned IR must have
@@ -76,10 +77,11 @@ def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
     dp, tp = MESHES[mesh]
     params, inputs, m = import_jax(MODELS[model][0], model, tmp_path, GLOBAL_BATCH // dp)
 
-    # The pass finds the blocks in the StableHLO import (W [in, out], biases
-    # as broadcast chains).
+    # The passes find the blocks in the StableHLO import (W [in, out], biases
+    # as broadcast chains), and no vocabulary table.
     ir = m.run_pass("builtin.module(inline, symbol-dce, loom-shape-inference, "
-                    f"loom-tensor-parallel{{function=main tp={tp}}})").ir
+                    f"loom-tensor-parallel{{function=main tp={tp}}}, "
+                    f"loom-vocab-parallel{{function=main tp={tp}}})").ir
     assert ir.count("loom.tp_copy") == blocks, ir
     assert ir.count("shard.all_reduce") == blocks, ir
 

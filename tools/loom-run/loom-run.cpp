@@ -19,26 +19,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Dialect/Loom/IR/LoomDialect.h"
-#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
-#include "loom/Dialect/Loom/Transforms/Passes.h"
-#include "loom/Dialect/StableHLO/IR/ImportDialects.h"
+#include "loom/InitAllDialects.h"
+#include "loom/InitAllPasses.h"
 #include "loom/Interpreter/Arguments.h"
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Interpreter/Print.h"
 #include "loom/Interpreter/TensorIO.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -301,17 +294,9 @@ int runMain(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registry.insert<mlir::loom::LoomDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect, shard::ShardDialect,
-                  mlir::loom::shlo::check::CheckDialect>();
-  func::registerAllExtensions(registry);
-  tensor::registerAllExtensions(registry);
-  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
-  mlir::loom::registerShardVJPModels(registry);
-  if (comparing) {
-    mlir::registerTransformsPasses();
-    mlir::loom::registerLoomPasses();
-  }
+  mlir::loom::registerAllDialects(registry);
+  // --compare-after names passes.
+  mlir::loom::registerAllPasses();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;

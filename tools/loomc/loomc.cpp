@@ -16,7 +16,9 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
-#include "loom/Import/Onnx.h"
+#include "loom/Import/Model.h"
+#include "loom/InitAllDialects.h"
+#include "loom/InitAllPasses.h"
 #include "loom/Import/StableHLO.h"
 #include "loom/Pipelines/Plan.h"
 #include "loom/Pipelines/TrainingPipeline.h"
@@ -31,8 +33,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -158,42 +160,6 @@ cl::opt<std::string> cxx("cxx",
                                   "mpicxx)"),
                          cl::init("mpicxx"), cl::cat(category));
 
-OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                                StringRef weightsOut) {
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(modelFile, &error);
-  if (!input) {
-    llvm::errs() << "loomc: error: " << error << "\n";
-    return nullptr;
-  }
-  if (StringRef(modelFile).ends_with(".onnx")) {
-    if (!weightsFile.empty()) {
-      llvm::errs() << "loomc: error: --weights is for .mlir models; an ONNX "
-                      "model carries its weights\n";
-      return nullptr;
-    }
-    mlir::loom::OnnxImportOptions options;
-    options.weightsOut = weightsOut.str();
-    options.trainable.assign(trainable.begin(), trainable.end());
-    options.frozen.assign(frozen.begin(), frozen.end());
-    options.modelDir = llvm::sys::path::parent_path(modelFile).str();
-    StringRef bytes = input->getBuffer();
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    return mlir::loom::importOnnx(bytes, modelFile, options, &context);
-  }
-  if (!trainable.empty() || !frozen.empty()) {
-    llvm::errs() << "loomc: error: --trainable/--frozen are for ONNX models; "
-                    "mark parameters of a .mlir model with loom.param (or "
-                    "loom-translate --trainable)\n";
-    return nullptr;
-  }
-  bool isStableHLO = input->getBuffer().contains("stablehlo.");
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  if (isStableHLO)
-    return mlir::loom::importStableHLO(sourceMgr, &context);
-  return parseSourceFile<ModuleOp>(sourceMgr, &context);
-}
-
 int fail(const Twine &message) {
   llvm::errs() << "loomc: error: " << message << "\n";
   return 1;
@@ -216,11 +182,15 @@ FailureOr<TrainingOptions> buildOptions() {
     o = plan.options;
   }
   auto given = [](const cl::Option &opt) { return opt.getNumOccurrences() > 0; };
+  // A flag given on the command line overrides the plan.
+  auto take = [&](auto &flag, auto &field) {
+    if (given(flag))
+      field = flag;
+  };
   if (given(mesh) || planFile.empty())
     if (std::string e = ::loom::parseMesh(mesh, o.mesh); !e.empty())
       return fail("--mesh: " + e), failure();
-  if (given(microbatches))
-    o.microbatches = microbatches;
+  take(microbatches, o.microbatches);
   if (given(pipelineSchedule)) {
     std::optional<mlir::loom::PipelineScheduleKind> kind =
         mlir::loom::symbolizePipelineScheduleKind(pipelineSchedule);
@@ -233,8 +203,7 @@ FailureOr<TrainingOptions> buildOptions() {
   }
   if (given(stageBoundaries))
     o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
-  if (given(memoryBudget))
-    o.memoryBudget = memoryBudget;
+  take(memoryBudget, o.memoryBudget);
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
     if (!kind)
@@ -254,23 +223,19 @@ FailureOr<TrainingOptions> buildOptions() {
              failure();
     opt.kind = *kind;
   }
-  if (given(lr) || planFile.empty())
+  if (planFile.empty())
     opt.lr = lr;
-  if (given(momentum))
-    opt.momentum = momentum;
-  if (given(nesterov))
-    opt.nesterov = nesterov;
-  if (given(weightDecay))
-    opt.weightDecay = weightDecay;
+  take(lr, opt.lr);
+  take(momentum, opt.momentum);
+  take(nesterov, opt.nesterov);
+  take(weightDecay, opt.weightDecay);
   if (given(betas)) {
     auto [b1, b2] = StringRef(betas).split(',');
     if (b1.trim().getAsDouble(opt.beta1) || b2.trim().getAsDouble(opt.beta2))
       return fail("--betas must be 'b1,b2', got '" + betas + "'"), failure();
   }
-  if (given(eps))
-    opt.eps = eps;
-  if (given(clipGradNorm))
-    opt.clipGradNorm = clipGradNorm;
+  take(eps, opt.eps);
+  take(clipGradNorm, opt.clipGradNorm);
   if (given(lrSchedule) || planFile.empty()) {
     std::optional<mlir::loom::LrSchedule> kind =
         mlir::loom::symbolizeLrSchedule(lrSchedule);
@@ -280,12 +245,9 @@ FailureOr<TrainingOptions> buildOptions() {
              failure();
     opt.schedule = *kind;
   }
-  if (given(warmupSteps))
-    opt.warmupSteps = warmupSteps;
-  if (given(totalSteps))
-    opt.totalSteps = totalSteps;
-  if (given(minLr))
-    opt.minLr = minLr;
+  take(warmupSteps, opt.warmupSteps);
+  take(totalSteps, opt.totalSteps);
+  take(minLr, opt.minLr);
 
   if (std::string e = mlir::loom::verifyTrainingOptions(o); !e.empty())
     return fail(e), failure();
@@ -298,46 +260,10 @@ FailureOr<TrainingOptions> buildOptions() {
   return o;
 }
 
-/// Checks --batch against the compiled step: the rows a step reads per
-/// data-parallel rank (dimension 0 of the data arguments) are M
-/// micro-batches of the model's batch size.
-LogicalResult checkStepBatch(func::FuncOp step, int64_t microbatches) {
-  if (!stepBatch.getNumOccurrences() || !step)
-    return success();
-  int64_t rows = -1;
-  for (unsigned i = 0; i < step.getNumArguments() && rows < 0; ++i) {
-    auto type = dyn_cast<ShapedType>(step.getArgumentTypes()[i]);
-    if (type && type.getRank() > 0 &&
-        !step.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) &&
-        !step.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
-      rows = type.getDimSize(0);
-  }
-  if (rows < 0 || rows == stepBatch)
-    return success();
-  fail("--batch " + std::to_string(stepBatch) + " in " +
-       std::to_string(microbatches) + " micro-batch(es) needs a model of "
-       "batch size " + std::to_string(stepBatch / microbatches) +
-       ", but the model's batch size is " + std::to_string(rows / microbatches) +
-       " (its batch dimension is static: export it with batch " +
-       std::to_string(stepBatch / microbatches) + ")");
-  return failure();
-}
-
 int run(int argc, char **argv) {
   DialectRegistry registry;
-  registry.insert<mlir::loom::LoomDialect, mlir::loomrt::LoomRTDialect, func::FuncDialect,
-                  arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, tensor::TensorDialect,
-                  shard::ShardDialect>();
-  func::registerAllExtensions(registry);
-  // The VJP of shard.all_reduce, for loom-autodiff on tensor-parallel graphs.
-  mlir::loom::registerShardVJPModels(registry);
-  mlir::loom::registerStableHLOImportDialects(registry);
-  registerTransformsPasses();
-  mlir::loom::registerLoomPasses();
-  mlir::loom::registerStableHLOToLoomPasses();
-  mlir::loom::registerLoomToLoomRTPasses();
-  mlir::loomrt::registerLoomRTPasses();
+  mlir::loom::registerAllDialects(registry);
+  mlir::loom::registerAllPasses();
   registerPassManagerCLOptions();
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();
@@ -399,7 +325,13 @@ int run(int argc, char **argv) {
     llvm::sys::fs::remove(weightsTmp);
     return fail(message);
   };
-  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, weightsTmp);
+  mlir::loom::ModelImportOptions importOptions;
+  importOptions.weightsOut = weightsTmp;
+  importOptions.trainable.assign(trainable.begin(), trainable.end());
+  importOptions.frozen.assign(frozen.begin(), frozen.end());
+  importOptions.hasWeightsFile = !weightsFile.empty();
+  OwningOpRef<ModuleOp> module = mlir::loom::importModel(
+      modelFile, importOptions, &context, sourceMgr, "loomc");
   if (!module || failed(verify(*module)))
     return failAndClean("could not load '" + modelFile + "'");
   lap("import");
@@ -429,27 +361,16 @@ int run(int argc, char **argv) {
     return failAndClean("compilation failed (see the errors above)");
   lap("passes");
 
-  std::vector<std::string> stepNames = mlir::loom::stepFunctions(options);
-  if (failed(checkStepBatch(
-          module->lookupSymbol<func::FuncOp>(stepNames.front()),
-          options.microbatches))) {
-    llvm::sys::fs::remove(weightsTmp);
-    return 1;
-  }
-
-  // Tensor parallelism: the cut of each parameter, for the per-rank weights.
-  std::map<std::string, mlir::loom::ParameterShard> shards;
-  if (options.mesh.tp > 1) {
-    for (const std::string &stepName : stepNames) {
-      auto step = module->lookupSymbol<func::FuncOp>(stepName);
-      if (!step)
-        return failAndClean("no lowered @" + stepName);
-      auto found = mlir::loom::collectParameterShards(step);
-      if (failed(found))
-        return failAndClean("no lowered @" + stepName + " with valid loom.shard");
-      shards.insert(found->begin(), found->end());
-    }
-  }
+  if (stepBatch.getNumOccurrences())
+    if (std::string e = mlir::loom::checkStepRows(*module, options, stepBatch);
+        !e.empty())
+      return failAndClean(e);
+  // The plan: what every rank runs (docs/plan.md).
+  std::string error;
+  FailureOr<mlir::loom::Plan> plan =
+      mlir::loom::collectPlan(*module, options, modelFile, pipeline, error);
+  if (failed(plan))
+    return failAndClean(error);
 
   std::string code;
   llvm::raw_string_ostream codeStream(code);
@@ -477,48 +398,16 @@ int run(int argc, char **argv) {
                   ": tensor parallelism needs the model's weights (an ONNX "
                   "model, or --weights for .mlir) to write each rank's slice");
     if (std::string e = mlir::loom::writeRankWeights(
-            outPath("weights.safetensors"), options.mesh.tp, shards, outPath);
+            outPath("weights.safetensors"), options.mesh.tp,
+            plan->tensorParallelParameters, outPath);
         !e.empty())
       return fail(e);
     lap("slice weights");
   }
 
-  // The plan: what every rank runs (docs/plan.md).
-  mlir::loom::Plan plan;
-  plan.model = modelFile;
-  plan.options = options;
-  plan.options.partitionReport.clear();
-  plan.options.memoryReport.clear();
-  plan.functions = stepNames;
-  for (const auto &entry : shards)
-    plan.tensorParallelParameters.push_back(entry.second);
-  plan.pipeline = pipeline;
-  if (options.isPipelined()) {
-    auto report = llvm::MemoryBuffer::getFile(options.partitionReport);
-    llvm::Expected<llvm::json::Value> partition =
-        report ? llvm::json::parse((*report)->getBuffer())
-               : llvm::Expected<llvm::json::Value>(llvm::createStringError(
-                     report.getError(), "cannot read the partition report"));
-    if (!partition)
-      return fail("the partition report '" + options.partitionReport +
-                  "': " + llvm::toString(partition.takeError()));
-    // The plan records the cuts the partitioner chose (read back as
-    // forced boundaries).
-    if (const llvm::json::Object *report = partition->getAsObject())
-      if (const llvm::json::Array *cuts = report->getArray("cuts")) {
-        plan.options.stageBoundaries.clear();
-        for (const llvm::json::Value &cut : *cuts) {
-          if (std::optional<int64_t> n = cut.getAsInteger())
-            plan.options.stageBoundaries.push_back(std::to_string(*n));
-          else if (std::optional<StringRef> name = cut.getAsString())
-            plan.options.stageBoundaries.push_back(name->str());
-        }
-      }
-    plan.partition = std::move(*partition);
-  }
   std::string planText;
   llvm::raw_string_ostream(planText)
-      << llvm::formatv("{0:2}", mlir::loom::toJSON(plan)) << "\n";
+      << llvm::formatv("{0:2}", mlir::loom::toJSON(*plan)) << "\n";
   if (std::string e = ::loom::writeFileAtomically(outPath("plan.json"), planText);
       !e.empty())
     return fail(e);

@@ -39,6 +39,12 @@ OwningOpRef<ModuleOp> importOnnx(llvm::StringRef bytes,
                                  const OnnxImportOptions &options,
                                  MLIRContext *context);
 
+/// Registers the `import-onnx` translation
+/// (lib/Import/Onnx/OnnxTranslation.cpp) and its options --weights-out,
+/// --no-weights, --trainable, --frozen and --input-shape. The weights go
+/// next to the driver's `-o` output by default. Calling again does nothing.
+void registerOnnxTranslation();
+
 } // namespace loom
 } // namespace mlir
 

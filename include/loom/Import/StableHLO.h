@@ -22,6 +22,12 @@ void registerStableHLOImportDialects(DialectRegistry &registry);
 OwningOpRef<ModuleOp> importStableHLO(llvm::SourceMgr &sourceMgr,
                                       MLIRContext *context);
 
+/// Registers the `import-stablehlo` translation
+/// (lib/Import/StableHLOTranslation.cpp) and its options --arg-names and
+/// --trainable, which name the entry function's arguments (`loom.name`) and
+/// mark the trainable ones (`loom.param`). Calling again does nothing.
+void registerStableHLOTranslation();
+
 } // namespace loom
 } // namespace mlir
 

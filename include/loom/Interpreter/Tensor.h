@@ -50,8 +50,6 @@ int64_t wrapTo(ElementKind kind, int64_t value);
 /// Number of elements of `shape`, or nullopt for a negative size or
 /// overflow.
 std::optional<int64_t> getElementCount(ArrayRef<int64_t> shape);
-/// Row-major strides of `shape`.
-SmallVector<int64_t> getStrides(ArrayRef<int64_t> shape);
 /// "[2, 3]"
 std::string formatShape(ArrayRef<int64_t> shape);
 

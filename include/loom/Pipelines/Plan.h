@@ -13,6 +13,7 @@
 
 #include "loom/Pipelines/TrainingOptions.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
 #include <optional>
@@ -62,6 +63,23 @@ bool fromJSON(const llvm::json::Value &value, Plan &plan,
 
 /// Parses plan text. Returns an error message, empty on success.
 std::string parsePlan(llvm::StringRef text, Plan &plan);
+
+/// The plan of `module` compiled with `options` by `pipeline` (its text):
+/// the step functions, the tensor-parallel cut of every sharded parameter
+/// (from the steps' loom.shard), and for a pipelined plan the partition
+/// report at options.partitionReport, whose cuts become the recorded stage
+/// boundaries (so --plan reproduces the partition). On failure, an error
+/// message in `error`.
+FailureOr<Plan> collectPlan(ModuleOp module, const TrainingOptions &options,
+                            llvm::StringRef model, llvm::StringRef pipeline,
+                            std::string &error);
+
+/// Checks `--batch rows` against the compiled step: a step reads M
+/// micro-batches of the model's batch size per data-parallel rank
+/// (dimension 0 of its data arguments). Returns an error message naming the
+/// batch to export, empty when they agree.
+std::string checkStepRows(ModuleOp module, const TrainingOptions &options,
+                          int64_t rows);
 
 } // namespace loom
 } // namespace mlir

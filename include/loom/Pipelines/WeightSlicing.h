@@ -34,7 +34,7 @@ collectParameterShards(func::FuncOp step);
 /// part r of every block). Returns an error message, empty on success.
 std::string
 writeRankWeights(const std::string &full, int64_t tp,
-                 const std::map<std::string, ParameterShard> &shards,
+                 const std::vector<ParameterShard> &shards,
                  llvm::function_ref<std::string(llvm::StringRef)> path);
 
 } // namespace loom

@@ -73,7 +73,8 @@ struct DotGeneralPattern : ShloPattern<shlo::DotGeneralOp> {
       return decline(op, rewriter,
                      "dot_general with an `algorithm` is not supported (loom "
                      "chooses how to compute contractions)");
-    if (failed(requireTypes(op, kNumeric, "loom.dot_general", rewriter)))
+    if (failed(requireTypes(op, kNumeric,
+                            loom::DotGeneralOp::getOperationName(), rewriter)))
       return failure();
     if (std::optional<std::string> why = checkDotTypes(
             getElementTypeOrSelf(op.getLhs().getType()),
@@ -97,7 +98,8 @@ struct DotPattern : ShloPattern<shlo::DotOp> {
   LogicalResult
   matchAndRewrite(shlo::DotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kNumeric, "loom.dot_general", rewriter)))
+    if (failed(requireTypes(op, kNumeric,
+                            loom::DotGeneralOp::getOperationName(), rewriter)))
       return failure();
     int64_t lhsRank = cast<RankedTensorType>(op.getLhs().getType()).getRank();
     int64_t rhsRank = cast<RankedTensorType>(op.getRhs().getType()).getRank();
@@ -268,8 +270,9 @@ struct ReducePattern : ShloPattern<shlo::ReduceOp> {
       return decline(op, rewriter, why);
     bool isBool = *kind == ReduceKind::And || *kind == ReduceKind::Or;
     if (failed(requireTypes(op, isBool ? kBool : kNumeric,
-                            *kind == ReduceKind::Sum ? "loom.reduce_sum"
-                                                     : "loom.reduce_max",
+                            *kind == ReduceKind::Sum
+                                ? loom::ReduceSumOp::getOperationName()
+                                : loom::ReduceMaxOp::getOperationName(),
                             rewriter)))
       return failure();
 

@@ -17,7 +17,8 @@ struct ConstantPattern : ShloPattern<shlo::ConstantOp> {
   LogicalResult
   matchAndRewrite(shlo::ConstantOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.constant", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::ConstantOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::ConstantOp::create(rewriter, op.getLoc(),
                                                     op.getValue()));
@@ -30,7 +31,8 @@ struct IotaPattern : ShloPattern<shlo::IotaOp> {
   LogicalResult
   matchAndRewrite(shlo::IotaOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kNumeric, "loom.iota", rewriter)))
+    if (failed(requireTypes(op, kNumeric,
+                            loom::IotaOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::IotaOp::create(rewriter, op.getLoc(),
                                                 op.getType(),
@@ -46,7 +48,8 @@ struct BroadcastInDimPattern : ShloPattern<shlo::BroadcastInDimOp> {
   LogicalResult
   matchAndRewrite(shlo::BroadcastInDimOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.broadcast", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::BroadcastOp::getOperationName(), rewriter)))
       return failure();
     Location loc = op.getLoc();
     ArrayRef<int64_t> dims = op.getBroadcastDimensions();
@@ -84,7 +87,8 @@ struct ReshapePattern : ShloPattern<shlo::ReshapeOp> {
   LogicalResult
   matchAndRewrite(shlo::ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.reshape", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::ReshapeOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::ReshapeOp::create(rewriter, op.getLoc(),
                                                    op.getType(),
@@ -98,7 +102,8 @@ struct TransposePattern : ShloPattern<shlo::TransposeOp> {
   LogicalResult
   matchAndRewrite(shlo::TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.transpose", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::TransposeOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::TransposeOp::create(
                                rewriter, op.getLoc(), op.getType(),
@@ -112,7 +117,8 @@ struct SlicePattern : ShloPattern<shlo::SliceOp> {
   LogicalResult
   matchAndRewrite(shlo::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.slice", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::SliceOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::SliceOp::create(
                                rewriter, op.getLoc(), op.getType(),
@@ -127,7 +133,8 @@ struct ConcatenatePattern : ShloPattern<shlo::ConcatenateOp> {
   LogicalResult
   matchAndRewrite(shlo::ConcatenateOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.concat", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::ConcatOp::getOperationName(), rewriter)))
       return failure();
     rewriter.replaceOp(op, loom::ConcatOp::create(
                                rewriter, op.getLoc(), op.getType(),
@@ -238,11 +245,12 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
   LogicalResult
   matchAndRewrite(shlo::GatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.gather", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::GatherOp::getOperationName(), rewriter)))
       return failure();
     if (std::optional<std::string> why =
             checkTypes({op.getStartIndices().getType()}, kInt,
-                       "loom.gather indices"))
+                       (loom::GatherOp::getOperationName() + " indices").str()))
       return decline(op, rewriter, *why);
     std::string why;
     FailureOr<GatherPlan> plan = planGather(op, why);
@@ -376,11 +384,13 @@ struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
   LogicalResult
   matchAndRewrite(shlo::ScatterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kNumeric, "loom.scatter_add", rewriter)))
+    if (failed(requireTypes(op, kNumeric,
+                            loom::ScatterAddOp::getOperationName(), rewriter)))
       return failure();
     if (std::optional<std::string> why =
-            checkTypes({op.getScatterIndices().getType()}, kInt,
-                       "loom.scatter_add indices"))
+            checkTypes(
+                {op.getScatterIndices().getType()}, kInt,
+                (loom::ScatterAddOp::getOperationName() + " indices").str()))
       return decline(op, rewriter, *why);
     std::string why;
     FailureOr<int64_t> axis = planScatter(op, why);

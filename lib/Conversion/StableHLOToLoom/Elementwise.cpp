@@ -61,7 +61,8 @@ struct Log1pPattern : ShloPattern<shlo::Log1pOp> {
   LogicalResult
   matchAndRewrite(shlo::Log1pOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kFloat, "loom.log", rewriter)))
+    if (failed(requireTypes(op, kFloat,
+                            loom::LogOp::getOperationName(), rewriter)))
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
@@ -79,7 +80,8 @@ struct Expm1Pattern : ShloPattern<shlo::Expm1Op> {
   LogicalResult
   matchAndRewrite(shlo::Expm1Op op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kFloat, "loom.exp", rewriter)))
+    if (failed(requireTypes(op, kFloat,
+                            loom::ExpOp::getOperationName(), rewriter)))
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
@@ -96,7 +98,8 @@ struct ErfcPattern : ShloPattern<shlo::chlo::ErfcOp> {
   LogicalResult
   matchAndRewrite(shlo::chlo::ErfcOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kFloat, "loom.erf", rewriter)))
+    if (failed(requireTypes(op, kFloat,
+                            loom::ErfOp::getOperationName(), rewriter)))
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
@@ -114,7 +117,8 @@ struct SquarePattern : ShloPattern<shlo::chlo::SquareOp> {
   LogicalResult
   matchAndRewrite(shlo::chlo::SquareOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kNumeric, "loom.mul", rewriter)))
+    if (failed(requireTypes(op, kNumeric,
+                            loom::MulOp::getOperationName(), rewriter)))
       return failure();
     Value x = adaptor.getOperand();
     rewriter.replaceOp(
@@ -209,7 +213,8 @@ struct ComparePattern : ShloPattern<shlo::CompareOp> {
   LogicalResult
   matchAndRewrite(shlo::CompareOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.compare", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::CompareOp::getOperationName(), rewriter)))
       return failure();
     unsigned kind = getElementKind(getElementTypeOrSelf(op.getLhs().getType()));
     std::optional<shlo::ComparisonType> compareType = op.getCompareType();
@@ -267,7 +272,8 @@ struct SelectPattern : ShloPattern<shlo::SelectOp> {
   LogicalResult
   matchAndRewrite(shlo::SelectOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.select", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::SelectOp::getOperationName(), rewriter)))
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     Value pred =
@@ -285,7 +291,10 @@ struct ClampPattern : ShloPattern<shlo::ClampOp> {
   LogicalResult
   matchAndRewrite(shlo::ClampOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kNumeric, "loom.max/loom.min", rewriter)))
+    std::string target = (loom::MaxOp::getOperationName() + "/" +
+                          loom::MinOp::getOperationName())
+                             .str();
+    if (failed(requireTypes(op, kNumeric, target, rewriter)))
       return failure();
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
@@ -303,7 +312,8 @@ struct ConvertPattern : ShloPattern<shlo::ConvertOp> {
   LogicalResult
   matchAndRewrite(shlo::ConvertOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireTypes(op, kAny, "loom.convert", rewriter)))
+    if (failed(requireTypes(op, kAny,
+                            loom::ConvertOp::getOperationName(), rewriter)))
       return failure();
     if (adaptor.getOperand().getType() == op.getType()) {
       rewriter.replaceOp(op, adaptor.getOperand());

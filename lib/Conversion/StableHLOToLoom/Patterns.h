@@ -40,7 +40,7 @@ unsigned getElementKind(Type elementType);
 
 /// Why `types` do not all fit `kinds` (every type must be a ranked tensor
 /// of a loom element type of one of the kinds); empty when they do.
-/// `target` names what they are for in the message (e.g. "loom.exp").
+/// `target` names what they are for in the message (e.g. `ExpOp::getOperationName()`).
 std::optional<std::string> checkTypes(ArrayRef<Type> types, unsigned kinds,
                                       StringRef target);
 

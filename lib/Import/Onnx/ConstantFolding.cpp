@@ -34,6 +34,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -45,20 +46,12 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::onnx_import;
 
-/// Row-major strides of `shape`.
-static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
 /// Index into `t` (numpy-broadcast to `shape`) of the element at flat
 /// position `k` of `shape`.
 static int64_t broadcastIndex(const ConstTensor &t, ArrayRef<int64_t> shape,
                               int64_t k) {
-  SmallVector<int64_t> outStrides = stridesOf(shape);
-  SmallVector<int64_t> inStrides = stridesOf(t.shape);
+  SmallVector<int64_t> outStrides = computeStrides(shape);
+  SmallVector<int64_t> inStrides = computeStrides(t.shape);
   int64_t offset = shape.size() - t.shape.size();
   int64_t index = 0;
   for (size_t d = 0; d < shape.size(); ++d) {

@@ -15,6 +15,7 @@
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringExtras.h"
@@ -29,14 +30,6 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-
-/// Row-major strides.
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
 
 int64_t numElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -347,7 +340,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
   } else {
     nest.emplace(os, loopShape, "i", 2, parallel);
     indent = nest->bodyIndent();
-    outIndex = indexExpr("i", stridesOf(loopShape));
+    outIndex = indexExpr("i", computeStrides(loopShape));
     for (auto [arg, in, s] :
          llvm::zip(body.getArguments(), op.getIns(), strided)) {
       std::string x = "x" + std::to_string(scalars.size());
@@ -373,7 +366,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ArrayRef<int64_t> inShape = shape(op.getInput());
   ArrayRef<int64_t> dims = op.getDims();
-  SmallVector<int64_t> inStrides = stridesOf(inShape);
+  SmallVector<int64_t> inStrides = computeStrides(inShape);
   // Kept dimensions in order, and the output's (dense) strides for them.
   SmallVector<int64_t> kept, keptSizes, reduced, reducedSizes;
   for (int64_t d = 0; d < static_cast<int64_t>(inShape.size()); ++d) {
@@ -385,7 +378,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
       keptSizes.push_back(inShape[d]);
     }
   }
-  SmallVector<int64_t> outStrides = stridesOf(keptSizes);
+  SmallVector<int64_t> outStrides = computeStrides(keptSizes);
   Type type = elementType(op.getInput());
   bool isFloat = type.isF32();
   const char *acc = isFloat ? "double" : "int64_t";
@@ -542,7 +535,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         ArrayRef<int64_t> s = shape(iota.getOutput());
         LoopNest nest(os, s, "i", 2, false);
         os.indent(nest.bodyIndent())
-            << name(iota.getOutput()) << "[" << indexExpr("i", stridesOf(s))
+            << name(iota.getOutput()) << "[" << indexExpr("i", computeStrides(s))
             << "] = static_cast<" << cppType(elementType(iota.getOutput()))
             << ">(i" << iota.getDim() << ");\n";
         return success();

@@ -1014,16 +1014,59 @@ func.func @tp_copy_bad_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'loom.shard' of argument 0 must be {dim = D, parts = T[, groups = G][, padded = P]} with D a dimension of the ranked argument and T, G >= 1}}
-func.func @shard_bad_dim(%w: tensor<4x2xf32> {loom.param, loom.shard = {dim = 2 : i64, parts = 2 : i64}}) {
+// expected-error @+1 {{'loom.shard' of argument 0: dim = 2 is not a dimension of the argument's type 'tensor<4x2xf32>'}}
+func.func @shard_bad_dim(%w: tensor<4x2xf32> {loom.param, loom.shard = #loom.shard<dim = 2, parts = 2>}) {
   return
 }
 
 // -----
 
 // A slice of 13 rows of 4 parts is a table padded to 52, not 50.
-// expected-error @+1 {{'loom.shard' of argument 0: padded = 50 must be T times the argument's static size of dimension D, without groups}}
-func.func @shard_bad_padded(%w: tensor<13x2xf32> {loom.param, loom.shard = {dim = 0 : i64, padded = 50 : i64, parts = 4 : i64}}) {
+// expected-error @+1 {{'loom.shard' of argument 0: padded = 50 must be parts (4) times the argument's static size of dimension 0 in 'tensor<13x2xf32>'}}
+func.func @shard_bad_padded(%w: tensor<13x2xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 50>}) {
+  return
+}
+
+// -----
+
+// The untyped dictionary of wave 1 is not a #loom.shard.
+// expected-error @+1 {{'loom.shard' of argument 0 must be a #loom.shard<dim = D, parts = T[, groups = G][, padded = P]> attribute, got {dim = 0 : i64, parts = 2 : i64}}}
+func.func @shard_dictionary(%w: tensor<4xf32> {loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#loom.shard: parts = 0 must be the number of ranks (>= 1)}}
+func.func @shard_no_parts(%w: tensor<4xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#loom.shard: dim = -1 must be a dimension index (>= 0)}}
+func.func @shard_negative_dim(%w: tensor<4xf32> {loom.param, loom.shard = #loom.shard<dim = -1, parts = 2>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#loom.shard: groups = 0 must be >= 1 (omit it for one block)}}
+func.func @shard_no_groups(%w: tensor<4xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, groups = 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#loom.shard: a padded dimension (padded = 8) cannot also be 2 groups; drop one of them}}
+func.func @shard_padded_groups(%w: tensor<4xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, groups = 2, padded = 8>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#loom.shard: padded = -4 must be the padded size (> 0), or omitted}}
+func.func @shard_negative_padded(%w: tensor<4xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 2, padded = -4>}) {
   return
 }
 
@@ -1047,7 +1090,7 @@ func.func @grid_index_no_grid() -> tensor<i64> {
 // -----
 
 // expected-error @+1 {{'loom.shard' marks function arguments, not results}}
-func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = {dim = 0 : i64, parts = 2 : i64}}) {
+func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = #loom.shard<dim = 0, parts = 2>}) {
   return %w : tensor<4xf32>
 }
 

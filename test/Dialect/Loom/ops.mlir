@@ -439,3 +439,16 @@ func.func @training_attributes(%w: tensor<4xf32> {loom.param},
     -> (tensor<4xf32> {loom.grad_of = 0 : i64}, tensor<f32> {loom.updates = 1 : i64}) {
   return %w, %step : tensor<4xf32>, tensor<f32>
 }
+
+// #loom.shard prints groups and padded only when they are not 1 and 0; its
+// fields may be written in any order.
+// CHECK-LABEL: func.func @shard_attributes
+// CHECK-SAME: (%{{.*}}: tensor<4x16xf32> {loom.param, loom.shard = #loom.shard<dim = 1, parts = 2>},
+// CHECK-SAME: %{{.*}}: tensor<16x8xf32> {loom.param, loom.shard = #loom.shard<dim = 1, parts = 2, groups = 3>},
+// CHECK-SAME: %{{.*}}: tensor<13x8xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 52>})
+func.func @shard_attributes(
+    %a: tensor<4x16xf32> {loom.param, loom.shard = #loom.shard<dim = 1, parts = 2, groups = 1, padded = 0>},
+    %b: tensor<16x8xf32> {loom.param, loom.shard = #loom.shard<groups = 3, parts = 2, dim = 1>},
+    %c: tensor<13x8xf32> {loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 52>}) {
+  return
+}

@@ -9,9 +9,9 @@
         I, every third label is I.
 
     tensor_parallel.py slice DIR TP_MODEL.mlir
-        For every argument of TP_MODEL with `loom.shard = {dim, parts[,
-        groups]}`, writes rank r's slice of the full weight to
-        DIR/<parts>/<name>.<r>.npy and the loom-run options that pass them,
+        For every argument of TP_MODEL with `loom.shard = #loom.shard<dim =
+        D, parts = T[, groups = G][, padded = P]>`, writes rank r's slice of
+        the full weight to DIR/<parts>/<name>.<r>.npy and the loom-run options that pass them,
         `--input <name>@<r>=<file>`, to the response file DIR/<parts>.rsp.
         The slicing follows the attribute only: rank r holds, of each of the
         `groups` equal blocks of dimension `dim` (zero-extended to `padded`
@@ -35,7 +35,7 @@ from safetensors.numpy import load_file, save_file
 
 ARG = re.compile(r"%[\w.]+: tensor<([^>]*)> \{((?:[^{}]|\{[^{}]*\})*)\}")
 NAME = re.compile(r'loom\.name = "([^"]*)"')
-SHARD = re.compile(r"loom\.shard = \{([^{}]*)\}")
+SHARD = re.compile(r"loom\.shard = #loom\.shard<([^<>]*)>")
 
 
 def arguments(path):
@@ -52,7 +52,7 @@ def arguments(path):
         shard = SHARD.search(attrs)
         fields = None
         if shard:
-            fields = {k.strip(): int(v.split(":")[0])
+            fields = {k.strip(): int(v)
                       for k, v in (f.split("=") for f in
                                    shard.group(1).split(","))}
         result.append((name, [int(d) for d in dims],
@@ -71,7 +71,7 @@ def element_types(path):
 
 
 def take(array, shard, rank):
-    """Rank `rank`'s slice of `array` under a loom.shard dictionary (with
+    """Rank `rank`'s slice of `array` under the fields of a #loom.shard (with
     `padded`, dimension `dim` is first extended with zeros to that size)."""
     dim, parts = shard["dim"], shard["parts"]
     if "padded" in shard:

@@ -27,6 +27,11 @@ struct EmitCppOptions {
 LogicalResult emitCpp(ModuleOp module, llvm::raw_ostream &os,
                       const EmitCppOptions &options = {});
 
+/// Registers the `emit-cpp` translation
+/// (lib/Target/Cpp/TranslateRegistration.cpp) and its option --batch-size.
+/// Calling again does nothing.
+void registerToCppTranslation();
+
 } // namespace loom
 } // namespace mlir
 

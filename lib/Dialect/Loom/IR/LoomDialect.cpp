@@ -7,11 +7,16 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::loom;
 
 #include "loom/Dialect/Loom/IR/LoomDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "loom/Dialect/Loom/IR/LoomAttrs.cpp.inc"
 
 namespace {
 /// Attaches upstream's elementwise sharding rule (every dimension parallel,
@@ -27,6 +32,10 @@ void LoomDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "loom/Dialect/Loom/IR/LoomAttrs.cpp.inc"
       >();
   attachElementwiseSharding<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
                             NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
@@ -97,33 +106,20 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
     if (!isArgument)
       return op->emitOpError() << "'" << name
                                << "' marks function arguments, not results";
-    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-    auto field = [&](StringRef key) {
-      return dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
-    };
-    IntegerAttr dim = field("dim"), parts = field("parts"),
-                groups = field("groups"), padded = field("padded");
-    auto type = func && index < func.getNumArguments()
-                    ? dyn_cast<ShapedType>(func.getArgumentTypes()[index])
-                    : ShapedType();
-    if (!dict || !dim || !parts || (dict.get("groups") && !groups) ||
-        (dict.get("padded") && !padded) ||
-        dict.size() != 2u + (groups ? 1 : 0) + (padded ? 1 : 0) ||
-        parts.getInt() < 1 || (groups && groups.getInt() < 1) || !type ||
-        !type.hasRank() || dim.getInt() < 0 || dim.getInt() >= type.getRank())
+    auto shard = dyn_cast<ShardAttr>(attr.getValue());
+    if (!shard)
       return op->emitOpError()
              << "'" << name << "' of argument " << index
-             << " must be {dim = D, parts = T[, groups = G][, padded = P]} "
-                "with D a dimension of the ranked argument and T, G >= 1";
-    // A padded dimension: the slice has P / T of the P padded rows.
-    if (padded && (groups || type.isDynamicDim(dim.getInt()) ||
-                   padded.getInt() !=
-                       type.getDimSize(dim.getInt()) * parts.getInt()))
-      return op->emitOpError()
-             << "'" << name << "' of argument " << index << ": padded = "
-             << padded.getInt() << " must be T times the argument's static "
-             << "size of dimension D, without groups";
-    return success();
+             << " must be a #loom.shard<dim = D, parts = T[, groups = G]"
+                "[, padded = P]> attribute, got "
+             << attr.getValue();
+    Type type = func && index < func.getNumArguments()
+                    ? func.getArgumentTypes()[index]
+                    : Type();
+    return shard.verifyArgumentType(type, [&]() {
+      return op->emitOpError() << "'" << name << "' of argument " << index
+                               << ": ";
+    });
   }
   return op->emitOpError() << "unknown loom attribute '" << name
                            << "' (known: loom.param, loom.name, loom.state, "
@@ -170,5 +166,52 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
       cast<ShapedType>(result.getType()).getShape() !=
           cast<ShapedType>(user->getResult(0).getType()).getShape())
     return fail("its user is not an elementwise op of the same shape");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #loom.shard
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t dim, int64_t parts, int64_t groups,
+                                int64_t padded) {
+  if (dim < 0)
+    return emitError() << "#loom.shard: dim = " << dim
+                       << " must be a dimension index (>= 0)";
+  if (parts < 1)
+    return emitError() << "#loom.shard: parts = " << parts
+                       << " must be the number of ranks (>= 1)";
+  if (groups < 1)
+    return emitError() << "#loom.shard: groups = " << groups
+                       << " must be >= 1 (omit it for one block)";
+  if (padded < 0)
+    return emitError() << "#loom.shard: padded = " << padded
+                       << " must be the padded size (> 0), or omitted";
+  if (padded && groups != 1)
+    return emitError() << "#loom.shard: a padded dimension (padded = "
+                       << padded << ") cannot also be " << groups
+                       << " groups; drop one of them";
+  return success();
+}
+
+LogicalResult ShardAttr::verifyArgumentType(
+    Type type, function_ref<InFlightDiagnostic()> emitError) const {
+  auto shaped = dyn_cast_or_null<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return emitError() << "the argument must be a ranked tensor or memref, got "
+                       << type;
+  if (getDim() >= shaped.getRank())
+    return emitError() << "dim = " << getDim()
+                       << " is not a dimension of the argument's type "
+                       << type;
+  // A padded dimension: the slice holds padded / parts of the padded rows.
+  if (getPadded() &&
+      (shaped.isDynamicDim(getDim()) ||
+       getPadded() != shaped.getDimSize(getDim()) * getParts()))
+    return emitError() << "padded = " << getPadded() << " must be parts ("
+                       << getParts()
+                       << ") times the argument's static size of dimension "
+                       << getDim() << " in " << type;
   return success();
 }

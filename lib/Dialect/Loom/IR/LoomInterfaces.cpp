@@ -103,3 +103,23 @@ bool loom::detail::isFloatToFloatOperand(Operation *op, unsigned index) {
          hasFloatElements(op->getOperand(index).getType()) &&
          llvm::any_of(op->getResultTypes(), hasFloatElements);
 }
+
+FailureOr<loom::PartitionRule> loom::detail::getElementwisePartitionRule(
+    Operation *op, ArrayRef<std::optional<ShardedDim>> operands) {
+  if (!op->hasTrait<OpTrait::ElementwiseMapping>())
+    return failure();
+  std::optional<ShardedDim> shared;
+  for (const std::optional<ShardedDim> &operand : operands) {
+    if (!operand)
+      continue;
+    if (shared && *shared != *operand)
+      return failure();
+    shared = operand;
+  }
+  if (!shared)
+    return failure();
+  PartitionRule rule;
+  rule.operands.assign(operands.size(), shared);
+  rule.results.assign(op->getNumResults(), shared);
+  return rule;
+}

@@ -1031,5 +1031,273 @@ GridIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGridAxes(*this, symbolTable, getGridAttr(), getGridAxes());
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor-parallel partition rules (TensorPartitionInterface)
+//===----------------------------------------------------------------------===//
+//
+// Elementwise ops take the interface's default rule. A rule fails where a
+// Megatron block cannot continue through the op; see the interface
+// description for the contract.
+
+namespace {
+/// A rule that gives the one (sharded) operand `operand` and every result
+/// `result`.
+PartitionRule followOperand(Operation *op, ShardedDim operand,
+                            ShardedDim result) {
+  PartitionRule rule;
+  rule.operands.push_back(operand);
+  rule.results.assign(op->getNumResults(), result);
+  return rule;
+}
+
+/// The rule of softmax and log-softmax along `axis`: the sharded dimension
+/// is another one.
+FailureOr<PartitionRule>
+getAlongAxisPartitionRule(Operation *op, int64_t axis,
+                          ArrayRef<std::optional<ShardedDim>> operands) {
+  const std::optional<ShardedDim> &s = operands[0];
+  if (!s || s->dim == axis)
+    return failure();
+  return followOperand(op, *s, *s);
+}
+} // namespace
+
+FailureOr<PartitionRule> mlir::loom::detail::getReducePartitionRule(
+    ArrayRef<int64_t> dims, bool keepdims,
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  // A reduction over other dimensions (the max and sum of a softmax that
+  // JAX spells out).
+  const std::optional<ShardedDim> &s = operands[0];
+  if (!s || llvm::is_contained(dims, s->dim))
+    return failure();
+  int64_t dim = s->dim;
+  if (!keepdims)
+    dim -= llvm::count_if(dims, [&](int64_t d) { return d < s->dim; });
+  PartitionRule rule;
+  rule.operands.push_back(*s);
+  rule.results.push_back(ShardedDim{dim, s->groups});
+  return rule;
+}
+
+FailureOr<PartitionRule> SoftmaxOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  return getAlongAxisPartitionRule(*this, getAxis(), operands);
+}
+
+FailureOr<PartitionRule> LogSoftmaxOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  return getAlongAxisPartitionRule(*this, getAxis(), operands);
+}
+
+FailureOr<PartitionRule> DotGeneralOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  const std::optional<ShardedDim> &lhs = operands[0], &rhs = operands[1];
+  PartitionRule rule;
+  if (lhs && !rhs) {
+    // The lhs sharded on a contracted dimension: the rhs must be cut on the
+    // dimension it is contracted with, and every rank computes a partial
+    // sum (a row-parallel layer).
+    ArrayRef<int64_t> lhsDims = getLhsContractingDims();
+    const auto *it = llvm::find(lhsDims, lhs->dim);
+    if (it == lhsDims.end() || lhs->groups != 1)
+      return failure();
+    rule.operands = {lhs, ShardedDim{getRhsContractingDims()[it - lhsDims.begin()]}};
+    rule.results.push_back(std::nullopt);
+    rule.partialSum = true;
+    return rule;
+  }
+  // Attention: both operands sharded on the same batching dimension, which
+  // leads the result.
+  if (!lhs || !rhs || lhs->groups != 1 || rhs->groups != 1)
+    return failure();
+  ArrayRef<int64_t> lhsBatch = getLhsBatchingDims(),
+                    rhsBatch = getRhsBatchingDims();
+  const auto *l = llvm::find(lhsBatch, lhs->dim);
+  const auto *r = llvm::find(rhsBatch, rhs->dim);
+  if (l == lhsBatch.end() || r == rhsBatch.end() ||
+      l - lhsBatch.begin() != r - rhsBatch.begin())
+    return failure();
+  rule.operands = {lhs, rhs};
+  rule.results.push_back(ShardedDim{l - lhsBatch.begin()});
+  return rule;
+}
+
+FailureOr<PartitionRule> ReshapeOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  const std::optional<ShardedDim> &s = operands[0];
+  auto src = dyn_cast<RankedTensorType>(getOperand().getType());
+  auto dst = dyn_cast<RankedTensorType>(getType());
+  if (!s || !src || !dst || !src.hasStaticShape() || !dst.hasStaticShape() ||
+      s->groups != 1)
+    return failure();
+  // The result dimension that starts where the sharded one starts.
+  int64_t before = 1;
+  for (int64_t i = 0; i < s->dim; ++i)
+    before *= src.getDimSize(i);
+  int64_t at = 0, product = 1;
+  while (at < dst.getRank() && product < before)
+    product *= dst.getDimSize(at++);
+  if (product != before || at == dst.getRank())
+    return failure();
+  PartitionRule rule = followOperand(*this, *s, ShardedDim{at});
+  int64_t size = src.getDimSize(s->dim), newSize = dst.getDimSize(at);
+  if (newSize < size) {
+    // Split into [heads, head size, ...]: the heads are sharded.
+    if (size % newSize != 0)
+      return failure();
+    rule.splitsDim = true;
+  } else if (newSize > size) {
+    // Merged with the following dimensions: [heads, head size] -> hidden.
+    int64_t merged = 1, i = s->dim;
+    while (i < src.getRank() && merged < newSize)
+      merged *= src.getDimSize(i++);
+    if (merged != newSize)
+      return failure();
+  }
+  return rule;
+}
+
+std::optional<int64_t> ReshapeOp::getExpandedOperandDim(int64_t dim) {
+  // Only size-1 dimensions inserted or dropped, `dim` not one of them
+  // (Flax's `reshape(bias, (1, .., 1, -1))`).
+  auto src = dyn_cast<RankedTensorType>(getOperand().getType());
+  auto dst = dyn_cast<RankedTensorType>(getType());
+  if (!src || !dst || !src.hasStaticShape() || !dst.hasStaticShape() ||
+      dst.getDimSize(dim) == 1)
+    return std::nullopt;
+  auto nonUnit = [](RankedTensorType type) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.getDimSize(i) != 1)
+        dims.push_back(i);
+    return dims;
+  };
+  SmallVector<int64_t> from = nonUnit(src), to = nonUnit(dst);
+  if (from.size() != to.size())
+    return std::nullopt;
+  for (auto [f, t] : llvm::zip(from, to))
+    if (src.getDimSize(f) != dst.getDimSize(t))
+      return std::nullopt;
+  return from[llvm::find(to, dim) - to.begin()];
+}
+
+FailureOr<PartitionRule> TransposeOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  const std::optional<ShardedDim> &s = operands[0];
+  ArrayRef<int64_t> permutation = getPermutation();
+  const auto *it = llvm::find(permutation, s ? s->dim : -1);
+  if (it == permutation.end())
+    return failure();
+  return followOperand(*this, *s,
+                       ShardedDim{it - permutation.begin(), s->groups});
+}
+
+FailureOr<PartitionRule> BroadcastOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  // The sharded dimension maps to a result dimension of the same size (the
+  // other dimensions may grow).
+  const std::optional<ShardedDim> &s = operands[0];
+  if (!s)
+    return failure();
+  int64_t dim = getDims()[s->dim];
+  if (getOperand().getType().getDimSize(s->dim) != getType().getDimSize(dim))
+    return failure();
+  return followOperand(*this, *s, ShardedDim{dim, s->groups});
+}
+
+std::optional<bool> BroadcastOp::isUniformAlong(int64_t dim) {
+  // `dim` is not one of the operand's, or the operand's dimension that maps
+  // to it has size 1 (JAX's `broadcast_in_dim` of a `[.., 1]` statistic).
+  ArrayRef<int64_t> dims = getDims();
+  const auto *it = llvm::find(dims, dim);
+  if (it == dims.end())
+    return true;
+  return getOperand().getType().getDimSize(it - dims.begin()) == 1;
+}
+
+Value BroadcastOp::buildResized(OpBuilder &builder, RankedTensorType type) {
+  return BroadcastOp::create(builder, getLoc(), type, getOperand(), getDims());
+}
+
+std::optional<int64_t> BroadcastOp::getExpandedOperandDim(int64_t dim) {
+  // A dimension of the operand copied whole (ONNX's Add of a bias:
+  // `broadcast %b, dims = [d]`; JAX's `broadcast_in_dim` to `[1, .., N]`).
+  ArrayRef<int64_t> dims = getDims();
+  const auto *it = llvm::find(dims, dim);
+  if (it == dims.end())
+    return std::nullopt;
+  int64_t operandDim = it - dims.begin();
+  if (getOperand().getType().getDimSize(operandDim) != getType().getDimSize(dim))
+    return std::nullopt;
+  return operandDim;
+}
+
+FailureOr<PartitionRule> SliceOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  // A unit-stride slice: the whole sharded dimension, or one of `G` equal
+  // consecutive parts of it (JAX's `jnp.split` of a fused QKV projection is
+  // one slice per part), which gives the operand `G` groups, as
+  // `loom.split` does.
+  const std::optional<ShardedDim> &s = operands[0];
+  auto type = getOperand().getType();
+  if (!s || type.isDynamicDim(s->dim) || getStrides()[s->dim] != 1)
+    return failure();
+  int64_t size = type.getDimSize(s->dim);
+  int64_t start = getStart()[s->dim], limit = getLimit()[s->dim];
+  if (start == 0 && limit == size)
+    return followOperand(*this, *s, *s);
+  int64_t part = limit - start;
+  if (part <= 0 || size % part != 0 || start % part != 0)
+    return failure();
+  return followOperand(*this, ShardedDim{s->dim, size / part},
+                       ShardedDim{s->dim});
+}
+
+void SliceOp::partitionAttributes(int64_t dim, int64_t parts) {
+  // The rank's part of each group.
+  SmallVector<int64_t> start(getStart()), limit(getLimit());
+  start[dim] /= parts;
+  limit[dim] /= parts;
+  setStart(start);
+  setLimit(limit);
+}
+
+FailureOr<PartitionRule> SplitOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  const std::optional<ShardedDim> &s = operands[0];
+  if (!s)
+    return failure();
+  if (static_cast<int64_t>(getDim()) != s->dim)
+    return followOperand(*this, *s, *s);
+  // A fused projection cut into equal parts: each is one group.
+  ArrayRef<int64_t> sizes = getSizes();
+  auto parts = static_cast<int64_t>(sizes.size());
+  if (parts < 2 || !llvm::all_equal(sizes))
+    return failure();
+  return followOperand(*this, ShardedDim{s->dim, parts}, ShardedDim{s->dim});
+}
+
+void SplitOp::partitionAttributes(int64_t dim, int64_t parts) {
+  if (static_cast<int64_t>(getDim()) != dim)
+    return;
+  SmallVector<int64_t> sizes(getSizes());
+  for (int64_t &size : sizes)
+    size /= parts;
+  setSizes(sizes);
+}
+
+std::optional<bool> ConstantOp::isUniformAlong(int64_t) {
+  auto dense = dyn_cast<DenseElementsAttr>(getValue());
+  return dense && dense.isSplat();
+}
+
+Value ConstantOp::buildResized(OpBuilder &builder, RankedTensorType type) {
+  auto dense = dyn_cast<DenseElementsAttr>(getValue());
+  if (!dense || !dense.isSplat())
+    return {};
+  return ConstantOp::create(builder, getLoc(), type,
+                            cast<ElementsAttr>(dense.resizeSplat(type)));
+}
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -15,7 +15,7 @@
 #include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
-#include "GradFunction.h"
+#include "TargetFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"

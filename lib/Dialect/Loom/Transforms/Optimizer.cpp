@@ -12,7 +12,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
-#include "GradFunction.h"
+#include "TargetFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -339,7 +339,7 @@ FailureOr<SmallVector<Param>> Optimizer::collectParams(func::FuncOp grad) {
                  << " has type " << results[*result] << ", but its parameter '"
                  << name << "' has type " << type;
     params.push_back({static_cast<unsigned>(arg), *result, name, type,
-                      static_cast<bool>(grad.getArgAttr(
+                      static_cast<bool>(grad.getArgAttrOfType<ShardAttr>(
                           arg, LoomDialect::getShardAttrName())),
                       static_cast<bool>(
                           grad.getArgAttr(arg, LoomDialect::getPipelineCopyAttrName()))});

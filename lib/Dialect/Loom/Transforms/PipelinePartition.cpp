@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineUtils.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
@@ -41,6 +42,10 @@
 #include <deque>
 #include <limits>
 #include <map>
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "loom-pipeline-partition"
 
 namespace mlir {
 namespace loom {
@@ -183,28 +188,16 @@ LogicalResult PipelinePartition::initialize(MLIRContext *context) {
 }
 
 FailureOr<func::FuncOp> PipelinePartition::findFunction() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!function.empty()) {
-      if (func.getSymName() == function)
-        return func;
-      continue;
-    }
-    if (func.getSymName() == "main")
-      return func;
-    if (func.isPublic() && !func.isExternal())
-      candidates.push_back(func);
-  }
-  if (!function.empty())
-    return module.emitError() << kPass << ": option 'function' names @"
-                              << function << ", which is not in the module";
-  if (candidates.size() != 1)
-    return module.emitError()
-           << kPass << ": no @main and "
-           << (candidates.empty() ? "no" : "several")
-           << " public functions with a body; choose one with function=NAME";
-  return candidates.front();
+  auto isEntry = [](func::FuncOp func) {
+    return func.isPublic() && !func.isExternal();
+  };
+  TargetFunctionQuery query;
+  query.pass = kPass;
+  query.name = function;
+  query.isCandidate = isEntry;
+  query.candidates = "with a body and public visibility";
+  query.preferred = "main";
+  return findTargetFunction(getOperation(), query);
 }
 
 FailureOr<Problem> PipelinePartition::buildProblem(func::FuncOp func) {
@@ -439,6 +432,10 @@ PipelinePartition::solve(func::FuncOp func, const Problem &p,
       low = mid + 1;
   }
   int64_t bound = low;
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << n << " ops, total time "
+                          << total << ", at least " << least
+                          << " stage(s) for the memory budget, time bound "
+                          << bound << "\n");
 
   // best[k][i]: least total cut bytes splitting ops [i, n) into k allowed
   // stages; reaching position j < n costs cutBytes[j].
@@ -478,6 +475,13 @@ PipelinePartition::solve(func::FuncOp func, const Problem &p,
       ++j;
     if (k > 1)
       cuts.push_back(j);
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] stage " << stages - k
+                            << ": ops [" << i << ", " << j << "), time "
+                            << p.prefixTime[j] - p.prefixTime[i]
+                            << (j < n ? ", cut bytes " +
+                                            std::to_string(p.cutBytes[j])
+                                      : std::string())
+                            << "\n");
     i = j;
   }
   return cuts;

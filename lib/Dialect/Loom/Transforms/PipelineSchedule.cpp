@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineUtils.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
@@ -128,33 +129,24 @@ private:
 } // namespace
 
 FailureOr<func::FuncOp> PipelineSchedule::findFunction() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    if (!function.empty()) {
-      if (func.getSymName() == function)
-        candidates.push_back(func);
-      continue;
-    }
+  auto callsStages = [](func::FuncOp func) {
     bool calls = false;
     func.walk([&](func::CallOp call) {
       calls |= static_cast<bool>(call->getAttr(pipeline::kStageAttrName));
     });
-    if (calls)
-      candidates.push_back(func);
-  }
-  if (!function.empty() && candidates.empty())
-    return module.emitError() << kPass << ": option 'function' names @"
-                              << function << ", which is not in the module";
-  if (candidates.size() != 1)
-    return module.emitError()
-           << kPass << ": " << (candidates.empty() ? "no" : "several")
-           << " functions call pipeline stages (run loom-pipeline-partition "
-              "and loom-pipeline-split first, or choose one with "
-              "function=NAME)";
-  return candidates.front();
+    return calls;
+  };
+  TargetFunctionQuery query;
+  query.pass = kPass;
+  query.name = function;
+  query.isCandidate = callsStages;
+  query.candidates = "calling pipeline stages";
+  query.hint = "run loom-pipeline-partition and loom-pipeline-split first";
+  FailureOr<func::FuncOp> found = findTargetFunction(getOperation(), query);
+  if (succeeded(found) && found->isExternal())
+    return found->emitError() << kPass << ": @" << found->getSymName()
+                              << " has no body";
+  return found;
 }
 
 LogicalResult PipelineSchedule::analyse(func::FuncOp func) {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineUtils.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -52,24 +53,16 @@ private:
 } // namespace
 
 FailureOr<func::FuncOp> PipelineSplit::findFunction() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!function.empty() ? func.getSymName() == function
-                          : static_cast<bool>(func->getAttr(
-                                pipeline::kStagesAttrName)))
-      candidates.push_back(func);
-  }
-  if (!function.empty() && candidates.empty())
-    return module.emitError() << kPass << ": option 'function' names @"
-                              << function << ", which is not in the module";
-  if (candidates.size() != 1)
-    return module.emitError()
-           << kPass << ": " << (candidates.empty() ? "no" : "several")
-           << " functions carry '" << pipeline::kStagesAttrName
-           << "' (run loom-pipeline-partition first, or choose one with "
-              "function=NAME)";
-  return candidates.front();
+  auto isPartitioned = [](func::FuncOp func) {
+    return static_cast<bool>(func->getAttr(pipeline::kStagesAttrName));
+  };
+  TargetFunctionQuery query;
+  query.pass = kPass;
+  query.name = function;
+  query.isCandidate = isPartitioned;
+  query.candidates = "with 'loom.stages'";
+  query.hint = "run loom-pipeline-partition first";
+  return findTargetFunction(getOperation(), query);
 }
 
 void PipelineSplit::runOnOperation() {

@@ -12,7 +12,11 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/Support/Debug.h"
+
 #include <map>
+
+#define DEBUG_TYPE "loom-memory-plan"
 
 namespace mlir {
 namespace loomrt {
@@ -108,6 +112,11 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
     }
     interval->offset = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + interval->bytes);
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << interval->bytes
+                            << " bytes (" << interval->alloc.getCategory()
+                            << ") live over ops [" << interval->start << ", "
+                            << interval->end << "] at offset " << offset
+                            << "\n");
     placed.push_back(interval);
   }
 
@@ -169,6 +178,10 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
   func->setAttr("loomrt.peak_live_bytes",
                 b.getI64IntegerAttr(plan.peakLiveBytes));
   func->setAttr("loomrt.alignment", b.getI64IntegerAttr(alignment));
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << func.getSymName()
+                          << ": arena " << plan.arenaBytes
+                          << " bytes, peak live " << plan.peakLiveBytes
+                          << " bytes\n");
   return plan;
 }
 

@@ -36,9 +36,10 @@ struct VerifyMesh : public mlir::loomrt::impl::LoomVerifyMeshBase<VerifyMesh> {
     };
     if (want.tp > 1 && have->tp == 1) {
       error() << "tp=" << want.tp
-              << " was asked for, but loom-tensor-parallel found no "
-                 "attention or MLP block, embedding or LM head to partition "
-                 "(see its warning above); compile without tp";
+              << " was asked for, but neither loom-tensor-parallel nor "
+                 "loom-vocab-parallel found an attention or MLP block, an "
+                 "embedding or an LM head to partition (see the warning "
+                 "above); compile without tp";
       return signalPassFailure();
     }
     if (*have != want) {

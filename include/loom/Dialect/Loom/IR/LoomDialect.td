@@ -37,10 +37,12 @@ def Loom_Dialect : Dialect {
       `loom.updates = N : i64`.
 
     Every op implements `CostInterface` (flops and bytes moved), ops with a
-    shape rule implement `InferTypeOpInterface`, and ops whose sharding rule is
-    known implement upstream MLIR's `shard::ShardingInterface`.
+    shape rule implement `InferTypeOpInterface`, ops whose sharding rule is
+    known implement upstream MLIR's `shard::ShardingInterface`, and ops a
+    Megatron block can go through implement `TensorPartitionInterface`.
   }];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   // The contract between passes: every discardable attribute a Loom pass
@@ -60,13 +62,10 @@ def Loom_Dialect : Dialect {
     /// i64, on a result: the gradient of the loss with respect to the
     /// argument with this index.
     "::mlir::IntegerAttr":$grad_of,
-    /// On an argument: one rank's slice of a tensor-parallel parameter
-    /// `{dim = d, parts = T, groups = G, padded = P}` (i64; `groups`
-    /// optional, default 1; `padded` optional, default the full size).
-    /// Dimension `d` of the full tensor, extended with zeros to `P`, is `G`
-    /// equal blocks; rank `r` holds part `r` of `T` equal parts of each
-    /// block, concatenated (see `loom-tensor-parallel`).
-    "::mlir::DictionaryAttr":$shard,
+    /// On an argument: one rank's slice of a tensor-parallel parameter,
+    /// `#loom.shard<dim = d, parts = T[, groups = G][, padded = P]>` (see
+    /// `ShardAttr`, `loom-tensor-parallel` and `loom-vocab-parallel`).
+    "::mlir::loom::ShardAttr":$shard,
     /// Unit, on an argument of a pipeline stage: a parameter that an earlier
     /// stage also holds (a tied embedding); the global gradient norm counts
     /// it in that stage only.

@@ -4,8 +4,11 @@
 #define LOOM_DIALECT_LOOM_IR_LOOMINTERFACES_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
+
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +18,31 @@ namespace loom {
 namespace detail {
 LogicalResult verifySameShape(Operation *op);
 } // namespace detail
+
+/// A value cut over the tensor-parallel ranks along dimension `dim`, which
+/// is `groups` equal blocks, each cut into one equal part per rank; a rank
+/// holds its part of every block (TensorPartitionInterface).
+struct ShardedDim {
+  int64_t dim;
+  int64_t groups = 1;
+  bool operator==(const ShardedDim &other) const {
+    return dim == other.dim && groups == other.groups;
+  }
+  bool operator!=(const ShardedDim &other) const { return !(*this == other); }
+};
+
+/// What an op does with sharded operands (TensorPartitionInterface's
+/// getPartitionRule): per operand the sharding it must have and per result
+/// its sharding (null: replicated).
+struct PartitionRule {
+  SmallVector<std::optional<ShardedDim>, 2> operands;
+  SmallVector<std::optional<ShardedDim>, 1> results;
+  /// The results are partial sums over the ranks (to be all-reduced).
+  bool partialSum = false;
+  /// The sharded result dimension is the outer factor of the operand's
+  /// sharded dimension (attention heads split off a hidden dimension).
+  bool splitsDim = false;
+};
 
 namespace OpTrait {
 /// All operands and results have one shape, up to refinement (`?` matches
@@ -55,6 +83,12 @@ std::optional<int64_t> getOperandAndResultBytes(Operation *op);
 /// The default differentiability rule of VJPInterface: operand `index` has
 /// a float element type and so has some result of `op`.
 bool isFloatToFloatOperand(Operation *op, unsigned index);
+/// The default partition rule of TensorPartitionInterface: for an op with
+/// the ElementwiseMapping trait whose sharded operands agree on one
+/// sharding, that sharding for every operand and result; else failure.
+FailureOr<PartitionRule>
+getElementwisePartitionRule(Operation *op,
+                            ArrayRef<std::optional<ShardedDim>> operands);
 } // namespace detail
 
 /// Attaches VJPInterface to `shard.all_reduce` (sum): the identity, the

@@ -86,6 +86,116 @@ def Loom_VJPInterface : OpInterface<"VJPInterface"> {
   ];
 }
 
+def Loom_TensorPartitionInterface : OpInterface<"TensorPartitionInterface"> {
+  let cppNamespace = "::mlir::loom";
+  let description = [{
+    How an op takes part in a Megatron-style tensor-parallel block
+    (`loom-tensor-parallel`): which dimension of its results is sharded
+    when some operands are, and what its operands must be for that. A
+    *sharded* value (`ShardedDim{dim, groups}`) is cut over the `T` ranks
+    along dimension `dim`, which is `groups` equal blocks, each cut into `T`
+    equal parts; a rank holds its part of every block (`groups > 1`: a
+    fused projection such as QKV). The pass follows the sharded dimension
+    from a column-parallel linear layer to a row-parallel one in program
+    order and asks each op in between; the pass itself has no rule for
+    any op.
+
+    `getPartitionRule(operands)` gets one entry per operand, the operand's
+    sharding or null (replicated: every rank holds all of it; at least one
+    entry is sharded) and returns a `PartitionRule`, or failure when the op
+    cannot be in a block with these operands (the block is then left
+    alone):
+
+    * `operands`: per operand, the sharding it must have (null: used
+      whole). A sharded operand with another number of groups is
+      *regrouped* (the pass gives it and the values it was computed from
+      that many groups, when they have one); a replicated operand that must
+      be sharded is made so by the pass from its producer (a constant or
+      broadcast uniform along the dimension is rebuilt in the local shape,
+      `isUniformAlong`; a bias parameter broadcast along it is cut,
+      `getExpandedOperandDim`).
+    * `results`: per result, its sharding (null: not sharded).
+    * `partialSum`: the results are partial sums over the ranks (a
+      contraction over the sharded dimension: a row-parallel layer, which
+      the pass completes with an all-reduce).
+    * `splitsDim`: the sharded result dimension is the outer factor of the
+      operand's sharded dimension (a reshape into attention heads), named
+      in the pass's divisibility errors.
+
+    Default: an op with the `ElementwiseMapping` trait takes sharded
+    operands that agree on one sharding and gives it to every operand and
+    result; any other op fails.
+
+    The other methods are asked of the producers of replicated operands and
+    of the ops of a rank's block after its values got their local types:
+    `isUniformAlong(dim)`, `buildResized(builder, type)`,
+    `getExpandedOperandDim(dim)` and `partitionAttributes(dim, parts)`.
+
+    Why not upstream's `shard::ShardingInterface` (which the elementwise
+    ops and `dot_general` also implement, for `sharding-propagation`):
+    docs/architecture.md, *Decisions*.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The sharding of the results and the sharding the operands must
+        have, given the shardings of the operands (null: replicated); see
+        the interface description. Failure: the op cannot be partitioned
+        this way.
+      }],
+      "::mlir::FailureOr<::mlir::loom::PartitionRule>", "getPartitionRule",
+      (ins "::llvm::ArrayRef<std::optional<::mlir::loom::ShardedDim>>":$operands),
+      [{}], [{
+        return ::mlir::loom::detail::getElementwisePartitionRule($_op,
+                                                                operands);
+      }]>,
+    InterfaceMethod<[{
+        Whether the op's result is constant along its dimension `dim`, so
+        that the op can be rebuilt at any size of that dimension
+        (`buildResized`): `true` for a splat constant or a broadcast that
+        does not produce `dim` from a dimension of size > 1; `false` for an
+        op that could say but whose result varies along `dim` (a broadcast
+        of a bias along it, followed back with `getExpandedOperandDim`);
+        `std::nullopt` (default) when the op does not make values from
+        smaller ones.
+      }],
+      "std::optional<bool>", "isUniformAlong", (ins "int64_t":$dim), [{}], [{
+        return std::nullopt;
+      }]>,
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the op again with the
+        result type `type`, which differs only along dimensions the result
+        is uniform along (`isUniformAlong`). Default: null (cannot).
+      }],
+      "::mlir::Value", "buildResized",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::RankedTensorType":$type),
+      [{}], [{
+        return {};
+      }]>,
+    InterfaceMethod<[{
+        When the op only expands its first operand into its result
+        (broadcasting it, or inserting and dropping size-1 dimensions), the
+        operand dimension that result dimension `dim` copies unchanged (of
+        the same size); std::nullopt (default) otherwise. The pass follows
+        a bias added to a sharded value back to its parameter through
+        these ops.
+      }],
+      "std::optional<int64_t>", "getExpandedOperandDim", (ins "int64_t":$dim),
+      [{}], [{
+        return std::nullopt;
+      }]>,
+    InterfaceMethod<[{
+        Called once the op's operands and results have their local types
+        (dimension `dim` of the first operand and of the first result
+        divided by `parts`): updates the attributes that count elements
+        along it (a slice's bounds, a split's sizes). Default: nothing.
+      }],
+      "void", "partitionAttributes", (ins "int64_t":$dim, "int64_t":$parts),
+      [{}], [{
+        return;
+      }]>,
+  ];
+}
+
 // All operands and results of the op have one shape, up to refinement (a `?`
 // matches any size). Loom's elementwise ops never broadcast implicitly.
 // The shape pass relies on this trait to refine values in both directions.
@@ -95,10 +205,13 @@ def Loom_SameShape : NativeOpTrait<"SameShape"> {
 
 // An elementwise op: element i of each result depends only on element i of
 // each operand, and all operands and results have one shape (SameShape).
+// Elementwise ops follow a sharded dimension with TensorPartitionInterface's
+// default rule.
 def Loom_ElementwiseMapping : NativeOpTrait<"ElementwiseMapping"> {
   let cppNamespace = "::mlir::loom::OpTrait";
 }
-def Loom_Elementwise : TraitList<[Loom_SameShape, Loom_ElementwiseMapping]>;
+def Loom_Elementwise : TraitList<[Loom_SameShape, Loom_ElementwiseMapping,
+                                  Loom_TensorPartitionInterface]>;
 
 // Marks ops that only move or reinterpret data; their flop count is zero.
 def Loom_DataMovement : NativeOpTrait<"DataMovement"> {

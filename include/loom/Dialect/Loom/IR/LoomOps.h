@@ -35,6 +35,13 @@ LogicalResult inferElementwiseType(std::optional<Location> loc,
 LogicalResult inferReduceType(std::optional<Location> loc, StringRef opName,
                               Value operand, ArrayRef<int64_t> dims,
                               bool keepdims, SmallVectorImpl<Type> &inferred);
+
+/// Partition rule of reductions over `dims`: the operand's sharded
+/// dimension must not be reduced; it keeps its place among the remaining
+/// dimensions (TensorPartitionInterface).
+FailureOr<PartitionRule>
+getReducePartitionRule(ArrayRef<int64_t> dims, bool keepdims,
+                       ArrayRef<std::optional<ShardedDim>> operands);
 } // namespace detail
 } // namespace loom
 } // namespace mlir

@@ -221,7 +221,8 @@ def Loom_ConvertOp : Loom_Op<"convert", [Loom_Elementwise, Loom_CostInterface]> 
 //===----------------------------------------------------------------------===//
 
 def Loom_SoftmaxOp : Loom_InferOp<"softmax", [Loom_SameShape, SameOperandsAndResultElementType,
-    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
+    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule"]>]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
@@ -237,7 +238,8 @@ def Loom_SoftmaxOp : Loom_InferOp<"softmax", [Loom_SameShape, SameOperandsAndRes
 }
 
 def Loom_LogSoftmaxOp : Loom_InferOp<"log_softmax", [Loom_SameShape, SameOperandsAndResultElementType,
-    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
+    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule"]>]> {
   let summary = "log of softmax along one dimension";
   let description = [{
     `x - max(x) - log(sum(exp(x - max(x))))` along `axis`.
@@ -307,7 +309,8 @@ def Loom_RmsNormOp : Loom_InferOp<"rms_norm",
 def Loom_DotGeneralOp : Loom_InferOp<"dot_general", [
     DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>,
     DeclareOpInterfaceMethods<ShardingInterface, ["getLoopIteratorTypes",
-        "getReductionLoopIteratorKinds", "getIndexingMaps"]>]> {
+        "getReductionLoopIteratorKinds", "getIndexingMaps"]>,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule"]>]> {
   let summary = "batched matrix product with arbitrary batch and contracting dimensions";
   let description = [{
     StableHLO's `dot_general`: `lhs_batching_dims[i]` pairs with
@@ -346,7 +349,9 @@ def Loom_DotGeneralOp : Loom_InferOp<"dot_general", [
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def Loom_ReshapeOp : Loom_Op<"reshape", [Loom_DataMovement, Loom_CostInterface]> {
+def Loom_ReshapeOp : Loom_Op<"reshape", [Loom_DataMovement, Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule",
+        "getExpandedOperandDim"]>]> {
   let summary = "reinterpret a tensor with another shape of the same size";
   let description = [{
     Row-major order is kept. The result type is the op's specification;
@@ -364,7 +369,8 @@ def Loom_ReshapeOp : Loom_Op<"reshape", [Loom_DataMovement, Loom_CostInterface]>
 }
 
 def Loom_TransposeOp : Loom_InferOp<"transpose", [Loom_DataMovement,
-    Loom_CostInterface]> {
+    Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule"]>]> {
   let summary = "permute dimensions";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -381,7 +387,9 @@ def Loom_TransposeOp : Loom_InferOp<"transpose", [Loom_DataMovement,
 }
 
 def Loom_BroadcastOp : Loom_Op<"broadcast", [Loom_DataMovement,
-    Loom_CostInterface]> {
+    Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule",
+        "isUniformAlong", "buildResized", "getExpandedOperandDim"]>]> {
   let summary = "broadcast into a larger shape (StableHLO broadcast_in_dim)";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]`; `dims` is
@@ -401,7 +409,9 @@ def Loom_BroadcastOp : Loom_Op<"broadcast", [Loom_DataMovement,
 }
 
 def Loom_SliceOp : Loom_InferOp<"slice", [Loom_DataMovement,
-    Loom_CostInterface]> {
+    Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule",
+        "partitionAttributes"]>]> {
   let summary = "static strided slice";
   let description = [{
     Takes `start[i] <= j < limit[i]` with step `strides[i]` along each
@@ -439,7 +449,9 @@ def Loom_ConcatOp : Loom_InferOp<"concat", [Loom_DataMovement,
 }
 
 def Loom_SplitOp : Loom_InferOp<"split", [Loom_DataMovement,
-    Loom_CostInterface]> {
+    Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule",
+        "partitionAttributes"]>]> {
   let summary = "split a tensor into consecutive pieces along one dimension";
   let description = [{
     Piece `i` has size `sizes[i]` along `dim`; the sizes add up to the
@@ -529,7 +541,9 @@ def Loom_IotaOp : Loom_Op<"iota", [Loom_DataMovement, Loom_CostInterface]> {
 }
 
 def Loom_ConstantOp : Loom_InferOp<"constant", [ConstantLike,
-    Loom_DataMovement, Loom_CostInterface]> {
+    Loom_DataMovement, Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["isUniformAlong",
+        "buildResized"]>]> {
   let summary = "a constant tensor";
   let description = [{
     Only for constants that belong to the program (masks, scales, shape
@@ -552,7 +566,9 @@ def Loom_ConstantOp : Loom_InferOp<"constant", [ConstantLike,
 
 class Loom_ReduceOp<string mnemonic, Type elementType, list<Trait> traits = []>
     : Loom_InferOp<mnemonic, !listconcat([
-        DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>],
+        DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>,
+        DeclareOpInterfaceMethods<Loom_TensorPartitionInterface,
+                                  ["getPartitionRule"]>],
         traits)> {
   let description = [{
     Reduces over `dims` (distinct, in range; may be empty). With `keepdims`
@@ -585,6 +601,11 @@ class Loom_ReduceOp<string mnemonic, Type elementType, list<Trait> traits = []>
     }
     std::optional<int64_t> $cppClass::getFlopCount() {
       return ::mlir::loom::detail::getNumElements(getOperand().getType());
+    }
+    ::mlir::FailureOr<::mlir::loom::PartitionRule> $cppClass::getPartitionRule(
+        ::llvm::ArrayRef<std::optional<::mlir::loom::ShardedDim>> operands) {
+      return ::mlir::loom::detail::getReducePartitionRule(
+          getDims(), getKeepdims(), operands);
     }
   }]);
 }
@@ -643,7 +664,8 @@ def Loom_TpCopyOp : Loom_Op<"tp_copy", [Loom_DataMovement, Loom_CostInterface,
     Megatron-LM's `f` operator: the identity in the forward pass; its
     vector-Jacobian product is `shard.all_reduce` (sum) of the cotangent
     over `grid_axes` of `grid`. `loom-tensor-parallel` puts it on the
-    replicated input of a column-parallel linear layer: every rank computes
+    replicated input of a column-parallel linear layer (and
+    `loom-vocab-parallel` on that of an LM head): every rank computes
     only its shard of the layer, so the input's cotangent on one rank is
     one term of a sum over the ranks.
 
@@ -669,7 +691,7 @@ def Loom_GridIndexOp : Loom_Op<"grid_index", [Loom_DataMovement,
     A 0-d `i64` tensor: the linear (row-major) index of the calling rank's
     coordinates along `grid_axes` of `grid`, in `[0, prod(sizes))`. The
     only op whose value differs between the ranks of one SPMD program;
-    `loom-tensor-parallel` uses it to find a rank's vocabulary range in
+    `loom-vocab-parallel` uses it to find a rank's vocabulary range in
     vocabulary-parallel embeddings and cross-entropy. It has no gradient.
     Lowered to `loomrt.grid_index` on the runtime group named like the grid
     (`tp`), whose index the runtime's `groupRank` gives.

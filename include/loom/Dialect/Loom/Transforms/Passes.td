@@ -571,15 +571,16 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
 
 def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
   let summary = "Megatron-style tensor parallelism of the attention and MLP "
-                "blocks, the embedding, the LM head and the cross-entropy of a "
-                "forward function";
+                "blocks of a forward function";
   let description = [{
     Rewrites the forward function `@F` in place into the program of one of
-    `tp` ranks of a 1-D `shard.grid` (Megatron-LM, Shoeybi et al. 2019).
-    Every rank returns the single-device result (the loss) given its slices
-    of the parameters. Run it before `loom-autodiff`: the backward pass then
-    gets the matching all-reduces from the VJPs of `loom.tp_copy` and
-    `shard.all_reduce`.
+    the `tp` ranks of the tp axis of the device mesh (Megatron-LM, Shoeybi
+    et al. 2019). Every rank returns the single-device result (the loss)
+    given its slices of the parameters. Run it before `loom-autodiff`: the
+    backward pass then gets the matching all-reduces from the VJPs of
+    `loom.tp_copy` and `shard.all_reduce`. The vocabulary tables
+    (embedding, LM head, cross-entropy) are `loom-vocab-parallel`'s, which
+    runs after it.
 
     A *linear layer* is a `loom.dot_general` without batching dimensions
     whose rhs is a rank-2 `loom.param` argument `W` (or its
@@ -590,7 +591,8 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     bias broadcast along the output dimension, by one `loom.broadcast` or a
     chain of broadcasts and `loom.reshape`s that only insert size-1
     dimensions (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, or Flax's
-    reshape to it, then a broadcast to the full shape). The pass finds *blocks*, regions of ops between:
+    reshape to it, then a broadcast to the full shape). The pass finds
+    *blocks*, regions of ops between:
 
     * column-parallel linear layers, whose lhs is replicated: `W` and the
       bias are cut along the output dimension, and the lhs goes through
@@ -600,10 +602,13 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
       along the contracted dimension and the product, a partial sum, is
       `shard.all_reduce`d (Megatron's `g`) before its bias is added.
 
-    In between, the sharded dimension is followed through elementwise ops
-    (their other operands are splat constants, broadcasts constant along
-    the sharded dimension, i.e. that do not produce it or expand a size-1
-    dimension to it, or sharded values), `loom.softmax` on another axis,
+    In between, the sharded dimension is followed in program order, each
+    op saying how through `TensorPartitionInterface` (the pass has no rule
+    for any op; an op without the interface ends the candidate). The ops'
+    rules: elementwise ops (their other operands are splat constants,
+    broadcasts constant along the sharded dimension, i.e. that do not
+    produce it or expand a size-1 dimension to it, biases, or sharded
+    values), `loom.softmax` and `loom.log_softmax` on another axis,
     `loom.reduce_sum`, `loom.reduce_mean` and `loom.reduce_max` over other
     dimensions and `loom.broadcast` of a sharded value (a softmax as JAX
     spells it out), `loom.transpose`, `loom.reshape` (splitting the sharded
@@ -617,28 +622,86 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     rank's part), and batched `loom.dot_general` whose operands are
     sharded on matching batching dimensions (attention heads). A candidate
     region any of whose sharded values reaches another op or the `return`
-    (for instance an LM head, see below) is left unchanged. So the blocks of
-    PyTorch models exported through ONNX and of JAX models imported
-    through StableHLO are found alike.
+    (for instance an LM head, see `loom-vocab-parallel`) is left unchanged.
+    So the blocks of PyTorch models exported through ONNX and of JAX models
+    imported through StableHLO are found alike.
 
-    *Vocabulary parallelism* (Megatron-LM's `VocabParallelEmbedding` and
-    `vocab_parallel_cross_entropy`) cuts a rank-2 `loom.param` table `W`
-    along its vocabulary dimension when every use of `W` outside the blocks
-    is
+    In a block, the values are given their per-rank types (the sharded
+    dimension divided by `tp`), splat constants and broadcasts constant
+    along the sharded dimension (masks, scalars) are recreated in the local
+    shape (their full-shape originals are erased when nothing else uses
+    them), and the sliced parameters get their local type and
+    `loom.shard = #loom.shard<dim = d, parts = tp[, groups = G]>` so that
+    the runtime can cut the checkpoint: rank `r` holds, of each of the `G`
+    blocks of dimension `d`, part `r` of `tp`. The collectives run on the tp
+    axis (axis 2) of the device mesh `shard.grid @mesh`, which gets the size
+    `tp` (`@mesh(shape = 1x1xtp)` is created when absent). `tp=1` changes
+    nothing. A function with no block gets a warning when it has no
+    vocabulary table for `loom-vocab-parallel` either (that pass says
+    nothing when it finds none), so the two passes warn once when nothing
+    is tensor-parallel.
+
+    One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
+
+    ```mlir
+    %xf = loom.tp_copy %x on @mesh grid_axes = [2] : tensor<2x8x64xf32>
+    %h = loom.dot_general %xf, %w1, contracting_dims = [2] x [0]
+        : (tensor<2x8x64xf32>, tensor<64x128xf32>) -> tensor<2x8x128xf32>
+    %g = loom.gelu %h approximate = tanh : tensor<2x8x128xf32>
+    %p = loom.dot_general %g, %w2, contracting_dims = [2] x [0]
+        : (tensor<2x8x128xf32>, tensor<128x64xf32>) -> tensor<2x8x64xf32>
+    %y = shard.all_reduce %p on @mesh grid_axes = [2]
+        : tensor<2x8x64xf32> -> tensor<2x8x64xf32>
+    ```
+
+    Errors name the op and the dimension when `tp` does not divide a
+    sharded size: the heads of a `loom.reshape`, the output dimension of a
+    column-parallel weight (per group), and the contracted dimension of a
+    row-parallel weight. Also errors: `tp` below 1, a missing `function`,
+    and a module that is already tensor-parallel (its `@mesh` has ranks on
+    the tp axis).
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"tp", "tp", "int64_t", /*default=*/"0",
+           "Number of tensor-parallel ranks T (required, >= 1)">,
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function to partition">,
+  ];
+}
+
+def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
+  let summary = "Megatron-style vocabulary parallelism of the embedding, the "
+                "LM head and the cross-entropy of a forward function";
+  let description = [{
+    Megatron-LM's `VocabParallelEmbedding` and
+    `vocab_parallel_cross_entropy`: rewrites the forward function `@F` in
+    place so that each of the `tp` ranks of the tp axis of the device mesh
+    holds a slice of the rows of the vocabulary tables, and the full logits
+    are never formed. Every rank returns the single-device result (the
+    loss). Runs after `loom-tensor-parallel` (with the same `tp`) and before
+    `loom-autodiff`; it leaves the blocks that pass partitioned alone (a
+    parameter with `loom.shard` is not a table).
+
+    A rank-2 `loom.param` table `W` is cut along its vocabulary dimension
+    when every use of `W` is
 
     * an *embedding*: `loom.gather %W[%ids]` along the vocabulary dimension
       whose ids are computed from a non-parameter argument (token ids;
       position tables indexed by constants stay replicated), or
-    * an *LM head*: a linear layer `h @ W` / `h @ transpose(W)` without bias
-      whose logits (through `loom.reshape`s that keep the last, class
-      dimension) are only the `logits` of a `loom.cross_entropy`.
+    * an *LM head*: a linear layer (see `loom-tensor-parallel`) `h @ W` /
+      `h @ transpose(W)` without bias whose logits (through `loom.reshape`s
+      that keep the last, class dimension) are only the `logits` of a
+      `loom.cross_entropy`.
 
     A table used by both (GPT-2's tied embedding) is cut once. With `V`
     rows, each rank holds `L = ceil(V / tp)` of them: rank `r` the rows
     `[r*L, (r+1)*L)` of the table zero-padded to `P = L * tp` rows, as
     Megatron-LM pads the vocabulary (padding is never an error). The table
-    gets `loom.shard = {dim = d, parts = tp[, padded = P]}`. The rank's
-    first row is `loom.grid_index * L`, built once at the top of the
+    gets its local type and
+    `loom.shard = #loom.shard<dim = d, parts = tp[, padded = P]>`. The
+    rank's first row is `loom.grid_index * L`, built once at the top of the
     function. An embedding becomes a lookup of the local rows at the ids
     clamped into `[0, L)`, a `loom.select` that zeroes the rows of ids in
     other ranks' ranges, and a sum `shard.all_reduce`. An LM head gets
@@ -661,39 +724,13 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
 
     The loss and the gradients equal the single-device ones (the gradient
     of the padded rows is zero). A table with any other use stays
-    replicated.
-
-    In a block, the values are given their per-rank types (the sharded
-    dimension divided by `tp`), splat constants and broadcasts constant
-    along the sharded dimension (masks, scalars) are recreated in the local
-    shape (their full-shape originals are erased when nothing else uses
-    them), and the sliced parameters get their local
-    type and `loom.shard = {dim = d, parts = tp[, groups = G]}` so that the
-    runtime can cut the checkpoint: rank `r` holds, of each of the `G`
-    blocks of dimension `d`, part `r` of `tp`. The collectives run on the tp
-    axis (axis 2) of the device mesh `shard.grid @mesh`, which gets the size
-    `tp` (`@mesh(shape = 1x1xtp)` is created when absent). `tp=1` changes nothing; a function
-    with neither a block nor a vocabulary table gets a warning.
-
-    One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
-
-    ```mlir
-    %xf = loom.tp_copy %x on @mesh grid_axes = [2] : tensor<2x8x64xf32>
-    %h = loom.dot_general %xf, %w1, contracting_dims = [2] x [0]
-        : (tensor<2x8x64xf32>, tensor<64x128xf32>) -> tensor<2x8x128xf32>
-    %g = loom.gelu %h approximate = tanh : tensor<2x8x128xf32>
-    %p = loom.dot_general %g, %w2, contracting_dims = [2] x [0]
-        : (tensor<2x8x128xf32>, tensor<128x64xf32>) -> tensor<2x8x64xf32>
-    %y = shard.all_reduce %p on @mesh grid_axes = [2]
-        : tensor<2x8x64xf32> -> tensor<2x8x64xf32>
-    ```
-
-    Errors name the op and the dimension when `tp` does not divide a
-    sharded size: the heads of a `loom.reshape`, the output dimension of a
-    column-parallel weight (per group), and the contracted dimension of a
-    row-parallel weight (a vocabulary is padded instead). Also errors: `tp` below 1, a
-    missing `function`, and a module that is already tensor-parallel (its
-    `@mesh` has ranks on the tp axis).
+    replicated, which is never an error or a warning: a function with
+    neither a block nor a table gets `loom-tensor-parallel`'s warning. The
+    collectives run on the tp axis (axis 2) of `shard.grid @mesh`, which
+    gets the size `tp` when a table is cut (`@mesh(shape = 1x1xtp)` is
+    created when absent). `tp=1` changes nothing. Errors: `tp` below 1, a
+    missing `function`, and a `@mesh` whose tp axis has another size than
+    `tp`.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::shard::ShardDialect"];
@@ -702,7 +739,6 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
            "Number of tensor-parallel ranks T (required, >= 1)">,
     Option<"function", "function", "std::string", /*default=*/"\"main\"",
            "The forward function to partition">,
-    
   ];
 }
 

@@ -43,14 +43,15 @@ def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
     more than one rank must have left its communication in the lowered
     program: an `all_reduce_start` on the dp and on the tp axis, a
     `send_start` on the pp axis. A tp axis that stayed at one rank means
-    `loom-tensor-parallel` found nothing to partition (it warned why); any
-    other mismatch is a bug in a parallelisation pass. The module is not
-    changed.
+    that neither `loom-tensor-parallel` nor `loom-vocab-parallel` found
+    anything to partition (the first warned why); any other mismatch is a
+    bug in a parallelisation pass. The module is not changed.
 
     ```
-    error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel
-    found no attention or MLP block, embedding or LM head to partition (see
-    its warning above); compile without tp
+    error: loom-verify-mesh: tp=2 was asked for, but neither
+    loom-tensor-parallel nor loom-vocab-parallel found an attention or MLP
+    block, an embedding or an LM head to partition (see the warning above);
+    compile without tp
     ```
   }];
   let options = [

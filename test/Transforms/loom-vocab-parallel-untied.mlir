@@ -5,14 +5,14 @@
 // 12 (3 per rank); loom-run --ranks 4 gives the single-device loss and
 // gradients.
 //
-// RUN: loom-opt %s --loom-tensor-parallel=tp=4 | FileCheck %s
+// RUN: loom-opt %s --loom-vocab-parallel=tp=4 | FileCheck %s
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %loompy %S/Inputs/tensor_parallel.py make %t %s
 // RUN: loom-opt %s --loom-autodiff -o %t/ref.mlir
 // RUN: loom-run %t/ref.mlir --entry main_grad --weights %t/weights.safetensors \
 // RUN:   --input ids=%t/ids.npy --input labels=%t/labels.npy --output-dir %t/ref
-// RUN: loom-opt %s --loom-tensor-parallel=tp=4 -o %t/tp4-fwd.mlir
+// RUN: loom-opt %s --loom-vocab-parallel=tp=4 -o %t/tp4-fwd.mlir
 // RUN: loom-opt %t/tp4-fwd.mlir --loom-autodiff -o %t/tp4.mlir
 // RUN: %loompy %S/Inputs/tensor_parallel.py slice %t %t/tp4-fwd.mlir
 // RUN: loom-run %t/tp4.mlir --entry main_grad --ranks 4 --weights %t/weights.safetensors \
@@ -32,9 +32,9 @@
 // RUN:   | FileCheck %s --check-prefix=NOTARGET
 
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<3x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, padded = 12 : i64, parts = 4 : i64}}
+// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<3x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 12>}
 // CHECK-SAME: tensor<4x8xf32> {loom.name = "wpe.weight", loom.param}
-// CHECK-SAME: %[[HEAD:[a-z0-9]+]]: tensor<8x3xf32> {loom.name = "lm_head.weight", loom.param, loom.shard = {dim = 1 : i64, padded = 12 : i64, parts = 4 : i64}}
+// CHECK-SAME: %[[HEAD:[a-z0-9]+]]: tensor<8x3xf32> {loom.name = "lm_head.weight", loom.param, loom.shard = #loom.shard<dim = 1, parts = 4, padded = 12>}
 // One rank index, one range start for both tables (3 rows each).
 // CHECK-COUNT-1: loom.grid_index
 // CHECK-NOT:  loom.grid_index

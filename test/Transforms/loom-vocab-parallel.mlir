@@ -1,4 +1,4 @@
-// loom-tensor-parallel on the token embedding, the tied LM head and the
+// loom-vocab-parallel on the token embedding, the tied LM head and the
 // cross-entropy (Megatron-LM's vocabulary parallelism), in the form of
 // PyTorch's `F.cross_entropy(ln(wte(ids)) @ wte.weight.t(), labels)` as
 // ONNX imports it: every rank holds a slice of the vocabulary rows, and
@@ -6,8 +6,8 @@
 // every gradient equal the single-device ones, for tp=2 (25 rows per rank)
 // and tp=4 (the 50 rows padded to 52, 13 per rank), with ignored labels.
 //
-// RUN: loom-opt %s --loom-tensor-parallel=tp=2 | FileCheck %s
-// RUN: loom-opt %s --loom-tensor-parallel=tp=4 | FileCheck %s --check-prefix=PAD
+// RUN: loom-opt %s --loom-vocab-parallel=tp=2 | FileCheck %s
+// RUN: loom-opt %s --loom-vocab-parallel=tp=4 | FileCheck %s --check-prefix=PAD
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %loompy %S/Inputs/tensor_parallel.py make %t %s --ignore-index=-100
@@ -15,7 +15,7 @@
 // RUN: loom-run %t/ref.mlir --entry main_grad --weights %t/weights.safetensors \
 // RUN:   --input ids=%t/ids.npy --input labels=%t/labels.npy --output-dir %t/ref
 //
-// RUN: loom-opt %s --loom-tensor-parallel=tp=2 -o %t/tp2-fwd.mlir
+// RUN: loom-opt %s --loom-vocab-parallel=tp=2 -o %t/tp2-fwd.mlir
 // RUN: loom-opt %t/tp2-fwd.mlir --loom-autodiff -o %t/tp2.mlir
 // RUN: FileCheck %s --check-prefix=GRAD < %t/tp2.mlir
 // RUN: %loompy %S/Inputs/tensor_parallel.py slice %t %t/tp2-fwd.mlir
@@ -24,7 +24,7 @@
 // RUN: %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/tp2-fwd.mlir \
 // RUN:   %t/tp2/rank0 %t/tp2/rank1 | FileCheck %s --check-prefix=EQ
 //
-// RUN: loom-opt %s --loom-tensor-parallel=tp=4 -o %t/tp4-fwd.mlir
+// RUN: loom-opt %s --loom-vocab-parallel=tp=4 -o %t/tp4-fwd.mlir
 // RUN: loom-opt %t/tp4-fwd.mlir --loom-autodiff -o %t/tp4.mlir
 // RUN: %loompy %S/Inputs/tensor_parallel.py slice %t %t/tp4-fwd.mlir
 // RUN: loom-run %t/tp4.mlir --entry main_grad --ranks 4 --weights %t/weights.safetensors \
@@ -56,7 +56,7 @@
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[IDS:[a-z0-9]+]]: tensor<2x4xi64> {loom.name = "ids"}
 // CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4xi64> {loom.name = "labels"}
-// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<25x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, parts = 2 : i64}}
+// CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<25x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 2>}
 // The rank's first row, once.
 // CHECK-NEXT: %[[RANK:.*]] = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
 // CHECK-NEXT: %[[ROWS:.*]] = loom.constant dense<25> : tensor<i64>
@@ -115,7 +115,7 @@
 
 // tp=4: 50 rows padded to 52, 13 per rank; the padding columns are -inf.
 // PAD-LABEL: func.func @main(
-// PAD-SAME: tensor<13x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = {dim = 0 : i64, padded = 52 : i64, parts = 4 : i64}}
+// PAD-SAME: tensor<13x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 52>}
 // PAD:      %[[RANK:.*]] = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
 // PAD-NEXT: loom.constant dense<13> : tensor<i64>
 // PAD:      loom.constant dense<12> : tensor<2x4xi64>

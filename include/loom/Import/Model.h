@@ -1,0 +1,44 @@
+//===- Model.h - Import a model file of any supported kind ------*- C++ -*-===//
+//
+// One entry point for the drivers: an ONNX file (weights to safetensors), a
+// StableHLO text module (JAX's export) or loom IR, chosen by the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_IMPORT_MODEL_H
+#define LOOM_IMPORT_MODEL_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+
+struct ModelImportOptions {
+  /// ONNX: where the initializers go (safetensors); empty: nowhere.
+  std::string weightsOut;
+  /// ONNX: the initializers to train / not to train (names or regexes).
+  std::vector<std::string> trainable, frozen;
+  /// .mlir: a weights file was given for it (ONNX models carry theirs).
+  bool hasWeightsFile = false;
+};
+
+/// Imports `path`: `.onnx` through the ONNX importer, a file holding
+/// `stablehlo.` ops through the StableHLO importer, anything else parsed as
+/// loom IR. The file is added to `sourceMgr` (diagnostics point into it).
+/// Returns null after reporting the error on llvm::errs() with `tool`'s
+/// prefix.
+OwningOpRef<ModuleOp> importModel(llvm::StringRef path,
+                                  const ModelImportOptions &options,
+                                  MLIRContext *context,
+                                  llvm::SourceMgr &sourceMgr,
+                                  llvm::StringRef tool);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_IMPORT_MODEL_H

@@ -1,0 +1,60 @@
+//===- TargetFunction.cpp - Finding the function a pass works on ----------===//
+
+#include "TargetFunction.h"
+
+#include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+FailureOr<func::FuncOp>
+mlir::loom::findTargetFunction(ModuleOp module,
+                               const TargetFunctionQuery &query) {
+  auto error = [&]() {
+    return mlir::emitError(module.getLoc()) << query.pass << ": ";
+  };
+  if (!query.name.empty()) {
+    if (auto func = module.lookupSymbol<func::FuncOp>(query.name))
+      return func;
+    return error() << "function '" << query.name
+                   << "' (option function=) is not in the module";
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!query.isCandidate(func))
+      continue;
+    if (!query.preferred.empty() && func.getSymName() == query.preferred)
+      return func;
+    candidates.push_back(func);
+  }
+  if (candidates.size() == 1)
+    return candidates.front();
+  InFlightDiagnostic diag = error();
+  if (candidates.empty()) {
+    diag << "no function " << query.candidates << " (";
+    if (!query.hint.empty())
+      diag << query.hint << ", or ";
+    return diag << "name the function with function=)";
+  }
+  diag << "several functions " << query.candidates << " (";
+  llvm::interleaveComma(candidates, diag, [&](func::FuncOp func) {
+    diag << "@" << func.getSymName();
+  });
+  return diag << "); choose one with function=";
+}
+
+FailureOr<func::FuncOp> mlir::loom::findGradFunction(ModuleOp module,
+                                                     StringRef name,
+                                                     StringRef pass) {
+  auto isGrad = [](func::FuncOp func) {
+    return names::isGradFunction(func.getSymName());
+  };
+  TargetFunctionQuery query;
+  query.pass = pass;
+  query.name = name;
+  query.isCandidate = isGrad;
+  query.candidates = "named '*_grad'";
+  query.hint = "run loom-autodiff first";
+  return findTargetFunction(module, query);
+}

@@ -1,0 +1,51 @@
+//===- TargetFunction.h - Finding the function a pass works on --*- C++ -*-===//
+//
+// Every Loom pass that works on one function of the module takes it by name
+// (its function= option) or, without one, finds the only function that
+// qualifies; the errors for a missing name, none and several candidates are
+// worded once, here. Internal to LoomTransforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TARGETFUNCTION_H
+#define LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TARGETFUNCTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir {
+namespace loom {
+
+struct TargetFunctionQuery {
+  /// The pass asking (errors start with it).
+  StringRef pass;
+  /// The function= option; empty: search.
+  StringRef name;
+  /// Which functions qualify when `name` is empty.
+  llvm::function_ref<bool(func::FuncOp)> isCandidate;
+  /// What qualifies, to complete "no function ..." and "several functions
+  /// ...": e.g. "named '*_grad'".
+  StringRef candidates;
+  /// How to get one, e.g. "run loom-autodiff first" (may be empty).
+  StringRef hint;
+  /// A candidate that wins over the others (e.g. "main"); empty: none.
+  StringRef preferred;
+};
+
+/// The function `query` asks for; otherwise an error at the module's
+/// location (the module is not printed) that names the pass and says how to
+/// choose.
+FailureOr<func::FuncOp> findTargetFunction(ModuleOp module,
+                                           const TargetFunctionQuery &query);
+
+/// The function named `name` or, when `name` is empty, the module's only
+/// gradient function (@G_grad), for the passes that extend loom-autodiff's
+/// output (loom-data-parallel, loom-optimizer).
+FailureOr<func::FuncOp> findGradFunction(ModuleOp module, StringRef name,
+                                         StringRef pass);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TARGETFUNCTION_H

@@ -1,0 +1,67 @@
+//===- TensorParallelUtils.cpp - Shared by the tensor-parallel passes -----===//
+
+#include "TensorParallelUtils.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+BlockArgument tensor_parallel::getParam(func::FuncOp func, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &func.getBody().front() ||
+      !func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()))
+    return {};
+  return arg;
+}
+
+BlockArgument tensor_parallel::getLinearWeight(func::FuncOp func, Value rhs,
+                                               TransposeOp *transpose) {
+  if (transpose)
+    *transpose = nullptr;
+  if (BlockArgument arg = getParam(func, rhs))
+    return arg;
+  auto op = rhs.getDefiningOp<TransposeOp>();
+  if (!op || op.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return {};
+  BlockArgument arg = getParam(func, op.getOperand());
+  if (arg && transpose)
+    *transpose = op;
+  return arg;
+}
+
+int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
+                                                DotGeneralOp dot) {
+  auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
+  auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
+  TransposeOp transpose;
+  if (!lhs || !rhs || rhs.getRank() != 2 || lhs.getRank() < 2 ||
+      !getLinearWeight(func, dot.getRhs(), &transpose) ||
+      !dot.getLhsBatchingDims().empty() ||
+      dot.getLhsContractingDims() != ArrayRef<int64_t>{lhs.getRank() - 1} ||
+      dot.getRhsContractingDims().size() != 1)
+    return -1;
+  int64_t contracted = dot.getRhsContractingDims()[0];
+  return transpose ? 1 - contracted : contracted;
+}
+
+FailureOr<func::FuncOp>
+tensor_parallel::lookupForwardFunction(ModuleOp module, StringRef name,
+                                       StringRef pass) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    return module.emitError() << pass << ": function '" << name
+                              << "' (option function=) is not in the module";
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitError() << pass << ": @" << func.getSymName()
+                            << " must have a body of one block";
+  return func;
+}
+
+LogicalResult tensor_parallel::checkTpOption(MLIRContext *context, int64_t tp,
+                                             StringRef pass) {
+  if (tp >= 1)
+    return success();
+  return emitError(UnknownLoc::get(context))
+         << pass << ": tp must be >= 1 (option tp=, the number of "
+                    "tensor-parallel ranks), got "
+         << tp;
+}

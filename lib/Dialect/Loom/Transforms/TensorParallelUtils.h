@@ -1,0 +1,60 @@
+//===- TensorParallelUtils.h - Shared by the tensor-parallel passes -*- C++ -*-===//
+//
+// What -loom-tensor-parallel (Megatron blocks) and -loom-vocab-parallel
+// (embedding, LM head, cross-entropy) share (see Passes.td for their
+// contracts): the linear layers they recognise, the checks of their options
+// and the question of whether a function has a vocabulary table. Internal to
+// LoomTransforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TENSORPARALLELUTILS_H
+#define LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TENSORPARALLELUTILS_H
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Support/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace loom {
+namespace tensor_parallel {
+
+/// The collectives of tensor parallelism run on the tp axis of @mesh.
+constexpr int16_t kTpAxis = static_cast<int16_t>(::loom::MeshAxis::Tp);
+
+/// The `loom.param` argument of `func` that `value` is, or null.
+BlockArgument getParam(func::FuncOp func, Value value);
+
+/// The rank-2 parameter that is the weight of a linear layer whose rhs is
+/// `rhs`: the parameter itself, or its transpose `loom.transpose %W,
+/// permutation = [1, 0]` (PyTorch's `x @ W.t()` for W [out, in], as ONNX
+/// MatMul exports it); `transpose` is set to that op, else null.
+BlockArgument getLinearWeight(func::FuncOp func, Value rhs,
+                              TransposeOp *transpose = nullptr);
+
+/// The dimension of the rank-2 weight parameter of `dot` (see
+/// getLinearWeight) that is contracted with the lhs's last dimension, when
+/// `dot` is a linear layer; else -1. Through a transpose the dimension is
+/// the parameter's, not the rhs's.
+int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
+
+/// The function `name` of `module` with a body of one block; an error
+/// naming `pass` (and the option) otherwise.
+FailureOr<func::FuncOp> lookupForwardFunction(ModuleOp module, StringRef name,
+                                              StringRef pass);
+
+/// Checks option tp= of `pass` in its initialize().
+LogicalResult checkTpOption(MLIRContext *context, int64_t tp, StringRef pass);
+
+/// Whether loom-vocab-parallel would cut a vocabulary table of `func` (an
+/// embedding or LM head). Asked by loom-tensor-parallel, which warns once
+/// for both passes when a function has neither a block nor a table.
+bool hasVocabularyTable(func::FuncOp func);
+
+} // namespace tensor_parallel
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_LIB_DIALECT_LOOM_TRANSFORMS_TENSORPARALLELUTILS_H

@@ -1,0 +1,462 @@
+//===- VocabParallel.cpp - Megatron-style vocabulary parallelism ----------===//
+//
+// Implements -loom-vocab-parallel (see Passes.td and docs/training.md): the
+// vocabulary tables of a forward function (token embedding, LM head and the
+// cross-entropy on its logits) are cut by rows over the ranks of the tp
+// axis of @mesh, as Megatron-LM's VocabParallelEmbedding and
+// vocab_parallel_cross_entropy do. Runs after -loom-tensor-parallel, whose
+// blocks it leaves alone (their parameters carry `loom.shard`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorParallelUtils.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Debug.h"
+
+#include <limits>
+
+#define DEBUG_TYPE "loom-vocab-parallel"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_LOOMVOCABPARALLEL
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::tensor_parallel;
+
+namespace {
+
+/// An LM head `x @ W` (or `x @ transpose(W)`) whose logits reach a
+/// `loom.cross_entropy` through reshapes that keep the class dimension.
+struct LmHead {
+  DotGeneralOp dot;
+  SmallVector<ReshapeOp> reshapes;
+  CrossEntropyOp loss;
+};
+
+/// A vocabulary table `W` cut along its vocabulary dimension `dim` into
+/// `tp` parts of `local` rows (the last rank's may end in padding).
+struct VocabTable {
+  BlockArgument arg;
+  int64_t dim = -1;
+  int64_t vocab = 0, padded = 0, local = 0;
+  SmallVector<GatherOp> embeddings;
+  SmallVector<LmHead> heads;
+};
+
+/// Megatron-LM's vocabulary-parallel embedding and cross-entropy (see
+/// Passes.td).
+class VocabPartitioner {
+public:
+  VocabPartitioner(func::FuncOp func, int64_t tp, StringRef grid)
+      : func(func), tp(tp), grid(grid) {}
+
+  /// Finds the tables whose every use is an embedding lookup or an LM head.
+  /// A parameter loom-tensor-parallel has cut (`loom.shard`) is a weight of
+  /// a block, not a table.
+  void analyze();
+  bool empty() const { return tables.empty(); }
+  void rewrite();
+
+private:
+  /// Whether `value` is computed from a function argument that is not a
+  /// parameter (token ids, not positions computed from constants).
+  bool dependsOnInput(Value value);
+  /// The head whose matmul is `dot`, if its logits reach a cross-entropy.
+  std::optional<LmHead> matchHead(DotGeneralOp dot, int64_t vocabDim);
+  /// `loom.grid_index * local`, the first vocabulary row of this rank.
+  Value rangeStart(ImplicitLocOpBuilder &b, int64_t local);
+  void rewriteEmbedding(VocabTable &table, GatherOp gather);
+  void rewriteHead(VocabTable &table, LmHead &head);
+  Value allReduce(ImplicitLocOpBuilder &b, Value v,
+                  shard::ReductionKind kind = shard::ReductionKind::Sum) {
+    return shard::AllReduceOp::create(b, v.getType(), grid,
+                                      ArrayRef<int16_t>{kTpAxis}, v, kind);
+  }
+
+  func::FuncOp func;
+  int64_t tp;
+  StringRef grid;
+  SmallVector<VocabTable> tables;
+  llvm::DenseMap<int64_t, Value> starts;
+  Value rank;
+};
+
+bool VocabPartitioner::dependsOnInput(Value value) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &func.getBody().front() &&
+          !func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()))
+        return true;
+      continue;
+    }
+    if (Operation *def = v.getDefiningOp())
+      worklist.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
+std::optional<LmHead> VocabPartitioner::matchHead(DotGeneralOp dot,
+                                                  int64_t vocabDim) {
+  int64_t contracted = getLinearContractedDim(func, dot);
+  if (contracted < 0 || 1 - contracted != vocabDim)
+    return std::nullopt;
+  LmHead head{dot, {}, {}};
+  Value logits = dot.getResult();
+  auto classes = cast<RankedTensorType>(logits.getType()).getShape().back();
+  while (logits.hasOneUse()) {
+    Operation *user = *logits.getUsers().begin();
+    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+      auto type = cast<RankedTensorType>(reshape.getType());
+      if (!type.hasStaticShape() || type.getRank() < 1 ||
+          type.getShape().back() != classes)
+        return std::nullopt;
+      head.reshapes.push_back(reshape);
+      logits = reshape.getResult();
+      continue;
+    }
+    auto loss = dyn_cast<CrossEntropyOp>(user);
+    if (!loss || loss.getLogits() != logits)
+      return std::nullopt;
+    head.loss = loss;
+    return head;
+  }
+  return std::nullopt;
+}
+
+void VocabPartitioner::analyze() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!getParam(func, arg) || !type || type.getRank() != 2 ||
+        !type.hasStaticShape() || arg.use_empty() ||
+        func.getArgAttr(arg.getArgNumber(), LoomDialect::getShardAttrName()))
+      continue;
+    VocabTable table;
+    table.arg = arg;
+    bool ok = true;
+    auto agree = [&](int64_t dim) {
+      ok &= table.dim < 0 || table.dim == dim;
+      table.dim = dim;
+    };
+    for (Operation *user : arg.getUsers()) {
+      if (!ok)
+        break;
+      if (auto gather = dyn_cast<GatherOp>(user)) {
+        ok = gather.getData() == arg && dependsOnInput(gather.getIndices());
+        agree(static_cast<int64_t>(gather.getAxis()));
+        table.embeddings.push_back(gather);
+      } else if (auto transpose = dyn_cast<TransposeOp>(user)) {
+        ok = transpose.getPermutation() == ArrayRef<int64_t>{1, 0};
+        for (Operation *next : transpose->getUsers()) {
+          auto dot = dyn_cast<DotGeneralOp>(next);
+          std::optional<LmHead> head;
+          if (dot && dot.getRhs() == transpose.getResult())
+            head = matchHead(dot, 0);
+          ok &= head.has_value();
+          if (!ok)
+            break;
+          agree(0);
+          table.heads.push_back(*head);
+        }
+      } else if (auto dot = dyn_cast<DotGeneralOp>(user)) {
+        int64_t contracted = getLinearContractedDim(func, dot);
+        std::optional<LmHead> head;
+        if (dot.getRhs() == arg && contracted >= 0)
+          head = matchHead(dot, 1 - contracted);
+        ok = head.has_value();
+        if (ok) {
+          agree(1 - contracted);
+          table.heads.push_back(*head);
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || table.dim < 0) {
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": argument #"
+                              << arg.getArgNumber()
+                              << " has another use: not a table\n");
+      continue;
+    }
+    table.vocab = type.getDimSize(table.dim);
+    table.local = (table.vocab + tp - 1) / tp;
+    table.padded = table.local * tp;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": argument #"
+                            << arg.getArgNumber() << ": " << table.vocab
+                            << " rows on dimension " << table.dim << ", "
+                            << table.embeddings.size() << " embedding(s), "
+                            << table.heads.size() << " LM head(s)\n");
+    tables.push_back(std::move(table));
+  }
+}
+
+Value VocabPartitioner::rangeStart(ImplicitLocOpBuilder &b, int64_t local) {
+  Value &start = starts[local];
+  if (start)
+    return start;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&func.getBody().front());
+  auto i64 = RankedTensorType::get({}, b.getI64Type());
+  if (!rank)
+    rank = GridIndexOp::create(b, i64, grid, ArrayRef<int16_t>{kTpAxis});
+  b.setInsertionPointAfter(rank.getDefiningOp());
+  Value size = ConstantOp::create(
+      b, cast<ElementsAttr>(DenseElementsAttr::get(
+             i64, b.getIntegerAttr(b.getI64Type(), local))));
+  start = MulOp::create(b, rank, size);
+  return start;
+}
+
+namespace vocab {
+Value splat(ImplicitLocOpBuilder &b, RankedTensorType type, Attribute value) {
+  return ConstantOp::create(
+      b, cast<ElementsAttr>(DenseElementsAttr::get(type, value)));
+}
+Value splatInt(ImplicitLocOpBuilder &b, RankedTensorType type, int64_t v) {
+  return splat(b, type, b.getIntegerAttr(type.getElementType(), v));
+}
+Value splatFloat(ImplicitLocOpBuilder &b, RankedTensorType type, double v) {
+  return splat(b, type, b.getFloatAttr(type.getElementType(), v));
+}
+SmallVector<int64_t> range(int64_t from, int64_t to) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = from; d < to; ++d)
+    dims.push_back(d);
+  return dims;
+}
+/// `x` as i64 (token ids and labels may be i32).
+Value toI64(ImplicitLocOpBuilder &b, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getElementType().isInteger(64))
+    return x;
+  return ConvertOp::create(b, type.clone(b.getI64Type()), x);
+}
+} // namespace vocab
+
+void VocabPartitioner::rewriteEmbedding(VocabTable &table, GatherOp gather) {
+  // rows = W_r[clamp(ids - start)], zero where the id is another rank's;
+  // the sum over the ranks is the full lookup.
+  ImplicitLocOpBuilder b(gather.getLoc(), gather);
+  Value start = rangeStart(b, table.local);
+  Value ids = vocab::toI64(b, gather.getIndices());
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  Value local = SubOp::create(
+      b, ids, BroadcastOp::create(b, idsType, start, ArrayRef<int64_t>{}));
+  Value atLeast0 = MaxOp::create(b, local, vocab::splatInt(b, idsType, 0));
+  Value clamped =
+      MinOp::create(b, atLeast0, vocab::splatInt(b, idsType, table.local - 1));
+  Value mine = CompareOp::create(b, ComparisonDirection::eq, clamped, local);
+  Value rows = GatherOp::create(b, table.arg, clamped, gather.getAxis());
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  auto axis = static_cast<int64_t>(gather.getAxis());
+  Value mask = BroadcastOp::create(
+      b, rowsType.clone(b.getI1Type()), mine,
+      vocab::range(axis, axis + idsType.getRank()));
+  Value kept = SelectOp::create(b, mask, rows,
+                                vocab::splatFloat(b, rowsType, 0.0));
+  gather.getResult().replaceAllUsesWith(allReduce(b, kept));
+  gather.erase();
+}
+
+void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
+  DotGeneralOp dot = head.dot;
+  ImplicitLocOpBuilder b(dot.getLoc(), dot);
+  // f on the replicated hidden states; W used directly (a transpose folded).
+  dot.getLhsMutable().assign(
+      TpCopyOp::create(b, dot.getLhs(), grid, ArrayRef<int16_t>{kTpAxis}));
+  if (auto transpose = dot.getRhs().getDefiningOp<TransposeOp>()) {
+    dot.getRhsMutable().assign(transpose.getOperand());
+    dot.setRhsContractingDims({1 - dot.getRhsContractingDims()[0]});
+    if (transpose->use_empty())
+      transpose->erase();
+  }
+  auto localType = [&](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.back() = table.local;
+    v.setType(type.clone(shape));
+  };
+  localType(dot.getResult());
+  for (ReshapeOp reshape : head.reshapes)
+    localType(reshape.getResult());
+
+  CrossEntropyOp loss = head.loss;
+  b.setLoc(loss.getLoc());
+  b.setInsertionPoint(loss);
+  Value logits = loss.getLogits();
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  int64_t classDim = logitsType.getRank() - 1;
+  SmallVector<int64_t> sampleDims = vocab::range(0, classDim);
+  auto i64Type = logitsType.clone(b.getI64Type());
+  Value labels = vocab::toI64(b, loss.getLabels());
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  auto sampleType = labelsType.clone(logitsType.getElementType());
+  Value start = rangeStart(b, table.local);
+  Value column = IotaOp::create(b, i64Type, classDim);
+
+  // The padding columns (global index >= vocab) are -inf: exp gives 0.
+  Value live = logits;
+  if (table.padded != table.vocab) {
+    Value global = AddOp::create(
+        b, column, BroadcastOp::create(b, i64Type, start, ArrayRef<int64_t>{}));
+    Value real = CompareOp::create(b, ComparisonDirection::lt, global,
+                                   vocab::splatInt(b, i64Type, table.vocab));
+    live = SelectOp::create(
+        b, real, logits,
+        vocab::splatFloat(b, logitsType,
+                          -std::numeric_limits<double>::infinity()));
+  }
+  // logsumexp: the global max (a constant for the gradient) and the global
+  // sum of exp(logits - max).
+  auto max = shard::AllReduceOp::create(
+      b, sampleType, grid, ArrayRef<int16_t>{kTpAxis},
+      ReduceMaxOp::create(b, live, ArrayRef<int64_t>{classDim}, false),
+      shard::ReductionKind::Max);
+  max->setAttr(LoomDialect::getStopGradientAttrName(), b.getUnitAttr());
+  Value shifted =
+      SubOp::create(b, live, BroadcastOp::create(b, logitsType, max, sampleDims));
+  Value sum = allReduce(b, ReduceSumOp::create(b, ExpOp::create(b, shifted),
+                                                ArrayRef<int64_t>{classDim},
+                                                false));
+  Value lse = AddOp::create(b, LogOp::create(b, sum), max);
+  // The target logit: on the rank whose range holds the label.
+  Value localLabels = SubOp::create(
+      b, labels,
+      BroadcastOp::create(b, labelsType, start, ArrayRef<int64_t>{}));
+  Value hit = CompareOp::create(
+      b, ComparisonDirection::eq, column,
+      BroadcastOp::create(b, i64Type, localLabels, sampleDims));
+  Value target = allReduce(
+      b, ReduceSumOp::create(
+             b,
+             SelectOp::create(b, hit, logits,
+                              vocab::splatFloat(b, logitsType, 0.0)),
+             ArrayRef<int64_t>{classDim}, false));
+  Value perSample = SubOp::create(b, lse, target);
+
+  // The reduction of loom.cross_entropy.
+  SmallVector<int64_t> all = vocab::range(0, labelsType.getRank());
+  Value valid;
+  if (std::optional<uint64_t> ignore = loss.getIgnoreIndex()) {
+    valid = CompareOp::create(
+        b, ComparisonDirection::ne, labels,
+        vocab::splatInt(b, labelsType, static_cast<int64_t>(*ignore)));
+    perSample = SelectOp::create(b, valid, perSample,
+                                 vocab::splatFloat(b, sampleType, 0.0));
+  }
+  Value result = perSample;
+  auto reduce = [&](auto op, Value x) -> Value {
+    if (all.empty())
+      return x;
+    return decltype(op)::create(b, x, all, false);
+  };
+  switch (loss.getReduction()) {
+  case LossReduction::none:
+    break;
+  case LossReduction::sum:
+    result = reduce(ReduceSumOp(), perSample);
+    break;
+  case LossReduction::mean:
+    if (valid) {
+      Value total = reduce(ReduceSumOp(), perSample);
+      Value count =
+          reduce(ReduceSumOp(), ConvertOp::create(b, sampleType, valid));
+      result = DivOp::create(b, total, count);
+    } else
+      result = reduce(ReduceMeanOp(), perSample);
+    break;
+  }
+  loss.getResult().replaceAllUsesWith(result);
+  loss.erase();
+}
+
+void VocabPartitioner::rewrite() {
+  for (VocabTable &table : tables) {
+    auto type = cast<RankedTensorType>(table.arg.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[table.dim] = table.local;
+    table.arg.setType(type.clone(shape));
+    func.setArgAttr(
+        table.arg.getArgNumber(), LoomDialect::getShardAttrName(),
+        ShardAttr::get(func.getContext(), table.dim, tp, /*groups=*/1,
+                       table.padded != table.vocab ? table.padded : 0));
+    for (GatherOp gather : table.embeddings)
+      rewriteEmbedding(table, gather);
+    for (LmHead &head : table.heads)
+      rewriteHead(table, head);
+  }
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getBody().front().getArgumentTypes(),
+                                 func.getResultTypes()));
+}
+
+struct VocabParallel
+    : public mlir::loom::impl::LoomVocabParallelBase<VocabParallel> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    return checkTpOption(context, tp, "loom-vocab-parallel");
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> found =
+        lookupForwardFunction(module, function, "loom-vocab-parallel");
+    if (failed(found))
+      return signalPassFailure();
+    func::FuncOp func = *found;
+    FailureOr<::loom::Mesh> mesh = getMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    // loom-tensor-parallel, which runs first, may have given the tp axis
+    // its size; any other size is another compile's.
+    if (mesh->tp != 1 && mesh->tp != tp) {
+      func.emitError() << "loom-vocab-parallel: @" << kMeshGridName
+                       << " has " << mesh->tp
+                       << " ranks on its tp axis, not tp=" << tp.getValue()
+                       << " (run both tensor-parallel passes with one tp)";
+      return signalPassFailure();
+    }
+    if (tp == 1)
+      return;
+    VocabPartitioner vocab(func, tp, kMeshGridName);
+    vocab.analyze();
+    // No table: loom-tensor-parallel has warned if it found no block either.
+    if (vocab.empty())
+      return;
+    if (failed(getOrCreateMeshGrid(module, ::loom::MeshAxis::Tp, tp,
+                                   "loom-vocab-parallel")))
+      return signalPassFailure();
+    vocab.rewrite();
+  }
+};
+} // namespace
+
+bool mlir::loom::tensor_parallel::hasVocabularyTable(func::FuncOp func) {
+  VocabPartitioner vocab(func, /*tp=*/1, kMeshGridName);
+  vocab.analyze();
+  return !vocab.empty();
+}
