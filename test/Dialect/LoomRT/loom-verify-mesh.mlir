@@ -10,7 +10,7 @@
 // DP: loomrt.all_reduce_start
 
 // A tp axis that stayed at one rank: loom-tensor-parallel found nothing.
-// TP: error: loom-verify-mesh: tp=2 was asked for, but loom-tensor-parallel found no attention or MLP block, embedding or LM head to partition (see its warning above); compile without tp
+// TP: error: loom-verify-mesh: tp=2 was asked for, but neither loom-tensor-parallel nor loom-vocab-parallel found an attention or MLP block, an embedding or an LM head to partition (see the warning above); compile without tp
 
 // Another mesh than the requested one.
 // SHAPE: error: loom-verify-mesh: the program's device mesh @mesh is dp=2,tp=1,pp=1, not the requested dp=4,tp=1,pp=1 (a bug in the parallelisation passes)
