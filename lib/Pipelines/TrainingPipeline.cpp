@@ -6,6 +6,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -84,7 +85,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomOptimizer(opt));
   }
 
-  // Buffers, kernels and library calls; the arena; the mesh check.
+  // Elementwise chains as one loop each; buffers, kernels and library
+  // calls; the arena; the mesh check.
+  pm.addNestedPass<func::FuncOp>(createLoomFuseElementwise());
   ConvertLoomToLoomRTOptions lower;
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);

@@ -5,7 +5,8 @@ with `loom.stage`, `shard.send`/`shard.recv` on the pp axis of the device
 mesh `@mesh`):
 stage 0 computes h = x @ w0 and sends h; stage 1 receives h, computes
 loss = mean((h @ w1 - y)^2) and sends d loss / d h back; each stage updates
-its weight by SGD. It is lowered by convert-loom-to-loomrt (both functions),
+its weight by SGD. It is lowered by loom-fuse-elementwise and
+convert-loom-to-loomrt (both functions),
 planned, emitted by `loom-translate --emit-cpp` (one namespace per stage and
 trainMainStages) and run with `mpirun -np 2` (pp=2), `-np 4` (dp=2: each
 stage also averages its gradient, and stage 1 its loss, over the dp axis)
@@ -114,7 +115,7 @@ def build(tmp_path, dp, tp=1):
     ir = tmp_path / "stages.mlir"
     ir.write_text(stages_ir(dp, tp))
     rt = tmp_path / "stages.rt.mlir"
-    run([BIN / "loom-opt", ir,
+    run([BIN / "loom-opt", ir, "--loom-fuse-elementwise",
          "--convert-loom-to-loomrt=function=net_stage0_step,net_stage1_step",
          "--loom-memory-plan", "-o", rt])
     # loomc --emit-only writes OUT/build.sh, the command that builds

@@ -1093,3 +1093,42 @@ func.func @grid_index_no_grid() -> tensor<i64> {
 func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = #loom.shard<dim = 0, parts = 2>}) {
   return %w : tensor<4xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// loom.fused (loom-fuse-elementwise's mark)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @fused_not_elementwise(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.reduce_sum' op is marked 'loom.fused' (computed inside its user's loop) but it is not an elementwise op with one result; remove the mark or rerun loom-fuse-elementwise on the unmarked program}}
+  %s = loom.reduce_sum %x, dims = [0] {loom.fused} : tensor<4xf32> -> tensor<f32>
+  %b = loom.broadcast %s, dims = [] : tensor<f32> -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_used_twice(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but its result does not have exactly one use}}
+  %e = loom.exp %x {loom.fused} : tensor<4xf32>
+  %m = loom.mul %e, %e : tensor<4xf32>
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_returned(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but its user is not an elementwise op of the same shape}}
+  %e = loom.exp %x {loom.fused} : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but the mark is not a unit attribute}}
+  %e = loom.exp %x {loom.fused = 1 : i64} : tensor<4xf32>
+  %n = loom.neg %e : tensor<4xf32>
+  return %n : tensor<4xf32>
+}

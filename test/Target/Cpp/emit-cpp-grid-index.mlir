@@ -2,7 +2,7 @@
 // index in the runtime group of its mesh axis (tp: axis 2 of @mesh); two reductions to a
 // scalar in one step (as the vocabulary-parallel cross-entropy's mean over
 // the labels not ignored has) each keep their accumulator in a block.
-// RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
+// RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
 // RUN: FileCheck %s --check-prefix=RT < %t.rt.mlir
 // RUN: loom-translate --emit-cpp %t.rt.mlir -o %t.cpp
 // RUN: FileCheck %s < %t.cpp

@@ -1,4 +1,4 @@
-// RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
+// RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
 // RUN: FileCheck %s --check-prefix=RT < %t.rt.mlir
 // RUN: loom-translate --emit-cpp %t.rt.mlir -o %t.cpp
 // RUN: FileCheck %s < %t.cpp

@@ -1,7 +1,7 @@
 // JAX (through StableHLO) indexes with i32: embedding lookups, their
 // gradients (scatter_add) and labels. The emitted calls pass the i32
 // buffers to the runtime's i32 overloads, with no widening copy.
-// RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
+// RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
 // RUN: FileCheck %s --check-prefix=RT < %t.rt.mlir
 // RUN: loom-translate --emit-cpp %t.rt.mlir -o %t.cpp
 // RUN: FileCheck %s < %t.cpp

@@ -1,4 +1,4 @@
-// RUN: loom-opt %s -convert-loom-to-loomrt="function=net_stage0_step,net_stage1_step" -loom-memory-plan -o %t.rt.mlir
+// RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt="function=net_stage0_step,net_stage1_step" -loom-memory-plan -o %t.rt.mlir
 // RUN: loom-translate --emit-cpp %t.rt.mlir -o %t.cpp
 // RUN: FileCheck %s < %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I %loom_src/include %t.cpp

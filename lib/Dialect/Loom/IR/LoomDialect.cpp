@@ -139,6 +139,36 @@ LogicalResult LoomDialect::verifyRegionResultAttribute(Operation *op, unsigned,
   return verifyValueAttr(op, attr, /*isArgument=*/false, resultIndex);
 }
 
+/// `loom.fused` marks an elementwise op computed inside the loop of its one
+/// user: the user must be an elementwise op with a result of the same shape.
+LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != FusedAttrHelper::getNameStr())
+    return success();
+  auto fail = [&](const Twine &why) {
+    return op->emitOpError()
+           << "is marked '" << attr.getName().getValue()
+           << "' (computed inside its user's loop) but " << why
+           << "; remove the mark or rerun loom-fuse-elementwise on the "
+              "unmarked program";
+  };
+  if (!isa<UnitAttr>(attr.getValue()))
+    return fail("the mark is not a unit attribute");
+  if (!op->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
+      op->getNumResults() != 1)
+    return fail("it is not an elementwise op with one result");
+  Value result = op->getResult(0);
+  if (!result.hasOneUse())
+    return fail("its result does not have exactly one use");
+  Operation *user = *result.user_begin();
+  if (!user->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
+      user->getNumResults() != 1 ||
+      cast<ShapedType>(result.getType()).getShape() !=
+          cast<ShapedType>(user->getResult(0).getType()).getShape())
+    return fail("its user is not an elementwise op of the same shape");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // #loom.shard
 //===----------------------------------------------------------------------===//

@@ -87,8 +87,16 @@ def Loom_Dialect : Dialect {
     /// memory plan's categories; forward ops carry none).
     "::mlir::StringAttr":$phase,
     /// i64, on a point-to-point `shard.send` / `shard.recv`: the message tag.
-    "::mlir::IntegerAttr":$tag
+    "::mlir::IntegerAttr":$tag,
+    /// Unit, on an elementwise op (set by `loom-fuse-elementwise`): computed
+    /// inside the loop of its one user, an elementwise op of the same shape.
+    /// An elementwise op without it and the marked ops that feed it are one
+    /// fusion group, one `loomrt.kernel` at the group's last op.
+    "::mlir::UnitAttr":$fused
   );
+  // Checks `loom.fused` where it sits (the other op attributes are checked
+  // by the passes that read them).
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     // Short names for the attributes on function arguments and results
     // (generated helpers work on ops; these are for getArgAttr and friends).

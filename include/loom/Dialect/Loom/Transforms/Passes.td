@@ -742,4 +742,41 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
   ];
 }
 
+def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Mark the chains of elementwise ops that one loop computes";
+  let description = [{
+    Decides which elementwise ops (trait `ElementwiseMapping`) of the
+    function's body are computed inside the loop of their user, and marks
+    them `loom.fused`: an op is marked when its result has exactly one use,
+    by an elementwise op with a result of the same shape, and the function
+    does not return it (a returned value is written into its own buffer).
+
+    A fusion group is an elementwise op without the mark (its *root*) and
+    the marked ops that feed it, directly or through other marked ops;
+    `convert-loom-to-loomrt` lowers each group to one `loomrt.kernel` at
+    the root, named after the members in program order
+    (`origin = "add+gelu"`). A lone elementwise op is a group of one.
+
+    ```mlir
+    %a = loom.add %h, %bb : tensor<2x8xf32>
+    %g = loom.gelu %a : tensor<2x8xf32>
+    ```
+    becomes
+    ```mlir
+    %a = loom.add %h, %bb {loom.fused} : tensor<2x8xf32>
+    %g = loom.gelu %a : tensor<2x8xf32>
+    ```
+
+    Nothing moves: a member stays where it is, and with it the point where
+    the program first reads each of its operands, which is where the
+    lowering waits for a transfer in flight (an all-reduce or receive).
+    Broadcasts, transposes and splat constants feeding a group are not
+    marked: the lowering reads them through strides and as scalars. The IR
+    stays a valid loom program (the mark changes no value, loom-run ignores
+    it). Run it after the training passes, right before
+    `convert-loom-to-loomrt`; a pass that changes the uses of a marked op
+    in between invalidates the mark (the verifier reports it).
+  }];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

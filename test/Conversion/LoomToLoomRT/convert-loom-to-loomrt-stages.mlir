@@ -1,4 +1,4 @@
-// RUN: loom-opt %s -convert-loom-to-loomrt="function=f_stage0_step,f_stage1_step" | FileCheck %s
+// RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt="function=f_stage0_step,f_stage1_step" | FileCheck %s
 
 
 // Pipeline stage programs: function= takes a list and lowers each; the

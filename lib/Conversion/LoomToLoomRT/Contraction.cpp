@@ -1,0 +1,188 @@
+//===- Contraction.cpp - dot_general as a BLAS gemm -----------------------===//
+//
+// A dot_general is one batched gemm over (batch, free, contracting)
+// dimensions. BLAS transposes an operand for free, so an operand laid out
+// with its contracting dimensions first, or a transpose feeding the
+// dot_general, is read in place; any other layout is copied first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::loom_to_loomrt;
+
+namespace {
+
+bool isIdentityPermutation(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (static_cast<int64_t>(i) != p)
+      return false;
+  return true;
+}
+
+/// `value` read with its dimensions in the order `plain` (or `trans`, which
+/// BLAS transposes for free); looks through one transpose.
+OperandLayout planOperand(Value value, ArrayRef<int64_t> plain,
+                          ArrayRef<int64_t> trans) {
+  // Reading a transpose's source directly saves materialising it.
+  if (auto transpose = value.getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> p = transpose.getPermutation();
+    auto compose = [&](ArrayRef<int64_t> order) {
+      SmallVector<int64_t> composed;
+      for (int64_t d : order)
+        composed.push_back(p[d]);
+      return composed;
+    };
+    if (isIdentityPermutation(compose(plain)))
+      return {transpose.getOperand(), false, {}};
+    if (isIdentityPermutation(compose(trans)))
+      return {transpose.getOperand(), true, {}};
+  }
+  if (isIdentityPermutation(plain))
+    return {value, false, {}};
+  if (isIdentityPermutation(trans))
+    return {value, true, {}};
+  return {value, false, SmallVector<int64_t>(plain.begin(), plain.end())};
+}
+
+/// The dimensions of a rank-`rank` operand that are neither batch nor
+/// contracting, in order.
+SmallVector<int64_t> freeDims(int64_t rank, ArrayRef<int64_t> batch,
+                              ArrayRef<int64_t> contracting) {
+  SmallVector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(batch, d) && !llvm::is_contained(contracting, d))
+      free.push_back(d);
+  return free;
+}
+
+SmallVector<int64_t> concat(std::initializer_list<ArrayRef<int64_t>> parts) {
+  SmallVector<int64_t> all;
+  for (ArrayRef<int64_t> part : parts)
+    all.append(part.begin(), part.end());
+  return all;
+}
+
+/// The number of elements of `type` over `dims`.
+int64_t sizeOf(RankedTensorType type, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> sizes;
+  for (int64_t d : dims)
+    sizes.push_back(type.getDimSize(d));
+  return computeProduct(sizes);
+}
+
+class DotGeneralPattern : public LoweringPattern<DotGeneralOp> {
+public:
+  using LoweringPattern::LoweringPattern;
+
+  LogicalResult lower(DotGeneralOp op, OpAdaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    DotLayout layout = planDotLayout(op);
+    // Reads an operand as planned: its buffer (or its transpose's source),
+    // or a copy into the plain layout.
+    auto read = [&](const OperandLayout &plan) -> Value {
+      Value buffer = rewriter.getRemappedValue(plan.source);
+      if (plan.copyPerm.empty())
+        return buffer;
+      auto type = cast<RankedTensorType>(plan.source.getType());
+      SmallVector<int64_t> shape, strides;
+      SmallVector<int64_t> sourceStrides = rowMajorStrides(type.getShape());
+      for (int64_t p : plan.copyPerm) {
+        shape.push_back(type.getDimSize(p));
+        strides.push_back(sourceStrides[p]);
+      }
+      auto copyType = MemRefType::get(shape, type.getElementType());
+      Value copy = loomrt::AllocOp::create(rewriter, loc, copyType,
+                                           rewriter.getStringAttr("workspace"),
+                                           IntegerAttr());
+      loomrt::CopyOp::create(rewriter, loc, buffer, copy, shape, strides, 0,
+                             rowMajorStrides(shape), 0,
+                             rewriter.getStringAttr("dot_general.layout"));
+      return copy;
+    };
+    Value a = read(layout.lhs);
+    Value b = read(layout.rhs);
+    Value c = define(op.getResult(), rewriter);
+    bool batched = layout.batch > 1;
+    loomrt::GemmOp::create(rewriter, loc, a, b, c, layout.batch, layout.m,
+                           layout.n, layout.k, layout.lhs.transposed,
+                           layout.rhs.transposed, /*a_batched=*/batched,
+                           /*b_batched=*/batched, originOf(op));
+    rewriter.replaceOp(op, c);
+    return success();
+  }
+};
+
+} // namespace
+
+DotLayout loom_to_loomrt::planDotLayout(DotGeneralOp op) {
+  auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+  ArrayRef<int64_t> lhsBatch = op.getLhsBatchingDims();
+  ArrayRef<int64_t> rhsBatch = op.getRhsBatchingDims();
+  // Contracting pairs ordered by their lhs dimension.
+  SmallVector<std::pair<int64_t, int64_t>> contract;
+  for (auto [l, r] :
+       llvm::zip(op.getLhsContractingDims(), op.getRhsContractingDims()))
+    contract.push_back({l, r});
+  llvm::sort(contract);
+  SmallVector<int64_t> lhsContract, rhsContract;
+  for (auto [l, r] : contract) {
+    lhsContract.push_back(l);
+    rhsContract.push_back(r);
+  }
+  SmallVector<int64_t> lhsFree =
+      freeDims(lhsType.getRank(), lhsBatch, lhsContract);
+  SmallVector<int64_t> rhsFree =
+      freeDims(rhsType.getRank(), rhsBatch, rhsContract);
+  DotLayout layout;
+  layout.lhs = planOperand(op.getLhs(), concat({lhsBatch, lhsFree, lhsContract}),
+                           concat({lhsBatch, lhsContract, lhsFree}));
+  layout.rhs = planOperand(op.getRhs(), concat({rhsBatch, rhsContract, rhsFree}),
+                           concat({rhsBatch, rhsFree, rhsContract}));
+  layout.batch = sizeOf(lhsType, lhsBatch);
+  layout.m = sizeOf(lhsType, lhsFree);
+  layout.k = sizeOf(lhsType, lhsContract);
+  layout.n = sizeOf(rhsType, rhsFree);
+  return layout;
+}
+
+bool loom_to_loomrt::isTransposeAbsorbed(TransposeOp transpose) {
+  Value result = transpose.getResult();
+  if (result.use_empty())
+    return false;
+  if (result.hasOneUse() && isElementwise(*result.user_begin()))
+    return true;
+  return llvm::all_of(result.getUses(), [&](OpOperand &use) {
+    auto dot = dyn_cast<DotGeneralOp>(use.getOwner());
+    if (!dot)
+      return false;
+    DotLayout layout = planDotLayout(dot);
+    const OperandLayout &plan =
+        use.getOperandNumber() == 0 ? layout.lhs : layout.rhs;
+    return plan.source == transpose.getOperand() && plan.copyPerm.empty();
+  });
+}
+
+LogicalResult loom_to_loomrt::checkContractionOp(Operation *op) {
+  auto dot = dyn_cast<DotGeneralOp>(op);
+  if (!dot)
+    return success();
+  auto lhsType = cast<RankedTensorType>(dot.getLhs().getType());
+  if (!lhsType.getElementType().isF32())
+    return dot.emitError("convert-loom-to-loomrt: dot_general on ")
+           << lhsType.getElementType()
+           << " is not supported by the runtime (f32 only)";
+  return success();
+}
+
+void loom_to_loomrt::populateContractionPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    LoweringState &state) {
+  patterns.add<DotGeneralPattern>(converter, patterns.getContext(), state);
+}

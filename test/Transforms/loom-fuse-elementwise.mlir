@@ -1,0 +1,104 @@
+// RUN: loom-opt %s -split-input-file -loom-fuse-elementwise | FileCheck %s
+// Marking is idempotent: a second run finds the same groups.
+// RUN: loom-opt %s -split-input-file -loom-fuse-elementwise -loom-fuse-elementwise | FileCheck %s
+
+// A chain of single-use elementwise ops is one group: every member but the
+// last (the root) is marked; nothing moves.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT: %[[A:.*]] = loom.add %arg0, %arg1 {loom.fused} : tensor<2x8xf32>
+// CHECK-NEXT: %[[T:.*]] = loom.tanh %[[A]] {loom.fused} : tensor<2x8xf32>
+// CHECK-NEXT: %[[G:.*]] = loom.gelu %[[T]] : tensor<2x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @chain(%x: tensor<2x8xf32>, %y: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %a = loom.add %x, %y : tensor<2x8xf32>
+  %t = loom.tanh %a : tensor<2x8xf32>
+  %g = loom.gelu %t : tensor<2x8xf32>
+  return %g : tensor<2x8xf32>
+}
+
+// -----
+
+// A value read twice is computed once, in its own loop: not marked.
+// CHECK-LABEL: func.func @used_twice
+// CHECK-NEXT: loom.exp %arg0 : tensor<4xf32>
+// CHECK-NEXT: loom.mul
+// CHECK-NOT: loom.fused
+func.func @used_twice(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = loom.exp %x : tensor<4xf32>
+  %m = loom.mul %e, %e : tensor<4xf32>
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+// A returned value is written into its own result buffer: not marked,
+// though its one other reader is elementwise.
+// CHECK-LABEL: func.func @returned
+// CHECK-NEXT: loom.exp %arg0 : tensor<4xf32>
+// CHECK-NEXT: loom.neg
+// CHECK-NOT: loom.fused
+func.func @returned(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = loom.exp %x : tensor<4xf32>
+  %n = loom.neg %e : tensor<4xf32>
+  return %e, %n : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Both operands of the root join its group: "exp+neg+add".
+// CHECK-LABEL: func.func @two_producers
+// CHECK-NEXT: loom.exp %arg0 {loom.fused}
+// CHECK-NEXT: loom.neg %arg0 {loom.fused}
+// CHECK-NEXT: loom.add %{{.*}}, %{{.*}} : tensor<4xf32>
+func.func @two_producers(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = loom.exp %x : tensor<4xf32>
+  %n = loom.neg %x : tensor<4xf32>
+  %a = loom.add %e, %n : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// Members may have other element types than the root (a compare feeding a
+// select), and other ops between them stay where they are.
+// CHECK-LABEL: func.func @mixed_types
+// CHECK-NEXT: loom.compare gt, %arg0, %arg1 {loom.fused} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+// CHECK-NEXT: loom.reduce_sum
+// CHECK-NEXT: loom.select %{{.*}}, %arg0, %arg1 : tensor<4xi1>, tensor<4xf32>
+func.func @mixed_types(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %c = loom.compare gt, %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %s = loom.reduce_sum %x, dims = [0] : tensor<4xf32> -> tensor<f32>
+  %r = loom.select %c, %x, %y : tensor<4xi1>, tensor<4xf32>
+  return %r, %s : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// Broadcasts and splat constants are not elementwise ops: the lowering reads
+// them inside the loop (strides, scalars) without a mark.
+// CHECK-LABEL: func.func @broadcast_and_splat
+// CHECK-NEXT: loom.broadcast
+// CHECK-NEXT: loom.constant dense<2.000000e+00>
+// CHECK-NEXT: loom.add %{{.*}}, %{{.*}} {loom.fused}
+// CHECK-NEXT: loom.mul %{{.*}}, %{{.*}} : tensor<2x8xf32>
+func.func @broadcast_and_splat(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %bb = loom.broadcast %b, dims = [1] : tensor<8xf32> -> tensor<2x8xf32>
+  %two = loom.constant dense<2.0> : tensor<2x8xf32>
+  %a = loom.add %x, %bb : tensor<2x8xf32>
+  %m = loom.mul %a, %two : tensor<2x8xf32>
+  return %m : tensor<2x8xf32>
+}
+
+// -----
+
+// A non-elementwise user ends the chain: the reduction reads its operand
+// from a buffer.
+// CHECK-LABEL: func.func @reduction_ends_chain
+// CHECK-NEXT: loom.exp %arg0 : tensor<4xf32>
+// CHECK-NEXT: loom.reduce_sum
+// CHECK-NOT: loom.fused
+func.func @reduction_ends_chain(%x: tensor<4xf32>) -> tensor<f32> {
+  %e = loom.exp %x : tensor<4xf32>
+  %s = loom.reduce_sum %e, dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
