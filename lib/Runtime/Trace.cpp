@@ -1,7 +1,9 @@
 //===- Trace.cpp - Measured timelines and communication statistics --------===//
 //
 // `--trace FILE` records, per rank, spans on named tracks: the compute
-// thread's steps, waits, data loading and checkpoint writes on `compute`,
+// thread's steps, each kernel and library call of the emitted step (named
+// by what it computes and the model's name for it), waits, data loading and
+// checkpoint writes on `compute`,
 // and every communication from its start call to its completion (seen by
 // the communication thread) on `comm <group>` lanes. At the end rank 0
 // gathers every rank's spans and writes one Chrome-trace JSON file (opens in
@@ -134,6 +136,15 @@ void recordSpan(Context &ctx, std::string name, const char *track,
     return;
   ctx.recorder.spans.push_back(
       {std::move(name), track, begin, end, std::move(args)});
+}
+
+double traceClock(Context &ctx) {
+  return ctx.recorder.tracing ? ctx.now() : 0.0;
+}
+
+void traceOp(Context &ctx, const char *name, double begin) {
+  if (ctx.recorder.tracing)
+    recordSpan(ctx, name, "compute", begin, ctx.now());
 }
 
 void recordComm(Context &ctx, const PendingComm &done, double waitBegin,

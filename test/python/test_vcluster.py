@@ -220,3 +220,47 @@ def test_a_link_down_ends_every_rank_and_names_the_peer(tmp_path):
     assert "no completion within 10 s of the dp all-reduce" in proc.stderr, proc.stderr
     assert "rank 1 (host1)" in proc.stderr, proc.stderr
     assert namespaces() == []
+
+
+@NEEDS_HOSTS
+def test_a_trace_of_dp_across_hosts_shows_compute_and_communication(tmp_path):
+    """dp=2 GPT on 2 hosts over 1 Gbit/s with --trace and 4 KiB gradient
+    buckets (--bucket-bytes), so that all-reduces start during the backward
+    pass: one process per rank,
+    named with its host; kernels named after the model's ops on `compute`;
+    the gradient all-reduces on `comm dp`, inside their steps; and some of
+    them in flight while kernels run (the communication thread)."""
+    _, args, names, _ = import_example("gpt_example", tmp_path, 2, "import-rank")
+    data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 50, seed=3))
+    # Straight from the ONNX file, whose node names become the ops' locations.
+    subprocess.run([str(BUILD / "bin" / "loomc"), str(tmp_path / "import-rank" / "model.onnx"),
+                    "-o", str(tmp_path / "dp"), "--mesh", "dp=2", "--optimizer", "sgd",
+                    "--lr", "0.01", "--bucket-bytes", "4096"], check=True, capture_output=True)
+    program = loom.Program(tmp_path / "dp")
+    program.train(data_dir, 3, hosts=2, link="1gbit",
+                  extra_args=["--trace", str(tmp_path / "trace.json")])
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert processes == {0: "rank 0 (host0)", 1: "rank 1 (host1)"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["name"] == "thread_name"}
+    spans = [e for e in events if e["ph"] == "X"]
+    for rank in (0, 1):
+        mine = [e for e in spans if e["pid"] == rank]
+        track = {e["name"]: threads[(rank, e["tid"])] for e in mine}
+        steps = [e for e in mine if e["name"].startswith("step ")]
+        kernels = [e for e in mine if e["name"].startswith(("gemm", "kernel", "reduce"))]
+        comms = [e for e in mine if e["cat"] == "comm"]
+        assert len(steps) == 3
+        assert kernels and all(track[k["name"]] == "compute" for k in kernels)
+        assert any(k["name"] == "gemm dot_general (/blocks.0/attn_qkv/MatMul)"
+                   for k in kernels), sorted({k["name"] for k in kernels})
+        assert comms and all(threads[(rank, c["tid"])].startswith("comm dp") for c in comms)
+        assert all(c["args"]["group"] == "dp" and c["args"]["bytes"] > 0 for c in comms)
+        for c in comms:
+            assert any(s["ts"] - 1 <= c["ts"] and c["ts"] + c["dur"] <= s["ts"] + s["dur"] + 1
+                       for s in steps), c
+        overlapped = [c for c in comms
+                      if any(k["ts"] > c["ts"] and k["ts"] + k["dur"] < c["ts"] + c["dur"]
+                             for k in kernels)]
+        assert overlapped, "no kernel ran while an all-reduce was in flight"
