@@ -49,3 +49,11 @@ OwningOpRef<ModuleOp> mlir::loom::importModel(llvm::StringRef path,
     return importStableHLO(sourceMgr, context);
   return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
+
+func::FuncOp mlir::loom::findEntryFunction(ModuleOp module) {
+  func::FuncOp entry;
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (f.isPublic() && (!entry || f.getName() == "main"))
+      entry = f;
+  return entry;
+}

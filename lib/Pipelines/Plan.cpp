@@ -292,3 +292,10 @@ std::string mlir::loom::parsePlan(llvm::StringRef text, Plan &plan) {
   }
   return "";
 }
+
+std::string mlir::loom::printPlan(const Plan &plan) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", toJSON(plan))
+                                 << "\n";
+  return text;
+}

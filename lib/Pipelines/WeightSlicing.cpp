@@ -37,10 +37,14 @@ mlir::loom::collectParameterShards(func::FuncOp step) {
       return failure();
     auto shaped = cast<ShapedType>(type);
     if (!name || !shaped.hasStaticShape()) {
-      error() << "a tensor-parallel parameter (loom.shard) needs a "
-                 "loom.name and a static shape to be sliced from the "
-                 "weights file, got "
-              << type << (name ? "" : " without loom.name");
+      InFlightDiagnostic diag = error();
+      diag << "a tensor-parallel parameter ("
+           << LoomDialect::getShardAttrName() << ") needs a "
+           << LoomDialect::getNameAttrName()
+           << " and a static shape to be sliced from the weights file, got "
+           << type;
+      if (!name)
+        diag << " without " << LoomDialect::getNameAttrName();
       return failure();
     }
     ParameterShard spec;

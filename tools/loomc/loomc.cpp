@@ -24,6 +24,7 @@
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
 #include "loom/Support/AtomicFile.h"
+#include "loom/Target/Cpp/BuildCommand.h"
 #include "loom/Target/Cpp/EmitCpp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -336,10 +337,7 @@ int run(int argc, char **argv) {
     return failAndClean("could not load '" + modelFile + "'");
   lap("import");
 
-  func::FuncOp entry;
-  for (func::FuncOp f : module->getOps<func::FuncOp>())
-    if (f.isPublic() && (!entry || f.getName() == "main"))
-      entry = f;
+  func::FuncOp entry = mlir::loom::findEntryFunction(*module);
   if (!entry)
     return failAndClean("the model has no public function");
   options.function = entry.getName().str();
@@ -405,32 +403,15 @@ int run(int argc, char **argv) {
     lap("slice weights");
   }
 
-  std::string planText;
-  llvm::raw_string_ostream(planText)
-      << llvm::formatv("{0:2}", mlir::loom::toJSON(*plan)) << "\n";
-  if (std::string e = ::loom::writeFileAtomically(outPath("plan.json"), planText);
+  if (std::string e = ::loom::writeFileAtomically(
+          outPath("plan.json"), mlir::loom::printPlan(*plan));
       !e.empty())
     return fail(e);
 
   // The build command, also saved as OUTDIR/build.sh.
-  std::vector<std::string> command = {
-      cxx, "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
-      LOOM_RUNTIME_INCLUDE_DIR, outPath("step.cpp"), LOOM_RUNTIME_LIBRARY,
-      LOOM_SUPPORT_LIBRARY};
-#ifdef LOOM_OPENBLAS_OPENMP
-  command.push_back(LOOM_OPENBLAS_OPENMP);
-  command.push_back(
-      ("-Wl,-rpath," + llvm::sys::path::parent_path(LOOM_OPENBLAS_OPENMP))
-          .str());
-#else
-  command.push_back("-lopenblas");
-#endif
-  command.push_back("-o");
-  command.push_back(outPath("train"));
-  std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
-  for (const std::string &arg : command)
-    script += " '" + arg + "'";
-  script += "\n";
+  std::vector<std::string> command =
+      mlir::loom::buildCommand(cxx, outPath("step.cpp"), outPath("train"));
+  std::string script = mlir::loom::buildScript(command);
   if (std::string e = ::loom::writeFileAtomically(outPath("build.sh"), script);
       !e.empty())
     return fail(e);
@@ -442,16 +423,9 @@ int run(int argc, char **argv) {
   if (!program)
     return fail("C++ compiler '" + cxx +
                 "' not found (install openmpi: libopenmpi-dev, or pass --cxx)");
-  SmallVector<StringRef> argsRef;
-  for (const std::string &arg : command)
-    argsRef.push_back(arg);
-  std::string errorMessage;
-  int rc = llvm::sys::ExecuteAndWait(*program, argsRef, std::nullopt, {}, 0, 0,
-                                     &errorMessage);
-  if (rc != 0)
-    return fail("building " + outPath("train") + " failed (" +
-                (errorMessage.empty() ? "exit " + std::to_string(rc)
-                                      : errorMessage) +
+  if (std::string e = mlir::loom::runBuildCommand(*program, command);
+      !e.empty())
+    return fail("building " + outPath("train") + " failed (" + e +
                 "); the command is in build.sh");
   lap("build train");
   if (verbose) {

@@ -8,6 +8,7 @@
 #ifndef LOOM_IMPORT_MODEL_H
 #define LOOM_IMPORT_MODEL_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
@@ -37,6 +38,10 @@ OwningOpRef<ModuleOp> importModel(llvm::StringRef path,
                                   MLIRContext *context,
                                   llvm::SourceMgr &sourceMgr,
                                   llvm::StringRef tool);
+
+/// The model's entry function: its public function @main, else its first
+/// public function; null when it has none.
+func::FuncOp findEntryFunction(ModuleOp module);
 
 } // namespace loom
 } // namespace mlir

@@ -63,6 +63,9 @@ bool fromJSON(const llvm::json::Value &value, Plan &plan,
 
 /// Parses plan text. Returns an error message, empty on success.
 std::string parsePlan(llvm::StringRef text, Plan &plan);
+/// The text of a plan file (OUTDIR/plan.json): toJSON, indented, with a
+/// final newline; parsePlan reads it back.
+std::string printPlan(const Plan &plan);
 
 /// The plan of `module` compiled with `options` by `pipeline` (its text):
 /// the step functions, the tensor-parallel cut of every sharded parameter

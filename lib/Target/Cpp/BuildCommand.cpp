@@ -1,0 +1,55 @@
+//===- BuildCommand.cpp - Compiling an emitted step into a program --------===//
+//
+// The paths of this build tree's runtime come from CMake
+// (lib/Target/Cpp/CMakeLists.txt): LOOM_RUNTIME_INCLUDE_DIR,
+// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY and, when found,
+// LOOM_OPENBLAS_OPENMP.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/Cpp/BuildCommand.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
+                                                  llvm::StringRef source,
+                                                  llvm::StringRef output) {
+  std::vector<std::string> command = {
+      cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
+      LOOM_RUNTIME_INCLUDE_DIR, source.str(), LOOM_RUNTIME_LIBRARY,
+      LOOM_SUPPORT_LIBRARY};
+#ifdef LOOM_OPENBLAS_OPENMP
+  command.push_back(LOOM_OPENBLAS_OPENMP);
+  command.push_back(
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(LOOM_OPENBLAS_OPENMP))
+          .str());
+#else
+  command.push_back("-lopenblas");
+#endif
+  command.push_back("-o");
+  command.push_back(output.str());
+  return command;
+}
+
+std::string mlir::loom::buildScript(llvm::ArrayRef<std::string> command) {
+  std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
+  for (const std::string &arg : command)
+    script += " '" + arg + "'";
+  script += "\n";
+  return script;
+}
+
+std::string mlir::loom::runBuildCommand(llvm::StringRef program,
+                                        llvm::ArrayRef<std::string> command) {
+  llvm::SmallVector<llvm::StringRef> args;
+  for (const std::string &arg : command)
+    args.push_back(arg);
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc == 0)
+    return "";
+  return errorMessage.empty() ? "exit " + std::to_string(rc) : errorMessage;
+}
