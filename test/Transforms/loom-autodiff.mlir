@@ -4,10 +4,10 @@
 // RUN: loom-opt %s -split-input-file -loom-autodiff="loss=loss" > %t.2
 // RUN: diff %t.1 %t.2
 
-// A linear layer with relu and cross-entropy. @main is kept as it is;
-// @main_grad has its arguments and returns the loss and one gradient per
-// parameter (w, b; not the data x, labels). The exp feeding only the second
-// result is not part of @main_grad. %3 is used twice: its cotangents add.
+// The functions loom-autodiff makes: @main is kept as it is; @main_grad has
+// its arguments and returns the loss and one gradient per parameter (w, b;
+// not the data x, labels), in argument order. The exp feeding only the
+// second result is not part of @main_grad.
 
 // CHECK-LABEL: func.func @main(
 // CHECK:         loom.exp
@@ -22,30 +22,15 @@
 // CHECK-SAME:          tensor<3x2xf32> {loom.grad_of = 1 : i64, loom.name = "grad.w"},
 // CHECK-SAME:          tensor<2xf32> {loom.grad_of = 2 : i64, loom.name = "grad.b"})
 // CHECK-NOT:     loom.exp
+// The forward ops, then the backward ones.
 // CHECK:         %[[LOGITS:.+]] = loom.dot_general %[[X]], %[[W]]
-// CHECK:         %[[BIAS:.+]] = loom.broadcast %[[B]]
-// CHECK:         %[[PRE:.+]] = loom.add %[[LOGITS]], %[[BIAS]]
-// CHECK:         %[[ACT:.+]] = loom.relu %[[PRE]]
-// CHECK:         %[[SQ:.+]] = loom.mul %[[ACT]], %[[ACT]]
-// CHECK:         %[[LOSS:.+]] = loom.cross_entropy %[[SQ]], %[[L]]
-// CHECK-NEXT:    %[[SEED:.+]] = loom.constant {{.*}}dense<1.000000e+00>{{.*}} : tensor<f32>
-// cross_entropy (mean): (softmax - onehot(labels)) * seed / 4.
-// CHECK:         %[[CLASSES:.+]] = loom.iota dim = 1{{.*}} : tensor<4x2xi64>
-// CHECK:         %[[ONEHOT:.+]] = loom.compare eq, %[[CLASSES]]
-// CHECK:         loom.div %[[SEED]]
-// CHECK:         %[[PROBS:.+]] = loom.softmax %[[SQ]], axis = 1
-// CHECK:         %[[DSQ:.+]] = loom.mul
-// mul: one cotangent per use of %3, then their sum.
-// CHECK-NEXT:    %[[D1:.+]] = loom.mul %[[DSQ]], %[[ACT]]
-// CHECK-NEXT:    %[[D2:.+]] = loom.mul %[[DSQ]], %[[ACT]]
-// CHECK-NEXT:    %[[DACT:.+]] = loom.add %[[D1]], %[[D2]]
-// relu: the cotangent where the input is positive.
-// CHECK:         %[[POS:.+]] = loom.compare gt, %[[PRE]]
-// CHECK-NEXT:    %[[DPRE:.+]] = loom.select %[[POS]], %[[DACT]]
-// broadcast: a sum over the broadcast dimension.
-// CHECK-NEXT:    %[[DB:.+]] = loom.reduce_sum %[[DPRE]], dims = [0]{{.*}} : tensor<4x2xf32> -> tensor<2xf32>
-// dot_general: x^T . d, contracting the batch of rows; no transpose.
-// CHECK-NEXT:    %[[DW:.+]] = loom.dot_general %[[X]], %[[DPRE]], contracting_dims = [0] x [0]{{.*}} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %[[BIAS:.+]] = loom.broadcast %[[B]]
+// CHECK-NEXT:    %[[PRE:.+]] = loom.add %[[LOGITS]], %[[BIAS]]
+// CHECK-NEXT:    %[[LOSS:.+]] = loom.cross_entropy %[[PRE]], %[[L]]
+// CHECK-NEXT:    loom.constant {loom.phase = "backward"} dense<1.000000e+00> : tensor<f32>
+// CHECK-NOT:     loom.exp
+// CHECK:         %[[DB:.+]] = loom.reduce_sum {{.*}} -> tensor<2xf32>
+// CHECK-NEXT:    %[[DW:.+]] = loom.dot_general {{.*}} -> tensor<3x2xf32>
 // CHECK-NEXT:    return %[[LOSS]], %[[DW]], %[[DB]]
 func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
                 %w: tensor<3x2xf32> {loom.param, loom.name = "w"},
@@ -56,11 +41,107 @@ func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
       : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %1 = loom.broadcast %b, dims = [1] : tensor<2xf32> -> tensor<4x2xf32>
   %2 = loom.add %0, %1 : tensor<4x2xf32>
-  %3 = loom.relu %2 : tensor<4x2xf32>
-  %unused = loom.exp %3 : tensor<4x2xf32>
-  %4 = loom.mul %3, %3 : tensor<4x2xf32>
-  %5 = loom.cross_entropy %4, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
-  return %5, %unused : tensor<f32>, tensor<4x2xf32>
+  %unused = loom.exp %2 : tensor<4x2xf32>
+  %3 = loom.cross_entropy %2, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+  return %3, %unused : tensor<f32>, tensor<4x2xf32>
+}
+
+// -----
+
+// The seed is 1, right after the loss. cross_entropy (mean):
+// (softmax - onehot(labels)) * seed / 4.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<4x2xf32> {loom.name = "x", loom.param}
+// CHECK-SAME:      %[[L:[^:]+]]: tensor<4xi64> {loom.name = "labels"}
+// CHECK:         %[[LOSS:.+]] = loom.cross_entropy %[[X]], %[[L]]
+// CHECK-NEXT:    %[[SEED:.+]] = loom.constant {{.*}}dense<1.000000e+00>{{.*}} : tensor<f32>
+// CHECK-NEXT:    %[[CLASSES:.+]] = loom.iota dim = 1{{.*}} : tensor<4x2xi64>
+// CHECK-NEXT:    %[[LB:.+]] = loom.broadcast %[[L]], dims = [0]
+// CHECK-NEXT:    %[[HIT:.+]] = loom.compare eq, %[[CLASSES]], %[[LB]]
+// CHECK-NEXT:    %[[ONEHOT:.+]] = loom.convert %[[HIT]]{{.*}} -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[N:.+]] = loom.constant {{.*}}dense<4.000000e+00>{{.*}} : tensor<f32>
+// CHECK-NEXT:    %[[SCALE:.+]] = loom.div %[[SEED]], %[[N]]
+// CHECK-NEXT:    %[[SCALE1:.+]] = loom.broadcast %[[SCALE]]
+// CHECK-NEXT:    %[[PROBS:.+]] = loom.softmax %[[X]], axis = 1
+// CHECK-NEXT:    %[[SCALE2:.+]] = loom.broadcast %[[SCALE1]]
+// CHECK-NEXT:    %[[DIFF:.+]] = loom.sub %[[PROBS]], %[[ONEHOT]]
+// CHECK-NEXT:    %[[DX:.+]] = loom.mul %[[DIFF]], %[[SCALE2]]
+// CHECK-NEXT:    return %[[LOSS]], %[[DX]]
+func.func @main(%x: tensor<4x2xf32> {loom.param, loom.name = "x"},
+                %labels: tensor<4xi64> {loom.name = "labels"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.cross_entropy %x, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// mul of a value by itself: one cotangent per use, then their sum.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<4x2xf32>
+// CHECK:         %[[G:.+]] = loom.broadcast {{.*}} {loom.phase = "backward"} : tensor<1x1xf32> -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[D1:.+]] = loom.mul %[[G]], %[[X]]
+// CHECK-NEXT:    %[[D2:.+]] = loom.mul %[[G]], %[[X]]
+// CHECK-NEXT:    %[[DX:.+]] = loom.add %[[D1]], %[[D2]]
+// CHECK-NEXT:    return {{.*}}, %[[DX]]
+func.func @main(%x: tensor<4x2xf32> {loom.param, loom.name = "x"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.mul %x, %x : tensor<4x2xf32>
+  %1 = loom.reduce_sum %0, dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// relu: the cotangent where the input is positive.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<4x2xf32>
+// CHECK:         %[[G:.+]] = loom.broadcast {{.*}} {loom.phase = "backward"} : tensor<1x1xf32> -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[ZERO:.+]] = loom.constant {{.*}}dense<0.000000e+00>{{.*}} : tensor<4x2xf32>
+// CHECK-NEXT:    %[[POS:.+]] = loom.compare gt, %[[X]], %[[ZERO]]
+// CHECK-NEXT:    %[[DX:.+]] = loom.select %[[POS]], %[[G]], %[[ZERO]]
+// CHECK-NEXT:    return {{.*}}, %[[DX]]
+func.func @main(%x: tensor<4x2xf32> {loom.param, loom.name = "x"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.relu %x : tensor<4x2xf32>
+  %1 = loom.reduce_sum %0, dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// broadcast: a sum over the broadcast dimension.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK:         %[[G:.+]] = loom.broadcast {{.*}} {loom.phase = "backward"} : tensor<1x1xf32> -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[DB:.+]] = loom.reduce_sum %[[G]], dims = [0]{{.*}} : tensor<4x2xf32> -> tensor<2xf32>
+// CHECK-NEXT:    return {{.*}}, %[[DB]]
+func.func @main(%b: tensor<2xf32> {loom.param, loom.name = "b"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.broadcast %b, dims = [1] : tensor<2xf32> -> tensor<4x2xf32>
+  %1 = loom.reduce_sum %0, dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// dot_general: x^T . d, contracting the batch of rows; no transpose.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<4x3xf32> {loom.name = "x"}
+// CHECK:         %[[G:.+]] = loom.broadcast {{.*}} {loom.phase = "backward"} : tensor<1x1xf32> -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[DW:.+]] = loom.dot_general %[[X]], %[[G]], contracting_dims = [0] x [0]{{.*}} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    return {{.*}}, %[[DW]]
+func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
+                %w: tensor<3x2xf32> {loom.param, loom.name = "w"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.dot_general %x, %w, contracting_dims = [1] x [0]
+      : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = loom.reduce_sum %0, dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  return %1 : tensor<f32>
 }
 
 // -----

@@ -151,33 +151,77 @@ func.func @main_grad(%x: tensor<4x8xf32> {loom.name = "x"},
 // -----
 
 // An existing mesh gets its dp axis (here: a tensor-parallel one, 1x1x2,
-// becomes 2x1x2; no second grid). Gradients that are arguments are ready
-// first; one value returned as two gradients is reduced once, in its own
-// shape when alone in its bucket; a bucket holds one element type.
+// becomes 2x1x2); no second grid.
 // CHECK:       shard.grid @mesh(shape = 2x1x2)
 // CHECK-NOT:   shard.grid
-// CHECK-LABEL: func.func @f_grad
-// CHECK-NEXT:  %[[SX:.*]] = shard.all_reduce %arg3 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
-// CHECK-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
-// CHECK-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
-// CHECK-NEXT:  %[[SY:.*]] = shard.all_reduce %arg4 on @mesh grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
-// CHECK-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
-// CHECK-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
-// CHECK-NEXT:  loom.mul %arg0, %arg3
+// CHECK-LABEL: func.func @mesh_grad
+// CHECK:       shard.all_reduce %arg1 on @mesh grid_axes = [0]
+shard.grid @mesh(shape = 1x1x2)
+
+func.func @mesh_grad(%a: tensor<3xf32> {loom.param}, %x: tensor<3xf32>)
+    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64}) {
+  %p = loom.mul %a, %x : tensor<3xf32>
+  %l = loom.reduce_sum %p, dims = [0] : tensor<3xf32> -> tensor<f32>
+  return %l, %x : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// A gradient that is an argument is ready first: it is reduced at the
+// top, in its own shape when alone in its bucket.
+// CHECK-LABEL: func.func @argument_grad
+// CHECK-NEXT:  %[[S:.*]] = shard.all_reduce %arg1 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT:  %[[K:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
+// CHECK-NEXT:  %[[A:.*]] = loom.mul %[[S]], %[[K]]
+// CHECK-NEXT:  loom.mul %arg0, %arg1
 // CHECK-NEXT:  %[[L:.*]] = loom.reduce_sum
 // CHECK-NEXT:  %[[SL:.*]] = shard.all_reduce %[[L]] on @mesh grid_axes = [0]
 // CHECK-NEXT:  %[[KL:.*]] = loom.constant
 // CHECK-NEXT:  %[[AL:.*]] = loom.mul %[[SL]], %[[KL]]
-// CHECK-NEXT:  return %[[AL]], %[[AX]], %[[AX]], %[[AY]] :
-shard.grid @mesh(shape = 1x1x2)
-
-func.func @f_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.param},
-                  %c: tensor<2xf16> {loom.param}, %x: tensor<3xf32>,
-                  %y: tensor<2xf16>)
-    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64},
-        tensor<3xf32> {loom.grad_of = 1 : i64},
-        tensor<2xf16> {loom.grad_of = 2 : i64}) {
+// CHECK-NEXT:  return %[[AL]], %[[A]] :
+func.func @argument_grad(%a: tensor<3xf32> {loom.param}, %x: tensor<3xf32>)
+    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64}) {
   %p = loom.mul %a, %x : tensor<3xf32>
   %l = loom.reduce_sum %p, dims = [0] : tensor<3xf32> -> tensor<f32>
-  return %l, %x, %x, %y : tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf16>
+  return %l, %x : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// One value returned as two gradients is reduced once.
+// CHECK-LABEL: func.func @twice_grad
+// CHECK-NEXT:  %[[S:.*]] = shard.all_reduce %arg2 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT:  %[[K:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
+// CHECK-NEXT:  %[[A:.*]] = loom.mul %[[S]], %[[K]]
+// CHECK-NOT:   shard.all_reduce %arg2
+// CHECK:       return %{{.*}}, %[[A]], %[[A]] :
+func.func @twice_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.param},
+                      %x: tensor<3xf32>)
+    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64},
+        tensor<3xf32> {loom.grad_of = 1 : i64}) {
+  %p = loom.mul %a, %x : tensor<3xf32>
+  %l = loom.reduce_sum %p, dims = [0] : tensor<3xf32> -> tensor<f32>
+  return %l, %x, %x : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A bucket holds one element type: the f32 and the f16 gradient, both
+// ready at the top, are reduced apart, each in its own shape.
+// CHECK-LABEL: func.func @types_grad
+// CHECK-NEXT:  %[[SX:.*]] = shard.all_reduce %arg2 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
+// CHECK-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
+// CHECK-NEXT:  %[[SY:.*]] = shard.all_reduce %arg3 on @mesh grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
+// CHECK-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
+// CHECK-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
+// CHECK-NOT:   loom.concat
+// CHECK:       return %{{.*}}, %[[AX]], %[[AY]] :
+func.func @types_grad(%a: tensor<3xf32> {loom.param}, %c: tensor<2xf16> {loom.param},
+                      %x: tensor<3xf32>, %y: tensor<2xf16>)
+    -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64},
+        tensor<2xf16> {loom.grad_of = 1 : i64}) {
+  %p = loom.mul %a, %x : tensor<3xf32>
+  %l = loom.reduce_sum %p, dims = [0] : tensor<3xf32> -> tensor<f32>
+  return %l, %x, %y : tensor<f32>, tensor<3xf32>, tensor<2xf16>
 }

@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -26,6 +27,19 @@ void attachElementwiseSharding(MLIRContext &ctx) {
   (Ops::template attachInterface<shard::ElementwiseShardingInterface<Ops>>(ctx),
    ...);
 }
+
+/// Every loom op may be inlined: each computes its results from its
+/// operands alone (no regions, no terminators, no reference to the
+/// enclosing function; the grids it names are module symbols). The func
+/// dialect's own interface (func::registerInlinerExtension) handles the
+/// call and `func.return`.
+struct LoomInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
 } // namespace
 
 void LoomDialect::initialize() {
@@ -41,6 +55,7 @@ void LoomDialect::initialize() {
                             NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
                             TanhOp, SigmoidOp, ErfOp, ReluOp, SiluOp, GeluOp,
                             CompareOp, SelectOp, ConvertOp>(*getContext());
+  addInterfaces<LoomInlinerInterface>();
 }
 
 Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -26,6 +26,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Inliner.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -70,29 +72,48 @@ struct Stage {
   func::FuncOp grad;
 };
 
-/// Replaces every call in `f` by the body of its callee (single-block
-/// functions without regions, as the stage functions are).
-void inlineCalls(func::FuncOp f) {
+/// Inlines the calls in `f` of functions with a body, one level deep (the
+/// stage and gradient helpers call nothing), with upstream's inliner: the
+/// dialects' inliner interfaces decide what may move (loom's, shard's, and
+/// func's extension for the call and `func.return`).
+LogicalResult inlineCalls(func::FuncOp f) {
   SmallVector<func::CallOp> calls;
   f.walk([&](func::CallOp call) { calls.push_back(call); });
+  MLIRContext *ctx = f.getContext();
+  InlinerInterface interface(ctx);
+  InlinerConfig config;
   for (func::CallOp call : calls) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
     if (!callee || callee.isExternal())
       continue;
+    // The calls are the pass's own, not the user's: the inlined ops keep
+    // their locations (inlineCall wraps them in a CallSiteLoc of the call's
+    // location unless that is unknown).
+    Location loc = call.getLoc();
+    call->setLoc(UnknownLoc::get(ctx));
+    if (succeeded(inlineCall(interface, config.getCloneCallback(), call,
+                             callee, &callee.getBody()))) {
+      call.erase();
+      continue;
+    }
+    call->setLoc(loc);
+    // Name the op no dialect inliner interface accepts.
+    Operation *refused = call;
     IRMapping mapping;
-    Block &body = callee.getBody().front();
-    for (auto [arg, operand] :
-         llvm::zip(body.getArguments(), call.getOperands()))
-      mapping.map(arg, operand);
-    OpBuilder b(call);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, mapping);
-    for (auto [result, value] :
-         llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
-      result.replaceAllUsesWith(mapping.lookupOrDefault(value));
-    call.erase();
+    callee.walk([&](Operation *op) {
+      if (refused == call && op != callee &&
+          !interface.isLegalToInline(op, call->getParentRegion(), true,
+                                     mapping))
+        refused = op;
+    });
+    return call.emitError()
+           << kPass << ": cannot inline @" << callee.getSymName() << ": '"
+           << refused->getName()
+           << "' has no inliner interface that allows it; register its "
+              "dialect's (and func's, func::registerInlinerExtension)";
   }
+  return success();
 }
 
 bool isFloat(Value v) {
@@ -681,8 +702,8 @@ void PipelineSchedule::runOnOperation() {
     helpers.push_back(stage.grad);
   }
   for (auto f : module.getOps<func::FuncOp>())
-    if (!llvm::is_contained(helpers, f))
-      inlineCalls(f);
+    if (!llvm::is_contained(helpers, f) && failed(inlineCalls(f)))
+      return signalPassFailure();
   for (func::FuncOp helper : helpers) {
     StringRef name = helper.getSymName();
     helper.erase();

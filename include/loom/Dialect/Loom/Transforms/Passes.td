@@ -454,7 +454,9 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     and receives wait, so every order that follows the data flow is free of
     deadlock.
 
-    The calls are then inlined and `cse` runs: the backward pass's
+    The calls are then inlined (upstream `inlineCall`, through the
+    dialects' inliner interfaces; the inlined ops keep their locations)
+    and `cse` runs: the backward pass's
     recomputation of the forward merges with the forward ops (activations
     are kept from a micro-batch's forward to its backward, and a
     tensor-parallel all-reduce of the forward is not repeated). The stage
@@ -465,7 +467,9 @@ def LoomPipelineSchedule : Pass<"loom-pipeline-schedule", "ModuleOp"> {
     Errors: no split function or several, `microbatches` below 1, an
     unknown `schedule`, a loss computed before the last stage, a data
     argument without a batch dimension, a `@mesh` whose pp axis already
-    has another size than `P`, and tags beyond MPI's guaranteed 32767.
+    has another size than `P`, tags beyond MPI's guaranteed 32767, and
+    a stage body holding an op that no dialect inliner interface allows
+    (its dialect's interface is not registered).
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::func::FuncDialect",
