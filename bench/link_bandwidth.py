@@ -30,7 +30,7 @@ def run(rate, nbytes, repeat):
     env = dict(os.environ, LOOM_BENCH="bandwidth", LOOM_BENCH_BYTES=str(nbytes),
                LOOM_BENCH_REPEAT=str(repeat),
                PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
-    cmd = [sys.executable, "-m", "loom.vcluster", "run", "--hosts", "2", "--name", "bench"]
+    cmd = [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run", "--hosts", "2"]
     if rate:
         cmd += ["--link", rate]
     cmd += ["--", str(BENCH), "--data", "/tmp", "--steps", "1", "--quiet",

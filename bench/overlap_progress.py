@@ -45,7 +45,7 @@ def main():
                    PYTHONPATH=os.pathsep.join([str(ROOT / "python"),
                                                os.environ.get("PYTHONPATH", "")]))
         proc = subprocess.run(
-            [sys.executable, "-m", "loom.vcluster", "run", "--hosts", "2", "--name", "bench",
+            [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run", "--hosts", "2",
              "--link", args.link, "--", str(BENCH), "--data", "/tmp", "--steps", "1",
              "--quiet", "--comm-timeout", "600"],
             capture_output=True, text=True, env=env, timeout=1800)
