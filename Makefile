@@ -16,7 +16,8 @@ help:
 	@echo "            175B shape), ONNX import,"
 	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
 	@echo "            compiled training step vs PyTorch eager, dp=2 vs 1 rank,"
-	@echo "            pipeline partition of GPT-3 175B"
+	@echo "            pipeline partition of GPT-3 175B, link bandwidth and"
+	@echo "            overlap of communication and compute over vcluster links (root)"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
@@ -41,6 +42,8 @@ bench: build
 	@$(PYTHON) bench/loomc_compile_time.py
 	@$(PYTHON) bench/train_step_vs_pytorch.py
 	@$(PYTHON) bench/data_parallel_scaling.py
+	@$(PYTHON) bench/link_bandwidth.py
+	@$(PYTHON) bench/overlap_progress.py
 
 clean:
 	rm -rf build

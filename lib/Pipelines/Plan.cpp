@@ -124,6 +124,7 @@ json::Value mlir::loom::toJSON(const TrainingOptions &o) {
       {"schedule", stringifyPipelineScheduleKind(o.schedule)},
       {"stage_boundaries", boundariesToJSON(o.stageBoundaries)},
       {"memory_budget", o.memoryBudget},
+      {"bucket_bytes", o.bucketBytes},
       {"optimizer", toJSON(o.optimizer)},
       {"precision", stringifyPrecision(o.precision)},
       {"target", stringifyTarget(o.target)},
@@ -218,7 +219,8 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
   }
   if (!readInt(*object, "microbatches", o.microbatches, path, 1) ||
       !readEnum(*object, "schedule", o.schedule, path) ||
-      !readInt(*object, "memory_budget", o.memoryBudget, path, 0))
+      !readInt(*object, "memory_budget", o.memoryBudget, path, 0) ||
+      !readInt(*object, "bucket_bytes", o.bucketBytes, path, 0))
     return false;
   // The stage boundaries: given, or the cuts of a written partition.
   const json::Array *cuts = object->getArray("stage_boundaries");

@@ -65,6 +65,7 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
       LoomDataParallelOptions dp;
       dp.function = grad;
       dp.dp = o.mesh.dp;
+      dp.bucketBytes = o.bucketBytes;
       pm.addPass(createLoomDataParallel(dp));
     }
     LoomOptimizerOptions opt;
@@ -134,6 +135,10 @@ struct TrainingPipelineOptions
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("Bytes per stage (0: none)"),
                                llvm::cl::init(0)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Largest data-parallel gradient bucket (0: per gradient)"),
+      llvm::cl::init(25 * 1024 * 1024)};
   Option<OptimizerKind> optimizer{
       *this, "optimizer", llvm::cl::desc("sgd, adam or adamw"),
       llvm::cl::init(OptimizerKind::sgd),
@@ -198,6 +203,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.stageBoundaries.assign(p.stageBoundaries.begin(),
                                  p.stageBoundaries.end());
         o.memoryBudget = p.memoryBudget;
+        o.bucketBytes = p.bucketBytes;
         o.optimizer.kind = p.optimizer;
         o.optimizer.lr = p.lr;
         o.optimizer.momentum = p.momentum;

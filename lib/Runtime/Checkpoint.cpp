@@ -7,6 +7,8 @@
 //   fingerprint specFingerprint(): a checkpoint of another program is refused
 //   step        the number of steps done (the run resumes at this step)
 //   rank, world_size
+//   checksum    "fnv1a64:<16 hex digits>" of the tensors' names and bytes
+//               (dataChecksum): a corrupted file is refused on resume
 // It is written to a temporary file and renamed (writeFileAtomically), so the
 // previous checkpoints stay intact whatever happens while writing.
 //
@@ -114,6 +116,37 @@ int64_t stepOfName(const std::string &name, int rank) {
 
 } // namespace
 
+std::string dataChecksum(const std::vector<safetensors::Tensor> &tensors) {
+  // FNV-1a (64 bit) over the tensors in name order: each name, a zero byte,
+  // the dtype, a zero byte, the data.
+  std::vector<const safetensors::Tensor *> order;
+  for (const safetensors::Tensor &t : tensors)
+    order.push_back(&t);
+  std::sort(order.begin(), order.end(),
+            [](const safetensors::Tensor *a, const safetensors::Tensor *b) {
+              return a->name < b->name;
+            });
+  uint64_t hash = 1469598103934665603ull;
+  auto mix = [&](const uint8_t *data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      hash ^= data[i];
+      hash *= 1099511628211ull;
+    }
+  };
+  const uint8_t zero = 0;
+  for (const safetensors::Tensor *t : order) {
+    mix(reinterpret_cast<const uint8_t *>(t->name.data()), t->name.size());
+    mix(&zero, 1);
+    mix(reinterpret_cast<const uint8_t *>(t->dtype.data()), t->dtype.size());
+    mix(&zero, 1);
+    mix(t->data.data(), t->data.size());
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "fnv1a64:%016llx",
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
 std::string loadWeights(const std::string &path, const ProgramSpec &spec,
                         void *const *args) {
   std::vector<safetensors::Tensor> tensors;
@@ -157,6 +190,7 @@ std::string writeCheckpoint(const std::string &path, const ProgramSpec &spec,
       {"step", std::to_string(step)},
       {"rank", std::to_string(rank)},
       {"world_size", std::to_string(worldSize)},
+      {"checksum", dataChecksum(tensors)},
   };
   if (std::string err = safetensors::writeFile(path, tensors, metadata);
       !err.empty())
@@ -185,12 +219,22 @@ std::string readCheckpoint(const std::string &path, const ProgramSpec &spec,
            "', fingerprint " + fingerprint + "), not by this one (model '" +
            ourModel + "', fingerprint " + ours +
            "): its arguments, shapes or batch size differ";
-  int64_t ckptRank, ckptWorld, ckptStep;
+  int64_t ckptRank = 0, ckptWorld = 0, ckptStep = 0;
   if (!parseInt(metadataValue(metadata, "rank"), ckptRank) ||
       !parseInt(metadataValue(metadata, "world_size"), ckptWorld) ||
       !parseInt(metadataValue(metadata, "step"), ckptStep))
     return where + " has malformed \"rank\", \"world_size\" or \"step\" "
                    "metadata";
+  std::string stored = metadataValue(metadata, "checksum");
+  if (stored.empty())
+    return where + " has no \"checksum\" in its metadata (written by an "
+                   "older Loom?); it cannot be checked, so it is not used";
+  std::string actual = dataChecksum(tensors);
+  if (stored != actual)
+    return where + " is corrupted: its data's checksum is " + actual +
+           " but it was written with " + stored +
+           " (pass --resume=latest-valid to fall back to an older intact "
+           "checkpoint)";
   if (ckptWorld != worldSize || ckptRank != rank)
     return where + " was written by rank " + std::to_string(ckptRank) +
            " of " + std::to_string(ckptWorld) + ", not rank " +

@@ -1,13 +1,13 @@
 //===- Comm.cpp - Asynchronous communication over MPI ---------------------===//
 //
-// Each start function posts non-blocking MPI operations on the runtime's
-// own communicator (a duplicate of MPI_COMM_WORLD) or one of its groups
-// (Context::initGroups, MPI_Comm_split) and returns a handle;
-// wait() completes them. Transfers larger than an MPI count (int) are split
-// into chunks, posted in order (MPI keeps messages between two ranks with one
-// tag in order, so the chunks match up). Avg is Sum followed by a division
-// in wait(). MPI errors are returned (MPI_ERRORS_RETURN) and reported with
-// fail().
+// Each start function checks its arguments and queues the operation with
+// the rank's communication thread (CommEngine, Progress.cpp), which posts it
+// on the runtime's own communicator (a duplicate of MPI_COMM_WORLD) or one of
+// its groups (Context::initGroups, MPI_Comm_split) and drives it while the
+// compute thread goes on; wait() blocks until the thread saw it complete,
+// with a watchdog (Context::commTimeoutSeconds). Avg is Sum followed by a
+// division in wait(). MPI errors are returned (MPI_ERRORS_RETURN) and
+// reported with fail().
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,16 +16,13 @@
 #include "loom/Support/Mesh.h"
 
 #include <algorithm>
-#include <climits>
+#include <cstdio>
 #include <string>
 
 namespace loom {
 namespace rt {
 
 namespace {
-
-/// Elements per MPI call: the largest multiple of 64 that fits in an int.
-constexpr int64_t kMaxChunk = (INT_MAX / 64) * 64;
 
 std::string mpiError(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -35,29 +32,10 @@ std::string mpiError(int code) {
   return std::string(text, static_cast<size_t>(length));
 }
 
-void check(Context &ctx, const char *op, int code) {
-  if (code != MPI_SUCCESS)
-    fail(ctx, op, mpiError(code).c_str());
-}
-
 void requireComm(Context &ctx, const char *op) {
-  if (ctx.comm == MPI_COMM_NULL)
+  if (ctx.comm == MPI_COMM_NULL || !ctx.engine)
     fail(ctx, op, "communication is not initialised (call it from a step "
                   "run by trainMain)");
-}
-
-const char *groupName(Group group) {
-  switch (group) {
-  case Group::World:
-    return "world";
-  case Group::Dp:
-    return "dp";
-  case Group::Tp:
-    return "tp";
-  case Group::Pp:
-    return "pp";
-  }
-  return "?";
 }
 
 /// The index of `group` into the Context's arrays; fail() for a value
@@ -94,20 +72,51 @@ void checkPeer(Context &ctx, const char *op, int peer, int tag, Group group) {
              .c_str());
 }
 
-CommHandle newHandle(Context &ctx, PendingComm pending) {
-  pending.active = true;
-  int64_t id;
-  if (!ctx.freeHandles.empty()) {
-    id = ctx.freeHandles.back();
-    ctx.freeHandles.pop_back();
-    ctx.pending[static_cast<size_t>(id)] = std::move(pending);
-  } else {
-    id = static_cast<int64_t>(ctx.pending.size());
-    ctx.pending.push_back(std::move(pending));
-  }
+CommHandle submit(Context &ctx, PendingComm op) {
   CommHandle handle;
-  handle.id = id;
+  handle.id = ctx.engine->submit(std::move(op));
   return handle;
+}
+
+/// "rank 2 (host1)".
+std::string describeRank(Context &ctx, int worldRank) {
+  std::string text = "rank " + std::to_string(worldRank);
+  if (worldRank >= 0 && worldRank < static_cast<int>(ctx.hostNames.size()))
+    text += " (" + ctx.hostNames[static_cast<size_t>(worldRank)] + ")";
+  return text;
+}
+
+/// "the dp all-reduce of 1024 floats with rank 0 (host0), rank 2 (host1)".
+std::string describe(Context &ctx, const PendingComm &op) {
+  const std::vector<int> &members =
+      ctx.groupMembers[static_cast<size_t>(op.group)];
+  std::string group = op.group == Group::World
+                          ? std::string()
+                          : std::string(groupName(op.group)) + " ";
+  auto peerText = [&] {
+    int world = op.peer >= 0 && op.peer < static_cast<int>(members.size())
+                    ? members[static_cast<size_t>(op.peer)]
+                    : op.peer;
+    return describeRank(ctx, world);
+  };
+  switch (op.kind) {
+  case PendingComm::Kind::AllReduce: {
+    std::string text = "the " + group + "all-reduce of " +
+                       std::to_string(op.count) + " floats with";
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i] != ctx.rank)
+        text += (text.back() == 'h' ? " " : ", ") + describeRank(ctx, members[i]);
+    return text;
+  }
+  case PendingComm::Kind::Send:
+    return "the " + group + "send of " + std::to_string(op.count) +
+           " bytes to " + peerText() + " (tag " + std::to_string(op.tag) + ")";
+  case PendingComm::Kind::Recv:
+    return "the " + group + "receive of " + std::to_string(op.count) +
+           " bytes from " + peerText() + " (tag " + std::to_string(op.tag) +
+           ")";
+  }
+  return "an operation";
 }
 
 MPI_Op mpiOp(Context &ctx, ReduceOp op) {
@@ -126,6 +135,20 @@ MPI_Op mpiOp(Context &ctx, ReduceOp op) {
 
 } // namespace
 
+const char *groupName(Group group) {
+  switch (group) {
+  case Group::World:
+    return "world";
+  case Group::Dp:
+    return "dp";
+  case Group::Tp:
+    return "tp";
+  case Group::Pp:
+    return "pp";
+  }
+  return "?";
+}
+
 void Context::initComm() {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -134,7 +157,21 @@ void Context::initComm() {
   for (int g = 0; g < kNumGroups; ++g) {
     groupRanks[g] = rank;
     groupSizes[g] = size;
+    groupMembers[g].resize(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r)
+      groupMembers[g][static_cast<size_t>(r)] = r;
   }
+  // Every rank's host, for messages about its peers.
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> names(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(),
+                MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  hostNames.clear();
+  for (int r = 0; r < size; ++r)
+    hostNames.emplace_back(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  engine = std::make_unique<CommEngine>(clockStart);
 }
 
 void Context::initGroups(int dp, int tp, int pp) {
@@ -154,10 +191,23 @@ void Context::initGroups(int dp, int tp, int pp) {
     MPI_Comm_set_errhandler(groupComms[g], MPI_ERRORS_RETURN);
     MPI_Comm_rank(groupComms[g], &groupRanks[g]);
     MPI_Comm_size(groupComms[g], &groupSizes[g]);
+    // The world ranks of the group, in group order.
+    MPI_Group world, part;
+    MPI_Comm_group(comm, &world);
+    MPI_Comm_group(groupComms[g], &part);
+    std::vector<int> local(static_cast<size_t>(groupSizes[g]));
+    for (int i = 0; i < groupSizes[g]; ++i)
+      local[static_cast<size_t>(i)] = i;
+    groupMembers[g].assign(local.size(), 0);
+    MPI_Group_translate_ranks(part, groupSizes[g], local.data(), world,
+                              groupMembers[g].data());
+    MPI_Group_free(&part);
+    MPI_Group_free(&world);
   }
 }
 
 void Context::freeComm() {
+  engine.reset(); // joins the communication thread
   for (int g = 1; g < kNumGroups; ++g)
     if (groupComms[g] != MPI_COMM_NULL)
       MPI_Comm_free(&groupComms[g]);
@@ -179,125 +229,109 @@ int groupSize(Context &ctx, Group group) {
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
                           ReduceOp op, Group group) {
   requireComm(ctx, "allReduce");
-  MPI_Comm comm = commOf(ctx, "allReduce", group);
+  PendingComm pending;
+  pending.kind = PendingComm::Kind::AllReduce;
+  pending.comm = commOf(ctx, "allReduce", group);
   if (count < 0 || (count > 0 && !buffer))
     fail(ctx, "allReduce",
          ("invalid buffer of " + std::to_string(count) + " floats").c_str());
-  MPI_Op mop = mpiOp(ctx, op);
-  PendingComm pending;
-  for (int64_t begin = 0; begin < count; begin += kMaxChunk) {
-    int n = static_cast<int>(std::min(kMaxChunk, count - begin));
-    MPI_Request request;
-    check(ctx, "allReduce",
-          MPI_Iallreduce(MPI_IN_PLACE, buffer + begin, n, MPI_FLOAT, mop,
-                         comm, &request));
-    pending.requests.push_back(request);
-  }
-  if (op == ReduceOp::Avg) {
-    pending.avgBuffer = buffer;
-    pending.avgCount = count;
+  pending.op = mpiOp(ctx, op);
+  pending.buffer = buffer;
+  pending.count = count;
+  pending.group = group;
+  if (op == ReduceOp::Avg)
     pending.avgSize = groupSize(ctx, group);
-  }
-  return newHandle(ctx, std::move(pending));
+  return submit(ctx, std::move(pending));
 }
+
+namespace {
+CommHandle pointToPoint(Context &ctx, const char *what, PendingComm::Kind kind,
+                        const void *buffer, int64_t bytes, int peer, int tag,
+                        Group group) {
+  requireComm(ctx, what);
+  checkPeer(ctx, what, peer, tag, group);
+  PendingComm pending;
+  pending.kind = kind;
+  pending.comm = commOf(ctx, what, group);
+  if (bytes < 0 || (bytes > 0 && !buffer))
+    fail(ctx, what,
+         ("invalid buffer of " + std::to_string(bytes) + " bytes").c_str());
+  pending.buffer = const_cast<void *>(buffer); // a send only reads it
+  pending.count = bytes;
+  pending.peer = peer;
+  pending.tag = tag;
+  pending.group = group;
+  return submit(ctx, std::move(pending));
+}
+} // namespace
 
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group) {
-  requireComm(ctx, "send");
-  checkPeer(ctx, "send", peer, tag, group);
-  MPI_Comm comm = commOf(ctx, "send", group);
-  if (bytes < 0 || (bytes > 0 && !buffer))
-    fail(ctx, "send",
-         ("invalid buffer of " + std::to_string(bytes) + " bytes").c_str());
-  PendingComm pending;
-  const char *data = static_cast<const char *>(buffer);
-  int64_t begin = 0;
-  do { // a zero-byte message is still one message
-    int n = static_cast<int>(std::min(kMaxChunk, bytes - begin));
-    MPI_Request request;
-    check(ctx, "send",
-          MPI_Isend(data + begin, n, MPI_BYTE, peer, tag, comm, &request));
-    pending.requests.push_back(request);
-    begin += n;
-  } while (begin < bytes);
-  return newHandle(ctx, std::move(pending));
+  return pointToPoint(ctx, "send", PendingComm::Kind::Send, buffer, bytes,
+                      peer, tag, group);
 }
 
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
                      int tag, Group group) {
-  requireComm(ctx, "recv");
-  checkPeer(ctx, "recv", peer, tag, group);
-  MPI_Comm comm = commOf(ctx, "recv", group);
-  if (bytes < 0 || (bytes > 0 && !buffer))
-    fail(ctx, "recv",
-         ("invalid buffer of " + std::to_string(bytes) + " bytes").c_str());
-  PendingComm pending;
-  char *data = static_cast<char *>(buffer);
-  int64_t begin = 0;
-  do {
-    int n = static_cast<int>(std::min(kMaxChunk, bytes - begin));
-    MPI_Request request;
-    check(ctx, "recv",
-          MPI_Irecv(data + begin, n, MPI_BYTE, peer, tag, comm, &request));
-    pending.requests.push_back(request);
-    begin += n;
-  } while (begin < bytes);
-  pending.expectedBytes = bytes;
-  pending.chunkBytes = kMaxChunk;
-  pending.peer = peer;
-  pending.tag = tag;
-  pending.group = group;
-  return newHandle(ctx, std::move(pending));
+  return pointToPoint(ctx, "recv", PendingComm::Kind::Recv, buffer, bytes,
+                      peer, tag, group);
+}
+
+bool isComplete(Context &ctx, CommHandle handle) {
+  return ctx.engine && ctx.engine->isComplete(handle.id);
 }
 
 void wait(Context &ctx, CommHandle handle) {
-  if (handle.id < 0 || handle.id >= static_cast<int64_t>(ctx.pending.size()) ||
-      !ctx.pending[static_cast<size_t>(handle.id)].active)
+  if (!ctx.engine || !ctx.engine->isLive(handle.id))
     fail(ctx, "wait",
          ("handle " + std::to_string(handle.id) +
           " is not an operation in flight (never started, or already waited "
           "for)")
              .c_str());
-  PendingComm &pending = ctx.pending[static_cast<size_t>(handle.id)];
-  std::vector<MPI_Status> statuses(pending.requests.size());
-  int code = MPI_Waitall(static_cast<int>(pending.requests.size()),
-                         pending.requests.data(), statuses.data());
-  if (code == MPI_ERR_IN_STATUS)
-    for (const MPI_Status &status : statuses)
-      if (status.MPI_ERROR != MPI_SUCCESS) {
-        code = status.MPI_ERROR;
-        break;
-      }
-  check(ctx, "wait", code);
-  if (pending.expectedBytes >= 0) {
+  PendingComm done;
+  double waitBegin = ctx.now();
+  if (!ctx.engine->wait(handle.id, ctx.commTimeoutSeconds, done)) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", ctx.commTimeoutSeconds);
+    fail(ctx, "wait",
+         ("no completion within " + std::string(seconds) + " s of " +
+          describe(ctx, done) +
+          ": the peer is unreachable or stopped (a link down, a rank "
+          "killed); if the transfer is legitimately that slow, raise "
+          "--comm-timeout")
+             .c_str());
+  }
+  recordComm(ctx, done, waitBegin, ctx.now());
+  if (done.error != MPI_SUCCESS)
+    fail(ctx, "wait", (describe(ctx, done) + " failed: " + mpiError(done.error))
+                          .c_str());
+  if (done.kind == PendingComm::Kind::Recv) {
     // A message shorter than the posted receive arrives without error:
     // compare what came with what was expected.
     int64_t received = 0;
-    for (const MPI_Status &status : statuses) {
+    for (const MPI_Status &status : done.statuses) {
       int n = 0;
       MPI_Get_count(&status, MPI_BYTE, &n);
       received += n;
     }
-    if (received != pending.expectedBytes)
+    if (received != done.count)
       fail(ctx, "recv",
-           ("expected " + std::to_string(pending.expectedBytes) +
-            " bytes from rank " + std::to_string(pending.peer) +
-            (pending.group == Group::World
+           ("expected " + std::to_string(done.count) + " bytes from rank " +
+            std::to_string(done.peer) +
+            (done.group == Group::World
                  ? std::string()
-                 : " of the " + std::string(groupName(pending.group)) +
+                 : " of the " + std::string(groupName(done.group)) +
                        " group") +
-            " (tag " +
-            std::to_string(pending.tag) + "), received " +
+            " (tag " + std::to_string(done.tag) + "), received " +
             std::to_string(received))
                .c_str());
   }
-  if (pending.avgBuffer && pending.avgSize > 1) {
-    float size = static_cast<float>(pending.avgSize);
-    for (int64_t i = 0; i < pending.avgCount; ++i)
-      pending.avgBuffer[i] /= size;
+  if (done.avgSize > 1) {
+    float size = static_cast<float>(done.avgSize);
+    float *data = static_cast<float *>(done.buffer);
+    for (int64_t i = 0; i < done.count; ++i)
+      data[i] /= size;
   }
-  pending = PendingComm();
-  ctx.freeHandles.push_back(handle.id);
 }
 
 } // namespace rt

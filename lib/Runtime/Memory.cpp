@@ -2,10 +2,12 @@
 
 #include "RuntimeImpl.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <thread>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -126,8 +128,15 @@ void abortRun() {
 #ifdef _OPENMP
     inParallel = omp_in_parallel();
 #endif
-    if (size > 1)
+    if (size > 1) {
+      // MPI_Abort reaches the other ranks through mpirun; with a link down
+      // it may not return: end this rank regardless after a grace period.
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(1);
+      }).detach();
       MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     else if (!inParallel)
       MPI_Finalize();
   }

@@ -14,14 +14,20 @@
 #include "loom/Runtime/Comm.h"
 #include "loom/Runtime/Runtime.h"
 #include "loom/Support/Npy.h"
+#include "loom/Support/Safetensors.h"
 
 #include <mpi.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace loom {
@@ -74,22 +80,119 @@ private:
 // Context
 //===----------------------------------------------------------------------===//
 
-/// One asynchronous communication in flight (MPI requests of one handle;
-/// a large transfer is split into several).
+/// One asynchronous operation in flight: what to post, the MPI requests of
+/// its chunks once posted (a large transfer is split into several), and how
+/// it ended.
 struct PendingComm {
-  bool active = false;
-  std::vector<MPI_Request> requests;
-  /// For an Avg all-reduce: divide `count` floats at `buffer` by `avgSize`
-  /// (the group's size).
-  float *avgBuffer = nullptr;
-  int64_t avgCount = 0;
-  int avgSize = 1;
-  /// For a receive: the bytes expected (checked against what arrived).
-  int64_t expectedBytes = -1;
-  int64_t chunkBytes = 0;
+  enum class Kind { AllReduce, Send, Recv };
+  Kind kind = Kind::AllReduce;
+  void *buffer = nullptr;
+  /// Floats for an all-reduce, bytes for a send or receive.
+  int64_t count = 0;
+  MPI_Op op = MPI_SUM;
+  MPI_Comm comm = MPI_COMM_NULL;
+  Group group = Group::World;
   int peer = -1;
   int tag = 0;
-  Group group = Group::World;
+  /// For an Avg all-reduce: divide the floats by `avgSize` (the group's
+  /// size) once complete.
+  int avgSize = 0;
+
+  // Set by the communication thread.
+  std::vector<MPI_Request> requests;
+  std::vector<MPI_Status> statuses;
+  /// MPI_SUCCESS, or the first error posting or completing it.
+  int error = 0;
+  /// Seconds since the engine started: issued (start call), completed (seen
+  /// by the communication thread).
+  double issuedAt = 0, completedAt = 0;
+};
+
+/// The communication thread of a rank (Progress.cpp): the start functions
+/// of Comm.h queue an operation and return; the thread posts queued
+/// operations in issue order (so every rank posts its messages in the order
+/// its program issued them, as MPI's matching requires) and drives all
+/// posted ones with MPI_Test until they complete, while the compute thread
+/// runs kernels without calling MPI. A handle's completion is published in
+/// issue order within its group. wait() blocks on a condition variable,
+/// never on MPI, with a watchdog: no completion within `timeout` seconds is
+/// an error naming the operation and its peers.
+///
+/// Requires MPI_THREAD_MULTIPLE (trainMain asks for it): the compute thread
+/// still makes the collective setup calls outside steps.
+class CommEngine {
+public:
+  /// `start`: the time point the engine's clock counts from (the
+  /// Context's, so that spans of both threads share a clock).
+  explicit CommEngine(std::chrono::steady_clock::time_point start);
+  /// Joins the thread; every handle must have been waited for.
+  ~CommEngine();
+  CommEngine(const CommEngine &) = delete;
+  CommEngine &operator=(const CommEngine &) = delete;
+
+  /// Queues `op` for posting; returns its handle id.
+  int64_t submit(PendingComm op);
+  /// Whether `id` completed (no MPI call; for tests and the trace).
+  bool isComplete(int64_t id);
+  /// Whether `id` names an operation issued and not yet waited for.
+  bool isLive(int64_t id);
+  /// Blocks until `id` completes or `timeoutSeconds` pass (<= 0: forever).
+  /// On completion moves the operation out into `done`, frees the handle
+  /// and returns true; false on timeout (`done` then holds a copy, for the
+  /// message).
+  bool wait(int64_t id, double timeoutSeconds, PendingComm &done);
+  /// Seconds since the engine started.
+  double now() const;
+
+private:
+  struct Slot;
+  void loop();
+  void post(Slot &slot);
+  /// Tests the slot's requests (MPI_Testall); true once all completed.
+  bool test(Slot &slot);
+
+  std::mutex mutex;
+  std::condition_variable workReady; ///< submit() / stop -> the thread
+  std::condition_variable completed; ///< the thread -> wait()
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::vector<int64_t> freeSlots;
+  std::deque<int64_t> toPost;
+  /// Per Group: posted operations in issue order.
+  std::deque<int64_t> inFlight[kNumGroups];
+  bool stopping = false;
+  std::chrono::steady_clock::time_point start;
+  std::thread thread;
+};
+
+/// A span of the timeline (Trace.cpp): seconds on the rank's clock.
+struct TraceSpan {
+  std::string name;
+  const char *track; ///< "compute" or one of kCommTracks
+  double begin, end;
+  std::string args; ///< the inside of a JSON object
+};
+
+/// Per Group, the track of its communication.
+constexpr const char *kCommTracks[kNumGroups] = {"comm world", "comm dp",
+                                                 "comm tp", "comm pp"};
+
+/// Totals of one kind of operation in one group (--comm-stats).
+struct CommStat {
+  int64_t ops = 0;
+  int64_t bytes = 0;
+  double seconds = 0;     ///< start call to completion, summed
+  double waitSeconds = 0; ///< blocked in wait(), summed
+};
+
+/// What a rank measured about itself (Trace.cpp).
+struct Recorder {
+  /// Whether spans are kept (--trace).
+  bool tracing = false;
+  std::vector<TraceSpan> spans;
+  /// Add to this rank's clock to get rank 0's.
+  double clockOffset = 0;
+  /// Per Group and PendingComm::Kind.
+  CommStat stats[kNumGroups][3];
 };
 
 class Context {
@@ -117,8 +220,22 @@ public:
                             MPI_COMM_NULL};
   int groupRanks[kNumGroups] = {0, 0, 0, 0};
   int groupSizes[kNumGroups] = {1, 1, 1, 1};
-  std::vector<PendingComm> pending;
-  std::vector<int64_t> freeHandles;
+  /// Per Group: the world ranks of its members, in group order.
+  std::vector<int> groupMembers[kNumGroups];
+  /// The rank's clock: seconds since the Context was made.
+  double now() const;
+  std::chrono::steady_clock::time_point clockStart =
+      std::chrono::steady_clock::now();
+  Recorder recorder;
+
+  /// Started by initComm(): the rank's communication thread.
+  std::unique_ptr<CommEngine> engine;
+  /// The watchdog of wait(): seconds without completion before it is an
+  /// error (trainMain's --comm-timeout; <= 0: wait forever).
+  double commTimeoutSeconds = 30;
+  /// Per world rank, the name of its host (MPI_Get_processor_name), for
+  /// the watchdog's message.
+  std::vector<std::string> hostNames;
 
   // Arena accounting (Memory.cpp).
   int64_t arenaBytes;
@@ -209,6 +326,10 @@ void copyBatch(const Dataset &dataset, int64_t step, int64_t batchSize,
 std::string loadWeights(const std::string &path, const ProgramSpec &spec,
                         void *const *args);
 
+/// The checksum a checkpoint's metadata carries: "fnv1a64:" and 16 hex
+/// digits over the tensors' names, dtypes and bytes, in name order.
+std::string dataChecksum(const std::vector<safetensors::Tensor> &tensors);
+
 /// `dir/ckpt-<step, 8 digits>-rank<rank>.safetensors`.
 std::string checkpointPath(const std::string &dir, int64_t step, int rank);
 
@@ -219,8 +340,9 @@ std::string writeCheckpoint(const std::string &path, const ProgramSpec &spec,
                             const void *const *args);
 
 /// Reads a checkpoint written by writeCheckpoint() for the same program
-/// (fingerprint), rank and world size into the Param and State arguments;
-/// `step` gets its step. Nothing is written to `args` on error.
+/// (fingerprint), rank and world size, with its checksum intact, into the
+/// Param and State arguments; `step` gets its step. Nothing is written to
+/// `args` on error.
 std::string readCheckpoint(const std::string &path, const ProgramSpec &spec,
                            int rank, int worldSize, void *const *args,
                            int64_t &step);
@@ -247,6 +369,43 @@ std::string openLossLog(const std::string &path, int64_t firstStep,
 /// Appends one row and flushes it.
 std::string appendLoss(FILE *file, const std::string &path, int64_t step,
                        float loss);
+
+//===----------------------------------------------------------------------===//
+// Timelines and statistics (Trace.cpp)
+//===----------------------------------------------------------------------===//
+
+/// "dp", "tp", "pp", "world" (Comm.cpp).
+const char *groupName(Group group);
+/// "all_reduce", "send", "recv".
+const char *commKindName(PendingComm::Kind kind);
+/// Estimates this rank's clock offset to rank 0's (collective; --trace).
+void alignClocks(Context &ctx);
+/// A span on `track` when tracing.
+void recordSpan(Context &ctx, std::string name, const char *track,
+                double begin, double end, std::string args = "");
+/// Counts a completed operation and, when tracing, adds its span and the
+/// span of the wait that completed it.
+void recordComm(Context &ctx, const PendingComm &done, double waitBegin,
+                double waitEnd);
+/// Collective: rank 0 writes every rank's spans as one Chrome-trace file.
+std::string writeTrace(Context &ctx, const std::string &path);
+/// Collective: rank 0 writes every rank's CommStats as JSON.
+std::string writeCommStats(Context &ctx, const std::string &path);
+
+/// A span on the compute track from construction to destruction.
+class TraceScope {
+public:
+  TraceScope(Context &ctx, std::string name)
+      : ctx(ctx), name(std::move(name)), begin(ctx.now()) {}
+  ~TraceScope() { recordSpan(ctx, std::move(name), "compute", begin, ctx.now()); }
+  TraceScope(const TraceScope &) = delete;
+  TraceScope &operator=(const TraceScope &) = delete;
+
+private:
+  Context &ctx;
+  std::string name;
+  double begin;
+};
 
 /// Caps this rank's OpenMP threads at cores / ranks on this node unless
 /// OMP_NUM_THREADS is set (Threads.cpp); returns the threads it will use.

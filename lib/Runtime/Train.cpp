@@ -28,7 +28,12 @@ struct Options {
   int64_t checkpointEvery = 0;
   int64_t keepCheckpoints = 2;
   bool resume = false;
+  /// --resume=latest-valid: skip checkpoints that fail their checks.
+  bool resumeLatestValid = false;
   std::string memoryCounters;
+  std::string trace;
+  std::string commStats;
+  double commTimeout = 30;
   bool quiet = false;
   bool help = false;
 };
@@ -65,10 +70,28 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "  --resume                continue from the newest checkpoint in "
       "--checkpoint-dir\n"
       "                          (from step 0 with --weights if there is "
-      "none)\n"
+      "none); a\n"
+      "                          corrupted one (checksum) is an error\n"
+      "  --resume=latest-valid   the same, falling back to the newest "
+      "checkpoint that\n"
+      "                          every rank can read intact\n"
       "  --memory-counters FILE  write the allocator's byte counts and the "
       "arena's peak\n"
-      "                          live bytes as JSON\n"
+      "                          live bytes as JSON (a {rank} in FILE: every "
+      "rank writes\n"
+      "                          its own; else the rank that logs the loss)\n"
+      "  --trace FILE            write a Chrome-trace timeline (Perfetto): per "
+      "rank, the\n"
+      "                          compute track and one per communication "
+      "group\n"
+      "  --comm-stats FILE       write bytes and seconds per group (dp, tp, pp) "
+      "and per\n"
+      "                          operation kind, per rank, as JSON\n"
+      "  --comm-timeout SECONDS  end the run when a communication does not "
+      "complete\n"
+      "                          within SECONDS (a link down, a rank killed; "
+      "default 30,\n"
+      "                          0: wait forever)\n"
       "  --quiet                 no progress line\n"
       "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
@@ -163,11 +186,29 @@ std::string parseOptions(int argc, char **argv, Options &options) {
       err = count(options.checkpointEvery, 1);
     else if (arg == "--keep-checkpoints")
       err = count(options.keepCheckpoints, 1);
-    else if (arg == "--resume")
-      err = flag(options.resume);
+    else if (arg == "--resume") {
+      options.resume = true;
+      if (hasValue && value == "latest-valid")
+        options.resumeLatestValid = true;
+      else if (hasValue)
+        err = "--resume takes no value or '=latest-valid', got '" + value + "'";
+    }
     else if (arg == "--memory-counters")
       err = text(options.memoryCounters);
-    else if (arg == "--quiet")
+    else if (arg == "--trace")
+      err = text(options.trace);
+    else if (arg == "--comm-stats")
+      err = text(options.commStats);
+    else if (arg == "--comm-timeout") {
+      std::string v;
+      err = text(v);
+      char *end = nullptr;
+      if (err.empty()) {
+        options.commTimeout = std::strtod(v.c_str(), &end);
+        if (*end != '\0' || !(options.commTimeout >= 0))
+          err = arg + " expects a number of seconds >= 0, got '" + v + "'";
+      }
+    } else if (arg == "--quiet")
       err = flag(options.quiet);
     else
       err = "unknown option '" + std::string(argv[i]) + "'";
@@ -358,6 +399,40 @@ int64_t agreeOnResumeStep(Context &ctx, const std::string &dir,
   return lowest;
 }
 
+/// --resume=latest-valid: the newest step whose checkpoint every rank reads
+/// intact (readCheckpoint: checksum, program, rank), loaded into `args`;
+/// its path. Each refused file is reported with why; none left is an error.
+std::string resumeLatestValid(Context &ctx, const ProgramSpec &spec,
+                              const std::string &dir,
+                              std::vector<int64_t> candidates,
+                              void *const *args, int64_t &startStep) {
+  for (;;) {
+    int64_t mine = candidates.empty() ? -1 : candidates.back(), step = mine;
+    if (ctx.size > 1)
+      MPI_Allreduce(&mine, &step, 1, MPI_INT64_T, MPI_MIN, ctx.comm);
+    if (step < 0)
+      fatal("checkpoint",
+            "no checkpoint in '" + dir + "' is intact on every rank (each "
+            "refused one is named above); start without --resume from "
+            "--weights, or restore a checkpoint");
+    std::string path = checkpointPath(dir, step, ctx.rank);
+    std::string err = readCheckpoint(path, spec, ctx.rank, ctx.size, args,
+                                     startStep);
+    int ok = err.empty() ? 1 : 0, all = ok;
+    if (ctx.size > 1)
+      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx.comm);
+    if (all)
+      return path;
+    if (!ok)
+      std::fprintf(stderr,
+                   "loom-train: warning: rank %d: %s; trying an older "
+                   "checkpoint\n",
+                   ctx.rank, err.c_str());
+    while (!candidates.empty() && candidates.back() >= step)
+      candidates.pop_back();
+  }
+}
+
 void writeCheckpointAndPrune(Context &ctx, const ProgramSpec &spec,
                              const Options &options, int64_t step,
                              const Buffers &buffers) {
@@ -411,8 +486,8 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
   // 1. Where to start: a checkpoint (--resume) or the weights.
   int64_t startStep = 0;
   std::string resumeFrom;
+  std::vector<int64_t> steps;
   if (!options.checkpointDir.empty()) {
-    std::vector<int64_t> steps;
     check("checkpoint",
           listCheckpoints(options.checkpointDir, ctx.rank, steps));
     int64_t agreed = agreeOnResumeStep(ctx, options.checkpointDir, steps);
@@ -456,7 +531,10 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
   bool hasParams = false;
   for (int32_t i = 0; i < spec.numArgs; ++i)
     hasParams |= spec.args[i].role == Role::Param;
-  if (!resumeFrom.empty()) {
+  if (!resumeFrom.empty() && options.resumeLatestValid) {
+    resumeFrom = resumeLatestValid(ctx, spec, options.checkpointDir, steps,
+                                   buffers.argPtrs.data(), startStep);
+  } else if (!resumeFrom.empty()) {
     check("checkpoint", readCheckpoint(resumeFrom, spec, ctx.rank, ctx.size,
                                        buffers.argPtrs.data(), startStep));
   } else if (hasParams) {
@@ -504,11 +582,17 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                     spec.batchSize);
   char *arena = static_cast<char *>(buffers.arena.get());
   for (int64_t step = startStep; step < options.steps; ++step) {
-    for (const auto &[index, dataset] : datasets)
-      copyBatch(dataset, step * dataParallel + dataRank, spec.batchSize,
-                buffers.argPtrs[static_cast<size_t>(index)]);
+    {
+      TraceScope scope(ctx, "load batch");
+      for (const auto &[index, dataset] : datasets)
+        copyBatch(dataset, step * dataParallel + dataRank, spec.batchSize,
+                  buffers.argPtrs[static_cast<size_t>(index)]);
+    }
     ctx.step = step;
-    spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);
+    {
+      TraceScope scope(ctx, "step " + std::to_string(step));
+      spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);
+    }
     check("step " + std::to_string(step), checkArenaEmpty(ctx));
     ctx.step = -1;
     float loss = *static_cast<const float *>(
@@ -528,6 +612,7 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                (step + 1) % options.checkpointEvery == 0;
     if (!options.checkpointDir.empty() &&
         (due || step + 1 == options.steps)) {
+      TraceScope scope(ctx, "checkpoint");
       writeCheckpointAndPrune(ctx, spec, options, step + 1, buffers);
     }
   }
@@ -548,10 +633,21 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                  ctx.rank, static_cast<long long>(ctx.peakLiveBytes),
                  static_cast<long long>(spec.plannedPeakBytes));
 
-  // 7. Memory counters.
-  if (!options.memoryCounters.empty() && lead)
-    check("memory-counters", writeFileAtomically(options.memoryCounters,
-                                                 memoryCountersJson(ctx, spec)));
+  // 7. Memory counters, the timeline and the communication statistics.
+  if (!options.memoryCounters.empty()) {
+    std::string path = options.memoryCounters;
+    bool perRank = false;
+    for (size_t at; (at = path.find("{rank}")) != std::string::npos;
+         perRank = true)
+      path.replace(at, 6, std::to_string(ctx.rank));
+    if (perRank || lead)
+      check("memory-counters",
+            writeFileAtomically(path, memoryCountersJson(ctx, spec)));
+  }
+  if (!options.trace.empty())
+    check("trace", writeTrace(ctx, options.trace));
+  if (!options.commStats.empty())
+    check("comm-stats", writeCommStats(ctx, options.commStats));
   return 0;
 }
 
@@ -603,12 +699,22 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    // The communication thread (Progress.cpp) calls MPI beside the
+    // compute thread.
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE)
+      fatal("mpi", "this MPI library does not support MPI_THREAD_MULTIPLE, "
+                   "which the runtime's communication thread needs (Open MPI "
+                   "and MPICH builds from Debian do)");
   }
   int status;
   {
     Context ctx;
     ctx.initComm();
+    ctx.commTimeoutSeconds = options.commTimeout;
+    ctx.recorder.tracing = !options.trace.empty();
+    if (ctx.recorder.tracing)
+      alignClocks(ctx);
     shareCoresAmongLocalRanks(ctx);
     status = run(ctx, stages, options, program);
     ctx.freeComm();

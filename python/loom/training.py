@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -42,13 +43,19 @@ class Program:
               checkpoint_dir: str | os.PathLike | None = None,
               checkpoint_every: int | None = None, resume: bool = False,
               mpirun: bool = False, ranks: int | None = None,
+              hosts: int | None = None, link: str | None = None,
               extra_args: list[str] | None = None) -> list[float]:
         """Runs `steps` training steps on `data_dir` (one `<input>.npy` per
         data input) and returns the logged loss of each step.
 
         With `mpirun=True` or `ranks=N` the program runs under
         `mpirun -np N` (default: the mesh size it was compiled for),
-        oversubscribing cores if needed (and as root allowing it)."""
+        oversubscribing cores if needed (and as root allowing it).
+
+        With `hosts=H` the ranks run on H virtual hosts of this machine
+        (`python -m loom.vcluster run`, root only), N/H per host, rank r on
+        host r // (N/H), over links of rate `link` (e.g. "1gbit"; default
+        unlimited)."""
         log = Path(log) if log else self.outdir / "loss.csv"
         args = [str(self.executable), "--data", str(data_dir), "--steps", str(steps),
                 "--log", str(log), "--quiet"]
@@ -59,7 +66,16 @@ class Program:
         if resume:
             args.append("--resume")
         args += list(extra_args or [])
-        if mpirun or ranks is not None:
+        if hosts is not None:
+            n = ranks if ranks is not None else self.mesh_size()
+            if hosts < 1 or n % hosts:
+                raise ValueError(f"{n} ranks do not split evenly over {hosts} hosts")
+            launch = [sys.executable, "-m", "loom.vcluster", "run", "--hosts", str(hosts),
+                      "--ranks-per-host", str(n // hosts)]
+            if link:
+                launch += ["--link", link]
+            args = [*launch, "--", *args]
+        elif mpirun or ranks is not None:
             n = ranks if ranks is not None else self.mesh_size()
             args = [*mpirun_command(n), *args]
         proc = subprocess.run(args, capture_output=True, text=True)

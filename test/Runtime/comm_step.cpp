@@ -3,7 +3,9 @@
 // A program with no arguments whose step exercises every Comm operation on
 // any number of ranks and fails (through fail()) on a wrong value: the four
 // reductions, overlapping collectives waited for out of order, a ring of
-// point-to-point messages, and zero-byte messages. It prints
+// point-to-point messages, zero-byte messages, and progress without MPI
+// calls from the compute thread (large transfers that complete while it
+// only polls isComplete()). It prints
 // `comm-check: rank R of N ok` per rank and step.
 //
 // Test hooks (LOOM_TEST_COMM=...) make it misuse the API, to check the
@@ -14,10 +16,12 @@
 #include "loom/Runtime/Comm.h"
 #include "loom/Runtime/Runtime.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace loom::rt;
@@ -45,6 +49,50 @@ void misuse(Context &ctx, const std::string &how) {
     else if (rank == 1)
       wait(ctx, recvStart(ctx, buffer, 32, 0, 9));
   }
+}
+
+/// Spins, without any MPI call, until `handle` completed: only the
+/// runtime's communication thread can complete it. Fails after 60 s.
+void spinUntilComplete(Context &ctx, CommHandle handle, const char *what) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!isComplete(ctx, handle)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(ctx, "comm-check",
+           (std::string(what) + " made no progress without MPI calls from the "
+                                "compute thread")
+               .c_str());
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+/// Progress during compute: a 32 MiB all-reduce and a 16 MiB ring message
+/// (both far above MPI's eager limits, so they need many progress rounds)
+/// complete while this thread only polls isComplete(), which calls no MPI.
+void checkProgress(Context &ctx) {
+  const int rank = worldRank(ctx), size = worldSize(ctx);
+  const int64_t n = 8 << 20;
+  std::vector<float> big(static_cast<size_t>(n), 1.0f);
+  CommHandle h = allReduceStart(ctx, big.data(), n, ReduceOp::Sum);
+  spinUntilComplete(ctx, h, "an all-reduce of 32 MiB");
+  wait(ctx, h);
+  expect(ctx, big[0] == static_cast<float>(size) &&
+                  big[static_cast<size_t>(n - 1)] == static_cast<float>(size),
+         "big all-reduce wrong");
+  if (size < 2)
+    return;
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  const int64_t bytes = 16 << 20;
+  std::vector<char> out(static_cast<size_t>(bytes), static_cast<char>(rank)),
+      in(static_cast<size_t>(bytes), -1);
+  CommHandle hr = recvStart(ctx, in.data(), bytes, left, 11);
+  CommHandle hs = sendStart(ctx, out.data(), bytes, right, 11);
+  spinUntilComplete(ctx, hs, "a send of 16 MiB");
+  spinUntilComplete(ctx, hr, "a receive of 16 MiB");
+  wait(ctx, hs);
+  wait(ctx, hr);
+  expect(ctx, in[0] == static_cast<char>(left) &&
+                  in[static_cast<size_t>(bytes - 1)] == static_cast<char>(left),
+         "big ring message wrong");
 }
 
 void step(Context &ctx, void *const *, void *const *results, char *) {
@@ -98,6 +146,8 @@ void step(Context &ctx, void *const *, void *const *results, char *) {
   for (int j = 0; j < 100; ++j)
     expect(ctx, in[j] == left * 1000 + j,
            "ring message wrong at " + std::to_string(j));
+
+  checkProgress(ctx);
 
   std::printf("comm-check: rank %d of %d ok\n", rank, size);
   std::fflush(stdout);

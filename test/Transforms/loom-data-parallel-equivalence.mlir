@@ -45,14 +45,18 @@
 // RUN:   | FileCheck %s --check-prefix=LOCAL
 
 // dp=2: the loss, then buckets {fc2.bias, fc2.weight}, {fc1.bias},
-// {fc1.weight}.
+// {fc1.weight}; the 1/dp scales and the bucket's split only after the last
+// all-reduce, right before the return.
 // IR2:     shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
 // IR2:     loom.concat {{.*}} -> tensor<68xf32>
 // IR2:     shard.all_reduce {{.*}} : tensor<68xf32> -> tensor<68xf32>
-// IR2:     loom.split
+// IR2-NOT: loom.split
 // IR2:     shard.all_reduce {{.*}} : tensor<16xf32> -> tensor<16xf32>
+// IR2-NOT: loom.split
 // IR2:     shard.all_reduce {{.*}} : tensor<8x16xf32> -> tensor<8x16xf32>
 // IR2-NOT: shard.all_reduce
+// IR2:     loom.split
+// IR2:     return
 // dp=4: the loss, then one bucket of all 212 gradient values.
 // IR4:     shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
 // IR4:     shard.all_reduce {{.*}} : tensor<212xf32> -> tensor<212xf32>

@@ -23,7 +23,6 @@
 // CHECK:       %[[LOSS:.*]] = loom.cross_entropy
 // CHECK-NEXT:  %[[LSUM:.*]] = shard.all_reduce %[[LOSS]] on @mesh grid_axes = [0] {loom.phase = "backward"} : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:  %[[HALF:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<f32>
-// CHECK-NEXT:  %[[LAVG:.*]] = loom.mul %[[LSUM]], %[[HALF]] {loom.phase = "backward"} : tensor<f32>
 // With 25 MiB buckets every gradient shares one bucket, in ready order,
 // reduced after the last one (fc1.weight) is defined.
 // CHECK-NEXT:  %[[DL:.*]] = loom.softmax
@@ -38,6 +37,9 @@
 // CHECK-SAME:    -> tensor<214xf32>
 // CHECK-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[CAT]] on @mesh grid_axes = [0] {loom.phase = "backward"} : tensor<214xf32> -> tensor<214xf32>
 // CHECK-NEXT:  %[[K:.*]] = loom.constant {loom.phase = "backward"} dense<5.000000e-01> : tensor<214xf32>
+// What is computed from the all-reduces waits for the return, in order, so
+// that the lowering waits for each transfer only there.
+// CHECK-NEXT:  %[[LAVG:.*]] = loom.mul %[[LSUM]], %[[HALF]] {loom.phase = "backward"} : tensor<f32>
 // CHECK-NEXT:  %[[AVG:.*]] = loom.mul %[[SUM]], %[[K]] {loom.phase = "backward"} : tensor<214xf32>
 // CHECK-NEXT:  %[[P:.*]]:5 = loom.split %[[AVG]], dim = 0, sizes = [2, 4, 64, 16, 128] {loom.phase = "backward"}
 // CHECK-NEXT:  %[[AW2:.*]] = loom.reshape %[[P]]#2 {loom.phase = "backward"} : tensor<64xf32> -> tensor<16x4xf32>
@@ -57,45 +59,48 @@
 // B300-NEXT:  %[[CAT:.*]] = loom.concat %[[GU]], %[[GB2]], %[[FW2]] dim = 0 {{.*}} -> tensor<70xf32>
 // B300-NEXT:  %[[S0:.*]] = shard.all_reduce %[[CAT]] on @mesh grid_axes = [0] {{.*}} : tensor<70xf32> -> tensor<70xf32>
 // B300-NEXT:  %[[K0:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<70xf32>
-// B300-NEXT:  %[[A0:.*]] = loom.mul %[[S0]], %[[K0]]
-// B300-NEXT:  %[[P:.*]]:3 = loom.split %[[A0]], dim = 0, sizes = [2, 4, 64]
-// B300-NEXT:  %[[AW2:.*]] = loom.reshape %[[P]]#2 {{.*}} : tensor<64xf32> -> tensor<16x4xf32>
 // The fc1 backward ops come after the first bucket's all-reduce.
 // B300-NEXT:  %[[DA:.*]] = loom.dot_general {{.*}} -> tensor<4x16xf32>
 // B300-NEXT:  %[[GB1:.*]] = loom.reduce_sum %[[DA]]
 // B300-NEXT:  %[[S1:.*]] = shard.all_reduce %[[GB1]] on @mesh grid_axes = [0] {{.*}} : tensor<16xf32> -> tensor<16xf32>
 // B300-NEXT:  %[[K1:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<16xf32>
-// B300-NEXT:  %[[AB1:.*]] = loom.mul %[[S1]], %[[K1]]
 // B300-NEXT:  %[[GW1:.*]] = loom.dot_general {{.*}} -> tensor<8x16xf32>
 // B300-NEXT:  %[[S2:.*]] = shard.all_reduce %[[GW1]] on @mesh grid_axes = [0] {{.*}} : tensor<8x16xf32> -> tensor<8x16xf32>
 // B300-NEXT:  %[[K2:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<8x16xf32>
+// Then the scales, the split and the reshape, in order, before the return.
+// B300-NEXT:  %[[LAVG:.*]] = loom.mul {{.*}} : tensor<f32>
+// B300-NEXT:  %[[A0:.*]] = loom.mul %[[S0]], %[[K0]]
+// B300-NEXT:  %[[P:.*]]:3 = loom.split %[[A0]], dim = 0, sizes = [2, 4, 64]
+// B300-NEXT:  %[[AW2:.*]] = loom.reshape %[[P]]#2 {{.*}} : tensor<64xf32> -> tensor<16x4xf32>
+// B300-NEXT:  %[[AB1:.*]] = loom.mul %[[S1]], %[[K1]]
 // B300-NEXT:  %[[AW1:.*]] = loom.mul %[[S2]], %[[K2]]
-// B300-NEXT:  return %{{.*}}, %[[AW1]], %[[AB1]], %[[AW2]], %[[P]]#1, %[[P]]#0 :
+// B300-NEXT:  return %[[LAVG]], %[[AW1]], %[[AB1]], %[[AW2]], %[[P]]#1, %[[P]]#0 :
 
 // bucket-bytes=0: one bucket per gradient, each right after its gradient;
-// the constant's is first, even before the loss. 1/D = 0.25.
+// the constant's is first, even before the loss. 1/D = 0.25, each scale
+// right before the return.
 // B0:       shard.grid @mesh(shape = 4x1x1)
 // B0-LABEL: func.func @main_grad
 // B0-NEXT:  %[[GU:.*]] = loom.constant {{.*}} dense<0.000000e+00> : tensor<2xf32>
 // B0-NEXT:  shard.all_reduce %[[GU]] on @mesh grid_axes = [0] {{.*}} : tensor<2xf32> -> tensor<2xf32>
 // B0-NEXT:  loom.constant {{.*}} dense<2.500000e-01> : tensor<2xf32>
-// B0-NEXT:  loom.mul
+// B0-NOT:   loom.mul
 // B0:       %[[LOSS:.*]] = loom.cross_entropy
 // B0-NEXT:  shard.all_reduce %[[LOSS]]
 // B0-NEXT:  loom.constant {{.*}} dense<2.500000e-01> : tensor<f32>
-// B0-NEXT:  loom.mul
 // B0-NEXT:  loom.softmax
 // B0-NEXT:  %[[GB2:.*]] = loom.reduce_sum
 // B0-NEXT:  shard.all_reduce %[[GB2]] {{.*}} : tensor<4xf32> -> tensor<4xf32>
 // B0-NEXT:  loom.constant
-// B0-NEXT:  loom.mul
 // B0-NEXT:  %[[GW2:.*]] = loom.dot_general
 // B0-NEXT:  shard.all_reduce %[[GW2]] {{.*}} : tensor<16x4xf32> -> tensor<16x4xf32>
 // B0-NOT:   loom.concat
 // B0-NOT:   loom.split
 // B0-COUNT-2: shard.all_reduce
 // B0-NOT:   shard.all_reduce
-// B0:       return
+// The six scales (loss and five gradients) come last.
+// B0-COUNT-6: loom.mul %all_reduce
+// B0-NEXT:  return
 
 // dp=1: nothing changes.
 // DP1-NOT:   shard.grid
@@ -172,12 +177,13 @@ func.func @mesh_grad(%a: tensor<3xf32> {loom.param}, %x: tensor<3xf32>)
 // CHECK-LABEL: func.func @argument_grad
 // CHECK-NEXT:  %[[S:.*]] = shard.all_reduce %arg1 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
 // CHECK-NEXT:  %[[K:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
-// CHECK-NEXT:  %[[A:.*]] = loom.mul %[[S]], %[[K]]
 // CHECK-NEXT:  loom.mul %arg0, %arg1
 // CHECK-NEXT:  %[[L:.*]] = loom.reduce_sum
 // CHECK-NEXT:  %[[SL:.*]] = shard.all_reduce %[[L]] on @mesh grid_axes = [0]
 // CHECK-NEXT:  %[[KL:.*]] = loom.constant
+// The scales come last, the loss's first (as they were made).
 // CHECK-NEXT:  %[[AL:.*]] = loom.mul %[[SL]], %[[KL]]
+// CHECK-NEXT:  %[[A:.*]] = loom.mul %[[S]], %[[K]]
 // CHECK-NEXT:  return %[[AL]], %[[A]] :
 func.func @argument_grad(%a: tensor<3xf32> {loom.param}, %x: tensor<3xf32>)
     -> (tensor<f32>, tensor<3xf32> {loom.grad_of = 0 : i64}) {
@@ -192,8 +198,8 @@ func.func @argument_grad(%a: tensor<3xf32> {loom.param}, %x: tensor<3xf32>)
 // CHECK-LABEL: func.func @twice_grad
 // CHECK-NEXT:  %[[S:.*]] = shard.all_reduce %arg2 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
 // CHECK-NEXT:  %[[K:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
-// CHECK-NEXT:  %[[A:.*]] = loom.mul %[[S]], %[[K]]
 // CHECK-NOT:   shard.all_reduce %arg2
+// CHECK:       %[[A:.*]] = loom.mul %[[S]], %[[K]]
 // CHECK:       return %{{.*}}, %[[A]], %[[A]] :
 func.func @twice_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.param},
                       %x: tensor<3xf32>)
@@ -211,9 +217,10 @@ func.func @twice_grad(%a: tensor<3xf32> {loom.param}, %b: tensor<3xf32> {loom.pa
 // CHECK-LABEL: func.func @types_grad
 // CHECK-NEXT:  %[[SX:.*]] = shard.all_reduce %arg2 on @mesh grid_axes = [0] {{.*}} : tensor<3xf32> -> tensor<3xf32>
 // CHECK-NEXT:  %[[KX:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<3xf32>
-// CHECK-NEXT:  %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
 // CHECK-NEXT:  %[[SY:.*]] = shard.all_reduce %arg3 on @mesh grid_axes = [0] {{.*}} : tensor<2xf16> -> tensor<2xf16>
 // CHECK-NEXT:  %[[KY:.*]] = loom.constant {{.*}} dense<5.000000e-01> : tensor<2xf16>
+// CHECK-NOT:   loom.concat
+// CHECK:       %[[AX:.*]] = loom.mul %[[SX]], %[[KX]]
 // CHECK-NEXT:  %[[AY:.*]] = loom.mul %[[SY]], %[[KY]]
 // CHECK-NOT:   loom.concat
 // CHECK:       return %{{.*}}, %[[AX]], %[[AY]] :

@@ -437,6 +437,41 @@ TEST(CheckpointTest, ACheckpointOfAnotherProgramIsRejected) {
                      "\"loom-checkpoint-1\" in its metadata)");
 }
 
+TEST(CheckpointTest, AFlippedByteIsRefusedNamingTheFile) {
+  TempDir dir;
+  TestProgram saved;
+  saved.fill(3);
+  std::string path = checkpointPath(dir.path, 7, 0);
+  ASSERT_EQ(writeCheckpoint(path, saved.spec, 7, 0, 1, saved.ptrs), "");
+  std::vector<safetensors::Tensor> tensors;
+  std::map<std::string, std::string> metadata;
+  ASSERT_EQ(safetensors::readFile(path, tensors, metadata), "");
+  EXPECT_EQ(metadata["checksum"], dataChecksum(tensors));
+  EXPECT_EQ(metadata["checksum"].rfind("fnv1a64:", 0), 0u);
+
+  // One bit of the last tensor byte (data, not the header) flipped.
+  std::string bytes = readText(path);
+  bytes[bytes.size() - 1] ^= 0x01;
+  writeText(path, bytes);
+  TestProgram loaded;
+  loaded.fill(9);
+  int64_t step = -1;
+  std::string err = readCheckpoint(path, loaded.spec, 0, 1, loaded.ptrs, step);
+  EXPECT_EQ(err.rfind("checkpoint '" + path + "' is corrupted: its data's "
+                      "checksum is fnv1a64:", 0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("--resume=latest-valid"), std::string::npos) << err;
+  EXPECT_EQ(step, -1);
+  EXPECT_EQ(loaded.w[0], 9.0f) << "nothing is loaded from a corrupted file";
+
+  // A checkpoint without a checksum cannot be checked: refused too.
+  metadata.erase("checksum");
+  ASSERT_EQ(safetensors::writeFile(path, tensors, metadata), "");
+  err = readCheckpoint(path, loaded.spec, 0, 1, loaded.ptrs, step);
+  EXPECT_NE(err.find("has no \"checksum\""), std::string::npos) << err;
+}
+
 TEST(CheckpointTest, ATruncatedCheckpointIsRejected) {
   TempDir dir;
   TestProgram saved;

@@ -333,3 +333,123 @@ def test_cuda_kernels_match_the_cpu_kernels():
     bad = subprocess.run([str(CUDA_CHECK), "--bad-label"], capture_output=True, text=True,
                          timeout=300)
     expect_error(bad, "loom.cross_entropy: label 7 of sample 1 is out of range [0, 3)")
+
+
+def flip_last_byte(path):
+    data = bytearray(Path(path).read_bytes())
+    data[-1] ^= 0x01
+    Path(path).write_bytes(bytes(data))
+
+
+def test_a_corrupted_checkpoint_is_refused_and_latest_valid_falls_back(work):
+    train(work, "--steps", "10", "--log", "full.csv", "--checkpoint-dir", "full",
+          "--checkpoint-every", "5")
+    train(work, "--steps", "10", "--checkpoint-dir", "ck", "--checkpoint-every", "5",
+          "--keep-checkpoints", "3")
+    # The newest checkpoint (step 10) gets one flipped byte: refused, by name.
+    newest = work / "ck" / "ckpt-00000010-rank0.safetensors"
+    flip_last_byte(newest)
+    proc = train(work, "--steps", "10", "--checkpoint-dir", "ck", "--resume", check=False)
+    assert proc.returncode == 1
+    assert "checkpoint 'ck/ckpt-00000010-rank0.safetensors' is corrupted" in proc.stderr, \
+        proc.stderr
+    assert "--resume=latest-valid" in proc.stderr
+    # Asked to, the run falls back to step 5 and redoes steps 5-9 exactly.
+    proc = train(work, "--steps", "10", "--log", "loss.csv", "--checkpoint-dir", "ck",
+                 "--checkpoint-every", "5", "--keep-checkpoints", "3",
+                 "--resume=latest-valid")
+    assert "is corrupted" in proc.stderr and "trying an older checkpoint" in proc.stderr
+    steps, losses = read_log(work / "loss.csv")
+    assert steps == [5, 6, 7, 8, 9]
+    _, full = read_log(work / "full.csv")
+    np.testing.assert_array_equal(losses, full[5:])
+    # With every checkpoint corrupted nothing is left: an error, no training.
+    for p in (work / "ck").glob("*.safetensors"):
+        flip_last_byte(p)
+    proc = train(work, "--steps", "12", "--checkpoint-dir", "ck",
+                 "--resume=latest-valid", check=False)
+    assert proc.returncode == 1
+    assert "no checkpoint in 'ck' is intact on every rank" in proc.stderr, proc.stderr
+    proc = train(work, "--steps", "1", "--checkpoint-dir", "ck", "--resume=newest",
+                 check=False)
+    assert proc.returncode == 2 and "--resume takes no value or '=latest-valid'" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
+                    reason="mounting a size-limited tmpfs needs root")
+def test_a_full_disk_keeps_the_previous_checkpoint(work):
+    disk = work / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        train(work, "--steps", "5", "--checkpoint-dir", str(disk / "ck"))
+        good = (disk / "ck" / "ckpt-00000005-rank0.safetensors").read_bytes()
+        # Fill the disk, leaving less than a checkpoint.
+        filler = disk / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, b"\0" * 512)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        proc = train(work, "--steps", "10", "--checkpoint-dir", str(disk / "ck"),
+                     "--resume", check=False)
+        assert proc.returncode == 1
+        assert "cannot write checkpoint" in proc.stderr and "No space left" in proc.stderr, \
+            proc.stderr
+        assert sorted(p.name for p in (disk / "ck").iterdir()) == [
+            "ckpt-00000005-rank0.safetensors"]  # no temp file left behind
+        assert (disk / "ck" / "ckpt-00000005-rank0.safetensors").read_bytes() == good
+        filler.unlink()
+        # With room again the run resumes from it.
+        train(work, "--steps", "10", "--log", "resumed.csv", "--checkpoint-dir",
+              str(disk / "ck"), "--resume")
+        assert read_log(work / "resumed.csv")[0] == [5, 6, 7, 8, 9]
+        assert (disk / "ck" / "ckpt-00000010-rank0.safetensors").exists()
+    finally:
+        subprocess.run(["umount", str(disk)])
+
+
+@needs_mpirun
+def test_trace_comm_stats_and_per_rank_memory_counters(work):
+    import json
+    proc = train(work, "--steps", "2", "--trace", "trace.json", "--comm-stats", "stats.json",
+                 "--memory-counters", "mem-{rank}.json", launcher=mpirun(2), exe=COMM)
+    assert proc.stdout.count("ok") == 4, proc.stdout
+    for rank in range(2):
+        assert json.loads((work / f"mem-{rank}.json").read_text())["arena_bytes"] == 0
+    stats = json.loads((work / "stats.json").read_text())["ranks"]
+    assert [r["rank"] for r in stats] == [0, 1]
+    per_step_floats = 4 * 1000 + (8 << 20)  # four reductions + the big one
+    for r in stats:
+        ar = r["kinds"]["all_reduce"]
+        assert ar["ops"] == 2 * 5 and ar["bytes"] == 2 * 4 * per_step_floats, r
+        assert r["kinds"]["send"]["ops"] == 2 * 3  # ring, zero-byte, big ring
+        assert r["kinds"]["send"]["bytes"] == 2 * (800 + 0 + (16 << 20))
+        assert r["groups"]["world"]["ops"] == 2 * 11
+        assert ar["seconds"] > 0 and ar["wait_seconds"] >= 0
+
+    trace = json.loads((work / "trace.json").read_text())["traceEvents"]
+    names = {(e["pid"], e["args"]["name"]) for e in trace if e["name"] == "process_name"}
+    assert {pid for pid, _ in names} == {0, 1}
+    spans = [e for e in trace if e["ph"] == "X"]
+    for rank in (0, 1):
+        mine = [e for e in spans if e["pid"] == rank]
+        tracks = {e["tid"] for e in mine}
+        steps = [e for e in mine if e["name"].startswith("step ")]
+        comm = [e for e in mine if e["cat"] == "comm"]
+        assert len(steps) == 2 and len(comm) == 2 * 11
+        assert len(tracks) >= 2  # compute and at least one comm lane
+        # Every operation lies inside a step, on the aligned clock.
+        for c in comm:
+            assert any(s["ts"] - 1 <= c["ts"] and c["ts"] + c["dur"] <= s["ts"] + s["dur"] + 1
+                       for s in steps), c
+        # The four reductions of a step overlap: extra lanes exist.
+        threads = {e["args"]["name"] for e in trace
+                   if e["name"] == "thread_name" and e["pid"] == rank}
+        assert "compute" in threads and "comm world" in threads and "comm world #2" in threads

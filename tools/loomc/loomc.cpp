@@ -142,6 +142,10 @@ cl::opt<int64_t> memoryBudget(
     cl::desc("Bytes of parameters and activations allowed per pipeline stage "
              "(0: no limit)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> bucketBytes(
+    "bucket-bytes",
+    cl::desc("Largest data-parallel gradient bucket, bytes (0: per gradient)"),
+    cl::init(25 * 1024 * 1024), cl::cat(category));
 cl::opt<std::string> planFile(
     "plan",
     cl::desc("Read the mesh, micro-batches, schedule and stage boundaries "
@@ -205,6 +209,7 @@ FailureOr<TrainingOptions> buildOptions() {
   if (given(stageBoundaries))
     o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
   take(memoryBudget, o.memoryBudget);
+  take(bucketBytes, o.bucketBytes);
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
     if (!kind)

@@ -56,6 +56,9 @@ struct TrainingOptions {
   std::vector<std::string> stageBoundaries;
   /// Bytes of parameters and activations allowed per stage (0: no limit).
   int64_t memoryBudget = 0;
+  /// Largest bucket of gradients one data-parallel all-reduce carries
+  /// (loom-data-parallel; PyTorch DDP's 25 MiB; 0: one per gradient).
+  int64_t bucketBytes = 25 * 1024 * 1024;
 
   OptimizerOptions optimizer;
   Precision precision = Precision::f32;

@@ -1,7 +1,9 @@
 //===- Comm.h - Asynchronous communication --------------------*- C++ -*-===//
 //
 // Collectives and point-to-point transfers are started, return a handle,
-// and are completed by wait(). The CPU backend is MPI (also for one rank);
+// and are completed by wait(). The CPU backend is MPI (also for one rank),
+// driven by a communication thread per rank so that started operations
+// advance while the compute thread runs kernels;
 // the CUDA backend is NCCL on a communication stream. Groups (dp/tp/pp)
 // are sub-communicators created by the runtime from the program's mesh:
 // world rank r has coordinates (d, p, t) with r = (d*pp + p)*tp + t (tp
@@ -48,7 +50,13 @@ CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group = Group::World);
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
                      int tag, Group group = Group::World);
+/// Blocks until the operation completed (a watchdog ends the run when it
+/// does not within trainMain's --comm-timeout); the handle is then free.
 void wait(Context &ctx, CommHandle handle);
+/// Whether the operation completed, without completing it (wait() is still
+/// needed) and without any MPI call: operations advance on the rank's
+/// communication thread while the caller computes.
+bool isComplete(Context &ctx, CommHandle handle);
 
 } // namespace rt
 } // namespace loom

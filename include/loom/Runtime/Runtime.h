@@ -112,6 +112,13 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
 void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes);
 void arenaRelease(Context &ctx, int64_t offset, int64_t bytes);
 
+/// The --trace timeline's compute spans: the emitted code reads the clock
+/// before each kernel or library call and records the span after it.
+/// traceClock() is 0 and traceOp() does nothing unless the run writes a
+/// --trace, so untraced runs pay one branch per op.
+double traceClock(Context &ctx);
+void traceOp(Context &ctx, const char *name, double begin);
+
 /// Reports a fatal error raised inside a kernel (e.g. an out-of-range
 /// gather index), naming the op: prints `loom-train: error: <op>: <message>`
 /// to stderr and exits with status 1 (MPI_Abort when more than one rank

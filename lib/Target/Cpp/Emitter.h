@@ -98,6 +98,10 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitSpecs();
 
+  /// emitOp, and for ops that compute a span of the --trace timeline
+  /// around it (Function.cpp).
+  LogicalResult emitTimedOp(Operation *op);
+
   // Generated loops and the runtime's kernels (Kernels.cpp).
   LogicalResult emitKernel(loomrt::KernelOp op);
   LogicalResult emitScalar(Operation *op, DenseMap<Value, std::string> &names,
@@ -152,6 +156,9 @@ private:
   DenseMap<Value, std::string> names;
   std::string constants;
   int counter = 0;
+  /// Names the trace clocks (tc0, tc1, ...), apart from `counter` so that
+  /// the buffers keep their names.
+  int traceCounter = 0;
   int64_t alignment = 64;
   int64_t stage;
 };

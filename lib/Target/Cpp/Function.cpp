@@ -159,6 +159,53 @@ std::string emit_cpp::indexExpr(StringRef prefix, ArrayRef<int64_t> strides,
 // The function driver
 //===----------------------------------------------------------------------===//
 
+/// Ops that compute (loops and library calls): each gets a span on the
+/// compute track of a --trace timeline.
+static bool isComputeOp(Operation *op) {
+  return isa<loomrt::KernelOp, loomrt::ReduceOp, loomrt::CopyOp,
+             loomrt::IotaOp, loomrt::GemmOp, loomrt::SoftmaxOp,
+             loomrt::LayerNormOp, loomrt::CrossEntropyOp, loomrt::GatherOp,
+             loomrt::ScatterAddOp>(op);
+}
+
+/// The first name in `loc` (an ONNX node's, a JAX op's), or "".
+static StringRef locationName(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef name = locationName(inner); !name.empty())
+        return name;
+  if (auto site = dyn_cast<CallSiteLoc>(loc))
+    return locationName(site.getCallee());
+  return "";
+}
+
+/// A compute op's span name: what it computes (its `origin`, else its
+/// kind) and, where the model named it, the model's name.
+static std::string spanName(Operation *op) {
+  std::string text = op->getName().stripDialect().str();
+  if (auto origin = op->getAttrOfType<StringAttr>("origin"))
+    text += " " + origin.getValue().str();
+  if (StringRef name = locationName(op->getLoc()); !name.empty())
+    text += " (" + name.str() + ")";
+  return text;
+}
+
+LogicalResult Emitter::emitTimedOp(Operation *op) {
+  if (!isComputeOp(op))
+    return emitOp(op);
+  // traceClock is 0 and traceOp returns at once unless the run writes a
+  // --trace.
+  std::string clock = "tc" + std::to_string(traceCounter++);
+  line() << "const double " << clock << " = traceClock(ctx);\n";
+  if (failed(emitOp(op)))
+    return failure();
+  line() << "traceOp(ctx, " << cppQuote(spanName(op)) << ", " << clock
+         << ");\n";
+  return success();
+}
+
 LogicalResult Emitter::emitOp(Operation *op) {
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](loomrt::AllocOp o) { return emitAlloc(o); })
@@ -224,7 +271,7 @@ LogicalResult Emitter::emit() {
            << "\n";
   }
   for (Operation &op : func.getBody().front())
-    if (failed(emitOp(&op)))
+    if (failed(emitTimedOp(&op)))
       return failure();
 
   if (!constants.empty())

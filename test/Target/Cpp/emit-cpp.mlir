@@ -16,7 +16,10 @@
 // The matmul is a BLAS call into an arena buffer that is acquired first.
 // CHECK: float *[[H:t[0-9]+_activation]] = reinterpret_cast<float *>(arena + [[OFF:[0-9]+]]);
 // CHECK-NEXT: arenaAcquire(ctx, [[OFF]], 64);
+// Each kernel and library call is a span of a --trace timeline.
+// CHECK: const double [[T:tc[0-9]+]] = traceClock(ctx);
 // CHECK: cpu::gemm(false, false, 1, 2, 8, 4, a2_x, 0, a0_w, 0, [[H]], 16);
+// CHECK-NEXT: traceOp(ctx, "gemm {{.*}}", [[T]]);
 // add + tanh fused into one loop nest; the bias is read with stride 0.
 // CHECK: // kernel add+tanh -> [[G:t[0-9]+_activation]]
 // CHECK: for (int64_t i0 = 0; i0 < 2; ++i0) {

@@ -115,7 +115,7 @@ public:
                                    1.0 / static_cast<double>(ranks)));
     Value factor = tag(ConstantOp::create(builder, loc, type,
                                           cast<ElementsAttr>(scale)));
-    return tag(MulOp::create(builder, loc, sum, factor));
+    return keep(tag(MulOp::create(builder, loc, sum, factor)));
   }
 
   /// The averages of the gradients of `bucket`, in its order: one buffer,
@@ -135,18 +135,34 @@ public:
     Value joined = tag(ConcatOp::create(builder, loc, flat, /*dim=*/0));
     Value averaged = average(loc, joined);
     auto split = SplitOp::create(builder, loc, averaged, /*dim=*/0, sizes);
-    tag(split);
+    keep(tag(split));
     SmallVector<Value> results;
-    for (auto [gradient, piece] : llvm::zip(bucket, split.getResults()))
-      results.push_back(reshape(loc, piece, gradient->type));
+    for (auto [gradient, piece] : llvm::zip(bucket, split.getResults())) {
+      Value shaped = reshape(loc, piece, gradient->type);
+      if (shaped != piece)
+        keep(shaped);
+      results.push_back(shaped);
+    }
     return results;
   }
+
+  /// The ops computed from the all-reduces (scales, splits, the reshapes
+  /// after them), in the order they were made.
+  ArrayRef<Operation *> getTail() const { return tail; }
 
 private:
   Value reshape(Location loc, Value value, RankedTensorType type) {
     if (value.getType() == type)
       return value;
     return tag(ReshapeOp::create(builder, loc, type, value));
+  }
+  Value keep(Value value) {
+    tail.push_back(value.getDefiningOp());
+    return value;
+  }
+  template <typename OpT> OpT keep(OpT op) {
+    tail.push_back(op.getOperation());
+    return op;
   }
   template <typename OpT> OpT tag(OpT op) {
     op->setAttr(phase.getName(), phase.getValue());
@@ -156,6 +172,7 @@ private:
   OpBuilder &builder;
   int64_t ranks;
   NamedAttribute phase;
+  SmallVector<Operation *> tail;
 };
 
 struct DataParallel : public mlir::loom::impl::LoomDataParallelBase<DataParallel> {
@@ -317,6 +334,15 @@ void DataParallel::rewrite(func::FuncOp grad,
       for (unsigned result : gradient->results)
         ret.setOperand(result, value);
   }
+
+  // What is computed from the all-reduces (the 1/D scale, a bucket's split
+  // and reshapes) only feeds the return: it goes right before it, so that
+  // the lowering, which waits for a transfer right before its first use,
+  // lets the rest of the backward pass run while the buckets are in flight.
+  // (Only the pass's own ops move: a tensor-parallel all-reduce of the
+  // program keeps its place among the stage's transfers.)
+  for (Operation *op : averager.getTail())
+    op->moveBefore(ret);
 }
 
 void DataParallel::runOnOperation() {

@@ -528,8 +528,12 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
       `1/dp`, and cut back with `loom.split` and `loom.reshape`. A bucket of
       one gradient is all-reduced in its own shape (no reshape, concat or
       split).
-    * The loss gets its own `shard.all_reduce` and multiplication by `1/dp`
-      right after it is defined.
+    * The loss gets its own `shard.all_reduce` right after it is defined.
+    * What is computed from the all-reduces (each multiplication by
+      `1/dp`, a bucket's `loom.split` and `loom.reshape`s) feeds only the
+      return and is moved right before it, in order: the lowering waits for
+      a transfer right before its first use, so the waits come after the
+      whole backward pass, which runs while the buckets are in flight.
     * The results of `@F_grad` are replaced by the averaged values; every
       added op carries `loom.phase = "backward"`.
 

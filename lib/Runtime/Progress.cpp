@@ -1,0 +1,247 @@
+//===- Progress.cpp - The communication thread of a rank ------------------===//
+//
+// CommEngine (RuntimeImpl.h): a thread per rank that posts the operations
+// the compute thread queued, in issue order, and drives them with MPI_Test
+// until they complete. MPI's CPU transports (TCP between hosts, shared
+// memory inside one) advance only inside MPI calls; without this thread an
+// all-reduce started before a kernel advanced only in the wait() after it.
+//
+// Polling: while operations are in flight the thread tests them, and
+// sleeps between rounds that completed nothing, from 5 us doubling to
+// 200 us, so that a rank whose transfer waits on a slow link does not take
+// a core from the kernels (ranks are often oversubscribed here); any
+// completion or new operation resets the pause. With nothing in flight the
+// thread sleeps on a condition variable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeImpl.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace loom {
+namespace rt {
+
+namespace {
+/// Elements per MPI call: the largest multiple of 64 that fits in an int.
+constexpr int64_t kMaxChunk = (INT_MAX / 64) * 64;
+constexpr auto kMinPause = std::chrono::microseconds(5);
+constexpr auto kMaxPause = std::chrono::microseconds(200);
+} // namespace
+
+struct CommEngine::Slot {
+  enum class State { Free, Queued, Posted, Complete };
+  State state = State::Free;
+  /// Set once MPI completed all requests (the thread's own view; published
+  /// as Complete in issue order within the group).
+  bool finished = false;
+  PendingComm op;
+};
+
+CommEngine::CommEngine(std::chrono::steady_clock::time_point start)
+    : start(start) {
+  thread = std::thread([this] { loop(); });
+}
+
+CommEngine::~CommEngine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  workReady.notify_all();
+  thread.join();
+}
+
+double CommEngine::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+int64_t CommEngine::submit(PendingComm op) {
+  op.issuedAt = now();
+  int64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!freeSlots.empty()) {
+      id = freeSlots.back();
+      freeSlots.pop_back();
+    } else {
+      id = static_cast<int64_t>(slots.size());
+      slots.push_back(std::make_unique<Slot>());
+    }
+    Slot &slot = *slots[static_cast<size_t>(id)];
+    slot.state = Slot::State::Queued;
+    slot.finished = false;
+    slot.op = std::move(op);
+    toPost.push_back(id);
+  }
+  workReady.notify_one();
+  return id;
+}
+
+bool CommEngine::isLive(int64_t id) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return id >= 0 && id < static_cast<int64_t>(slots.size()) &&
+         slots[static_cast<size_t>(id)]->state != Slot::State::Free;
+}
+
+bool CommEngine::isComplete(int64_t id) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return id >= 0 && id < static_cast<int64_t>(slots.size()) &&
+         slots[static_cast<size_t>(id)]->state == Slot::State::Complete;
+}
+
+bool CommEngine::wait(int64_t id, double timeoutSeconds, PendingComm &done) {
+  std::unique_lock<std::mutex> lock(mutex);
+  Slot &slot = *slots[static_cast<size_t>(id)];
+  auto isDone = [&] { return slot.state == Slot::State::Complete; };
+  if (timeoutSeconds > 0) {
+    if (!completed.wait_for(lock, std::chrono::duration<double>(timeoutSeconds),
+                            isDone)) {
+      // What the message needs; the requests stay with the thread.
+      const PendingComm &op = slot.op;
+      done = PendingComm();
+      done.kind = op.kind;
+      done.count = op.count;
+      done.group = op.group;
+      done.peer = op.peer;
+      done.tag = op.tag;
+      done.issuedAt = op.issuedAt;
+      return false;
+    }
+  } else {
+    completed.wait(lock, isDone);
+  }
+  done = std::move(slot.op);
+  slot = Slot();
+  freeSlots.push_back(id);
+  return true;
+}
+
+void CommEngine::post(Slot &slot) {
+  PendingComm &op = slot.op;
+  // `request` is read after the call that fills it returned.
+  auto record = [&](int code, const MPI_Request &request) {
+    if (code != MPI_SUCCESS && op.error == MPI_SUCCESS)
+      op.error = code;
+    if (code == MPI_SUCCESS)
+      op.requests.push_back(request);
+  };
+  if (op.kind == PendingComm::Kind::AllReduce) {
+    float *data = static_cast<float *>(op.buffer);
+    for (int64_t begin = 0; begin < op.count; begin += kMaxChunk) {
+      int n = static_cast<int>(std::min(kMaxChunk, op.count - begin));
+      MPI_Request request;
+      record(MPI_Iallreduce(MPI_IN_PLACE, data + begin, n, MPI_FLOAT, op.op,
+                            op.comm, &request),
+             request);
+    }
+  } else {
+    // Chunks of one message pair up in order (MPI keeps messages between
+    // two ranks with one tag in order); a zero-byte message is one message.
+    char *data = static_cast<char *>(op.buffer);
+    int64_t begin = 0;
+    do {
+      int n = static_cast<int>(std::min(kMaxChunk, op.count - begin));
+      MPI_Request request;
+      record(op.kind == PendingComm::Kind::Send
+                 ? MPI_Isend(data + begin, n, MPI_BYTE, op.peer, op.tag,
+                             op.comm, &request)
+                 : MPI_Irecv(data + begin, n, MPI_BYTE, op.peer, op.tag,
+                             op.comm, &request),
+             request);
+      begin += n;
+    } while (begin < op.count);
+  }
+  op.statuses.resize(op.requests.size());
+}
+
+bool CommEngine::test(Slot &slot) {
+  PendingComm &op = slot.op;
+  if (op.requests.empty())
+    return true;
+  int flag = 0;
+  int code = MPI_Testall(static_cast<int>(op.requests.size()),
+                         op.requests.data(), &flag, op.statuses.data());
+  if (code == MPI_ERR_IN_STATUS) {
+    for (const MPI_Status &status : op.statuses)
+      if (status.MPI_ERROR != MPI_SUCCESS) {
+        code = status.MPI_ERROR;
+        break;
+      }
+    flag = 1;
+  } else if (code != MPI_SUCCESS) {
+    flag = 1;
+  }
+  if (code != MPI_SUCCESS && op.error == MPI_SUCCESS)
+    op.error = code;
+  return flag != 0;
+}
+
+void CommEngine::loop() {
+  std::unique_lock<std::mutex> lock(mutex);
+  auto pause = kMinPause;
+  for (;;) {
+    bool anyInFlight = std::any_of(std::begin(inFlight), std::end(inFlight),
+                                   [](const auto &q) { return !q.empty(); });
+    if (toPost.empty() && !anyInFlight) {
+      if (stopping)
+        return;
+      workReady.wait(lock);
+      pause = kMinPause;
+      continue;
+    }
+    bool progressed = false;
+    // Post what was issued, in issue order. The slot stays put (slots hold
+    // pointers) and only this thread touches a Queued or Posted slot's
+    // requests, so MPI runs without the lock.
+    while (!toPost.empty()) {
+      int64_t id = toPost.front();
+      toPost.pop_front();
+      Slot *slot = slots[static_cast<size_t>(id)].get();
+      lock.unlock();
+      post(*slot);
+      lock.lock();
+      slot->state = Slot::State::Posted;
+      inFlight[static_cast<int>(slot->op.group)].push_back(id);
+      progressed = true;
+    }
+    // Drive every posted operation; publish completions in issue order
+    // within each group.
+    bool published = false;
+    for (auto &queue : inFlight) {
+      std::vector<Slot *> pending;
+      for (int64_t id : queue)
+        if (!slots[static_cast<size_t>(id)]->finished)
+          pending.push_back(slots[static_cast<size_t>(id)].get());
+      lock.unlock();
+      for (Slot *slot : pending)
+        if (test(*slot)) {
+          slot->finished = true;
+          slot->op.completedAt = now();
+          progressed = true;
+        }
+      lock.lock();
+      while (!queue.empty() &&
+             slots[static_cast<size_t>(queue.front())]->finished) {
+        slots[static_cast<size_t>(queue.front())]->state =
+            Slot::State::Complete;
+        queue.pop_front();
+        published = true;
+      }
+    }
+    if (published)
+      completed.notify_all();
+    if (progressed) {
+      pause = kMinPause;
+      continue;
+    }
+    workReady.wait_for(lock, pause);
+    pause = std::min(pause * 2, kMaxPause);
+  }
+}
+
+} // namespace rt
+} // namespace loom
