@@ -44,6 +44,7 @@ bench: build
 	@$(PYTHON) bench/data_parallel_scaling.py
 	@$(PYTHON) bench/link_bandwidth.py
 	@$(PYTHON) bench/overlap_progress.py
+	@$(PYTHON) bench/multi_host_dp.py
 
 clean:
 	rm -rf build

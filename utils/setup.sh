@@ -22,6 +22,8 @@ PACKAGES=(
   libopenblas-dev libopenblas0-openmp                      # GEMM; the OpenMP build for OUTDIR/train
   openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
   procps                                                   # pgrep: the killed-rank test
+  iproute2 util-linux                                      # ip netns, tc, unshare: python -m loom.vcluster
+  slurmctld slurmd slurm-client munge                      # srun: the one-machine Slurm test
   libonnx-dev libprotobuf-dev                              # ONNX importer
   libonnx-testdata                                         # ONNX backend node tests
   clang-22 libclang-rt-22-dev                              # libFuzzer target

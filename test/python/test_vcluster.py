@@ -264,3 +264,36 @@ def test_a_trace_of_dp_across_hosts_shows_compute_and_communication(tmp_path):
                       if any(k["ts"] > c["ts"] and k["ts"] + k["dur"] < c["ts"] + c["dur"]
                              for k in kernels)]
         assert overlapped, "no kernel ran while an all-reduce was in flight"
+
+
+@NEEDS_HOSTS
+def test_a_killed_rank_on_another_host_ends_the_run(tmp_path):
+    _, args, names, per_rank = import_example("mlp_example", tmp_path, 4, "import-rank")
+    data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=1))
+    program = per_rank.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="sgd", lr=0.01)
+    start = time.monotonic()
+    launcher = subprocess.Popen(
+        [*VC, "run", "--hosts", "2", "--", str(program.executable), "--data", str(data_dir),
+         "--steps", "100000000", "--quiet", "--comm-timeout", "10"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGKILL the rank on host1 once it trains.
+    victim = None
+    while victim is None and time.monotonic() - start < 60:
+        time.sleep(0.5)
+        out = subprocess.run(["ip", "netns", "pids", "loom-vc-host1"], capture_output=True,
+                             text=True).stdout.split()
+        for pid in out:
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "train":
+                    victim = int(pid)
+            except OSError:
+                pass
+    assert victim is not None, "the rank on host1 never started"
+    time.sleep(1.0)
+    os.kill(victim, signal.SIGKILL)
+    _, err = launcher.communicate(timeout=120)
+    elapsed = time.monotonic() - start
+    assert launcher.returncode != 0
+    assert elapsed < 60, elapsed
+    assert "signal 9" in err or "killed" in err.lower(), err
+    assert namespaces() == []
