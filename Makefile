@@ -1,7 +1,7 @@
 # Loom: the two commands of the README, and a few more.
 #   make demo   set up, build, and run the bundled example
 #   make test   set up, build, and run the whole test suite
-.PHONY: all build test demo docs bench fuzz clean help
+.PHONY: all build test test-asan demo docs bench fuzz clean help
 
 PYTHON := .venv/bin/python
 
@@ -11,6 +11,7 @@ help:
 	@echo "make build  install what is missing (apt, .venv), configure and build"
 	@echo "make test   build, then run lit + unit + Python tests (summary at the end)"
 	@echo "make demo   build, then run the bundled example"
+	@echo "make test-asan  the runtime under ASan + UBSan (clang-22, build-asan/)"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
 	@echo "make bench  benchmarks: compile time and pipeline partitioning (GPT-3"
 	@echo "            175B shape), ONNX import,"
@@ -25,6 +26,9 @@ build:
 
 test: build
 	@$(PYTHON) utils/run-tests.py
+
+test-asan:
+	@utils/test-asan.sh
 
 demo: build
 	@utils/demo.sh
