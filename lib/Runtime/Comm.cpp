@@ -102,10 +102,13 @@ std::string describe(Context &ctx, const PendingComm &op) {
   switch (op.kind) {
   case PendingComm::Kind::AllReduce: {
     std::string text = "the " + group + "all-reduce of " +
-                       std::to_string(op.count) + " floats with";
-    for (size_t i = 0; i < members.size(); ++i)
-      if (members[i] != ctx.rank)
-        text += (text.back() == 'h' ? " " : ", ") + describeRank(ctx, members[i]);
+                       std::to_string(op.count) + " floats with ";
+    const char *separator = "";
+    for (int member : members)
+      if (member != ctx.rank) {
+        text += separator + describeRank(ctx, member);
+        separator = ", ";
+      }
     return text;
   }
   case PendingComm::Kind::Send:
