@@ -13,32 +13,9 @@ same bytes) and the runtime / MPI ratio. Never fails on a figure.
 """
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
-BENCH = BUILD / "test" / "Runtime" / "loom-test-comm-bench"
-
-
-def run(rate, nbytes, repeat):
-    from loom import vcluster
-    env = dict(os.environ, LOOM_BENCH="bandwidth", LOOM_BENCH_BYTES=str(nbytes),
-               LOOM_BENCH_REPEAT=str(repeat),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
-    cmd = [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run", "--hosts", "2"]
-    if rate:
-        cmd += ["--link", rate]
-    cmd += ["--", str(BENCH), "--data", "/tmp", "--steps", "1", "--quiet",
-            "--comm-timeout", "600"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    if proc.returncode != 0:
-        sys.exit(f"link_bandwidth: the run failed:\n{proc.stderr}")
-    return json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("{")))
+from measure import require_vcluster, run_comm_bench
 
 
 def main():
@@ -48,18 +25,15 @@ def main():
     parser.add_argument("--sizes-mib", default="1,4,16")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    require_vcluster("link_bandwidth")
     from loom import vcluster
-    reason = vcluster.check()
-    if reason:
-        sys.exit(f"link_bandwidth: {reason}")
-    if not BENCH.exists():
-        sys.exit(f"link_bandwidth: {BENCH} is not built (make build)")
     print(f"{'link':>8} {'MiB':>4} {'send Mbit/s':>12} {'vs link':>8} {'MPI send':>9} "
           f"{'rt/MPI':>7} {'allreduce Mbit/s':>17} {'vs link':>8} {'rt/MPI':>7}")
     for rate in args.rates.split(","):
         bits = vcluster.parse_rate(rate)
         for mib in (int(m) for m in args.sizes_mib.split(",")):
-            r = run(rate, mib << 20, args.repeat)
+            r = run_comm_bench("link_bandwidth", "bandwidth", rate, bytes=mib << 20,
+                               repeat=args.repeat)
             mbit = lambda s: r["bytes"] * 8 / s / 1e6
             send, mpi_send = mbit(r["send_runtime_s"]), mbit(r["send_mpi_s"])
             ar, mpi_ar = mbit(r["allreduce_runtime_s"]), mbit(r["allreduce_mpi_s"])

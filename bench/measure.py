@@ -26,3 +26,54 @@ def run_measured(cmd):
         sys.exit(f"error: {' '.join(map(str, cmd))} exited with {code}:\n{stderr}")
     # ru_maxrss is in KiB on Linux, bytes on macOS.
     return wall, usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+
+
+# --- runs on virtual hosts (python -m loom.vcluster; root) -------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("LOOM_BUILD_DIR", os.path.join(ROOT, "build"))
+COMM_BENCH = os.path.join(BUILD, "test", "Runtime", "loom-test-comm-bench")
+
+
+def vcluster_command(program, hosts=2, rate=None):
+    """`program` (a list) launched on `hosts` virtual hosts, one rank each,
+    over links of `rate` (None: unlimited), as the cluster named "bench"."""
+    cmd = [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run",
+           "--hosts", str(hosts)]
+    if rate:
+        cmd += ["--link", rate]
+    return [*cmd, "--", *program]
+
+
+def vcluster_env(**settings):
+    """This environment with `settings` (as strings) and this checkout's
+    Python package first on PYTHONPATH (the launcher agent imports it)."""
+    path = os.pathsep.join(p for p in (os.path.join(ROOT, "python"),
+                                       os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **{k: str(v) for k, v in settings.items()})
+
+
+def require_vcluster(name):
+    """Exits naming what is missing unless virtual hosts and the runtime's
+    communication benchmark program are available."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from loom import vcluster
+    reason = vcluster.check()
+    if reason:
+        sys.exit(f"{name}: {reason}")
+    if not os.path.exists(COMM_BENCH):
+        sys.exit(f"{name}: {COMM_BENCH} is not built (make build)")
+
+
+def run_comm_bench(name, mode, rate, **settings):
+    """One run of loom-test-comm-bench (LOOM_BENCH=`mode`, LOOM_BENCH_<KEY>
+    for each setting) on two virtual hosts; its JSON line as a dict."""
+    env = vcluster_env(LOOM_BENCH=mode,
+                       **{f"LOOM_BENCH_{k.upper()}": v for k, v in settings.items()})
+    cmd = vcluster_command([COMM_BENCH, "--data", "/tmp", "--steps", "1", "--quiet",
+                            "--comm-timeout", "600"], rate=rate)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    if proc.returncode != 0:
+        sys.exit(f"{name}: the run failed:\n{proc.stderr}")
+    import json
+    return json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("{")))

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
+from measure import vcluster_command, vcluster_env  # noqa: E402
 
 
 def main():
@@ -61,18 +62,12 @@ def main():
     threads = max(1, (os.cpu_count() or 2) // 2)
 
     def timed(steps, rate):
-        cmd = [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run",
-               "--hosts", "2"]
-        if rate:
-            cmd += ["--link", rate]
         log = work / f"{rate or 'unlimited'}-{steps}.csv"
-        cmd += ["--", str(program.executable), "--data", str(data), "--steps", str(steps),
-                "--log", str(log), "--quiet"]
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                   PYTHONPATH=os.pathsep.join([str(ROOT / "python"),
-                                               os.environ.get("PYTHONPATH", "")]))
+        cmd = vcluster_command([str(program.executable), "--data", str(data), "--steps",
+                                str(steps), "--log", str(log), "--quiet"], rate=rate)
         t = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env, capture_output=True)
+        subprocess.run(cmd, check=True, env=vcluster_env(OMP_NUM_THREADS=threads),
+                       capture_output=True)
         return time.perf_counter() - t
 
     def per_step(rate):

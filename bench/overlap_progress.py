@@ -11,16 +11,8 @@ goal: within 10 % of max(C, M). Never fails on a figure.
 """
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
-BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
-BENCH = BUILD / "test" / "Runtime" / "loom-test-comm-bench"
+from measure import require_vcluster, run_comm_bench
 
 
 def main():
@@ -32,26 +24,11 @@ def main():
                         help="C (default: about M, measured first)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from loom import vcluster
-    reason = vcluster.check()
-    if reason:
-        sys.exit(f"overlap_progress: {reason}")
-    if not BENCH.exists():
-        sys.exit(f"overlap_progress: {BENCH} is not built (make build)")
+    require_vcluster("overlap_progress")
 
     def run(ms):
-        env = dict(os.environ, LOOM_BENCH="overlap", LOOM_BENCH_BYTES=str(args.mib << 20),
-                   LOOM_BENCH_COMPUTE_MS=str(ms), LOOM_BENCH_REPEAT=str(args.repeat),
-                   PYTHONPATH=os.pathsep.join([str(ROOT / "python"),
-                                               os.environ.get("PYTHONPATH", "")]))
-        proc = subprocess.run(
-            [sys.executable, "-m", "loom.vcluster", "--name", "bench", "run", "--hosts", "2",
-             "--link", args.link, "--", str(BENCH), "--data", "/tmp", "--steps", "1",
-             "--quiet", "--comm-timeout", "600"],
-            capture_output=True, text=True, env=env, timeout=1800)
-        if proc.returncode != 0:
-            sys.exit(f"overlap_progress: the run failed:\n{proc.stderr}")
-        return json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("{")))
+        return run_comm_bench("overlap_progress", "overlap", args.link,
+                              bytes=args.mib << 20, compute_ms=ms, repeat=args.repeat)
 
     ms = args.compute_ms
     if ms <= 0:  # match C to M
