@@ -91,7 +91,7 @@ public:
         return buffer;
       auto type = cast<RankedTensorType>(plan.source.getType());
       SmallVector<int64_t> shape, strides;
-      SmallVector<int64_t> sourceStrides = rowMajorStrides(type.getShape());
+      SmallVector<int64_t> sourceStrides = computeStrides(type.getShape());
       for (int64_t p : plan.copyPerm) {
         shape.push_back(type.getDimSize(p));
         strides.push_back(sourceStrides[p]);
@@ -101,7 +101,7 @@ public:
                                            rewriter.getStringAttr("workspace"),
                                            IntegerAttr());
       loomrt::CopyOp::create(rewriter, loc, buffer, copy, shape, strides, 0,
-                             rowMajorStrides(shape), 0,
+                             computeStrides(shape), 0,
                              rewriter.getStringAttr("dot_general.layout"));
       return copy;
     };

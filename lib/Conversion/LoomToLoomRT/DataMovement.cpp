@@ -54,14 +54,14 @@ public:
       return success();
     }
     auto sourceType = cast<ShapedType>(transpose.getOperand().getType());
-    SmallVector<int64_t> sourceStrides = rowMajorStrides(sourceType.getShape());
+    SmallVector<int64_t> sourceStrides = computeStrides(sourceType.getShape());
     SmallVector<int64_t> strides;
     for (int64_t p : transpose.getPermutation())
       strides.push_back(sourceStrides[p]);
     auto shape = cast<ShapedType>(transpose.getType()).getShape();
     Value out = define(transpose.getResult(), rewriter);
     loomrt::CopyOp::create(rewriter, transpose.getLoc(), adaptor.getOperand(),
-                           out, shape, strides, 0, rowMajorStrides(shape), 0,
+                           out, shape, strides, 0, computeStrides(shape), 0,
                            originOf(transpose));
     rewriter.replaceOp(transpose, out);
     return success();
@@ -81,7 +81,7 @@ public:
     }
     auto sourceType = cast<ShapedType>(bcast.getOperand().getType());
     auto shape = cast<ShapedType>(bcast.getType()).getShape();
-    SmallVector<int64_t> sourceStrides = rowMajorStrides(sourceType.getShape());
+    SmallVector<int64_t> sourceStrides = computeStrides(sourceType.getShape());
     SmallVector<int64_t> strides(shape.size(), 0);
     for (auto [i, dim] : llvm::enumerate(bcast.getDims()))
       if (sourceType.getDimSize(i) != 1)
@@ -90,7 +90,7 @@ public:
     // no buffer, but then this broadcast is one of those.)
     Value out = define(bcast.getResult(), rewriter);
     loomrt::CopyOp::create(rewriter, bcast.getLoc(), adaptor.getOperand(), out,
-                           shape, strides, 0, rowMajorStrides(shape), 0,
+                           shape, strides, 0, computeStrides(shape), 0,
                            originOf(bcast));
     rewriter.replaceOp(bcast, out);
     return success();
@@ -104,7 +104,7 @@ public:
   LogicalResult lower(SliceOp slice, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     auto sourceType = cast<ShapedType>(slice.getOperand().getType());
-    SmallVector<int64_t> sourceStrides = rowMajorStrides(sourceType.getShape());
+    SmallVector<int64_t> sourceStrides = computeStrides(sourceType.getShape());
     SmallVector<int64_t> strides;
     int64_t offset = 0;
     for (auto [i, s] : llvm::enumerate(sourceStrides)) {
@@ -114,7 +114,7 @@ public:
     auto shape = cast<ShapedType>(slice.getType()).getShape();
     Value out = define(slice.getResult(), rewriter);
     loomrt::CopyOp::create(rewriter, slice.getLoc(), adaptor.getOperand(), out,
-                           shape, strides, offset, rowMajorStrides(shape), 0,
+                           shape, strides, offset, computeStrides(shape), 0,
                            originOf(slice));
     rewriter.replaceOp(slice, out);
     return success();
@@ -130,14 +130,14 @@ public:
                       ConversionPatternRewriter &rewriter) const override {
     Value out = define(concat.getResult(), rewriter);
     auto outShape = cast<MemRefType>(out.getType()).getShape();
-    SmallVector<int64_t> outStrides = rowMajorStrides(outShape);
+    SmallVector<int64_t> outStrides = computeStrides(outShape);
     int64_t dim = concat.getDim();
     int64_t at = 0;
     for (auto [input, buffer] :
          llvm::zip(concat.getInputs(), adaptor.getInputs())) {
       auto shape = cast<ShapedType>(input.getType()).getShape();
       loomrt::CopyOp::create(rewriter, concat.getLoc(), buffer, out, shape,
-                             rowMajorStrides(shape), 0, outStrides,
+                             computeStrides(shape), 0, outStrides,
                              at * outStrides[dim], originOf(concat));
       at += shape[dim];
     }
@@ -155,7 +155,7 @@ public:
                       ConversionPatternRewriter &rewriter) const override {
     auto sourceShape =
         cast<ShapedType>(split.getOperand().getType()).getShape();
-    SmallVector<int64_t> sourceStrides = rowMajorStrides(sourceShape);
+    SmallVector<int64_t> sourceStrides = computeStrides(sourceShape);
     int64_t dim = split.getDim();
     int64_t at = 0;
     SmallVector<Value> outs;
@@ -164,7 +164,7 @@ public:
       outs.push_back(define(value, rewriter));
       loomrt::CopyOp::create(rewriter, split.getLoc(), adaptor.getOperand(),
                              outs.back(), shape, sourceStrides,
-                             at * sourceStrides[dim], rowMajorStrides(shape), 0,
+                             at * sourceStrides[dim], computeStrides(shape), 0,
                              originOf(split));
       at += shape[dim];
     }

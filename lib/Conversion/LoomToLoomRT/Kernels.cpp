@@ -255,7 +255,7 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
         // Read the broadcast's operand: stride 0 on broadcast dimensions.
         auto sourceType = cast<ShapedType>(bcast.getOperand().getType());
         SmallVector<int64_t> sourceStrides =
-            rowMajorStrides(sourceType.getShape());
+            computeStrides(sourceType.getShape());
         input.strides.assign(loopShape.size(), 0);
         for (auto [i, dim] : llvm::enumerate(bcast.getDims()))
           if (sourceType.getDimSize(i) != 1)
@@ -266,7 +266,7 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
         // Its one use is this kernel's.
         auto sourceType = cast<ShapedType>(transpose.getOperand().getType());
         SmallVector<int64_t> sourceStrides =
-            rowMajorStrides(sourceType.getShape());
+            computeStrides(sourceType.getShape());
         input.strides.assign(loopShape.size(), 0);
         for (auto [i, p] : llvm::enumerate(transpose.getPermutation()))
           input.strides[i] = sourceStrides[p];
@@ -291,7 +291,7 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
   }
   ArrayAttr inStrides;
   if (anyStrided) {
-    SmallVector<int64_t> dense = rowMajorStrides(loopShape);
+    SmallVector<int64_t> dense = computeStrides(loopShape);
     SmallVector<Attribute> strideAttrs;
     for (const KernelInput &input : inputs)
       strideAttrs.push_back(DenseI64ArrayAttr::get(

@@ -48,10 +48,6 @@ MemRefType loom_to_loomrt::bufferType(Type tensorType) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-SmallVector<int64_t> loom_to_loomrt::rowMajorStrides(ArrayRef<int64_t> shape) {
-  return computeStrides(shape);
-}
-
 bool loom_to_loomrt::isElementwise(Operation *op) {
   return op->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>();
 }
@@ -79,7 +75,7 @@ StringRef loom_to_loomrt::categoryOf(Operation *op) {
 void loom_to_loomrt::createDenseCopy(OpBuilder &b, Location loc, Value from,
                                      Value to, StringAttr origin) {
   auto shape = cast<MemRefType>(to.getType()).getShape();
-  SmallVector<int64_t> strides = rowMajorStrides(shape);
+  SmallVector<int64_t> strides = computeStrides(shape);
   loomrt::CopyOp::create(b, loc, from, to, shape, strides, 0, strides, 0,
                          origin);
 }

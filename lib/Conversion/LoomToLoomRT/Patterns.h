@@ -23,6 +23,7 @@
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -44,9 +45,6 @@ public:
 
 /// The buffer type of a (static) ranked tensor type.
 MemRefType bufferType(Type tensorType);
-
-/// Row-major strides of `shape`, in elements.
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape);
 
 bool isElementwise(Operation *op);
 
