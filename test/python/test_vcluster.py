@@ -163,6 +163,9 @@ STEPS = 10
     ("gpt_example", "dp=2,tp=2", 2, 1),         # tp inside a host, dp across
     ("gpt_example", "pp=2", 2, 4),              # pp across hosts (1F1B)
     ("gpt_example", "dp=2,tp=2,pp=2", 4, 4),    # 3D: tp inside, dp and pp across
+    ("mlp_example", "dp=4", 4, 1),              # dp across 4 hosts
+    ("gpt_example", "tp=4", 4, 1),              # tp across 4 hosts (vocab padded)
+    ("gpt_example", "pp=4", 4, 4),              # pp across 4 hosts (1F1B)
 ])
 def test_multi_host_training_matches_one_host(example, mesh, hosts, microbatches, tmp_path):
     axes = dict(dp=1, tp=1, pp=1)
