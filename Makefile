@@ -11,7 +11,7 @@ help:
 	@echo "make build  install what is missing (apt, .venv), configure and build"
 	@echo "make test   build, then run lit + unit + Python tests (summary at the end)"
 	@echo "make demo   build, then run the bundled example"
-	@echo "make test-asan  the runtime under ASan + UBSan (clang-22, build-asan/)"
+	@echo "make test-asan  tools, lit suite, runtime and emitted programs under ASan + UBSan (clang-22, build-asan/)"
 	@echo "make docs   regenerate docs/reference from the ODS definitions"
 	@echo "make bench  benchmarks: compile time and pipeline partitioning (GPT-3"
 	@echo "            175B shape), ONNX import,"

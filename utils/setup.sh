@@ -26,7 +26,7 @@ PACKAGES=(
   slurmctld slurmd slurm-client munge                      # srun: the one-machine Slurm test
   libonnx-dev libprotobuf-dev                              # ONNX importer
   libonnx-testdata                                         # ONNX backend node tests
-  clang-22 libclang-rt-22-dev                              # libFuzzer target
+  clang-22 libclang-rt-22-dev libomp-22-dev                # libFuzzer target; make test-asan (clang OpenMP)
   python3 python3-venv                                     # lit, the venv
 )
 missing=()

@@ -1,33 +1,67 @@
 #!/usr/bin/env bash
-# make test-asan: the runtime (lib/Runtime), its GoogleTest suite and the
-# hand-written MPI steps of test/Runtime built with clang-22's AddressSanitizer
-# and UndefinedBehaviorSanitizer in build-asan/, then run: the unit tests, and
-# the Comm API check (progress thread, --trace, --comm-stats) and the linear
-# step (training, checkpoints, resume) on 1 and 2 MPI ranks. Any report fails.
-# Not part of `make test`. Not yet covered: the compiler tools, the lit suite
-# and loomc-emitted programs.
+# make test-asan: Loom built with clang-22's AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-asan/ (the tools, the runtime, the unit
+# tests) and run:
+#   1. the GoogleTest suites (compiler units and runtime);
+#   2. the whole lit suite, with the sanitized loom-opt, loom-translate,
+#      loom-run and loomc (leak checking on);
+#   3. the hand-written MPI steps of test/Runtime on 1 and 2 ranks (progress
+#      thread, --trace, --comm-stats, checkpoints, --resume=latest-valid);
+#   4. a few small training runs compiled by the sanitized loomc, whose
+#      emitted programs are built with the same sanitizers (LOOM_PROGRAM_FLAGS)
+#      against the sanitized runtime: 1 rank, and dp, tp and pp under mpirun.
+# Any sanitizer report fails the run (-fno-sanitize-recover, halt_on_error).
+# Not part of `make test` (a clang build of the whole tree, about 30 minutes
+# on two cores the first time; ccache makes later runs incremental).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build-asan"
-"$ROOT/utils/setup.sh" >/dev/null   # packages and the venv
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$BUILD.configure.log" 2>&1 || {
-      cat "$BUILD.configure.log" >&2; exit 1; }
-fi
-ninja -C "$BUILD" -j "${LOOM_JOBS:-2}" bin/LoomRuntimeTests \
+PY="$ROOT/.venv/bin/python"
+say() { printf '[test-asan] %s\n' "$*" >&2; }
+
+"$ROOT/utils/setup.sh" >/dev/null   # packages (clang-22, libomp-22-dev), the venv
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# -O1 with line tables: readable reports at a fraction of -O2 -g's build time.
+say "configuring $BUILD (clang-22, $SAN)"
+cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+  -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
+  -DCMAKE_C_FLAGS_RELEASE="-O1 -gline-tables-only" \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DLOOM_PROGRAM_FLAGS="$SAN" \
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$BUILD.configure.log" 2>&1 || {
+    cat "$BUILD.configure.log" >&2; exit 1; }
+say "building (ninja -j${LOOM_JOBS:-2})"
+ninja -C "$BUILD" -j "${LOOM_JOBS:-2}" all \
   test/Runtime/loom-test-comm-step test/Runtime/loom-test-linear-step
-# Leak checking stays off: MPI's own allocations at exit are not ours.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+
+# Emitted programs are built by mpicxx: make it clang, whose sanitizer and
+# OpenMP runtimes the sanitized LoomRuntime was built with.
+export OMPI_CXX=clang++-22
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-"$BUILD/bin/LoomRuntimeTests" --gtest_brief=1
+# Leaks are checked in the compiler tools (lit). The MPI programs run without:
+# Open MPI's own allocations at exit are not ours.
+export LSAN_OPTIONS="suppressions=$ROOT/utils/lsan.supp:print_suppressions=0"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+
+say "1/4 unit tests"
+"$BUILD/bin/LoomUnitTests" --gtest_brief=1
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 "$BUILD/bin/LoomRuntimeTests" --gtest_brief=1
+
+say "2/4 the lit suite with the sanitized tools"
+# The programs some lit tests build and run are MPI programs.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  /usr/lib/llvm-22/bin/lit -s "$BUILD/test"
+
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+say "3/4 the runtime's MPI steps on 1 and 2 ranks"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$ROOT/.venv/bin/python" - "$work" <<'PY'
+"$PY" - "$work" <<'PY'
 import sys, numpy as np
 from pathlib import Path
 from safetensors.numpy import save_file
@@ -51,4 +85,13 @@ for n in 1 2; do
   "${mpi[@]}" -np "$n" "$BUILD/test/Runtime/loom-test-linear-step" --data "$work/data" \
     --steps 9 --checkpoint-dir "$work/ck" --resume=latest-valid --log "$work/loss.csv" --quiet
 done
-echo "test-asan: the runtime is clean under ASan + UBSan (unit tests, 1 and 2 ranks)"
+
+say "4/4 training runs compiled by the sanitized loomc (1 rank; dp, tp, pp on MPI)"
+# The parity tests themselves: PyTorch's losses are the reference, so a
+# sanitizer run that computes something else fails here too.
+LOOM_BUILD_DIR="$BUILD" PYTHONPATH="$ROOT/python" "$PY" -m pytest -q -p no:cacheprovider \
+  "$ROOT/test/python/test_training.py::test_pytorch_training_parity" \
+  "$ROOT/test/python/test_dp_tp_parallel.py" \
+  "$ROOT/test/python/test_pipeline_parallel.py::test_pipeline_parallel_matches_pytorch" \
+  -k "${LOOM_ASAN_TESTS:-sgd}"
+echo "test-asan: clean under ASan + UBSan (unit tests, lit suite, runtime steps on 1 and 2 ranks, compiled training runs)"

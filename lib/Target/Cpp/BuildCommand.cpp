@@ -20,6 +20,13 @@ std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
       cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
       LOOM_RUNTIME_INCLUDE_DIR, source.str(), LOOM_RUNTIME_LIBRARY,
       LOOM_SUPPORT_LIBRARY};
+#ifdef LOOM_PROGRAM_FLAGS
+  llvm::SmallVector<llvm::StringRef> programFlags;
+  llvm::StringRef(LOOM_PROGRAM_FLAGS).split(programFlags, ' ', -1,
+                                           /*KeepEmpty=*/false);
+  for (llvm::StringRef flag : programFlags)
+    command.push_back(flag.str());
+#endif
 #ifdef LOOM_OPENBLAS_OPENMP
   command.push_back(LOOM_OPENBLAS_OPENMP);
   command.push_back(
