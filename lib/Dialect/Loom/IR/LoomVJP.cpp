@@ -10,6 +10,12 @@
 // elementwise loom ops never broadcast, so every broadcast below is an
 // explicit loom.broadcast.
 //
+// No argument list builds two ops: C++ leaves the order in which arguments
+// are evaluated unspecified (g++ goes right to left, clang left to right),
+// and the order ops are created in is the order they print in, so the
+// output would depend on the compiler Loom was built with. Such operands
+// are built into named values first, in the order the IR shows them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
@@ -262,13 +268,14 @@ LogicalResult PowOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   Value a = getLhs(), e = getRhs(), g = v.cotangent();
   Value zero = v.zeros(a.getType());
   Value da = v.mul(e, PowOp::create(v.b, a, v.addScalar(e, -1.0)));
-  v.set(0, v.select(v.compare(ComparisonDirection::eq, e, zero), zero,
-                    v.mul(g, da)));
-  Value db = v.mul(v.mul(g, getResult()), LogOp::create(v.b, a));
+  Value gda = v.mul(g, da);
+  v.set(0, v.select(v.compare(ComparisonDirection::eq, e, zero), zero, gda));
+  Value logA = LogOp::create(v.b, a);
+  Value db = v.mul(v.mul(g, getResult()), logA);
   Value baseZero = v.compare(ComparisonDirection::eq, a, zero);
+  Value no = v.splatInt(baseZero.getType(), 0);
   Value baseZeroExpNonNeg =
-      v.select(baseZero, v.compare(ComparisonDirection::ge, e, zero),
-               v.splatInt(baseZero.getType(), 0));
+      v.select(baseZero, v.compare(ComparisonDirection::ge, e, zero), no);
   v.set(1, v.select(baseZeroExpNonNeg, zero, db));
   return success();
 }
@@ -286,8 +293,8 @@ static LogicalResult extremumVJP(Operation *op, OpBuilder &builder,
   ComparisonDirection rhsWins = lhsWins == ComparisonDirection::gt
                                     ? ComparisonDirection::lt
                                     : ComparisonDirection::gt;
-  Value tie = v.maskOr0(v.compare(ComparisonDirection::eq, a, c),
-                        v.scale(g, 0.5));
+  Value half = v.scale(g, 0.5);
+  Value tie = v.maskOr0(v.compare(ComparisonDirection::eq, a, c), half);
   v.set(0, v.select(v.compare(lhsWins, a, c), g, tie));
   v.set(1, v.select(v.compare(rhsWins, a, c), g, tie));
   return success();
@@ -318,8 +325,9 @@ LogicalResult AbsOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   if (!v.anyDifferentiable())
     return success();
   Value x = getOperand(), g = v.cotangent(), zero = v.zeros(x.getType());
-  Value negative = v.maskOr0(v.compare(ComparisonDirection::lt, x, zero),
-                             v.neg(g));
+  Value negG = v.neg(g);
+  Value negative =
+      v.maskOr0(v.compare(ComparisonDirection::lt, x, zero), negG);
   v.set(0, v.select(v.compare(ComparisonDirection::gt, x, zero), g, negative));
   return success();
 }
@@ -389,8 +397,8 @@ LogicalResult ReluOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   if (!v.anyDifferentiable())
     return success();
   Value x = getOperand(), zero = v.zeros(x.getType());
-  v.set(0, v.select(v.compare(ComparisonDirection::gt, x, zero),
-                    v.cotangent(), zero));
+  Value g = v.cotangent();
+  v.set(0, v.select(v.compare(ComparisonDirection::gt, x, zero), g, zero));
   return success();
 }
 
@@ -776,8 +784,9 @@ LogicalResult GatherOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   VJP v(*this, builder, cts, out);
   if (!v.anyDifferentiable())
     return success();
+  Value g = v.cotangent();
   v.set(0, ScatterAddOp::create(v.b, v.zeros(getData().getType()),
-                                getIndices(), v.cotangent(), getAxis()));
+                                getIndices(), g, getAxis()));
   return success();
 }
 
@@ -909,8 +918,8 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &builder,
   if (valid)
     weight = v.maskOr0(valid, weight);
   Value probs = SoftmaxOp::create(v.b, logits, classDim);
-  v.set(0, v.mul(v.sub(probs, onehot),
-                 v.broadcast(weight, logitsType, sampleDims)));
+  Value perClass = v.broadcast(weight, logitsType, sampleDims);
+  v.set(0, v.mul(v.sub(probs, onehot), perClass));
   return success();
 }
 
