@@ -293,7 +293,11 @@ public:
   template <typename OpTy, typename... Args>
   FailureOr<OpTy> create(Location loc, Args &&...args) {
     OperationState state(loc, OpTy::getOperationName());
-    OpTy::build(b, state, TypeRange(), std::forward<Args>(args)...);
+    // The builder that takes result types checks their count: give it
+    // placeholders, then replace them with the inferred types.
+    SmallVector<Type> placeholders(fixedResultCount<OpTy>(), b.getNoneType());
+    OpTy::build(b, state, placeholders, std::forward<Args>(args)...);
+    state.types.clear();
     SmallVector<Type> types;
     if (failed(OpTy::inferReturnTypes(
             ctx, loc, state.operands, state.attributes.getDictionary(ctx),
@@ -301,6 +305,19 @@ public:
       return failure();
     state.addTypes(types);
     return cast<OpTy>(b.create(state));
+  }
+  /// How many results an op with a fixed number of them has (0 for ops
+  /// with variadic results, whose builders take any number of types).
+  template <typename OpTy>
+  static constexpr unsigned fixedResultCount() {
+    if constexpr (OpTy::template hasTrait<OpTrait::OneResult>())
+      return 1;
+    else if constexpr (OpTy::template hasTrait<OpTrait::NResults<2>::Impl>())
+      return 2;
+    else if constexpr (OpTy::template hasTrait<OpTrait::NResults<3>::Impl>())
+      return 3;
+    else
+      return 0;
   }
   /// Defines output `k` of `node` as the single result of `op`.
   template <typename OpTy>
