@@ -20,6 +20,11 @@ config.excludes = ["Unit", "python", "bench", "CMakeLists.txt", "lit.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%loom_src", config.loom_src_root))
 
+# make test-asan's build (utils/test-asan.sh): tests that cannot run under
+# AddressSanitizer say `UNSUPPORTED: asan`.
+if "-fsanitize=address" in getattr(config, "loom_cxx_flags", ""):
+    config.available_features.add("asan")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
