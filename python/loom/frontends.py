@@ -79,7 +79,10 @@ def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = N
                           do_constant_folding=False,
                           training=torch.onnx.TrainingMode.TRAINING)
     mlir_path = out / "model.mlir"
+    # With locations: the ONNX node names reach diagnostics and the compute
+    # spans of `train --trace`.
     run_tool("loom-translate", ["--import-onnx", onnx_path, "-o", mlir_path,
+                                "--mlir-print-debuginfo",
                                 *_list_flag("trainable", trainable),
                                 *_list_flag("frozen", frozen)])
     return Module(mlir_path.read_text(), out / "model.safetensors")

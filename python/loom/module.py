@@ -51,7 +51,8 @@ class Module:
             args = [f"--pass-pipeline={pipeline}"] if "(" in pipeline else pipeline.split()
         else:
             args = list(pipeline)
-        out = run_tool("loom-opt", ["-", *args], input=self.ir)
+        # Locations (the model's node names) survive the passes.
+        out = run_tool("loom-opt", ["-", "--mlir-print-debuginfo", *args], input=self.ir)
         return Module(out, self.weights)
 
     def compile(self, *, optimizer: str = "sgd", mesh=None,

@@ -233,13 +233,12 @@ def test_a_trace_of_dp_across_hosts_shows_compute_and_communication(tmp_path):
     named with its host; kernels named after the model's ops on `compute`;
     the gradient all-reduces on `comm dp`, inside their steps; and some of
     them in flight while kernels run (the communication thread)."""
-    _, args, names, _ = import_example("gpt_example", tmp_path, 2, "import-rank")
+    _, args, names, per_rank = import_example("gpt_example", tmp_path, 2, "import-rank")
     data_dir = write_data(tmp_path / "data", make_data(names, args, 3, 50, seed=3))
-    # Straight from the ONNX file, whose node names become the ops' locations.
-    subprocess.run([str(BUILD / "bin" / "loomc"), str(tmp_path / "import-rank" / "model.onnx"),
-                    "-o", str(tmp_path / "dp"), "--mesh", "dp=2", "--optimizer", "sgd",
-                    "--lr", "0.01", "--bucket-bytes", "4096"], check=True, capture_output=True)
-    program = loom.Program(tmp_path / "dp")
+    # Through the Python frontend, which keeps the ONNX node names as the
+    # ops' locations, so kernels are named after the model's ops.
+    program = per_rank.compile(outdir=tmp_path / "dp", mesh="dp=2", optimizer="sgd",
+                               lr=0.01, bucket_bytes=4096)
     program.train(data_dir, 3, hosts=2, link="1gbit",
                   extra_args=["--trace", str(tmp_path / "trace.json")])
     events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
