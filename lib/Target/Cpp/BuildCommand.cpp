@@ -13,13 +13,19 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
-std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
-                                                  llvm::StringRef source,
-                                                  llvm::StringRef output) {
+std::vector<std::string>
+mlir::loom::buildCommand(llvm::StringRef cxx, llvm::StringRef source,
+                         llvm::StringRef output,
+                         llvm::ArrayRef<std::string> sourceFlags,
+                         llvm::ArrayRef<std::string> libraries) {
   std::vector<std::string> command = {
       cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
-      LOOM_RUNTIME_INCLUDE_DIR, source.str(), LOOM_RUNTIME_LIBRARY,
-      LOOM_SUPPORT_LIBRARY};
+      LOOM_RUNTIME_INCLUDE_DIR};
+  command.insert(command.end(), sourceFlags.begin(), sourceFlags.end());
+  command.push_back(source.str());
+  command.insert(command.end(), libraries.begin(), libraries.end());
+  command.push_back(LOOM_RUNTIME_LIBRARY);
+  command.push_back(LOOM_SUPPORT_LIBRARY);
 #ifdef LOOM_OPENBLAS_OPENMP
   command.push_back(LOOM_OPENBLAS_OPENMP);
   command.push_back(
@@ -33,8 +39,10 @@ std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
   return command;
 }
 
-std::string mlir::loom::buildScript(llvm::ArrayRef<std::string> command) {
-  std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
+std::string mlir::loom::buildScript(llvm::ArrayRef<std::string> command,
+                                    llvm::StringRef source) {
+  std::string script =
+      "#!/bin/sh\n# Rebuilds train from " + source.str() + ".\nexec";
   for (const std::string &arg : command)
     script += " '" + arg + "'";
   script += "\n";
