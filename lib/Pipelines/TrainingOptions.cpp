@@ -37,10 +37,6 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            std::to_string(o.memoryBudget);
   if (o.optimizer.clipGradNorm < 0)
     return "--clip-grad-norm must be >= 0";
-  if (o.target == Target::cuda)
-    return "--target cuda: the CUDA runtime backend compiles "
-           "(lib/Runtime/cuda) but Loom does not generate CUDA programs "
-           "yet; use --target cpu";
   // The slots of this wave's optimisations: each is accepted once the pass
   // that implements it exists (docs/plan.md).
   if (o.precision != Precision::f32)

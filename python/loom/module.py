@@ -64,6 +64,9 @@ class Module:
 
             prog = m.compile(optimizer="adamw", lr=1e-3, weight_decay=0.01)
             losses = prog.train("data/", steps=20)
+
+        `target="cuda"` emits CUDA (built by nvcc for a GPU; with
+        `cuda_emulate=True` built as host code that runs on the CPU).
         """
         from .training import compile_module
         return compile_module(self, optimizer=optimizer, mesh=mesh, target=target,

@@ -97,9 +97,13 @@ class Program:
 def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = None,
                    target: str = "cpu", outdir: str | os.PathLike | None = None,
                    betas: tuple[float, float] | None = None, nesterov: bool = False,
-                   **options) -> Program:
+                   cuda_emulate: bool = False, **options) -> Program:
     """Compiles `module` (a loom.Module with a loss output) into a training
-    program with loomc; see `loomc --help` for the options."""
+    program with loomc; see `loomc --help` for the options.
+
+    `target` is "cpu" (OUTDIR/step.cpp) or "cuda" (OUTDIR/step.cu, built by
+    nvcc for a GPU); with `cuda_emulate=True` the CUDA source is built as
+    host code that runs on the CPU (`loomc --cuda-emulate`)."""
     outdir = Path(outdir) if outdir else Path(tempfile.mkdtemp(prefix="loom-"))
     outdir.mkdir(parents=True, exist_ok=True)
     model = module.save(outdir / "model.mlir")
@@ -115,6 +119,8 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
         args += ["--betas", f"{betas[0]!r},{betas[1]!r}"]
     if nesterov:
         args.append("--nesterov")
+    if cuda_emulate:
+        args.append("--cuda-emulate")
     for key, value in options.items():
         if key not in _FLAGS:
             raise TypeError(f"compile() got an unknown option {key!r} "

@@ -26,6 +26,8 @@
 #include "loom/Support/AtomicFile.h"
 #include "loom/Target/Cpp/BuildCommand.h"
 #include "loom/Target/Cpp/EmitCpp.h"
+#include "loom/Target/Cuda/BuildCommand.h"
+#include "loom/Target/Cuda/EmitCuda.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
@@ -152,8 +154,17 @@ cl::opt<std::string> planFile(
              "from a plan (JSON, as loomc writes OUTDIR/plan.json); flags "
              "given on the command line override it"),
     cl::value_desc("plan.json"), cl::cat(category));
-cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
-                            cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> target(
+    "target",
+    cl::desc("cpu (C++, OUTDIR/step.cpp) or cuda (CUDA, OUTDIR/step.cu: "
+             "nvcc builds train for a GPU)"),
+    cl::init("cpu"), cl::cat(category));
+cl::opt<bool> cudaEmulate(
+    "cuda-emulate",
+    cl::desc("--target cuda: build train from step.cu as host code (CUDA "
+             "emulated on the CPU: loom/Runtime/CudaEmulation.h), not with "
+             "nvcc"),
+    cl::cat(category));
 cl::opt<bool> emitOnly("emit-only",
                        cl::desc("Write the sources, weights and reports; do "
                                 "not build OUTDIR/train"),
@@ -282,7 +293,8 @@ int run(int argc, char **argv) {
       "loomc: compile a model into a training program\n\n"
       "  loomc model.onnx --optimizer adamw --lr 1e-3 -o out\n"
       "  out/train --data DIR --steps 100 --log loss.csv\n\n"
-      "OUTDIR gets step.cpp (the generated step; one per pipeline stage),\n"
+      "OUTDIR gets step.cpp (the generated step; one per pipeline stage;\n"
+      "step.cu with --target cuda),\n"
       "weights.safetensors (with --mesh tp=T also\n"
       "weights.rank<t>.safetensors, tensor-parallel rank t's slices),\n"
       "memory.json (the memory plan), plan.json (mesh, schedule, stage\n"
@@ -298,6 +310,9 @@ int run(int argc, char **argv) {
   if (failed(built))
     return 1;
   TrainingOptions &options = *built;
+  if (cudaEmulate && options.target != mlir::loom::Target::cuda)
+    return fail("--cuda-emulate builds a CUDA program for the CPU: it needs "
+                "--target cuda");
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
@@ -375,14 +390,17 @@ int run(int argc, char **argv) {
   if (failed(plan))
     return failAndClean(error);
 
+  bool cuda = options.target == mlir::loom::Target::cuda;
+  StringRef sourceName = cuda ? "step.cu" : "step.cpp";
   std::string code;
   llvm::raw_string_ostream codeStream(code);
-  if (failed(mlir::loom::emitCpp(*module, codeStream)))
-    return fail("C++ emission failed");
-  if (std::string e = ::loom::writeFileAtomically(outPath("step.cpp"), code);
+  if (cuda ? failed(mlir::loom::emitCuda(*module, codeStream))
+           : failed(mlir::loom::emitCpp(*module, codeStream)))
+    return fail(cuda ? "CUDA emission failed" : "C++ emission failed");
+  if (std::string e = ::loom::writeFileAtomically(outPath(sourceName), code);
       !e.empty())
     return fail(e);
-  lap("emit-cpp");
+  lap(cuda ? "emit-cuda" : "emit-cpp");
 
   // Weights: the imported ones, or the --weights file.
   if (llvm::sys::fs::exists(weightsTmp)) {
@@ -414,9 +432,19 @@ int run(int argc, char **argv) {
     return fail(e);
 
   // The build command, also saved as OUTDIR/build.sh.
+  std::string buildError;
   std::vector<std::string> command =
-      mlir::loom::buildCommand(cxx, outPath("step.cpp"), outPath("train"));
-  std::string script = mlir::loom::buildScript(command);
+      cuda ? mlir::loom::cudaBuildCommand(cxx, outPath(sourceName),
+                                          outPath("train"), cudaEmulate,
+                                          buildError)
+           : mlir::loom::buildCommand(cxx, outPath(sourceName),
+                                      outPath("train"));
+  if (command.empty()) {
+    if (emitOnly)
+      return 0;
+    return fail("--target cuda: " + buildError);
+  }
+  std::string script = mlir::loom::buildScript(command, sourceName);
   if (std::string e = ::loom::writeFileAtomically(outPath("build.sh"), script);
       !e.empty())
     return fail(e);
@@ -424,10 +452,15 @@ int run(int argc, char **argv) {
     lap("write");
     return 0;
   }
-  auto program = llvm::sys::findProgramByName(cxx);
+  auto program = llvm::sys::findProgramByName(command.front());
   if (!program)
-    return fail("C++ compiler '" + cxx +
+    return fail("compiler '" + command.front() +
                 "' not found (install openmpi: libopenmpi-dev, or pass --cxx)");
+  // nvcc's host compiler (-ccbin) must exist too.
+  if (cuda && !cudaEmulate && !llvm::sys::findProgramByName(cxx))
+    return fail("C++ compiler '" + cxx +
+                "' (nvcc's host compiler) not found (install openmpi: "
+                "libopenmpi-dev, or pass --cxx)");
   if (std::string e = mlir::loom::runBuildCommand(*program, command);
       !e.empty())
     return fail("building " + outPath("train") + " failed (" + e +

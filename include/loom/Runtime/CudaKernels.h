@@ -49,6 +49,14 @@ void shutdown(Context &ctx);
 /// failures (e.g. a bad label) through fail().
 void synchronize(Context &ctx);
 
+/// The compute stream (a cudaStream_t): emitted kernels launch on it, so
+/// they are ordered with the library's kernels and the communication's
+/// events.
+void *computeStream(Context &ctx);
+/// Called after each launch of an emitted kernel: fail() naming `kernel`
+/// when the launch failed (e.g. no code for this GPU's architecture).
+void checkKernelLaunch(Context &ctx, const char *kernel);
+
 /// Device memory (256-byte aligned); fail() when out of memory.
 void *deviceAlloc(Context &ctx, int64_t bytes);
 void deviceFree(Context &ctx, void *ptr);

@@ -93,9 +93,13 @@ void init(Context &ctx) {
   if (code != cudaSuccess || count == 0)
     fail(ctx, "cuda init",
          code != cudaSuccess
-             ? (std::string("no usable CUDA device: ") + cudaGetErrorString(code))
+             ? (std::string("no CUDA device found (") +
+                cudaGetErrorString(code) +
+                "); this program needs a GPU, or build it with loomc "
+                "--target cuda --cuda-emulate to run on the CPU")
                    .c_str()
-             : "no CUDA device found");
+             : "no CUDA device found; this program needs a GPU, or build it "
+               "with loomc --target cuda --cuda-emulate to run on the CPU");
   auto *s = new CudaState();
   ctx.cuda = s;
   s->device = localRank(ctx) % count;
@@ -170,6 +174,13 @@ void synchronize(Context &ctx) {
     fail(ctx, op.c_str(), message.c_str());
   }
   s.opNames.clear();
+}
+
+void *computeStream(Context &ctx) { return state(ctx).compute; }
+
+void checkKernelLaunch(Context &ctx, const char *kernel) {
+  state(ctx);
+  check(ctx, kernel, cudaGetLastError());
 }
 
 //===----------------------------------------------------------------------===//

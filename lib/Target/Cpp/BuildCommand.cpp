@@ -2,8 +2,9 @@
 //
 // The paths of this build tree's runtime come from CMake
 // (lib/Target/Cpp/CMakeLists.txt): LOOM_RUNTIME_INCLUDE_DIR,
-// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY and, when found,
-// LOOM_OPENBLAS_OPENMP.
+// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY, when found,
+// LOOM_OPENBLAS_OPENMP and, when the build sets them (make test-asan),
+// LOOM_PROGRAM_FLAGS separated by spaces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,13 +14,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
-std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
-                                                  llvm::StringRef source,
-                                                  llvm::StringRef output) {
+std::vector<std::string>
+mlir::loom::buildCommand(llvm::StringRef cxx, llvm::StringRef source,
+                         llvm::StringRef output,
+                         llvm::ArrayRef<std::string> sourceFlags,
+                         llvm::ArrayRef<std::string> libraries) {
   std::vector<std::string> command = {
       cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
-      LOOM_RUNTIME_INCLUDE_DIR, source.str(), LOOM_RUNTIME_LIBRARY,
-      LOOM_SUPPORT_LIBRARY};
+      LOOM_RUNTIME_INCLUDE_DIR};
+  command.insert(command.end(), sourceFlags.begin(), sourceFlags.end());
 #ifdef LOOM_PROGRAM_FLAGS
   llvm::SmallVector<llvm::StringRef> programFlags;
   llvm::StringRef(LOOM_PROGRAM_FLAGS).split(programFlags, ' ', -1,
@@ -27,6 +30,10 @@ std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
   for (llvm::StringRef flag : programFlags)
     command.push_back(flag.str());
 #endif
+  command.push_back(source.str());
+  command.insert(command.end(), libraries.begin(), libraries.end());
+  command.push_back(LOOM_RUNTIME_LIBRARY);
+  command.push_back(LOOM_SUPPORT_LIBRARY);
 #ifdef LOOM_OPENBLAS_OPENMP
   command.push_back(LOOM_OPENBLAS_OPENMP);
   command.push_back(
@@ -40,8 +47,10 @@ std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
   return command;
 }
 
-std::string mlir::loom::buildScript(llvm::ArrayRef<std::string> command) {
-  std::string script = "#!/bin/sh\n# Rebuilds train from step.cpp.\nexec";
+std::string mlir::loom::buildScript(llvm::ArrayRef<std::string> command,
+                                    llvm::StringRef source) {
+  std::string script =
+      "#!/bin/sh\n# Rebuilds train from " + source.str() + ".\nexec";
   for (const std::string &arg : command)
     script += " '" + arg + "'";
   script += "\n";

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/Cpp/EmitCpp.h"
+#include "loom/Target/Common/EmitterBase.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
@@ -18,22 +19,16 @@
 #include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
-namespace cl = llvm::cl;
 
 void mlir::loom::registerToCppTranslation() {
-  static cl::OptionCategory category("emit-cpp options");
-  static cl::opt<int64_t> batchSize(
-      "batch-size",
-      cl::desc("--emit-cpp: rows of each data input per step (default: the "
-               "data inputs' leading dimension)"),
-      cl::init(0), cl::cat(category));
+  emit::translateBatchSize(); // registers --batch-size
   static TranslateFromMLIRRegistration registration(
       "emit-cpp",
       "Print a planned loomrt module (after convert-loom-to-loomrt and "
       "loom-memory-plan) as C++ for the CPU runtime",
       [](ModuleOp module, llvm::raw_ostream &os) {
         EmitCppOptions options;
-        options.batchSize = batchSize;
+        options.batchSize = emit::translateBatchSize();
         return emitCpp(module, os, options);
       },
       [](DialectRegistry &registry) {

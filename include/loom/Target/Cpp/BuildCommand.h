@@ -23,13 +23,20 @@ namespace loom {
 /// C++ compiler `cxx` into the program `output`: C++17, -O3, OpenMP, this
 /// build tree's runtime headers and libraries, and OpenBLAS (the OpenMP
 /// build when CMake found one, which shares OpenMP's thread pool).
+/// `sourceFlags` go just before the source and `libraries` just after it
+/// (before the runtime's): the emulated CUDA build (lib/Target/Cuda) adds
+/// its language, define and library there.
 std::vector<std::string> buildCommand(llvm::StringRef cxx,
                                       llvm::StringRef source,
-                                      llvm::StringRef output);
+                                      llvm::StringRef output,
+                                      llvm::ArrayRef<std::string> sourceFlags = {},
+                                      llvm::ArrayRef<std::string> libraries = {});
 
 /// OUTDIR/build.sh: a shell script that runs `command` (each argument
-/// single-quoted).
-std::string buildScript(llvm::ArrayRef<std::string> command);
+/// single-quoted) to rebuild train from `source` (the file name in its
+/// comment).
+std::string buildScript(llvm::ArrayRef<std::string> command,
+                        llvm::StringRef source = "step.cpp");
 
 /// Runs `command` with `program` (the compiler's path, command[0] found on
 /// PATH) and waits for it. Returns why it failed (the system's message, or

@@ -1,0 +1,270 @@
+//===- EmitterBase.h - What the C++ and CUDA emitters share -----*- C++ -*-===//
+//
+// The target-neutral half of printing a planned loomrt step (library
+// LoomTargetCommon, lib/Target/Common), shared by the C++ emitter
+// (lib/Target/Cpp, --emit-cpp) and the CUDA emitter (lib/Target/Cuda,
+// --emit-cuda): naming and C++ text, the function driver (arguments, op
+// dispatch, --trace spans), the buffer plan (arena offsets, views,
+// constants), the calls into the runtime library (gemm, softmax, norms,
+// cross-entropy, gather, scatter-add, communication), the scalar bodies
+// of fused kernels, the TensorSpecs and ProgramSpec, and the module driver
+// (one program or the pipeline's stages).
+//
+// A target supplies what differs (EmitterBase's pure virtual hooks): how
+// the step function binds its arguments and is printed around the body,
+// the generated kernels (loomrt.kernel, reduce, copy, iota: loops on the
+// CPU, __global__ functions on CUDA), grid_index, the namespace of the
+// library calls (cpu:: or cuda::), and a few scalar spellings.
+//
+// Not a public API: only lib/Target's libraries include it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_TARGET_COMMON_EMITTERBASE_H
+#define LOOM_TARGET_COMMON_EMITTERBASE_H
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Support/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace loom {
+namespace emit {
+
+//===----------------------------------------------------------------------===//
+// Naming and C++ text (Text.cpp)
+//===----------------------------------------------------------------------===//
+
+int64_t numElements(ArrayRef<int64_t> shape);
+/// `name` as a C++ identifier: other characters become `_`, and a leading
+/// digit gets a `_` before it.
+std::string sanitize(StringRef name);
+/// `text` as a C++ string literal.
+std::string cppQuote(StringRef text);
+/// The C++ type of an element type the backends support, else null.
+const char *cppType(Type type);
+/// The runtime's DType of a tensor element type, else null.
+const char *dtypeName(Type type);
+/// The runtime's communicator of a mesh axis (loomrt collectives name the
+/// axis of @mesh they run on).
+const char *groupEnum(::loom::MeshAxis axis);
+/// Index and label types the runtime's library kernels take.
+bool isIndexType(Type type);
+int64_t elementBytes(Type type);
+/// A float literal that reads back as `value` (f32); NaN and infinities
+/// through std::numeric_limits.
+std::string formatFloat(double value);
+/// `offset + i0*s0 + i1*s1 ...` (zero strides left out).
+std::string indexExpr(StringRef prefix, ArrayRef<int64_t> strides,
+                      int64_t offset = 0);
+/// Comma-separated decimal integers.
+std::string joinInts(ArrayRef<int64_t> values);
+
+/// Prints `for` loops over `shape` with index variables `prefix0...`, and
+/// closes them.
+class LoopNest {
+public:
+  LoopNest(llvm::raw_ostream &os, ArrayRef<int64_t> shape, StringRef prefix,
+           int indent, bool parallel);
+  int bodyIndent() const { return indent + 2 * rank; }
+  ~LoopNest();
+
+private:
+  llvm::raw_ostream &os;
+  int64_t rank;
+  int indent;
+};
+
+/// The dimensions of a loomrt.reduce: the kept ones (the output's, in
+/// order) and the reduced ones, with the input's strides for each and the
+/// output's dense strides.
+struct ReduceGeometry {
+  explicit ReduceGeometry(loomrt::ReduceOp op);
+  SmallVector<int64_t> keptSizes, keptStrides;       ///< input strides
+  SmallVector<int64_t> reducedSizes, reducedStrides; ///< input strides
+  SmallVector<int64_t> outStrides;
+};
+
+//===----------------------------------------------------------------------===//
+// The emitter of one function
+//===----------------------------------------------------------------------===//
+
+/// What names the target in diagnostics and banners.
+struct TargetInfo {
+  /// The translation ("emit-cpp"): prefixes every diagnostic.
+  const char *tool;
+  /// "CPU" or "CUDA", in diagnostics about what a backend supports.
+  const char *backend;
+};
+
+class EmitterBase {
+public:
+  /// `stage`: the pipeline stage (loom.stage) when the module holds several
+  /// stage programs, else -1. `batchSize`: rows of each data input per
+  /// step, 0 for the data inputs' common leading dimension.
+  EmitterBase(func::FuncOp func, llvm::raw_ostream &out, TargetInfo target,
+              int64_t batchSize, int64_t stage)
+      : func(func), out(out), os(body), target(target), batchSize(batchSize),
+        stage(stage) {}
+  virtual ~EmitterBase() = default;
+
+  /// Prints the step function with everything it needs (constants,
+  /// kernels) and its TensorSpecs and ProgramSpec (kProgram) to `out`.
+  LogicalResult emit();
+
+protected:
+  //===--- What a target supplies ---------------------------------------===//
+
+  /// Prints (to `os`, the body) the binding of argument `arg` to the
+  /// variable `n`: `args[index]` when an input, `results[index]` when a
+  /// result buffer.
+  virtual void bindArgument(BlockArgument arg, StringRef n, bool isResult,
+                            unsigned index) = 0;
+  /// Prints, after the body was emitted, the step function around `body`
+  /// and what it uses (`constants`, kernels) to `out`.
+  virtual void printStep() = 0;
+
+  virtual LogicalResult emitKernel(loomrt::KernelOp op) = 0;
+  virtual LogicalResult emitReduce(loomrt::ReduceOp op) = 0;
+  virtual LogicalResult emitIota(loomrt::IotaOp op) = 0;
+  virtual LogicalResult emitCopy(loomrt::CopyOp op) = 0;
+  virtual LogicalResult emitGridIndex(loomrt::GridIndexOp op) = 0;
+
+  /// The start of a call of the runtime library's `fn` (e.g. "cpu::gemm(",
+  /// "cuda::gemm(ctx, "): the qualified name, the parenthesis and, where
+  /// the target's function takes the Context first, `ctx, `. `cpuTakesCtx`:
+  /// whether the CPU runtime's function takes it (the CUDA ones always do).
+  /// `fn` names a kernel of CpuKernels.h/CudaKernels.h or an operation of
+  /// Comm.h (allReduceStart, sendStart, recvStart, wait).
+  virtual std::string libraryCall(StringRef fn, bool cpuTakesCtx) = 0;
+
+  /// The name of the static array that holds constant `n`'s values.
+  virtual std::string constantStorage(StringRef n) { return n.str(); }
+
+  /// Scalar spellings in kernel bodies.
+  virtual std::string floatLiteral(double value) { return formatFloat(value); }
+  virtual std::string intDivision(StringRef a, StringRef b) {
+    return ("loom_divi(ctx, " + a + ", " + b + ")").str();
+  }
+  virtual const char *intMax() { return "std::max"; }
+  virtual const char *intMin() { return "std::min"; }
+
+  //===--- Shared -------------------------------------------------------===//
+
+  /// Prints the scalar op `op` of a kernel body to `s` as
+  /// `const T vN = ...;`, its operands named by `scalars`.
+  LogicalResult emitScalar(Operation *op, DenseMap<Value, std::string> &scalars,
+                           llvm::raw_ostream &s, int indent);
+  /// Prints a kernel's body (loads, scalar ops, stores) to `s`: the inputs
+  /// are read at `inIndex(k)` for input k, the outputs written at
+  /// `outIndex`.
+  LogicalResult
+  emitKernelBody(loomrt::KernelOp op, llvm::raw_ostream &s, int indent,
+                 llvm::function_ref<std::string(unsigned)> inIndex,
+                 StringRef outIndex);
+
+  /// An error at `op`, prefixed with the translation's name.
+  InFlightDiagnostic error(Operation *op) {
+    return op->emitError() << target.tool << ": ";
+  }
+
+  std::string name(Value value) { return names.lookup(value); }
+  ArrayRef<int64_t> shape(Value value) {
+    return cast<MemRefType>(value.getType()).getShape();
+  }
+  Type elementType(Value value) {
+    return cast<MemRefType>(value.getType()).getElementType();
+  }
+  std::string newName(StringRef hint) {
+    return ("t" + Twine(counter++) + "_" + sanitize(hint)).str();
+  }
+  llvm::raw_ostream &line() { return os.indent(2); }
+  /// The comment line naming where the next statement came from.
+  void origin(StringRef text) { line() << "// " << text << "\n"; }
+
+  func::FuncOp func;
+  /// Where the translation unit goes; the step body is printed into `body`
+  /// first (via `os`) because constants and kernels are collected on the
+  /// way.
+  llvm::raw_ostream &out;
+  std::string body;
+  llvm::raw_string_ostream os;
+  TargetInfo target;
+  int64_t batchSize;
+  DenseMap<Value, std::string> names;
+  /// Definitions of the step's constants (`alignas(64) T name[N] = {...};`).
+  std::string constants;
+  /// The constant buffers in the order they were defined.
+  SmallVector<Value> constantBuffers;
+  int counter = 0;
+  /// Names the trace clocks (tc0, tc1, ...), apart from `counter` so that
+  /// the buffers keep their names.
+  int traceCounter = 0;
+  int64_t alignment = 64;
+  int64_t stage;
+
+private:
+  LogicalResult emitOp(Operation *op);
+  /// emitOp, and for ops that compute a span of the --trace timeline
+  /// around it.
+  LogicalResult emitTimedOp(Operation *op);
+  LogicalResult emitSpecs();
+
+  // Buffers (Buffers.cpp).
+  LogicalResult emitAlloc(loomrt::AllocOp op);
+  LogicalResult emitDealloc(loomrt::DeallocOp op);
+  LogicalResult emitView(loomrt::ViewOp op);
+  LogicalResult emitConstant(loomrt::ConstantOp op);
+
+  // Calls into the runtime library (Library.cpp).
+  LogicalResult emitGemm(loomrt::GemmOp op);
+  LogicalResult emitSoftmax(loomrt::SoftmaxOp op);
+  LogicalResult emitLayerNorm(loomrt::LayerNormOp op);
+  LogicalResult emitCrossEntropy(loomrt::CrossEntropyOp op);
+  LogicalResult emitGather(loomrt::GatherOp op);
+  LogicalResult emitScatterAdd(loomrt::ScatterAddOp op);
+  LogicalResult emitAllReduceStart(loomrt::AllReduceStartOp op);
+  /// loomrt.send_start or loomrt.recv_start.
+  template <typename StartOp>
+  LogicalResult emitTransferStart(StartOp op);
+  LogicalResult emitWait(loomrt::WaitOp op);
+};
+
+//===----------------------------------------------------------------------===//
+// The module driver (Module.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Emits one function (`stage` as for EmitterBase) with `batchSize`.
+using FunctionEmitter = llvm::function_ref<LogicalResult(
+    func::FuncOp func, llvm::raw_ostream &out, int64_t batchSize,
+    int64_t stage)>;
+
+/// Prints the module's one planned loomrt function as a program (its
+/// `main` calls trainMain), or its pipeline stage programs (each marked
+/// loom.stage, one namespace each; `main` calls trainMainStages): a banner
+/// naming the translation, `prologue` (includes and helpers, which opens
+/// an anonymous namespace), the functions, and `main`.
+LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os,
+                         TargetInfo target, int64_t batchSize,
+                         llvm::function_ref<void(llvm::raw_ostream &)> prologue,
+                         FunctionEmitter emitFunction);
+
+/// loom-translate's --batch-size option, which --emit-cpp and --emit-cuda
+/// share (rows of each data input per step, 0 for the data inputs'
+/// leading dimension). Registered by the first call; the translations'
+/// registration functions call it.
+int64_t translateBatchSize();
+
+} // namespace emit
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_TARGET_COMMON_EMITTERBASE_H

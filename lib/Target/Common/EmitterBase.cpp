@@ -1,0 +1,344 @@
+//===- EmitterBase.cpp - The function driver of the emitters --------------===//
+//
+// Names the arguments (`a0_x` inputs, `r0_loss` results), dispatches each
+// op to the shared printers (Buffers.cpp, Library.cpp) or the target's
+// hooks, puts --trace spans around compute ops, prints the scalar bodies
+// of fused kernels, and the step's TensorSpecs and ProgramSpec.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/Common/EmitterBase.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::emit;
+
+/// Ops that compute (loops and library calls): each gets a span on the
+/// compute track of a --trace timeline.
+static bool isComputeOp(Operation *op) {
+  return isa<loomrt::KernelOp, loomrt::ReduceOp, loomrt::CopyOp,
+             loomrt::IotaOp, loomrt::GemmOp, loomrt::SoftmaxOp,
+             loomrt::LayerNormOp, loomrt::CrossEntropyOp, loomrt::GatherOp,
+             loomrt::ScatterAddOp>(op);
+}
+
+/// The first name in `loc` (an ONNX node's, a JAX op's), or "".
+static StringRef locationName(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef name = locationName(inner); !name.empty())
+        return name;
+  if (auto site = dyn_cast<CallSiteLoc>(loc))
+    return locationName(site.getCallee());
+  return "";
+}
+
+/// A compute op's span name: what it computes (its `origin`, else its
+/// kind) and, where the model named it, the model's name.
+static std::string spanName(Operation *op) {
+  std::string text = op->getName().stripDialect().str();
+  if (auto origin = op->getAttrOfType<StringAttr>("origin"))
+    text += " " + origin.getValue().str();
+  if (StringRef name = locationName(op->getLoc()); !name.empty())
+    text += " (" + name.str() + ")";
+  return text;
+}
+
+LogicalResult EmitterBase::emitTimedOp(Operation *op) {
+  if (!isComputeOp(op))
+    return emitOp(op);
+  // traceClock is 0 and traceOp returns at once unless the run writes a
+  // --trace.
+  std::string clock = "tc" + std::to_string(traceCounter++);
+  line() << "const double " << clock << " = traceClock(ctx);\n";
+  if (failed(emitOp(op)))
+    return failure();
+  line() << "traceOp(ctx, " << cppQuote(spanName(op)) << ", " << clock
+         << ");\n";
+  return success();
+}
+
+LogicalResult EmitterBase::emitOp(Operation *op) {
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](loomrt::AllocOp o) { return emitAlloc(o); })
+      .Case([&](loomrt::DeallocOp o) { return emitDealloc(o); })
+      .Case([&](loomrt::ViewOp o) { return emitView(o); })
+      .Case([&](loomrt::ConstantOp o) { return emitConstant(o); })
+      .Case([&](loomrt::KernelOp o) { return emitKernel(o); })
+      .Case([&](loomrt::ReduceOp o) { return emitReduce(o); })
+      .Case([&](loomrt::CopyOp o) { return emitCopy(o); })
+      .Case([&](loomrt::IotaOp o) { return emitIota(o); })
+      .Case([&](loomrt::GemmOp o) { return emitGemm(o); })
+      .Case([&](loomrt::SoftmaxOp o) { return emitSoftmax(o); })
+      .Case([&](loomrt::LayerNormOp o) { return emitLayerNorm(o); })
+      .Case([&](loomrt::CrossEntropyOp o) { return emitCrossEntropy(o); })
+      .Case([&](loomrt::GatherOp o) { return emitGather(o); })
+      .Case([&](loomrt::ScatterAddOp o) { return emitScatterAdd(o); })
+      .Case([&](loomrt::AllReduceStartOp o) { return emitAllReduceStart(o); })
+      .Case([&](loomrt::SendStartOp o) { return emitTransferStart(o); })
+      .Case([&](loomrt::RecvStartOp o) { return emitTransferStart(o); })
+      .Case([&](loomrt::GridIndexOp o) { return emitGridIndex(o); })
+      .Case([&](loomrt::WaitOp o) { return emitWait(o); })
+      .Case([&](func::ReturnOp) { return success(); })
+      .Default([&](Operation *) -> LogicalResult {
+        return error(op) << "cannot print this op (lower it with "
+                            "convert-loom-to-loomrt first)";
+      });
+}
+
+LogicalResult EmitterBase::emit() {
+  auto numInputsAttr = func->getAttrOfType<IntegerAttr>("loomrt.num_inputs");
+  auto arenaAttr = func->getAttrOfType<IntegerAttr>("loomrt.arena_bytes");
+  auto peakAttr = func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes");
+  if (!numInputsAttr || !arenaAttr || !peakAttr)
+    return error(func) << "expects a function lowered by "
+                          "convert-loom-to-loomrt and planned by "
+                          "loom-memory-plan";
+  if (auto a = func->getAttrOfType<IntegerAttr>("loomrt.alignment"))
+    alignment = a.getInt();
+  unsigned numInputs = numInputsAttr.getInt();
+
+  for (BlockArgument arg : func.getArguments()) {
+    if (!cppType(elementType(arg)))
+      return error(func) << "argument #" << arg.getArgNumber()
+                         << " has element type " << elementType(arg)
+                         << "; the " << target.backend
+                         << " backend supports f32, i64 and i32";
+  }
+
+  // Buffer names: inputs from `args`, result buffers from `results`.
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto nameAttr =
+        func.getArgAttrOfType<StringAttr>(i, LoomDialect::getNameAttrName());
+    std::string hint =
+        nameAttr ? nameAttr.getValue().str() : ("arg" + Twine(i)).str();
+    bool isResult = i >= numInputs;
+    unsigned index = isResult ? i - numInputs : i;
+    std::string n =
+        (isResult ? "r" : "a") + std::to_string(index) + "_" + sanitize(hint);
+    names[arg] = n;
+    bindArgument(arg, n, isResult, index);
+  }
+  for (Operation &op : func.getBody().front())
+    if (failed(emitTimedOp(&op)))
+      return failure();
+
+  printStep();
+  return emitSpecs();
+}
+
+LogicalResult EmitterBase::emitSpecs() {
+  unsigned numInputs =
+      func->getAttrOfType<IntegerAttr>("loomrt.num_inputs").getInt();
+  int64_t batch = batchSize;
+  auto spec = [&](unsigned i) -> FailureOr<std::string> {
+    BlockArgument arg = func.getArgument(i);
+    bool isResult = i >= numInputs;
+    auto nameAttr =
+        func.getArgAttrOfType<StringAttr>(i, LoomDialect::getNameAttrName());
+    std::string n =
+        nameAttr ? nameAttr.getValue().str() : ("arg" + Twine(i)).str();
+    const char *role = "Role::Data";
+    int64_t updates = -1;
+    if (isResult) {
+      role = "Role::Other";
+      if (auto u = func.getArgAttrOfType<IntegerAttr>(
+              i, LoomDialect::getUpdatesAttrName())) {
+        updates = u.getInt();
+        role = func.getArgAttr(updates, LoomDialect::getParamAttrName())
+                   ? "Role::Param"
+                   : "Role::State";
+      } else if (n == "loss") {
+        role = "Role::Loss";
+      }
+    } else if (func.getArgAttr(i, LoomDialect::getParamAttrName())) {
+      role = "Role::Param";
+    } else if (func.getArgAttr(i, LoomDialect::getStateAttrName())) {
+      role = "Role::State";
+    }
+    Type element = elementType(arg);
+    if (!dtypeName(element))
+      return error(func) << "argument '" << n << "' has element type "
+                         << element
+                         << "; programs take f32, i64 and i32 tensors";
+    ArrayRef<int64_t> s = shape(arg);
+    if (s.size() > 8)
+      return error(func) << "argument '" << n << "' has rank " << s.size()
+                         << " (max 8)";
+    if (!isResult && StringRef(role) == "Role::Data") {
+      if (s.empty())
+        return error(func) << "data input '" << n
+                           << "' is a scalar; data inputs need a batch "
+                              "dimension";
+      if (batchSize == 0 && batch == 0)
+        batch = s[0];
+      else if (batchSize == 0 && batch != s[0])
+        return error(func) << "data inputs disagree on the batch "
+                              "dimension: '"
+                           << n << "' has " << s[0]
+                           << " rows, an earlier one " << batch;
+    }
+    std::string text;
+    llvm::raw_string_ostream ts(text);
+    ts << "    {" << cppQuote(n) << ", " << role << ", " << dtypeName(element)
+       << ", " << s.size() << ", {" << joinInts(s) << "}, " << updates
+       << "},\n";
+    return text;
+  };
+  std::string args, results;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    FailureOr<std::string> text = spec(i);
+    if (failed(text))
+      return failure();
+    (i < numInputs ? args : results) += *text;
+  }
+  unsigned numResults = func.getNumArguments() - numInputs;
+  // The device mesh the program runs on: the module's @mesh.
+  FailureOr<::loom::Mesh> mesh = getMesh(func->getParentOfType<ModuleOp>());
+  if (failed(mesh))
+    return failure();
+  int64_t dp = mesh->dp, tp = mesh->tp, pp = mesh->pp;
+  out << "const TensorSpec kArgs[] = {\n"
+      << args << "};\n"
+      << "const TensorSpec kResults[] = {\n"
+      << results << "};\n"
+      << "const ProgramSpec kProgram = {\n"
+      << "    " << cppQuote(func.getName()) << ", kArgs, " << numInputs
+      << ", kResults, " << numResults << ",\n"
+      << "    /*arenaBytes=*/"
+      << func->getAttrOfType<IntegerAttr>("loomrt.arena_bytes").getInt()
+      << ", /*plannedPeakBytes=*/"
+      << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
+      << ",\n    /*batchSize=*/" << batch << ", &step,\n"
+      << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/" << pp
+      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << "};\n\n";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel bodies
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmitterBase::emitScalar(Operation *op,
+                                      DenseMap<Value, std::string> &scalars,
+                                      llvm::raw_ostream &s, int indent) {
+  auto v = [&](unsigned i) { return scalars.lookup(op->getOperand(i)); };
+  std::string expr;
+  llvm::raw_string_ostream e(expr);
+  Type resultType = op->getResult(0).getType();
+  bool ok = true;
+  TypeSwitch<Operation *>(op)
+      .Case([&](arith::ConstantOp c) {
+        Attribute value = c.getValue();
+        if (auto f = dyn_cast<FloatAttr>(value))
+          e << floatLiteral(f.getValueAsDouble());
+        else if (auto i = dyn_cast<IntegerAttr>(value))
+          e << (resultType.isInteger(1)
+                    ? (i.getValue().isZero() ? "false" : "true")
+                    : (Twine("static_cast<") + cppType(resultType) + ">(" +
+                       Twine(i.getValue().getSExtValue()) + "LL)")
+                          .str());
+        else
+          ok = false;
+      })
+      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { e << v(0) << " + " << v(1); })
+      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { e << v(0) << " - " << v(1); })
+      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { e << v(0) << " * " << v(1); })
+      .Case<arith::DivFOp>([&](auto) { e << v(0) << " / " << v(1); })
+      .Case<arith::DivSIOp>([&](auto) { e << intDivision(v(0), v(1)); })
+      .Case<arith::NegFOp>([&](auto) { e << "-" << v(0); })
+      .Case<arith::MaximumFOp>([&](auto) { e << "loom_maxf(" << v(0) << ", " << v(1) << ")"; })
+      .Case<arith::MinimumFOp>([&](auto) { e << "loom_minf(" << v(0) << ", " << v(1) << ")"; })
+      .Case<arith::MaxSIOp>([&](auto) { e << intMax() << "(" << v(0) << ", " << v(1) << ")"; })
+      .Case<arith::MinSIOp>([&](auto) { e << intMin() << "(" << v(0) << ", " << v(1) << ")"; })
+      .Case([&](arith::CmpFOp c) {
+        const char *sym = nullptr;
+        bool negate = false;
+        switch (c.getPredicate()) {
+        case arith::CmpFPredicate::OEQ: sym = "=="; break;
+        case arith::CmpFPredicate::UNE: sym = "!="; break;
+        case arith::CmpFPredicate::OLT: sym = "<"; break;
+        case arith::CmpFPredicate::OLE: sym = "<="; break;
+        case arith::CmpFPredicate::OGT: sym = ">"; break;
+        case arith::CmpFPredicate::OGE: sym = ">="; break;
+        case arith::CmpFPredicate::UGT: sym = "<="; negate = true; break;
+        default: ok = false; return;
+        }
+        e << (negate ? "!(" : "(") << v(0) << " " << sym << " " << v(1) << ")";
+      })
+      .Case([&](arith::CmpIOp c) {
+        const char *sym = nullptr;
+        switch (c.getPredicate()) {
+        case arith::CmpIPredicate::eq: sym = "=="; break;
+        case arith::CmpIPredicate::ne: sym = "!="; break;
+        case arith::CmpIPredicate::slt: sym = "<"; break;
+        case arith::CmpIPredicate::sle: sym = "<="; break;
+        case arith::CmpIPredicate::sgt: sym = ">"; break;
+        case arith::CmpIPredicate::sge: sym = ">="; break;
+        default: ok = false; return;
+        }
+        e << "(" << v(0) << " " << sym << " " << v(1) << ")";
+      })
+      .Case<arith::SelectOp>([&](auto) {
+        e << "(" << v(0) << " ? " << v(1) << " : " << v(2) << ")";
+      })
+      .Case<arith::SIToFPOp, arith::UIToFPOp, arith::ExtUIOp, arith::ExtSIOp,
+            arith::TruncIOp>([&](auto) {
+        e << "static_cast<" << cppType(resultType) << ">(" << v(0) << ")";
+      })
+      .Case<arith::FPToSIOp>([&](auto) {
+        e << "loom_ftoi<" << cppType(resultType) << ">(" << v(0) << ")";
+      })
+      .Case<math::ExpOp>([&](auto) { e << "std::exp(" << v(0) << ")"; })
+      .Case<math::LogOp>([&](auto) { e << "std::log(" << v(0) << ")"; })
+      .Case<math::SqrtOp>([&](auto) { e << "std::sqrt(" << v(0) << ")"; })
+      .Case<math::RsqrtOp>([&](auto) { e << "1.0f / std::sqrt(" << v(0) << ")"; })
+      .Case<math::TanhOp>([&](auto) { e << "std::tanh(" << v(0) << ")"; })
+      .Case<math::ErfOp>([&](auto) { e << "std::erf(" << v(0) << ")"; })
+      .Case<math::PowFOp>([&](auto) { e << "std::pow(" << v(0) << ", " << v(1) << ")"; })
+      .Case<math::AbsFOp>([&](auto) { e << "std::fabs(" << v(0) << ")"; })
+      .Case<math::AbsIOp>([&](auto) {
+        e << "(" << v(0) << " < 0 ? -" << v(0) << " : " << v(0) << ")";
+      })
+      .Default([&](Operation *) { ok = false; });
+  if (!ok || !cppType(resultType))
+    return error(op) << "cannot print this scalar op";
+  std::string result = "v" + std::to_string(scalars.size());
+  s.indent(indent) << "const " << cppType(resultType) << " " << result
+                   << " = " << expr << ";\n";
+  scalars[op->getResult(0)] = result;
+  return success();
+}
+
+LogicalResult EmitterBase::emitKernelBody(
+    loomrt::KernelOp op, llvm::raw_ostream &s, int indent,
+    llvm::function_ref<std::string(unsigned)> inIndex, StringRef outIndex) {
+  Block &kernelBody = op.getBody().front();
+  DenseMap<Value, std::string> scalars;
+  for (auto [k, arg, in] :
+       llvm::enumerate(kernelBody.getArguments(), op.getIns())) {
+    std::string x = "x" + std::to_string(scalars.size());
+    s.indent(indent) << "const " << cppType(arg.getType()) << " " << x
+                     << " = " << name(in) << "[" << inIndex(k) << "];\n";
+    scalars[arg] = x;
+  }
+  for (Operation &inner : kernelBody.without_terminator())
+    if (failed(emitScalar(&inner, scalars, s, indent)))
+      return failure();
+  auto yield = cast<loomrt::YieldOp>(kernelBody.getTerminator());
+  for (auto [value, buffer] : llvm::zip(yield.getValues(), op.getOuts()))
+    s.indent(indent) << name(buffer) << "[" << outIndex
+                     << "] = " << scalars.lookup(value) << ";\n";
+  return success();
+}

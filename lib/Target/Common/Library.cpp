@@ -1,0 +1,173 @@
+//===- Library.cpp - Calls into the runtime library -----------------------===//
+//
+// The ops the emitters do not generate: a loomrt.gemm (one batched gemm of
+// a dot_general, see lib/Conversion/LoomToLoomRT/Contraction.cpp) is one
+// call of the runtime's batched gemm (cblas_sgemm or cuBLAS: transposes,
+// batch, sizes, and a batch stride of 0 for an operand shared by the
+// batch); softmax, the norms, cross-entropy, gather and scatter_add are
+// its kernels; all_reduce_start, send_start and recv_start start a
+// transfer on the group of their mesh axis and name its CommHandle, and
+// loomrt.wait waits on one (loom/Runtime/Comm.h on the CPU, NCCL through
+// loom/Runtime/CudaKernels.h on CUDA). The target names the namespace
+// (EmitterBase::libraryCall).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/Common/EmitterBase.h"
+
+#include "llvm/Support/Format.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::emit;
+
+LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
+  origin((gemm.getOrigin() + " -> " + name(gemm.getC())).str());
+  int64_t m = gemm.getM(), n = gemm.getN(), k = gemm.getK();
+  line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
+         << ", " << (gemm.getTransB() ? "true" : "false") << ", "
+         << gemm.getBatch() << ", " << m << ", " << n << ", " << k << ", "
+         << name(gemm.getA()) << ", " << (gemm.getABatched() ? m * k : 0)
+         << ", " << name(gemm.getB()) << ", "
+         << (gemm.getBBatched() ? k * n : 0) << ", " << name(gemm.getC())
+         << ", " << m * n << ");\n";
+  return success();
+}
+
+LogicalResult EmitterBase::emitSoftmax(loomrt::SoftmaxOp softmax) {
+  origin((softmax.getOrigin() + " -> " + name(softmax.getOutput())).str());
+  ArrayRef<int64_t> s = shape(softmax.getInput());
+  int64_t axis = softmax.getAxis();
+  line() << libraryCall("softmax", false) << name(softmax.getInput()) << ", "
+         << name(softmax.getOutput()) << ", "
+         << numElements(s.take_front(axis)) << ", " << s[axis] << ", "
+         << numElements(s.drop_front(axis + 1)) << ", "
+         << (softmax.getLog() ? "true" : "false") << ");\n";
+  return success();
+}
+
+LogicalResult EmitterBase::emitLayerNorm(loomrt::LayerNormOp norm) {
+  origin((norm.getOrigin() + " -> " + name(norm.getOutput())).str());
+  ArrayRef<int64_t> s = shape(norm.getInput());
+  int64_t axis = norm.getAxis();
+  std::string scale = norm.getScale() ? name(norm.getScale()) : "nullptr";
+  std::string rows = std::to_string(numElements(s.take_front(axis)));
+  std::string cols = std::to_string(numElements(s.drop_front(axis)));
+  std::string eps;
+  llvm::raw_string_ostream(eps)
+      << llvm::format("%.17g", norm.getEpsilon().convertToDouble());
+  if (norm.getRms()) {
+    line() << libraryCall("rmsNorm", false) << name(norm.getInput()) << ", "
+           << scale << ", " << name(norm.getOutput()) << ", " << rows << ", "
+           << cols << ", " << eps << ");\n";
+  } else {
+    std::string bias = norm.getBias() ? name(norm.getBias()) : "nullptr";
+    line() << libraryCall("layerNorm", false) << name(norm.getInput()) << ", "
+           << scale << ", " << bias << ", " << name(norm.getOutput()) << ", "
+           << rows << ", " << cols << ", " << eps << ");\n";
+  }
+  return success();
+}
+
+LogicalResult EmitterBase::emitCrossEntropy(loomrt::CrossEntropyOp ce) {
+  origin((ce.getOrigin() + " -> " + name(ce.getOutput())).str());
+  // crossEntropy, gather and scatterAdd are overloaded on the index
+  // pointer type (i64 and i32), so the call is the same.
+  if (!isIndexType(elementType(ce.getLabels())))
+    return error(ce) << "cross_entropy labels must be i64 or i32";
+  ArrayRef<int64_t> s = shape(ce.getLogits());
+  int64_t classes = s.back();
+  StringRef reduction = ce.getReduction();
+  const char *kind = reduction == "none"  ? "Reduction::None"
+                     : reduction == "sum" ? "Reduction::Sum"
+                                          : "Reduction::Mean";
+  IntegerAttr ignore = ce.getIgnoreIndexAttr();
+  line() << libraryCall("crossEntropy", true) << cppQuote(ce.getOrigin())
+         << ", " << name(ce.getLogits()) << ", " << name(ce.getLabels())
+         << ", " << name(ce.getOutput()) << ", " << numElements(s) / classes
+         << ", " << classes << ", cpu::" << kind << ", "
+         << (ignore ? "true" : "false") << ", "
+         << (ignore ? ignore.getInt() : 0) << ");\n";
+  return success();
+}
+
+LogicalResult EmitterBase::emitGather(loomrt::GatherOp gather) {
+  origin((gather.getOrigin() + " -> " + name(gather.getOutput())).str());
+  if (!isIndexType(elementType(gather.getIndices())))
+    return error(gather) << "gather indices must be i64 or i32";
+  ArrayRef<int64_t> s = shape(gather.getData());
+  int64_t axis = gather.getAxis();
+  line() << libraryCall("gather", true) << cppQuote(gather.getOrigin()) << ", "
+         << name(gather.getData()) << ", "
+         << elementBytes(elementType(gather.getData())) << ", "
+         << name(gather.getIndices()) << ", " << name(gather.getOutput())
+         << ", " << numElements(s.take_front(axis)) << ", " << s[axis] << ", "
+         << numElements(s.drop_front(axis + 1)) << ", "
+         << numElements(shape(gather.getIndices())) << ");\n";
+  return success();
+}
+
+LogicalResult EmitterBase::emitScatterAdd(loomrt::ScatterAddOp scatter) {
+  origin((scatter.getOrigin() + " -> " + name(scatter.getOutput())).str());
+  if (!isIndexType(elementType(scatter.getIndices())))
+    return error(scatter) << "scatter_add indices must be i64 or i32";
+  ArrayRef<int64_t> s = shape(scatter.getTarget());
+  int64_t axis = scatter.getAxis();
+  line() << libraryCall("scatterAdd", true) << cppQuote(scatter.getOrigin())
+         << ", " << name(scatter.getTarget()) << ", "
+         << name(scatter.getIndices()) << ", " << name(scatter.getUpdates())
+         << ", " << name(scatter.getOutput()) << ", "
+         << numElements(s.take_front(axis)) << ", " << s[axis] << ", "
+         << numElements(s.drop_front(axis + 1)) << ", "
+         << numElements(shape(scatter.getIndices())) << ");\n";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+EmitterBase::emitAllReduceStart(loomrt::AllReduceStartOp start) {
+  std::string n = newName("handle");
+  names[start.getHandle()] = n;
+  StringRef reduction = start.getReduction();
+  const char *op = reduction == "max"   ? "ReduceOp::Max"
+                   : reduction == "min" ? "ReduceOp::Min"
+                   : reduction == "avg" ? "ReduceOp::Avg"
+                                        : "ReduceOp::Sum";
+  const char *group = groupEnum(start.getMeshAxis());
+  line() << "const CommHandle " << n << " = "
+         << libraryCall("allReduceStart", true) << name(start.getBuffer())
+         << ", " << numElements(shape(start.getBuffer())) << ", " << op
+         << ", " << group << ");\n";
+  return success();
+}
+
+template <typename StartOp>
+LogicalResult EmitterBase::emitTransferStart(StartOp start) {
+  constexpr bool isSend = std::is_same_v<StartOp, loomrt::SendStartOp>;
+  const char *group = groupEnum(start.getMeshAxis());
+  std::string n = newName(isSend ? "send" : "recv");
+  names[start.getHandle()] = n;
+  Value buffer = start.getBuffer();
+  line() << "const CommHandle " << n << " = "
+         << libraryCall(isSend ? "sendStart" : "recvStart", true)
+         << name(buffer) << ", "
+         << numElements(shape(buffer)) * elementBytes(elementType(buffer))
+         << ", " << start.getPeer() << ", " << start.getTag() << ", "
+         << group << ");\n";
+  return success();
+}
+
+template LogicalResult
+EmitterBase::emitTransferStart<loomrt::SendStartOp>(loomrt::SendStartOp);
+template LogicalResult
+EmitterBase::emitTransferStart<loomrt::RecvStartOp>(loomrt::RecvStartOp);
+
+LogicalResult EmitterBase::emitWait(loomrt::WaitOp wait) {
+  line() << libraryCall("wait", true) << name(wait.getHandle()) << ");\n";
+  return success();
+}

@@ -1,0 +1,220 @@
+//===- Kernels.cpp - Generated __global__ kernels (CUDA) ------------------===//
+//
+// Every generated op is one __global__ function with a grid-stride loop
+// over a flat index `i`, from which the loop indices its strides read are
+// recovered (`i0 = i / 8`, `i1 = i % 8`): a loomrt.kernel computes one
+// element per iteration (the same scalar body as the CPU's), loomrt.reduce
+// one output per iteration (its reduced dimensions a serial loop nest with
+// a double or int64 accumulator, in the CPU's order, so the sums are the
+// CPU's bit for bit), iota and copy one element. The step launches each
+// with LOOM_LAUNCH(kernel, grid, block, stream, buffers...) on the
+// runtime's compute stream: `block` threads (256, fewer for small ops, a
+// multiple of 32) and enough blocks to give each thread one element, at
+// most EmitCudaOptions::maxBlocks.
+//
+// The parameters of a kernel are the buffers it reads and writes, named
+// as in the step, so the shared printers (EmitterBase::emitKernelBody)
+// print the same text inside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::emit;
+using mlir::loom::emit_cuda::Emitter;
+
+/// Prints `const int64_t <prefix>d = ...;` from the flat index `i` of a
+/// dense `shape`, for the dimensions d that some stride list in `uses`
+/// reads (non-zero stride); the others would be unused variables.
+static void printUnflatten(llvm::raw_ostream &s, int indent, StringRef prefix,
+                           ArrayRef<int64_t> shape,
+                           ArrayRef<ArrayRef<int64_t>> uses) {
+  SmallVector<int64_t> dense = computeStrides(shape);
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (llvm::none_of(uses, [&](ArrayRef<int64_t> u) {
+          return d < static_cast<int64_t>(u.size()) && u[d] != 0;
+        }))
+      continue;
+    std::string expr = dense[d] == 1 ? std::string("i")
+                                     : "i / " + std::to_string(dense[d]);
+    if (d > 0)
+      expr = (dense[d] == 1 ? expr : "(" + expr + ")") + " % " +
+             std::to_string(shape[d]);
+    s.indent(indent) << "const int64_t " << prefix << d << " = " << expr
+                     << ";\n";
+  }
+}
+
+LogicalResult Emitter::emitGlobal(
+    StringRef hint, StringRef comment, int64_t n, ArrayRef<Value> params,
+    ArrayRef<Value> written,
+    llvm::function_ref<LogicalResult(llvm::raw_ostream &)> printBody) {
+  line() << "// " << comment << "\n";
+  if (n == 0) {
+    line() << "// no elements: no kernel\n";
+    return success();
+  }
+  std::string kernel =
+      "k" + std::to_string(kernelCounter++) + "_" + sanitize(hint);
+  llvm::raw_string_ostream ks(kernels);
+  ks << "// " << comment << "\n__global__ void " << kernel << "(";
+  for (auto [k, buffer] : llvm::enumerate(params))
+    ks << (k ? ", " : "")
+       << (llvm::is_contained(written, buffer) ? "" : "const ")
+       << cppType(elementType(buffer)) << " *" << name(buffer);
+  ks << ") {\n"
+     << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + "
+        "threadIdx.x; i < "
+     << n << ";\n"
+     << "       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {\n";
+  if (failed(printBody(ks)))
+    return failure();
+  ks << "  }\n}\n\n";
+
+  int64_t block = std::min<int64_t>(options.blockSize, llvm::alignTo(n, 32));
+  int64_t grid = std::min<int64_t>(llvm::divideCeil(n, block), options.maxBlocks);
+  line() << "LOOM_LAUNCH(" << kernel << ", " << grid << ", " << block
+         << ", stream, "
+         << llvm::join(llvm::map_range(params, [&](Value v) { return name(v); }),
+                       ", ")
+         << ");\n";
+  line() << "cuda::checkKernelLaunch(ctx, " << cppQuote(kernel) << ");\n";
+  return success();
+}
+
+/// `values` without repeats, in order.
+static SmallVector<Value> distinct(ArrayRef<Value> values) {
+  SmallVector<Value> result;
+  for (Value v : values)
+    if (!llvm::is_contained(result, v))
+      result.push_back(v);
+  return result;
+}
+
+LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
+  Value out = op.getOuts().front();
+  ArrayRef<int64_t> loopShape = shape(out);
+  SmallVector<Value> buffers(op.getIns());
+  llvm::append_range(buffers, op.getOuts());
+  SmallVector<Value> outs(op.getOuts());
+  auto strided = op.getInStridesAttr();
+  std::string comment =
+      ("kernel " + op.getOrigin() + " -> " + name(out)).str();
+  return emitGlobal(
+      op.getOrigin(), comment, numElements(loopShape), distinct(buffers), outs,
+      [&](llvm::raw_ostream &s) {
+        if (!strided)
+          return emitKernelBody(
+              op, s, 4, [](unsigned) { return std::string("i"); }, "i");
+        // The output is dense: its index is `i`; the inputs read with
+        // their strides.
+        SmallVector<ArrayRef<int64_t>> uses;
+        for (Attribute a : strided)
+          uses.push_back(cast<DenseI64ArrayAttr>(a).asArrayRef());
+        printUnflatten(s, 4, "i", loopShape, uses);
+        return emitKernelBody(
+            op, s, 4, [&](unsigned k) { return indexExpr("i", uses[k]); },
+            "i");
+      });
+}
+
+LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
+  ReduceGeometry g(op);
+  Type type = elementType(op.getInput());
+  bool isFloat = type.isF32();
+  const char *acc = isFloat ? "double" : "int64_t";
+  std::string comment = ("reduce " + stringifyEnum(op.getKind()) + " over [" +
+                         joinInts(op.getDims()) + "] (" + op.getOrigin() +
+                         ") -> " + name(op.getOutput()))
+                            .str();
+  std::string init;
+  switch (op.getKind()) {
+  case loomrt::ReduceKind::sum:
+  case loomrt::ReduceKind::mean:
+    init = "0";
+    break;
+  case loomrt::ReduceKind::max:
+    init = isFloat ? "-HUGE_VAL" : "INT64_MIN";
+    break;
+  }
+  // One thread per output element; the reduced dimensions in the CPU's
+  // order.
+  return emitGlobal(
+      ("reduce_" + stringifyEnum(op.getKind())).str(), comment,
+      numElements(g.keptSizes), distinct({op.getInput(), op.getOutput()}),
+      {op.getOutput()}, [&](llvm::raw_ostream &s) {
+        printUnflatten(s, 4, "k", g.keptSizes, {g.keptStrides});
+        s.indent(4) << acc << " acc = " << init << ";\n";
+        s.indent(4) << "const int64_t base = " << indexExpr("k", g.keptStrides)
+                    << ";\n";
+        {
+          LoopNest inner(s, g.reducedSizes, "r", 4, false);
+          int in = inner.bodyIndent();
+          s.indent(in) << "const " << acc << " x = " << name(op.getInput())
+                       << "[base + " << indexExpr("r", g.reducedStrides)
+                       << "];\n";
+          if (op.getKind() == loomrt::ReduceKind::max) {
+            if (isFloat)
+              s.indent(in)
+                  << "if (acc == acc && (x != x || x > acc)) acc = x;\n";
+            else
+              s.indent(in) << "if (x > acc) acc = x;\n";
+          } else {
+            s.indent(in) << "acc += x;\n";
+          }
+        }
+        std::string value = "acc";
+        if (op.getKind() == loomrt::ReduceKind::mean)
+          value =
+              "acc / " + std::to_string(numElements(g.reducedSizes)) + ".0";
+        s.indent(4) << name(op.getOutput()) << "[i] = static_cast<"
+                    << cppType(type) << ">(" << value << ");\n";
+        return success();
+      });
+}
+
+LogicalResult Emitter::emitIota(loomrt::IotaOp iota) {
+  ArrayRef<int64_t> s = shape(iota.getOutput());
+  SmallVector<int64_t> use(s.size(), 0);
+  if (static_cast<int64_t>(iota.getDim()) < static_cast<int64_t>(s.size()))
+    use[iota.getDim()] = 1;
+  return emitGlobal(
+      "iota", "iota -> " + name(iota.getOutput()), numElements(s),
+      {iota.getOutput()}, {iota.getOutput()}, [&](llvm::raw_ostream &k) {
+        printUnflatten(k, 4, "i", s, {use});
+        k.indent(4) << name(iota.getOutput()) << "[i] = static_cast<"
+                    << cppType(elementType(iota.getOutput())) << ">(i"
+                    << iota.getDim() << ");\n";
+        return success();
+      });
+}
+
+LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
+  std::string comment = ("copy (" + copy.getOrigin() + ") " +
+                         name(copy.getSource()) + " -> " +
+                         name(copy.getTarget()))
+                            .str();
+  return emitGlobal(
+      "copy", comment, numElements(copy.getShape()),
+      distinct({copy.getSource(), copy.getTarget()}), {copy.getTarget()},
+      [&](llvm::raw_ostream &s) {
+        printUnflatten(s, 4, "i", copy.getShape(),
+                       {copy.getSourceStrides(), copy.getTargetStrides()});
+        s.indent(4) << name(copy.getTarget()) << "["
+                    << indexExpr("i", copy.getTargetStrides(),
+                                 copy.getTargetOffset())
+                    << "] = " << name(copy.getSource()) << "["
+                    << indexExpr("i", copy.getSourceStrides(),
+                                 copy.getSourceOffset())
+                    << "];\n";
+        return success();
+      });
+}

@@ -1,0 +1,65 @@
+// Each generated loomrt op is a __global__ kernel with a grid-stride loop:
+// reductions (one thread per output, the reduced dimensions a serial loop
+// in the CPU's order), strided copies, iota, the rank's grid index; each
+// compiles as host C++ against the emulation header.
+// RUN: split-file %s %t
+// RUN: loom-opt %t/reduce.mlir -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cuda - -o %t/reduce.cu
+// RUN: FileCheck %s --check-prefix=REDUCE < %t/reduce.cu
+// RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t/reduce.cu
+// RUN: loom-opt %t/copy.mlir -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cuda - -o %t/copy.cu
+// RUN: FileCheck %s --check-prefix=COPY < %t/copy.cu
+// RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t/copy.cu
+// RUN: loom-opt %t/grid.mlir -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cuda - -o %t/grid.cu
+// RUN: FileCheck %s --check-prefix=GRID < %t/grid.cu
+// RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t/grid.cu
+
+//--- reduce.mlir
+// REDUCE: // reduce sum over [0] (reduce_sum) -> [[OUT:[a-z0-9_]+]]
+// REDUCE-NEXT: __global__ void [[K:k[0-9]+_reduce_sum]](const float *[[IN:[a-z0-9_]+]], float *[[OUT]]) {
+// REDUCE-NEXT: for (int64_t i = {{.*}}; i < 2;
+// REDUCE-NEXT: i += {{.*}}) {
+// REDUCE-NEXT: const int64_t k0 = i;
+// REDUCE-NEXT: double acc = 0;
+// REDUCE-NEXT: const int64_t base = k0;
+// REDUCE-NEXT: for (int64_t r0 = 0; r0 < 3; ++r0) {
+// REDUCE-NEXT: const double x = [[IN]][base + r0 * 2];
+// REDUCE-NEXT: acc += x;
+// REDUCE-NEXT: }
+// REDUCE-NEXT: [[OUT]][i] = static_cast<float>(acc);
+// REDUCE: // reduce max over [0, 1] ({{.*}}) -> [[MAX:[a-z0-9_]+]]
+// REDUCE-NEXT: __global__ void {{k[0-9]+_reduce_max}}(
+// REDUCE-NEXT: for (int64_t i = {{.*}}; i < 1;
+// REDUCE: double acc = -HUGE_VAL;
+// REDUCE: if (acc == acc && (x != x || x > acc)) acc = x;
+// REDUCE: LOOM_LAUNCH([[K]], 1, 32, stream, [[IN]], [[OUT]]);
+func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.name = "s"}, tensor<f32> {loom.name = "m"}) {
+  %s = loom.reduce_sum %x, dims = [0] : tensor<3x2xf32> -> tensor<2xf32>
+  %m = loom.reduce_max %x, dims = [0, 1] : tensor<3x2xf32> -> tensor<f32>
+  return %s, %m : tensor<2xf32>, tensor<f32>
+}
+
+//--- copy.mlir
+// A transpose is a strided copy: both loop indices from the flat index.
+// COPY: // copy (transpose) a0_x -> r0_t
+// COPY-NEXT: __global__ void [[K:k[0-9]+_copy]](const float *a0_x, float *r0_t) {
+// COPY: const int64_t i0 = i / 2;
+// COPY-NEXT: const int64_t i1 = i % 2;
+// COPY-NEXT: r0_t[i0 * 2 + i1] = a0_x[i0 + i1 * 3];
+// COPY: LOOM_LAUNCH([[K]], 1, 32, stream, a0_x, r0_t);
+func.func @main(%x: tensor<2x3xf32> {loom.name = "x"}) -> (tensor<3x2xf32> {loom.name = "t"}) {
+  %t = loom.transpose %x, permutation = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
+
+//--- grid.mlir
+// The rank's index in its tensor-parallel group goes to device memory.
+// GRID: const int64_t index = static_cast<int64_t>(groupRank(ctx, Group::Tp));
+// GRID-NEXT: cuda::copyToDevice(ctx, {{t[0-9]+_[a-z_]+}}, &index, sizeof index);
+shard.grid @mesh(shape = 1x1x2)
+func.func @main(%x: tensor<4xf32> {loom.name = "x"}) -> (tensor<4xf32> {loom.name = "y"}) {
+  %r = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
+  %rf = loom.convert %r : tensor<i64> -> tensor<f32>
+  %b = loom.broadcast %rf, dims = [] : tensor<f32> -> tensor<4xf32>
+  %y = loom.add %x, %b : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -1,0 +1,127 @@
+"""The CUDA target without a GPU: `loomc --target cuda` emits one `.cu`
+(__global__ kernels launched through LOOM_LAUNCH, cuBLAS/NCCL through the
+runtime's cuda:: API); `--cuda-emulate` builds that same source as host
+code (loom/Runtime/CudaEmulation.h), so every emitted kernel runs here.
+
+The emulated programs must train the test models (the MLP and the small
+GPT of test/python/models) with the CPU programs' per-step losses, on one
+rank and on two (dp=2, the gradients all-reduced through the CUDA API's
+emulated NCCL, i.e. MPI). Where nvcc is installed, the emitted source must
+also compile with it (the real CUDA syntax), and a program built by nvcc
+for a GPU must say that there is no CUDA device when there is none.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import loom
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_training import LOOMC, ROOT, import_example, make_data, write_data  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+np = pytest.importorskip("numpy")
+pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+STEPS = 6
+CLASSES = {"mlp_example": 10, "gpt_example": 50}
+OPTIONS = dict(optimizer="adamw", lr=1e-3, weight_decay=0.01)
+
+
+def nvcc():
+    """The nvcc to check the emitted source with, or None."""
+    for candidate in (os.environ.get("CUDACXX"), shutil.which("nvcc"),
+                      "/usr/local/cuda/bin/nvcc"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def has_gpu():
+    return any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+def check_source(source, example, dp):
+    """The emitted .cu really is CUDA: kernels, launches, library calls."""
+    assert "__global__ void k0_" in source
+    assert "LOOM_LAUNCH(k0_" in source
+    assert "<<<" not in source  # launches go through the macro
+    assert "cuda::gemm(ctx, " in source
+    assert "cpu::gemm" not in source
+    if example == "gpt_example":
+        assert "cuda::gather(ctx, " in source
+        assert "cuda::scatterAdd(ctx, " in source
+        assert "cuda::softmax(ctx, " in source or "cuda::layerNorm(ctx, " in source
+    if dp > 1:
+        assert "cuda::allReduceStart(ctx, " in source
+        assert "cuda::wait(ctx, " in source
+
+
+@pytest.mark.parametrize("dp", [1, 2])
+@pytest.mark.parametrize("example", sorted(CLASSES))
+def test_emulated_cuda_trains_like_cpu(example, dp, tmp_path):
+    _, args, names, m = import_example(example, tmp_path)
+    data = write_data(tmp_path / "data",
+                      make_data(names, args, 3 * dp, CLASSES[example], seed=7))
+    mesh = None if dp == 1 else f"dp={dp}"
+    cpu = m.compile(outdir=tmp_path / "cpu", mesh=mesh, **OPTIONS)
+    cuda = m.compile(outdir=tmp_path / "cuda", mesh=mesh, target="cuda",
+                     cuda_emulate=True, **OPTIONS)
+    check_source((tmp_path / "cuda" / "step.cu").read_text(), example, dp)
+    assert "-DLOOM_CUDA_EMULATION" in (tmp_path / "cuda" / "build.sh").read_text()
+    ranks = {} if dp == 1 else {"ranks": dp}
+    expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv", **ranks)
+    got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv", **ranks)
+    assert len(got) == STEPS
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_cuda_emulate_needs_target_cuda(tmp_path):
+    _, _, _, m = import_example("mlp_example", tmp_path)
+    with pytest.raises(loom.LoomError, match="--cuda-emulate .* needs --target cuda"):
+        m.compile(outdir=tmp_path / "out", cuda_emulate=True)
+
+
+@pytest.mark.parametrize("example", sorted(CLASSES))
+def test_nvcc_compiles_emitted_source(example, tmp_path):
+    """The emitted .cu is CUDA that nvcc accepts (compiled with -c: the
+    runtime's headers only, no GPU needed)."""
+    compiler = nvcc()
+    if compiler is None:
+        pytest.skip("nvcc not found (set CUDACXX or put nvcc on PATH)")
+    _, _, _, m = import_example(example, tmp_path)
+    m.compile(outdir=tmp_path / "out", mesh="dp=2", target="cuda",
+              cuda_emulate=True, **OPTIONS)
+    source = tmp_path / "out" / "step.cu"
+    proc = subprocess.run([compiler, "-std=c++17", "-c", "-I", str(ROOT / "include"),
+                           "-Xcompiler=-Wall,-Wextra", "-Werror=all-warnings",
+                           str(source), "-o", str(tmp_path / "step.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "step.o").stat().st_size > 0
+
+
+def test_gpu_program_without_gpu_says_so(tmp_path):
+    """`loomc --target cuda` (nvcc, cuBLAS, NCCL) builds a program that, on
+    a machine without a GPU, exits non-zero saying no CUDA device was
+    found."""
+    if has_gpu():
+        pytest.skip("this machine has a GPU")
+    _, args, names, m = import_example("mlp_example", tmp_path)
+    try:
+        program = m.compile(outdir=tmp_path / "out", target="cuda", **OPTIONS)
+    except loom.LoomError as e:
+        if "without the CUDA backend" in str(e):
+            pytest.skip("this Loom was built without the CUDA backend (no nvcc, cuBLAS or NCCL)")
+        raise
+    data = write_data(tmp_path / "data", make_data(names, args, 3, 10, seed=7))
+    proc = subprocess.run([str(program.executable), "--data", str(data), "--steps", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "no CUDA device found" in proc.stderr, proc.stderr
