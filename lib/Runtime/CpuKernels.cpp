@@ -4,7 +4,8 @@
 // in double in a fixed order and each result is rounded to float once, so
 // the results are the same for any number of threads (gemm is cblas_sgemm,
 // as in the interpreter). One exception, for speed: softmax and
-// cross-entropy evaluate exp in float, once per element, as PyTorch does;
+// cross-entropy evaluate exp in float (loom/Runtime/VecMath.h, vectorised),
+// once per element, as PyTorch does;
 // their sums still accumulate in double. Kernels that can
 // fail (bad labels or indices) check all their inputs first, on the calling
 // thread, and only then start the parallel loops.
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/CpuKernels.h"
+#include "loom/Runtime/VecMath.h"
 #include "RuntimeImpl.h"
 
 #include <cblas.h>
@@ -153,11 +155,19 @@ void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
     // the sum accumulates in double.
     const float maxf = static_cast<float>(max);
     double sum = 0.0;
-    for (int64_t j = 0; j < n; ++j) {
-      float e = std::exp(xs[j * inner] - maxf);
-      if (!log)
-        ys[j * inner] = e;
-      sum += e;
+    if (!log && inner == 1) {
+      // The exponentials in one vectorised loop, then their sum.
+      for (int64_t j = 0; j < n; ++j)
+        ys[j] = vm::exp(xs[j] - maxf);
+      for (int64_t j = 0; j < n; ++j)
+        sum += ys[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        float e = vm::exp(xs[j * inner] - maxf);
+        if (!log)
+          ys[j * inner] = e;
+        sum += e;
+      }
     }
     if (log) {
       double logSum = std::log(sum);
@@ -275,7 +285,7 @@ void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
     const float maxf = static_cast<float>(max);
     double sum = 0.0;
     for (int64_t c = 0; c < classes; ++c)
-      sum += std::exp(row[c] - maxf);
+      sum += vm::exp(row[c] - maxf);
     losses[static_cast<size_t>(s)] = max + std::log(sum) - row[label];
   }
   if (reduction == Reduction::None) {

@@ -17,7 +17,11 @@ std::vector<std::string> mlir::loom::buildCommand(llvm::StringRef cxx,
                                                   llvm::StringRef source,
                                                   llvm::StringRef output) {
   std::vector<std::string> command = {
-      cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-I",
+      // -fno-trapping-math (no value changes: the program never reads the
+      // floating-point exception flags) lets the selects of the kernels'
+      // vm:: functions become blends, so those loops vectorise.
+      cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fno-trapping-math",
+      "-fopenmp", "-I",
       LOOM_RUNTIME_INCLUDE_DIR, source.str(), LOOM_RUNTIME_LIBRARY,
       LOOM_SUPPORT_LIBRARY};
 #ifdef LOOM_OPENBLAS_OPENMP

@@ -96,12 +96,14 @@ LogicalResult Emitter::emitScalar(Operation *op,
       .Case<arith::FPToSIOp>([&](auto) {
         e << "loom_ftoi<" << cppType(resultType) << ">(" << v(0) << ")";
       })
-      .Case<math::ExpOp>([&](auto) { e << "std::exp(" << v(0) << ")"; })
-      .Case<math::LogOp>([&](auto) { e << "std::log(" << v(0) << ")"; })
+      // The runtime's branch-free float versions (loom/Runtime/VecMath.h),
+      // so that the loop vectorises; libm's are scalar calls.
+      .Case<math::ExpOp>([&](auto) { e << "vm::exp(" << v(0) << ")"; })
+      .Case<math::LogOp>([&](auto) { e << "vm::log(" << v(0) << ")"; })
       .Case<math::SqrtOp>([&](auto) { e << "std::sqrt(" << v(0) << ")"; })
-      .Case<math::RsqrtOp>([&](auto) { e << "1.0f / std::sqrt(" << v(0) << ")"; })
-      .Case<math::TanhOp>([&](auto) { e << "std::tanh(" << v(0) << ")"; })
-      .Case<math::ErfOp>([&](auto) { e << "std::erf(" << v(0) << ")"; })
+      .Case<math::RsqrtOp>([&](auto) { e << "vm::rsqrt(" << v(0) << ")"; })
+      .Case<math::TanhOp>([&](auto) { e << "vm::tanh(" << v(0) << ")"; })
+      .Case<math::ErfOp>([&](auto) { e << "vm::erf(" << v(0) << ")"; })
       .Case<math::PowFOp>([&](auto) { e << "std::pow(" << v(0) << ", " << v(1) << ")"; })
       .Case<math::AbsFOp>([&](auto) { e << "std::fabs(" << v(0) << ")"; })
       .Case<math::AbsIOp>([&](auto) {
