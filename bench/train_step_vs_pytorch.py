@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Benchmark: the compiled training step against PyTorch's eager step (not a test).
+"""Benchmark: the compiled training step against PyTorch (not a test).
 
-A GPT-2-style model (test/python/models/torch_models.py GPT, by default 2
-layers, hidden 128, 4 heads, sequence 64, vocabulary 512, batch 8) with
-AdamW, on the same data, same thread count (--threads, default: all cores;
-OMP_NUM_THREADS/OPENBLAS_NUM_THREADS for OUTDIR/train, torch.set_num_threads
-for PyTorch):
+GPT-2-style (test/python/models/torch_models.py GPT) and LLaMA-style
+(bench/bench_models.py Llama: RMSNorm, rotary embeddings, SwiGLU) models at
+each --hidden size (default 128 and 256; 4 layers, 4 heads, sequence 128,
+vocabulary 1000, batch 8), with AdamW, on the same data and the same thread
+count (--threads, default: all cores; OMP_NUM_THREADS/OPENBLAS_NUM_THREADS
+for OUTDIR/train, torch.set_num_threads for PyTorch):
 
 * Loom: loomc builds OUTDIR/train; the per-step time is
   (time of 2N steps - time of N steps) / N, so process start-up, weight and
   data loading are left out;
-* PyTorch: min over --repeat runs of N eager steps (zero_grad, forward,
-  backward, optimizer.step) after warm-up steps, in a child process.
+* PyTorch eager: N steps (zero_grad, forward, backward, optimizer.step)
+  after warm-up steps, in a child process;
+* torch.compile (default inductor backend, model compiled, optimizer
+  eager): the same, after warm-up steps that include the compilation.
 
-Prints steps/s of both and their ratio (goal >= 1.0), and checks that the
-first losses agree (relative 1e-4). Never fails on a timing.
+Each figure is the best of --repeat runs (default one). Prints ms/step of
+each and the ratios (goal: Loom/PyTorch >= 1.0, i.e. Loom faster), and
+checks that the first losses agree (relative 1e-4). Never fails on a timing.
 """
 
 import argparse
@@ -29,56 +33,57 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 TORCH_STEPS = """
 import sys, time
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {tests!r}); sys.path.insert(0, {bench!r})
 import numpy as np, torch
 from models.torch_models import GPT
+from bench_models import Llama
 torch.set_num_threads({threads})
-torch.manual_seed(0)
-model = GPT(vocab={vocab}, seq={seq}, hidden={hidden}, heads={heads}, layers={layers})
-model.load_state_dict(torch.load({state!r}))
 ids = torch.from_numpy(np.load({ids!r})); labels = torch.from_numpy(np.load({labels!r}))
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 B = {batch}
-def step(s):
-    rows = [(s * B + i) % len(ids) for i in range(B)]
-    opt.zero_grad(); loss = model(ids[rows], labels[rows]); loss.backward(); opt.step()
-    return float(loss)
-first = step(0)
-for s in range(1, 4): step(s)
-best = float("inf")
-for r in range({repeat}):
-    t = time.perf_counter()
-    for s in range({steps}): step(s)
-    best = min(best, time.perf_counter() - t)
-print(first, best)
+
+def measure(compiled):
+    torch.manual_seed(0)
+    model = {cls}(vocab={vocab}, seq={seq}, hidden={hidden}, heads={heads}, layers={layers})
+    model.load_state_dict(torch.load({state!r}))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    forward = torch.compile(model) if compiled else model
+    def step(s):
+        rows = [(s * B + i) % len(ids) for i in range(B)]
+        opt.zero_grad(); loss = forward(ids[rows], labels[rows]); loss.backward(); opt.step()
+        return float(loss)
+    first = step(0)
+    for s in range(1, 4): step(s)
+    best = float("inf")
+    for r in range({repeat}):
+        t = time.perf_counter()
+        for s in range({steps}): step(s)
+        best = min(best, time.perf_counter() - t)
+    return first, best / {steps}
+
+eager = measure(False)
+comp = measure(True) if {compile} else (float("nan"), float("nan"))
+print(eager[0], eager[1], comp[0], comp[1])
 """
 
+MODELS = {"gpt2": ("GPT", "GPT-2-style"), "llama": ("Llama", "LLaMA-style")}
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--seq", type=int, default=64)
-    parser.add_argument("--vocab", type=int, default=512)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
-    args = parser.parse_args()
 
+def bench_one(args, kind, hidden, threads):
     import numpy as np
     import torch
     import loom
     from models.torch_models import GPT
+    from bench_models import Llama
 
-    work = Path(tempfile.mkdtemp(prefix="loom-bench-train-"))
+    cls_name, title = MODELS[kind]
+    cls = {"GPT": GPT, "Llama": Llama}[cls_name]
+    work = Path(tempfile.mkdtemp(prefix=f"loom-bench-train-{kind}{hidden}-"))
     torch.manual_seed(0)
-    model = GPT(vocab=args.vocab, seq=args.seq, hidden=args.hidden, heads=args.heads,
+    model = cls(vocab=args.vocab, seq=args.seq, hidden=hidden, heads=args.heads,
                 layers=args.layers)
     torch.save(model.state_dict(), work / "state.pt")
     rng = np.random.default_rng(0)
@@ -95,8 +100,7 @@ def main():
     program = m.compile(optimizer="adamw", lr=1e-3, weight_decay=0.01, outdir=work / "out")
     compile_s = time.perf_counter() - start
 
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               OPENBLAS_NUM_THREADS=str(args.threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
 
     def run(steps):
         cmd = [str(program.executable), "--data", str(data), "--steps", str(steps),
@@ -109,26 +113,58 @@ def main():
     loom_step = min((run(2 * n) - run(n)) / n for _ in range(args.repeat))
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
 
-    code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"), threads=args.threads,
-                              vocab=args.vocab, seq=args.seq, hidden=args.hidden,
-                              heads=args.heads, layers=args.layers, state=str(work / "state.pt"),
-                              ids=str(data / "ids.npy"), labels=str(data / "labels.npy"),
-                              batch=args.batch, repeat=args.repeat, steps=n)
+    code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"), bench=str(ROOT / "bench"),
+                              threads=threads, cls=cls_name, vocab=args.vocab, seq=args.seq,
+                              hidden=hidden, heads=args.heads, layers=args.layers,
+                              state=str(work / "state.pt"), ids=str(data / "ids.npy"),
+                              labels=str(data / "labels.npy"), batch=args.batch,
+                              repeat=args.repeat, steps=n, compile=not args.no_compile)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, env=env).stdout.split()
-    torch_first, torch_total = float(out[0]), float(out[1])
-    torch_step = torch_total / n
+    eager_first, eager_step, _, compiled_step = (float(v) for v in out[-4:])
 
     params = sum(p.numel() for p in model.parameters())
-    print(f"GPT-2-style model: {args.layers} layers, hidden {args.hidden}, {args.heads} heads, "
+    print(f"{title} model: {args.layers} layers, hidden {hidden}, {args.heads} heads, "
           f"seq {args.seq}, vocab {args.vocab}, batch {args.batch}; {params:,} parameters; "
-          f"AdamW; {args.threads} threads")
-    print(f"loomc compile + build of train: {compile_s:.2f} s")
-    print(f"loom OUTDIR/train: {1 / loom_step:8.2f} steps/s ({loom_step * 1e3:.2f} ms/step)")
-    print(f"PyTorch eager:     {1 / torch_step:8.2f} steps/s ({torch_step * 1e3:.2f} ms/step)")
-    print(f"ratio loom/PyTorch (steps/s): {torch_step / loom_step:.2f}x (goal >= 1.0)")
-    print(f"first-step loss: loom {loom_first:.6f}, PyTorch {torch_first:.6f}")
-    if abs(loom_first - torch_first) > 1e-4 * abs(torch_first):
+          f"AdamW; {threads} threads")
+    print(f"  loomc compile + build of train: {compile_s:.2f} s")
+    print(f"  loom OUTDIR/train: {loom_step * 1e3:8.2f} ms/step")
+    print(f"  PyTorch eager:     {eager_step * 1e3:8.2f} ms/step   "
+          f"ratio loom/eager (steps/s): {eager_step / loom_step:.2f}x")
+    if not args.no_compile:
+        print(f"  torch.compile:     {compiled_step * 1e3:8.2f} ms/step   "
+              f"ratio loom/compile (steps/s): {compiled_step / loom_step:.2f}x")
+    print(f"  first-step loss: loom {loom_first:.6f}, PyTorch {eager_first:.6f}", flush=True)
+    return abs(loom_first - eager_first) <= 1e-4 * abs(eager_first)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="gpt2,llama",
+                        help="comma-separated: gpt2, llama (default: both)")
+    parser.add_argument("--hidden", default="128,256",
+                        help="comma-separated hidden sizes (default: 128,256)")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave out torch.compile (its compilation takes a while)")
+    args = parser.parse_args()
+    kinds = [k for k in args.models.split(",") if k]
+    for k in kinds:
+        if k not in MODELS:
+            parser.error(f"unknown model {k!r} (known: {', '.join(MODELS)})")
+    agree = True
+    for kind in kinds:
+        for hidden in (int(h) for h in args.hidden.split(",") if h):
+            agree &= bench_one(args, kind, hidden, args.threads)
+    if not agree:
         sys.exit("error: the first losses differ")
 
 

@@ -4,7 +4,8 @@
 // in double in a fixed order and each result is rounded to float once, so
 // the results are the same for any number of threads (gemm is cblas_sgemm,
 // as in the interpreter). One exception, for speed: softmax and
-// cross-entropy evaluate exp in float, once per element, as PyTorch does;
+// cross-entropy evaluate exp in float (loom/Runtime/VecMath.h, vectorised),
+// once per element, as PyTorch does;
 // their sums still accumulate in double. Kernels that can
 // fail (bad labels or indices) check all their inputs first, on the calling
 // thread, and only then start the parallel loops.
@@ -12,9 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/CpuKernels.h"
+#include "loom/Runtime/VecMath.h"
 #include "RuntimeImpl.h"
 
 #include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <climits>
 #include <cmath>
@@ -58,30 +63,69 @@ std::string rangeText(int64_t size) {
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t strideA, const float *b,
           int64_t strideB, float *c, int64_t strideC) {
-  if (batch < 0 || m < 0 || n < 0 || k < 0)
-    badCall("gemm", "negative size: batch " + std::to_string(batch) + ", m " +
-                        std::to_string(m) + ", n " + std::to_string(n) +
-                        ", k " + std::to_string(k));
+  if (batch < 0)
+    badCall("gemm", "negative batch " + std::to_string(batch));
+  gemmStrided(transA, transB, 1, batch, m, n, k, a, 0, strideA,
+              transA ? m : k, b, 0, strideB, transB ? k : n, c, 0, strideC,
+              n);
+}
+
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+  if (outer < 0 || inner < 0 || m < 0 || n < 0 || k < 0)
+    badCall("gemm", "negative size: batch " + std::to_string(outer) + " x " +
+                        std::to_string(inner) + ", m " + std::to_string(m) +
+                        ", n " + std::to_string(n) + ", k " +
+                        std::to_string(k));
+  int64_t batch = outer * inner;
   if (batch == 0 || m == 0 || n == 0)
     return;
+  if (ldc < n)
+    badCall("gemm", "ldc " + std::to_string(ldc) + " < n " + std::to_string(n));
   if (k == 0) { // an empty sum: C = 0 (BLAS needs k >= 1 for its lda checks)
-    for (int64_t i = 0; i < batch; ++i)
-      std::memset(c + i * strideC, 0, static_cast<size_t>(m * n) * sizeof(float));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          std::memset(c + o * cOuter + i * cInner + r * ldc, 0,
+                      static_cast<size_t>(n) * sizeof(float));
     return;
   }
   // OpenBLAS takes int sizes and leading dimensions.
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
+      ldb > INT_MAX || ldc > INT_MAX)
     badCall("gemm", "a matrix dimension exceeds the BLAS limit " +
                         std::to_string(INT_MAX));
-  int lda = static_cast<int>(transA ? m : k);
-  int ldb = static_cast<int>(transB ? k : n);
-  int ldc = static_cast<int>(n);
-  for (int64_t i = 0; i < batch; ++i)
+  if (lda < (transA ? m : k) || ldb < (transB ? k : n))
+    badCall("gemm", "a leading dimension is shorter than its rows");
+  auto one = [&](int64_t index) {
+    int64_t o = index / inner, i = index % inner;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
                 static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a + i * strideA, lda, b + i * strideB, ldb, 0.0f,
-                c + i * strideC, ldc);
+                a + o * aOuter + i * aInner, static_cast<int>(lda),
+                b + o * bOuter + i * bInner, static_cast<int>(ldb), 0.0f,
+                c + o * cOuter + i * cInner, static_cast<int>(ldc));
+  };
+#ifdef _OPENMP
+  // A batch of at least one matrix per thread: the matrices in parallel,
+  // each gemm on its thread (OpenBLAS's OpenMP build runs single-threaded
+  // inside a parallel region), rather than every thread on each small
+  // gemm in turn with a fork and join per matrix. Each element's sum is
+  // the same either way (OpenBLAS splits the rows and columns of C among
+  // threads, never k).
+  int threads = omp_get_max_threads();
+  if (batch > 1 && threads > 1 && batch >= threads && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+    for (int64_t index = 0; index < batch; ++index)
+      one(index);
+    return;
+  }
+#endif
+  for (int64_t index = 0; index < batch; ++index)
+    one(index);
 }
 
 //===----------------------------------------------------------------------===//
@@ -111,11 +155,19 @@ void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
     // the sum accumulates in double.
     const float maxf = static_cast<float>(max);
     double sum = 0.0;
-    for (int64_t j = 0; j < n; ++j) {
-      float e = std::exp(xs[j * inner] - maxf);
-      if (!log)
-        ys[j * inner] = e;
-      sum += e;
+    if (!log && inner == 1) {
+      // The exponentials in one vectorised loop, then their sum.
+      for (int64_t j = 0; j < n; ++j)
+        ys[j] = vm::exp(xs[j] - maxf);
+      for (int64_t j = 0; j < n; ++j)
+        sum += ys[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        float e = vm::exp(xs[j * inner] - maxf);
+        if (!log)
+          ys[j * inner] = e;
+        sum += e;
+      }
     }
     if (log) {
       double logSum = std::log(sum);
@@ -233,7 +285,7 @@ void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
     const float maxf = static_cast<float>(max);
     double sum = 0.0;
     for (int64_t c = 0; c < classes; ++c)
-      sum += std::exp(row[c] - maxf);
+      sum += vm::exp(row[c] - maxf);
     losses[static_cast<size_t>(s)] = max + std::log(sum) - row[label];
   }
   if (reduction == Reduction::None) {

@@ -93,6 +93,35 @@ TEST(GemmTest, ZeroStrideBroadcastsOneOperand) {
   EXPECT_EQ(c, expected);
 }
 
+TEST(GemmTest, StridedReadsHeadsInPlace) {
+  // Attention's scores q k^T per (batch, head), q and k [B, S, H, D] read in
+  // place: matrix (b, h) starts at b*S*H*D + h*D with rows H*D apart; C is
+  // [B, H, S, S] written with rows S + 1 apart (a padded row, left alone).
+  const int64_t B = 3, S = 5, H = 2, D = 4, ldc = S + 1;
+  std::vector<float> q = randomFloats(B * S * H * D, 3);
+  std::vector<float> k = randomFloats(B * S * H * D, 4);
+  std::vector<float> c(B * H * S * ldc, -7.0f);
+  gemmStrided(false, true, B, H, S, S, D, q.data(), S * H * D, D, H * D,
+              k.data(), S * H * D, D, H * D, c.data(), H * S * ldc, S * ldc,
+              ldc);
+  std::vector<float> got;
+  std::vector<double> ref;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        for (int64_t j = 0; j < S; ++j) {
+          double sum = 0;
+          for (int64_t d = 0; d < D; ++d)
+            sum += static_cast<double>(q[((b * S + i) * H + h) * D + d]) *
+                   k[((b * S + j) * H + h) * D + d];
+          ref.push_back(sum);
+          got.push_back(c[(b * H + h) * S * ldc + i * ldc + j]);
+        }
+        EXPECT_EQ(c[(b * H + h) * S * ldc + i * ldc + S], -7.0f);
+      }
+  expectClose(got, ref, 1e-5);
+}
+
 TEST(GemmTest, EmptyContractionGivesZeros) {
   std::vector<float> c(6, 42.0f);
   gemm(false, false, 1, 2, 3, 0, nullptr, 0, nullptr, 0, c.data(), 6);

@@ -26,6 +26,20 @@ void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t strideA, const float *b,
           int64_t strideB, float *c, int64_t strideC);
 
+/// The strided form of gemm, for operands read in place from a larger
+/// tensor (attention's heads: [batch, seq, heads, dim] read as
+/// batch x heads matrices of seq x dim). The batch is outer x inner
+/// matrices; matrix (o, i) of A starts at a + o * aOuter + i * aInner and
+/// its rows are lda apart (BLAS's leading dimension: >= its row length),
+/// and likewise for B and C. gemm(...) is gemmStrided(..., 1, batch, ...,
+/// 0, strideA, k or m, ...). Independent matrices of a batch run in
+/// parallel (each gemm on one thread) when there are enough of them.
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc);
+
 /// Softmax (or log-softmax) of x viewed as [outer, n, inner] along n.
 void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
              bool log);

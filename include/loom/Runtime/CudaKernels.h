@@ -68,6 +68,13 @@ void copyToHost(Context &ctx, void *dst, const void *src, int64_t bytes);
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
           int64_t n, int64_t k, const float *a, int64_t strideA,
           const float *b, int64_t strideB, float *c, int64_t strideC);
+/// cpu::gemmStrided's operands on the device: outer x inner matrices read
+/// in place (rows lda/ldb/ldc apart).
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 float *c, int64_t cOuter, int64_t cInner, int64_t ldc);
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log);
 void layerNorm(Context &ctx, const float *x, const float *scale,

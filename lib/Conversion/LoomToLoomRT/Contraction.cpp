@@ -3,13 +3,18 @@
 // A dot_general is one batched gemm over (batch, free, contracting)
 // dimensions. BLAS transposes an operand for free, so an operand laid out
 // with its contracting dimensions first, or a transpose feeding the
-// dot_general, is read in place; any other layout is copied first.
+// dot_general, is read in place; so is a layout whose batch dimensions
+// have strides of their own and whose free and contracting dimensions each
+// read as one (attention's heads: the strided form of loomrt.gemm); any
+// other layout is copied first.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Patterns.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -47,6 +52,75 @@ OperandLayout planOperand(Value value, ArrayRef<int64_t> plain,
   if (isIdentityPermutation(trans))
     return {value, true, {}};
   return {value, false, SmallVector<int64_t>(plain.begin(), plain.end())};
+}
+
+/// The strides of `value`'s dimensions in the buffer a gemm reads for it:
+/// its own (dense), or through one transpose its source's, permuted.
+std::pair<Value, SmallVector<int64_t>> accessOf(Value value) {
+  if (auto transpose = value.getDefiningOp<TransposeOp>()) {
+    auto sourceType = cast<RankedTensorType>(transpose.getOperand().getType());
+    SmallVector<int64_t> source = computeStrides(sourceType.getShape());
+    SmallVector<int64_t> strides;
+    for (int64_t p : transpose.getPermutation())
+      strides.push_back(source[p]);
+    return {transpose.getOperand(), strides};
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  return {value, computeStrides(type.getShape())};
+}
+
+/// The stride of `dims` (outermost first) read as one dimension, when their
+/// strides nest (size-1 dimensions do not count); 1 for no dimension of
+/// size > 1.
+std::optional<int64_t> collapse(ArrayRef<int64_t> shape,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> dims) {
+  int64_t stride = -1, span = 1;
+  for (int64_t d : llvm::reverse(dims)) {
+    if (shape[d] == 1)
+      continue;
+    if (stride < 0) {
+      stride = strides[d];
+      span = shape[d];
+      continue;
+    }
+    if (strides[d] != stride * span)
+      return std::nullopt;
+    span *= shape[d];
+  }
+  return stride < 0 ? 1 : stride;
+}
+
+/// `value` read in place as matrices of `rows` x `cols` (or transposed),
+/// one per index of the `batch` dimensions, when strides allow it.
+std::optional<OperandLayout> planStrided(Value value, ArrayRef<int64_t> batch,
+                                         ArrayRef<int64_t> rows,
+                                         ArrayRef<int64_t> cols) {
+  auto [source, strides] = accessOf(value);
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  int64_t r = 1, c = 1;
+  for (int64_t d : rows)
+    r *= shape[d];
+  for (int64_t d : cols)
+    c *= shape[d];
+  std::optional<int64_t> rowStride = collapse(shape, strides, rows);
+  std::optional<int64_t> colStride = collapse(shape, strides, cols);
+  if (!rowStride || !colStride)
+    return std::nullopt;
+  OperandLayout layout;
+  layout.source = source;
+  layout.strided = true;
+  if ((*colStride == 1 || c == 1) && (r == 1 || *rowStride >= c)) {
+    layout.ld = r == 1 ? std::max<int64_t>(c, 1) : *rowStride;
+  } else if ((*rowStride == 1 || r == 1) && (c == 1 || *colStride >= r)) {
+    layout.transposed = true;
+    layout.ld = c == 1 ? std::max<int64_t>(r, 1) : *colStride;
+  } else {
+    return std::nullopt;
+  }
+  for (int64_t d : batch)
+    layout.batchStrides.push_back(shape[d] == 1 ? 0 : strides[d]);
+  return layout;
 }
 
 /// The dimensions of a rank-`rank` operand that are neither batch nor
@@ -109,10 +183,20 @@ public:
     Value b = read(layout.rhs);
     Value c = define(op.getResult(), rewriter);
     bool batched = layout.batch > 1;
-    loomrt::GemmOp::create(rewriter, loc, a, b, c, layout.batch, layout.m,
-                           layout.n, layout.k, layout.lhs.transposed,
-                           layout.rhs.transposed, /*a_batched=*/batched,
-                           /*b_batched=*/batched, originOf(op));
+    auto gemm = loomrt::GemmOp::create(
+        rewriter, loc, a, b, c, layout.batch, layout.m, layout.n, layout.k,
+        layout.lhs.transposed, layout.rhs.transposed, /*a_batched=*/batched,
+        /*b_batched=*/batched, originOf(op), /*batch_outer=*/nullptr,
+        /*a_strides=*/nullptr, /*b_strides=*/nullptr);
+    if (layout.strided) {
+      auto strides = [&](const OperandLayout &plan) {
+        return rewriter.getDenseI64ArrayAttr(
+            {plan.batchStrides[0], plan.batchStrides[1], plan.ld});
+      };
+      gemm.setBatchOuterAttr(rewriter.getI64IntegerAttr(layout.batchOuter));
+      gemm.setAStridesAttr(strides(layout.lhs));
+      gemm.setBStridesAttr(strides(layout.rhs));
+    }
     rewriter.replaceOp(op, c);
     return success();
   }
@@ -149,6 +233,54 @@ DotLayout loom_to_loomrt::planDotLayout(DotGeneralOp op) {
   layout.m = sizeOf(lhsType, lhsFree);
   layout.k = sizeOf(lhsType, lhsContract);
   layout.n = sizeOf(rhsType, rhsFree);
+  // Whether the plan copies the operand: into the plain layout, or by
+  // materialising the transpose that defines it.
+  auto copies = [](const OperandLayout &plan, Value operand) {
+    return !plan.copyPerm.empty() ||
+           (operand.getDefiningOp<TransposeOp>() && plan.source == operand);
+  };
+  if (!copies(layout.lhs, op.getLhs()) && !copies(layout.rhs, op.getRhs()))
+    return layout;
+
+  // A layout BLAS cannot read as one dense batch: read both operands in
+  // place through strides if they allow it, else copy (as planned above).
+  std::optional<OperandLayout> lhs =
+      planStrided(op.getLhs(), lhsBatch, lhsFree, lhsContract);
+  std::optional<OperandLayout> rhs =
+      planStrided(op.getRhs(), rhsBatch, rhsContract, rhsFree);
+  if (!lhs || !rhs)
+    return layout;
+  // The batch dimensions as at most two levels (outer, inner): size-1
+  // dimensions dropped, neighbours merged where both operands' strides nest
+  // (the result is dense, so its strides always do).
+  struct Level {
+    int64_t size, lhsStride, rhsStride;
+  };
+  SmallVector<Level> levels;
+  for (auto [i, d] : llvm::enumerate(lhsBatch)) {
+    int64_t size = lhsType.getDimSize(d);
+    if (size == 1)
+      continue;
+    Level next{size, lhs->batchStrides[i], rhs->batchStrides[i]};
+    if (!levels.empty() &&
+        levels.back().lhsStride == next.lhsStride * next.size &&
+        levels.back().rhsStride == next.rhsStride * next.size) {
+      levels.back() = {levels.back().size * next.size, next.lhsStride,
+                       next.rhsStride};
+      continue;
+    }
+    levels.push_back(next);
+  }
+  if (levels.size() > 2)
+    return layout;
+  while (levels.size() < 2)
+    levels.insert(levels.begin(), Level{1, 0, 0});
+  lhs->batchStrides = {levels[0].lhsStride, levels[1].lhsStride};
+  rhs->batchStrides = {levels[0].rhsStride, levels[1].rhsStride};
+  layout.lhs = *lhs;
+  layout.rhs = *rhs;
+  layout.strided = true;
+  layout.batchOuter = levels[0].size;
   return layout;
 }
 

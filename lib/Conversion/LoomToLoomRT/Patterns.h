@@ -206,16 +206,29 @@ bool isBufferlessConstant(ConstantOp constant, const LoweringState &state);
 /// operand of the transpose defining it), in BLAS's plain or transposed
 /// layout, or, when neither fits, through a copy into the plain layout
 /// (`copyPerm`, dimensions of `source`). (Contraction.cpp)
+///
+/// A layout that is neither is read in place when strides allow it
+/// (`strided`): each batch dimension has a stride, and the free and the
+/// contracting dimensions each collapse to one matrix dimension, one of them
+/// with unit stride; `ld` is the other one's stride (BLAS's leading
+/// dimension). Attention reads its heads this way.
 struct OperandLayout {
   Value source;
   bool transposed = false;
   SmallVector<int64_t> copyPerm;
+  bool strided = false;
+  /// Strided: per batch level of the DotLayout, the stride in `source`.
+  SmallVector<int64_t> batchStrides;
+  int64_t ld = 0;
 };
 
-/// A dot_general as one batched gemm.
+/// A dot_general as one batched gemm. Strided (either operand strided):
+/// the batch as `batchOuter` x (batch / batchOuter) matrices.
 struct DotLayout {
   OperandLayout lhs, rhs;
   int64_t batch = 1, m = 1, n = 1, k = 1;
+  bool strided = false;
+  int64_t batchOuter = 1;
 };
 
 DotLayout planDotLayout(DotGeneralOp op);

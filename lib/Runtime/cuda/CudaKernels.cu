@@ -341,6 +341,46 @@ void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
          (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
 }
 
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 float *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "gemm", {outer, inner, m, n, k});
+  if (outer == 0 || inner == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          check(ctx, "gemm",
+                cudaMemsetAsync(c + o * cOuter + i * cInner + r * ldc, 0,
+                                static_cast<size_t>(n) * sizeof(float),
+                                s.compute));
+    return;
+  }
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || inner > INT_MAX ||
+      lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
+    fail(ctx, "gemm", "a dimension exceeds the cuBLAS limit (int)");
+  // As in gemm: row-major buffers read as column-major are the transposes,
+  // with the row strides as leading dimensions; one strided-batched call
+  // per outer index.
+  const float one = 1.0f, zero = 0.0f;
+  for (int64_t o = 0; o < outer; ++o) {
+    cublasStatus_t status = cublasSgemmStridedBatched(
+        s.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+        transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+        static_cast<int>(m), static_cast<int>(k), &one, b + o * bOuter,
+        static_cast<int>(ldb), bInner, a + o * aOuter, static_cast<int>(lda),
+        aInner, &zero, c + o * cOuter, static_cast<int>(ldc), cInner,
+        static_cast<int>(inner));
+    if (status != CUBLAS_STATUS_SUCCESS)
+      fail(ctx, "gemm",
+           (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
+  }
+}
+
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log) {
   CudaState &s = state(ctx);

@@ -103,6 +103,16 @@ void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
             strideC);
 }
 
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 float *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+  state(ctx);
+  cpu::gemmStrided(transA, transB, outer, inner, m, n, k, a, aOuter, aInner,
+                   lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
+}
+
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log) {
   state(ctx);

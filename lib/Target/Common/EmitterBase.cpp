@@ -230,6 +230,12 @@ LogicalResult EmitterBase::emitSpecs() {
 // Kernel bodies
 //===----------------------------------------------------------------------===//
 
+std::string EmitterBase::mathCall(StringRef fn, StringRef arg) {
+  if (fn == "rsqrt")
+    return ("1.0f / std::sqrt(" + arg + ")").str();
+  return ("std::" + fn + "(" + arg + ")").str();
+}
+
 LogicalResult EmitterBase::emitScalar(Operation *op,
                                       DenseMap<Value, std::string> &scalars,
                                       llvm::raw_ostream &s, int indent) {
@@ -300,12 +306,12 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
       .Case<arith::FPToSIOp>([&](auto) {
         e << "loom_ftoi<" << cppType(resultType) << ">(" << v(0) << ")";
       })
-      .Case<math::ExpOp>([&](auto) { e << "std::exp(" << v(0) << ")"; })
-      .Case<math::LogOp>([&](auto) { e << "std::log(" << v(0) << ")"; })
-      .Case<math::SqrtOp>([&](auto) { e << "std::sqrt(" << v(0) << ")"; })
-      .Case<math::RsqrtOp>([&](auto) { e << "1.0f / std::sqrt(" << v(0) << ")"; })
-      .Case<math::TanhOp>([&](auto) { e << "std::tanh(" << v(0) << ")"; })
-      .Case<math::ErfOp>([&](auto) { e << "std::erf(" << v(0) << ")"; })
+      .Case<math::ExpOp>([&](auto) { e << mathCall("exp", v(0)); })
+      .Case<math::LogOp>([&](auto) { e << mathCall("log", v(0)); })
+      .Case<math::SqrtOp>([&](auto) { e << mathCall("sqrt", v(0)); })
+      .Case<math::RsqrtOp>([&](auto) { e << mathCall("rsqrt", v(0)); })
+      .Case<math::TanhOp>([&](auto) { e << mathCall("tanh", v(0)); })
+      .Case<math::ErfOp>([&](auto) { e << mathCall("erf", v(0)); })
       .Case<math::PowFOp>([&](auto) { e << "std::pow(" << v(0) << ", " << v(1) << ")"; })
       .Case<math::AbsFOp>([&](auto) { e << "std::fabs(" << v(0) << ")"; })
       .Case<math::AbsIOp>([&](auto) {

@@ -26,6 +26,22 @@ using namespace mlir::loom::emit;
 LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
   origin((gemm.getOrigin() + " -> " + name(gemm.getC())).str());
   int64_t m = gemm.getM(), n = gemm.getN(), k = gemm.getK();
+  if (auto outer = gemm.getBatchOuterAttr()) {
+    // The strided form: operands read in place (attention's heads), C dense.
+    ArrayRef<int64_t> sa = *gemm.getAStrides();
+    ArrayRef<int64_t> sb = *gemm.getBStrides();
+    int64_t inner = gemm.getBatch() / outer.getInt();
+    line() << libraryCall("gemmStrided", false)
+           << (gemm.getTransA() ? "true" : "false") << ", "
+           << (gemm.getTransB() ? "true" : "false") << ", " << outer.getInt()
+           << ", " << inner << ", " << m << ", " << n << ", " << k << ", "
+           << name(gemm.getA()) << ", " << sa[0] << ", " << sa[1] << ", "
+           << sa[2] << ", " << name(gemm.getB()) << ", " << sb[0] << ", "
+           << sb[1] << ", " << sb[2] << ", " << name(gemm.getC()) << ", "
+           << inner * m * n << ", " << m * n << ", " << n << ");
+";
+    return success();
+  }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
          << ", " << (gemm.getTransB() ? "true" : "false") << ", "
          << gemm.getBatch() << ", " << m << ", " << n << ", " << k << ", "

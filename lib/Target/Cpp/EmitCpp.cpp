@@ -19,7 +19,8 @@ namespace {
 void printPrologue(llvm::raw_ostream &out) {
   out << "#include \"loom/Runtime/Comm.h\"\n"
       << "#include \"loom/Runtime/CpuKernels.h\"\n"
-      << "#include \"loom/Runtime/Runtime.h\"\n\n"
+      << "#include \"loom/Runtime/Runtime.h\"\n"
+      << "#include \"loom/Runtime/VecMath.h\"\n\n"
       << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
       << "#include <limits>\n\n"
       << "namespace {\n\nusing namespace loom::rt;\n\n"

@@ -38,6 +38,14 @@ private:
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;
   std::string libraryCall(StringRef fn, bool cpuTakesCtx) override;
+  /// The runtime's branch-free float versions (loom/Runtime/VecMath.h) of
+  /// exp, log, rsqrt, tanh and erf, so that kernel loops vectorise; libm's
+  /// are scalar calls.
+  std::string mathCall(StringRef fn, StringRef arg) override {
+    if (fn == "sqrt")
+      return EmitterBase::mathCall(fn, arg);
+    return ("vm::" + fn + "(" + arg + ")").str();
+  }
 
   const EmitCppOptions &options;
 };

@@ -133,6 +133,36 @@ func.func @layout_copy(%a: tensor<2x3x4xf32>, %b: tensor<3x5xf32>) -> tensor<2x4
 
 // -----
 
+// Attention's heads are read in place: q and k [b, s, h, d] transposed to
+// [b, h, s, d] feed q k^T as one strided gemm (b x h matrices, rows h*d
+// apart), with no copy of either transpose.
+// CHECK-LABEL: func.func @heads_strided
+// CHECK-NOT: loomrt.copy
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<2x5x3x4xf32>, memref<2x5x3x4xf32>) outs(%arg2 : memref<2x3x5x5xf32>) {a_batched = true, a_strides = array<i64: 60, 4, 12>, b_batched = true, b_strides = array<i64: 60, 4, 12>, batch = 6 : i64, batch_outer = 2 : i64, k = 4 : i64, m = 5 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+// CHECK-NEXT: return
+func.func @heads_strided(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>) -> tensor<2x3x5x5xf32> {
+  %qt = loom.transpose %q, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32> -> tensor<2x3x5x4xf32>
+  %kt = loom.transpose %k, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32> -> tensor<2x3x5x4xf32>
+  %s = loom.dot_general %qt, %kt, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x5xf32>
+  return %s : tensor<2x3x5x5xf32>
+}
+
+// -----
+
+// probs [b, h, s, s] times v read in place, the dense operand described by
+// the same strided form (its batch levels b and h merge in neither: v's do
+// not nest).
+// CHECK-LABEL: func.func @probs_times_heads
+// CHECK-NOT: loomrt.copy
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<2x3x5x5xf32>, memref<2x5x3x4xf32>) {{.*}}a_strides = array<i64: 75, 25, 5>, {{.*}}b_strides = array<i64: 60, 4, 12>, batch = 6 : i64, batch_outer = 2 : i64, k = 5 : i64, m = 5 : i64, n = 4 : i64, {{.*}}trans_a = false, trans_b = false}
+func.func @probs_times_heads(%p: tensor<2x3x5x5xf32>, %v: tensor<2x5x3x4xf32>) -> tensor<2x3x5x4xf32> {
+  %vt = loom.transpose %v, permutation = [0, 2, 1, 3] : tensor<2x5x3x4xf32> -> tensor<2x3x5x4xf32>
+  %c = loom.dot_general %p, %vt, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<2x3x5x5xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return %c : tensor<2x3x5x4xf32>
+}
+
+// -----
+
 // A reshape is a view; returned, it is copied through the view into its
 // result buffer.
 // CHECK-LABEL: func.func @reshape_view

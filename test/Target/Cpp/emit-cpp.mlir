@@ -27,7 +27,7 @@
 // CHECK-NEXT: const float x0 = [[H]][i0 * 8 + i1];
 // CHECK-NEXT: const float x1 = a1_b[i1];
 // CHECK-NEXT: const float v2 = x0 + x1;
-// CHECK-NEXT: const float v3 = std::tanh(v2);
+// CHECK-NEXT: const float v3 = vm::tanh(v2);
 // CHECK-NEXT: [[G]][i0 * 8 + i1] = v3;
 // CHECK: arenaRelease(ctx, [[OFF]], 64); // [[H]]
 // CHECK: cpu::crossEntropy(ctx, "cross_entropy", [[G]], a3_y, r0_loss, 2, 8, cpu::Reduction::Mean, true, -100);

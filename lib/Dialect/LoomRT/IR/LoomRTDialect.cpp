@@ -64,6 +64,44 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
+LogicalResult GemmOp::verify() {
+  int64_t m = getM(), n = getN(), k = getK(), batch = getBatch();
+  if (batch < 0 || m < 0 || n < 0 || k < 0)
+    return emitOpError("has a negative size");
+  auto c = cast<MemRefType>(getC().getType());
+  if (c.hasStaticShape() && elementCount(c) != batch * m * n)
+    return emitOpError("output ")
+           << c << " does not hold " << batch << " x " << m << " x " << n
+           << " elements";
+  auto outer = getBatchOuterAttr();
+  auto aStrides = getAStridesAttr(), bStrides = getBStridesAttr();
+  if (!outer && !aStrides && !bStrides)
+    return success();
+  if (!outer || !aStrides || !bStrides)
+    return emitOpError("needs all of batch_outer, a_strides and b_strides, "
+                       "or none");
+  if (outer.getInt() <= 0 || batch % outer.getInt() != 0)
+    return emitOpError("batch_outer ")
+           << outer.getInt() << " does not divide the batch " << batch;
+  auto check = [&](DenseI64ArrayAttr strides, StringRef operand,
+                   int64_t rowLength) -> LogicalResult {
+    if (strides.size() != 3)
+      return emitOpError() << operand
+                           << "_strides must be [outer, inner, leading "
+                              "dimension], got "
+                           << strides.size() << " values";
+    if (strides[0] < 0 || strides[1] < 0 || strides[2] < rowLength)
+      return emitOpError() << operand << "_strides: negative stride, or a "
+                           << "leading dimension below the row length "
+                           << rowLength;
+    return success();
+  };
+  if (failed(check(aStrides, "a", getTransA() ? m : k)) ||
+      failed(check(bStrides, "b", getTransB() ? k : n)))
+    return failure();
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   if (getOuts().empty())
     return emitOpError("needs at least one output");

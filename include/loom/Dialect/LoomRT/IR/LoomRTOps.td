@@ -208,15 +208,27 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
     row-major, `op(a)` m x k (stored k x m when `trans_a`), `op(b)` k x n
     (stored n x k when `trans_b`). `a` or `b` may be shared by all batches
     (`a_batched`/`b_batched` false).
+
+    Strided form (`batch_outer`, `a_strides`, `b_strides` all present): the
+    operands are read in place from larger tensors, as attention reads its
+    heads out of [batch, seq, heads, dim] without copying them. The batch is
+    `batch_outer` x (`batch` / `batch_outer`) matrices, and matrix (o, i) of
+    `a` starts at element `o * a_strides[0] + i * a_strides[1]` with rows
+    `a_strides[2]` apart (BLAS's leading dimension); likewise `b`. `c` is
+    dense, as in the plain form; `a_batched`/`b_batched` are then unused.
   }];
   let arguments = (ins LoomRT_F32Buffer:$a, LoomRT_F32Buffer:$b,
                        LoomRT_F32Buffer:$c, I64Attr:$batch, I64Attr:$m,
                        I64Attr:$n, I64Attr:$k, BoolAttr:$trans_a,
                        BoolAttr:$trans_b, BoolAttr:$a_batched,
-                       BoolAttr:$b_batched, StrAttr:$origin);
+                       BoolAttr:$b_batched, StrAttr:$origin,
+                       OptionalAttr<I64Attr>:$batch_outer,
+                       OptionalAttr<DenseI64ArrayAttr>:$a_strides,
+                       OptionalAttr<DenseI64ArrayAttr>:$b_strides);
   let assemblyFormat = [{
     `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)` `outs` `(` $c `:` type($c) `)` attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {

@@ -1,0 +1,26 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics
+
+// The strided form of loomrt.gemm needs all three of its attributes.
+func.func @gemm_partial_strides(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op needs all of batch_outer, a_strides and b_strides, or none}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, batch_outer = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// A leading dimension shorter than the rows it separates would overlap them.
+func.func @gemm_short_leading_dim(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op a_strides: negative stride, or a leading dimension below the row length 3}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x4xf32>) {a_batched = false, a_strides = array<i64: 0, 0, 2>, b_batched = false, b_strides = array<i64: 0, 0, 4>, batch = 1 : i64, batch_outer = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// The output must hold batch x m x n elements.
+func.func @gemm_output_size(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x5xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op output 'memref<2x5xf32>' does not hold 1 x 2 x 4 elements}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
