@@ -38,8 +38,7 @@ LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
            << name(gemm.getA()) << ", " << sa[0] << ", " << sa[1] << ", "
            << sa[2] << ", " << name(gemm.getB()) << ", " << sb[0] << ", "
            << sb[1] << ", " << sb[2] << ", " << name(gemm.getC()) << ", "
-           << inner * m * n << ", " << m * n << ", " << n << ");
-";
+           << inner * m * n << ", " << m * n << ", " << n << ");\n";
     return success();
   }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
