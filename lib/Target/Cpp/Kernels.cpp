@@ -101,6 +101,8 @@ LogicalResult Emitter::emitScalar(Operation *op,
       .Case<math::SqrtOp>([&](auto) { e << "std::sqrt(" << v(0) << ")"; })
       .Case<math::RsqrtOp>([&](auto) { e << "1.0f / std::sqrt(" << v(0) << ")"; })
       .Case<math::TanhOp>([&](auto) { e << "std::tanh(" << v(0) << ")"; })
+      .Case<math::CosOp>([&](auto) { e << "std::cos(" << v(0) << ")"; })
+      .Case<math::SinOp>([&](auto) { e << "std::sin(" << v(0) << ")"; })
       .Case<math::ErfOp>([&](auto) { e << "std::erf(" << v(0) << ")"; })
       .Case<math::PowFOp>([&](auto) { e << "std::pow(" << v(0) << ", " << v(1) << ")"; })
       .Case<math::AbsFOp>([&](auto) { e << "std::fabs(" << v(0) << ")"; })
