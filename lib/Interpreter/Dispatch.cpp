@@ -82,6 +82,8 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
       .Case([&](SqrtOp) { return unaryOp(UnaryKind::Sqrt); })
       .Case([&](RsqrtOp) { return unaryOp(UnaryKind::Rsqrt); })
       .Case([&](TanhOp) { return unaryOp(UnaryKind::Tanh); })
+      .Case([&](CosOp) { return unaryOp(UnaryKind::Cos); })
+      .Case([&](SinOp) { return unaryOp(UnaryKind::Sin); })
       .Case([&](SigmoidOp) { return unaryOp(UnaryKind::Sigmoid); })
       .Case([&](ErfOp) { return unaryOp(UnaryKind::Erf); })
       .Case([&](ReluOp) { return unaryOp(UnaryKind::Relu); })

@@ -47,6 +47,10 @@ double applyFloat(UnaryKind kind, double x) {
     return 1.0 / std::sqrt(x);
   case UnaryKind::Tanh:
     return std::tanh(x);
+  case UnaryKind::Cos:
+    return std::cos(x);
+  case UnaryKind::Sin:
+    return std::sin(x);
   case UnaryKind::Sigmoid:
     return sigmoid(x);
   case UnaryKind::Erf:

@@ -2,6 +2,7 @@
 // RUN: loom-run %s --entry binary_int --print | FileCheck %s --check-prefix=INT
 // RUN: loom-run %s --entry nan_propagation --print | FileCheck %s --check-prefix=NAN
 // RUN: loom-run %s --entry unary --print | FileCheck %s --check-prefix=UN
+// RUN: loom-run %s --entry trig --print | FileCheck %s --check-prefix=TRIG
 
 // Binary arithmetic on f32. a = [1.5, -2, 7, 0], b = [0.5, 4, -2, 0].
 func.func @binary_f32() -> (tensor<4xf32> {loom.name = "add"}, tensor<4xf32> {loom.name = "sub"},
@@ -132,3 +133,23 @@ func.func @unary() -> (tensor<4xf32> {loom.name = "neg"}, tensor<4xf32> {loom.na
 // erf 1 = 0.8427008; erf 4 = 1 - 1.5e-8 rounds to 1 in f32.
 // UN:      erf : tensor<4xf32>
 // UN-NEXT: [0., 0.8427008, -0.8427008, 1.]
+
+// cos and sin (radians) on x = [0, 1, -1, pi/2 in f32], computed in double
+// and rounded once: cos 1 = 0.5403023, sin 1 = 0.84147096; f32(pi/2) =
+// 1.5707964 lies 4.4e-8 past pi/2, so its cosine is -4.371139e-08.
+func.func @trig() -> (tensor<4xf32> {loom.name = "cos"}, tensor<4xf32> {loom.name = "sin"},
+                      tensor<2xf16> {loom.name = "cos_f16"}) {
+  %x = loom.constant dense<[0.0, 1.0, -1.0, 1.57079632679]> : tensor<4xf32>
+  %cos = loom.cos %x : tensor<4xf32>
+  %sin = loom.sin %x : tensor<4xf32>
+  %h = loom.constant dense<[0.0, 3.0]> : tensor<2xf16>
+  %cos_f16 = loom.cos %h : tensor<2xf16>
+  return %cos, %sin, %cos_f16 : tensor<4xf32>, tensor<4xf32>, tensor<2xf16>
+}
+// TRIG:      cos : tensor<4xf32>
+// TRIG-NEXT: [1., 0.5403023, 0.5403023, -4.371139e-08]
+// TRIG:      sin : tensor<4xf32>
+// TRIG-NEXT: [0., 0.84147096, -0.84147096, 1.]
+// cos 3 = -0.9899925 rounds to -0.99 in f16.
+// TRIG:      cos_f16 : tensor<2xf16>
+// TRIG-NEXT: [1., -0.99]

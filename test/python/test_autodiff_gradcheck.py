@@ -131,6 +131,9 @@ CASES = [
     unary("sqrt", "sqrt", uniform(S, 19, 0.5, 3.0)),
     unary("rsqrt", "rsqrt", uniform(S, 20, 0.5, 3.0)),
     unary("tanh", "tanh", normal(S, 21)),
+    # Rotary embeddings: cos' = -sin, sin' = cos (inputs over several periods).
+    unary("cos", "cos", normal(S, 60, 3.0)),
+    unary("sin", "sin", normal(S, 61, 3.0)),
     unary("sigmoid", "sigmoid", normal(S, 22)),
     unary("erf", "erf", normal(S, 23)),
     # Activations.
@@ -354,7 +357,7 @@ def test_every_op_is_checked():
     """Each op mnemonic of LoomOps.td appears in some case's body."""
     td = (ROOT / "include/loom/Dialect/Loom/IR/LoomOps.td").read_text()
     mnemonics = set(re.findall(r'^def Loom_\w+Op\s*:\s*Loom_\w+<"(\w+)"', td, re.M))
-    assert len(mnemonics) == 43, sorted(mnemonics)
+    assert len(mnemonics) == 45, sorted(mnemonics)
     used = set(re.findall(r"loom\.(\w+)", " ".join(c.body for c in CASES)))
     assert mnemonics - used == set()
 

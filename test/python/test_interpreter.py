@@ -99,6 +99,8 @@ UNARY = {
     "sqrt": (torch.sqrt, "positive"),
     "rsqrt": (torch.rsqrt, "positive"),
     "tanh": (torch.tanh, "any"),
+    "cos": (torch.cos, "any"),
+    "sin": (torch.sin, "any"),
     "sigmoid": (torch.sigmoid, "any"),
     "erf": (torch.erf, "any"),
     "relu": (torch.relu, "any"),

@@ -90,6 +90,8 @@ Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
         return math::RsqrtOp::create(b, loc, v[0]);
       })
       .Case([&](TanhOp) -> Value { return math::TanhOp::create(b, loc, v[0]); })
+      .Case([&](CosOp) -> Value { return math::CosOp::create(b, loc, v[0]); })
+      .Case([&](SinOp) -> Value { return math::SinOp::create(b, loc, v[0]); })
       .Case([&](SigmoidOp) -> Value { return sigmoid(v[0]); })
       .Case([&](ErfOp) -> Value { return math::ErfOp::create(b, loc, v[0]); })
       .Case([&](ReluOp) -> Value {

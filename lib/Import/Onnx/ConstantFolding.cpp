@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -222,7 +223,8 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
       "Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "LessOrEqual",
       "GreaterOrEqual", "Not", "Where", "Cast", "Gather", "Concat",
       "Unsqueeze", "Squeeze", "Reshape", "Slice", "Identity", "Neg", "Max",
-      "Min", "Expand", "Abs"};
+      "Min", "Expand", "Abs", "Cos", "Sin", "And", "Or", "Xor", "IsNaN",
+      "IsInf", "Sum", "Mod", "Transpose"};
   if (!foldable.contains(type))
     return false;
   SmallVector<const ConstTensor *> in;
@@ -240,7 +242,7 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
     return false;
   static const llvm::StringSet<> binary = {
       "Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater",
-      "LessOrEqual", "GreaterOrEqual"};
+      "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Sum", "Mod"};
   // Malformed nodes (a missing operand, mixed types) go through the
   // handlers, which report them.
   if (binary.contains(type) &&
@@ -296,7 +298,7 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
                                      static_cast<uint64_t>(b)));
     };
   };
-  if (type == "Add")
+  if (type == "Add" || type == "Sum")
     return elementwise(et, std::plus<double>(), wrap(std::plus<uint64_t>()));
   if (type == "Sub")
     return elementwise(et, std::minus<double>(),
@@ -349,6 +351,55 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
   if (type == "Not")
     return elementwise(i1, [](double a, double) { return a == 0; },
                        [](int64_t a, int64_t) { return a == 0; });
+  if (type == "And" || type == "Or" || type == "Xor") {
+    if (!et.isInteger(1))
+      return false; // the handler reports it
+    auto logical = [type](int64_t a, int64_t b) -> int64_t {
+      bool x = a != 0, y = b != 0;
+      return type == "And" ? x && y : type == "Or" ? x || y : x != y;
+    };
+    return elementwise(
+        i1, [](double, double) { return 0.0; }, logical);
+  }
+  if (type == "Cos" || type == "Sin") {
+    if (!in[0]->isFloat())
+      return false;
+    bool cosine = type == "Cos";
+    return elementwise(
+        et,
+        [cosine](double a, double) { return cosine ? std::cos(a) : std::sin(a); },
+        [](int64_t a, int64_t) { return a; });
+  }
+  if (type == "IsNaN" || type == "IsInf") {
+    if (!in[0]->isFloat())
+      return false;
+    bool nan = type == "IsNaN";
+    bool positive = im.intAttr(node, "detect_positive", 1) != 0;
+    bool negative = im.intAttr(node, "detect_negative", 1) != 0;
+    return elementwise(
+        i1,
+        [=](double a, double) -> double {
+          if (nan)
+            return std::isnan(a);
+          return std::isinf(a) && (a > 0 ? positive : negative);
+        },
+        [](int64_t, int64_t) { return int64_t(0); });
+  }
+  if (type == "Mod") {
+    // Integers only (the handler reports floats), no division by zero or
+    // INT64_MIN % -1.
+    if (in[0]->isFloat() || et.isInteger(1) ||
+        llvm::is_contained(in[1]->i, 0) || llvm::is_contained(in[1]->i, -1))
+      return false;
+    bool fmod = im.intAttr(node, "fmod", 0) != 0;
+    return elementwise(et, [](double a, double) { return a; },
+                       [fmod](int64_t a, int64_t b) {
+                         int64_t r = a % b;
+                         if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+                           r += b;
+                         return r;
+                       });
+  }
   if (type == "Identity") {
     im.defineConst(node, 0, *in[0]);
     return true;
@@ -535,33 +586,99 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
     im.defineConst(node, 0, std::move(c));
     return true;
   }
-  if (type == "Slice") {
-    // 1-D slices of shape vectors are what exporters produce; anything else
-    // goes through the value path.
-    if (in[0]->shape.size() != 1 || in.size() < 3 || !in[1] || !in[2] ||
-        in[1]->size() != 1 || in[2]->size() != 1 ||
-        (in.size() > 3 && in[3] &&
-         (in[3]->size() != 1 || (in[3]->asInt(0) != 0 &&
-                                 in[3]->asInt(0) != -1))) ||
-        (in.size() > 4 && in[4] && in[4]->size() != 1))
+  if (type == "Transpose") {
+    // The exporters' pad lists go through [n, 2] -> transpose -> [2n].
+    int64_t rank = in[0]->shape.size();
+    SmallVector<int64_t> perm;
+    if (std::optional<SmallVector<int64_t>> p = im.intsAttr(node, "perm"))
+      perm = *p;
+    else
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    SmallVector<bool> used(rank, false);
+    if (static_cast<int64_t>(perm.size()) != rank)
       return false;
-    int64_t size = in[0]->shape[0];
-    int64_t step = in.size() > 4 && in[4] ? in[4]->asInt(0) : 1;
-    if (step <= 0)
-      return false;
-    auto clampIndex = [&](int64_t v) {
-      if (v < 0)
-        v += size;
-      return std::clamp<int64_t>(v, 0, size);
-    };
-    int64_t s = clampIndex(in[1]->asInt(0)), e = clampIndex(in[2]->asInt(0));
-    ConstTensor c =
-        ConstTensor::make(et, {e > s ? 1 + (e - s - 1) / step : 0});
-    for (int64_t k = 0; k < c.size(); ++k) {
+    for (int64_t d : perm) {
+      if (d < 0 || d >= rank || used[d])
+        return false; // the handler reports it
+      used[d] = true;
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(in[0]->shape[d]);
+    ConstTensor c = ConstTensor::make(et, shape);
+    SmallVector<int64_t> inStrides = computeStrides(in[0]->shape);
+    SmallVector<int64_t> outStrides = computeStrides(shape);
+    for (int64_t p = 0, e = c.size(); p < e; ++p) {
+      int64_t src = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        src += ((p / outStrides[d]) % shape[d]) * inStrides[perm[d]];
       if (c.isFloat())
-        c.f[k] = in[0]->f[s + k * step];
+        c.f[p] = in[0]->f[src];
       else
-        c.i[k] = in[0]->i[s + k * step];
+        c.i[p] = in[0]->i[src];
+    }
+    im.defineConst(node, 0, std::move(c));
+    return true;
+  }
+  if (type == "Slice") {
+    // Slices of known tensors (shape vectors; the pad lists that exporters
+    // reshape to [n, 2] and reverse with step -1). Malformed ones go
+    // through the value path, which reports them.
+    if (in.size() < 3 || !in[1] || !in[2] || in[1]->isFloat() ||
+        in[2]->isFloat() || in[1]->size() != in[2]->size())
+      return false;
+    int64_t rank = in[0]->shape.size();
+    int64_t n = in[1]->size();
+    if ((in.size() > 3 && in[3] && (in[3]->isFloat() || in[3]->size() != n)) ||
+        (in.size() > 4 && in[4] && (in[4]->isFloat() || in[4]->size() != n)))
+      return false;
+    SmallVector<int64_t> start(rank, 0), step(rank, 1), shape(in[0]->shape);
+    SmallVector<bool> seen(rank, false);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t axis = in.size() > 3 && in[3] ? in[3]->i[k] : k;
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank || seen[axis])
+        return false;
+      seen[axis] = true;
+      int64_t size = in[0]->shape[axis];
+      int64_t st = in.size() > 4 && in[4] ? in[4]->i[k] : 1;
+      if (st == 0 || st == std::numeric_limits<int64_t>::min())
+        return false;
+      // ONNX clamps to [0, size] for positive steps; for negative ones
+      // starts clamp to [0, size - 1] and ends to [-1, size - 1].
+      auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+        if (v < 0)
+          v += size;
+        return std::clamp<int64_t>(v, lo, hi);
+      };
+      int64_t s = 0, count = 0;
+      if (st > 0) {
+        s = clampIndex(in[1]->i[k], 0, size);
+        int64_t e = clampIndex(in[2]->i[k], 0, size);
+        count = e > s ? 1 + (e - s - 1) / st : 0;
+      } else if (size > 0) {
+        s = clampIndex(in[1]->i[k], 0, size - 1);
+        int64_t e = clampIndex(in[2]->i[k], -1, size - 1);
+        count = s > e ? 1 + (s - e - 1) / -st : 0;
+      }
+      start[axis] = s;
+      step[axis] = st;
+      shape[axis] = count;
+    }
+    ConstTensor c = ConstTensor::make(et, shape);
+    SmallVector<int64_t> inStrides = computeStrides(in[0]->shape);
+    SmallVector<int64_t> outStrides = computeStrides(shape);
+    for (int64_t p = 0, e = c.size(); p < e; ++p) {
+      int64_t src = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        src += (start[d] + ((p / outStrides[d]) % shape[d]) * step[d]) *
+               inStrides[d];
+      if (c.isFloat())
+        c.f[p] = in[0]->f[src];
+      else
+        c.i[p] = in[0]->i[src];
     }
     im.defineConst(node, 0, std::move(c));
     return true;

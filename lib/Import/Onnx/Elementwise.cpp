@@ -1,7 +1,11 @@
 //===- Elementwise.cpp - ONNX elementwise ops -----------------------------===//
 //
 // Unary, binary (numpy broadcasting made explicit) and variadic arithmetic,
-// comparisons, Not, Where, Cast, Gelu, Identity and Dropout.
+// comparisons, the boolean ops (Not, And, Or, Xor), IsNaN/IsInf, Mod, Where,
+// Cast, Gelu, Identity and Dropout. Ops that existing loom ops express
+// exactly are imported as those: And/Or are selects on i1, Xor and IsNaN
+// comparisons, IsInf a comparison of |x| with infinity, Sum/Mean chains of
+// adds, integer Mod a division and corrections.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +14,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -49,8 +54,9 @@ static LogicalResult importBinary(Importer &im, const onnx::NodeProto &node) {
       node, 0, im.create<OpTy>(im.nodeLoc(node), pair->first, pair->second));
 }
 
+/// Folds the inputs of a variadic node with `OpTy`, broadcasting as it goes.
 template <typename OpTy>
-static LogicalResult importVariadic(Importer &im, const onnx::NodeProto &node) {
+static FailureOr<Value> variadic(Importer &im, const onnx::NodeProto &node) {
   FailureOr<Value> acc = im.input(node, 0);
   if (failed(acc))
     return failure();
@@ -70,7 +76,15 @@ static LogicalResult importVariadic(Importer &im, const onnx::NodeProto &node) {
       return failure();
     result = *op;
   }
-  im.define(node, 0, result);
+  return result;
+}
+
+template <typename OpTy>
+static LogicalResult importVariadic(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> result = variadic<OpTy>(im, node);
+  if (failed(result))
+    return failure();
+  im.define(node, 0, *result);
   return success();
 }
 
@@ -101,6 +115,148 @@ static LogicalResult importNot(Importer &im, const onnx::NodeProto &node) {
                          im.create<CompareOp>(im.nodeLoc(node),
                                               ComparisonDirection::eq, *x,
                                               zero));
+}
+
+/// Checks that `v` is a bool tensor, as ONNX's logical ops require.
+static LogicalResult requireBool(Importer &im, const onnx::NodeProto &node,
+                                 Value v) {
+  if (im.typeOf(v).getElementType().isInteger(1))
+    return success();
+  return im.nodeError(node) << "the operands must be bool, not "
+                            << im.typeOf(v).getElementType();
+}
+
+enum class Logical { And, Or, Xor };
+
+/// And(x, y) = x ? y : false, Or(x, y) = x ? true : y, Xor(x, y) = x != y.
+template <Logical kind>
+static LogicalResult importLogical(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0), y = im.input(node, 1);
+  if (failed(x) || failed(y) || failed(requireBool(im, node, *x)) ||
+      failed(requireBool(im, node, *y)))
+    return failure();
+  auto pair = im.broadcastPair(node, *x, *y);
+  if (failed(pair))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  auto [a, b] = *pair;
+  if (kind == Logical::Xor)
+    return im.defineResult(
+        node, 0, im.create<CompareOp>(loc, ComparisonDirection::ne, a, b));
+  Value constant =
+      im.splat(kind == Logical::Or ? 1 : 0, im.typeOf(a), loc);
+  return im.defineResult(
+      node, 0,
+      kind == Logical::And ? im.create<SelectOp>(loc, a, b, constant)
+                           : im.create<SelectOp>(loc, a, constant, b));
+}
+
+/// The float operand of IsNaN/IsInf (ONNX allows only floats).
+static FailureOr<Value> floatOperand(Importer &im,
+                                     const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(im.typeOf(*x).getElementType())) {
+    im.nodeError(node) << "the operand must be floating-point, not "
+                       << im.typeOf(*x).getElementType();
+    return failure();
+  }
+  return x;
+}
+
+/// IsNaN(x) = x != x (NaN is the only value unequal to itself).
+static LogicalResult importIsNaN(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = floatOperand(im, node);
+  if (failed(x))
+    return failure();
+  return im.defineResult(node, 0,
+                         im.create<CompareOp>(im.nodeLoc(node),
+                                              ComparisonDirection::ne, *x,
+                                              *x));
+}
+
+/// IsInf(x): |x| == inf, x == inf or x == -inf as detect_positive and
+/// detect_negative ask; false everywhere when neither is set.
+static LogicalResult importIsInf(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = floatOperand(im, node);
+  if (failed(x))
+    return failure();
+  bool positive = im.intAttr(node, "detect_positive", 1) != 0;
+  bool negative = im.intAttr(node, "detect_negative", 1) != 0;
+  Location loc = im.nodeLoc(node);
+  RankedTensorType type = im.typeOf(*x);
+  if (!positive && !negative) {
+    im.define(node, 0, im.splat(0, type.clone(im.b.getI1Type()), loc));
+    return success();
+  }
+  double inf = std::numeric_limits<double>::infinity();
+  Value operand = *x;
+  if (positive && negative)
+    operand = AbsOp::create(im.b, loc, operand);
+  Value limit = im.splat(positive ? inf : -inf, type, loc);
+  return im.defineResult(
+      node, 0,
+      im.create<CompareOp>(loc, ComparisonDirection::eq, operand, limit));
+}
+
+/// Mean(x...) = Sum(x...) / n (floats only, as in ONNX).
+static LogicalResult importMean(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> sum = variadic<AddOp>(im, node);
+  if (failed(sum))
+    return failure();
+  if (!isa<FloatType>(im.typeOf(*sum).getElementType()))
+    return im.nodeError(node) << "the operands must be floating-point, not "
+                              << im.typeOf(*sum).getElementType();
+  if (node.input_size() == 1) {
+    im.define(node, 0, *sum);
+    return success();
+  }
+  Location loc = im.nodeLoc(node);
+  Value n = im.splat(node.input_size(), im.typeOf(*sum), loc);
+  return im.defineResult(node, 0, im.create<DivOp>(loc, *sum, n));
+}
+
+/// Integer Mod: with truncating division q = x / y, fmod = 1 is C's
+/// remainder x - q * y (the sign of x), fmod = 0 Python's (the sign of y):
+/// the remainder plus y where it is non-zero and its sign differs from y's.
+static LogicalResult importMod(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0), y = im.input(node, 1);
+  if (failed(x) || failed(y) ||
+      failed(sameElementType(im.nodeError(node), im.typeOf(*x).getElementType(),
+                             im.typeOf(*y).getElementType())))
+    return failure();
+  Type et = im.typeOf(*x).getElementType();
+  bool fmod = im.intAttr(node, "fmod", 0) != 0;
+  if (isa<FloatType>(et))
+    return im.nodeError(node)
+           << "Mod of floating-point operands (" << et
+           << ") is not supported: Loom has no exact fmod";
+  if (et.isInteger(1))
+    return im.nodeError(node) << "the operands must be numbers, not " << et;
+  auto pair = im.broadcastPair(node, *x, *y);
+  if (failed(pair))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  auto [a, b] = *pair;
+  Value q = DivOp::create(im.b, loc, a, b);
+  Value r = SubOp::create(im.b, loc, a, MulOp::create(im.b, loc, q, b));
+  if (!fmod) {
+    Value zero = im.splat(0, im.typeOf(a), loc);
+    Value rNegative =
+        CompareOp::create(im.b, loc, ComparisonDirection::lt, r, zero);
+    Value bNegative =
+        CompareOp::create(im.b, loc, ComparisonDirection::lt, b, zero);
+    Value signsDiffer = CompareOp::create(im.b, loc, ComparisonDirection::ne,
+                                          rNegative, bNegative);
+    Value nonZero =
+        CompareOp::create(im.b, loc, ComparisonDirection::ne, r, zero);
+    Value fix = SelectOp::create(im.b, loc, nonZero, signsDiffer,
+                                 im.splat(0, im.typeOf(signsDiffer), loc));
+    r = SelectOp::create(im.b, loc, fix, AddOp::create(im.b, loc, r, b), r);
+  }
+  im.define(node, 0, r);
+  return success();
 }
 
 static LogicalResult importReciprocal(Importer &im,
@@ -228,6 +384,8 @@ void onnx_import::registerElementwiseHandlers(HandlerRegistry &registry) {
       {"Log", importUnary<LogOp>},
       {"Sqrt", importUnary<SqrtOp>},
       {"Tanh", importUnary<TanhOp>},
+      {"Cos", importUnary<CosOp>},
+      {"Sin", importUnary<SinOp>},
       {"Sigmoid", importUnary<SigmoidOp>},
       {"Erf", importUnary<ErfOp>},
       {"Relu", importUnary<ReluOp>},
@@ -239,6 +397,14 @@ void onnx_import::registerElementwiseHandlers(HandlerRegistry &registry) {
       {"Greater", importCompare<ComparisonDirection::gt>},
       {"GreaterOrEqual", importCompare<ComparisonDirection::ge>},
       {"Not", importNot},
+      {"And", importLogical<Logical::And>},
+      {"Or", importLogical<Logical::Or>},
+      {"Xor", importLogical<Logical::Xor>},
+      {"IsNaN", importIsNaN},
+      {"IsInf", importIsInf},
+      {"Sum", importVariadic<AddOp>},
+      {"Mean", importMean},
+      {"Mod", importMod},
       {"Where", importWhere},
       {"Cast", importCast},
       {"Identity", importIdentity},

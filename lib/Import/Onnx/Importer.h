@@ -12,14 +12,17 @@
 //   ConstantFolding.cpp  compile-time tensors: Constant, Shape,
 //                        ConstantOfShape, Range, and the evaluation of shape
 //                        arithmetic on them at import time;
-//   Elementwise.cpp      unary, binary and variadic arithmetic, comparisons,
-//                        Not/Where/Cast, Gelu, Identity/Dropout;
+//   Elementwise.cpp      unary (Cos/Sin among them), binary and variadic
+//                        arithmetic (Sum, Mean, integer Mod), comparisons,
+//                        And/Or/Xor/Not, IsNaN/IsInf, Where/Cast, Gelu,
+//                        Identity/Dropout;
 //   ShapeOps.cpp         Reshape, Transpose, (Un)Squeeze, Flatten, Expand,
-//                        Concat, Split, Slice, Gather, and the ONNX shape
-//                        rules that the constant folding shares;
+//                        Concat, Split, Slice, Gather, GatherElements, Pad,
+//                        Trilu, and the ONNX shape rules that the constant
+//                        folding shares;
 //   Contraction.cpp      MatMul and Gemm, Softmax/LogSoftmax and
 //                        LayerNormalization;
-//   Losses.cpp           reductions and the cross-entropy losses.
+//   Losses.cpp           reductions, CumSum and the cross-entropy losses.
 //
 // A handler is a free function of its family file that imports one node
 // through the Importer's helpers; each family file registers its handlers

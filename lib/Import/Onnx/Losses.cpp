@@ -1,7 +1,7 @@
 //===- Losses.cpp - ONNX reductions and losses ----------------------------===//
 //
-// ReduceSum, ReduceMean and ReduceMax (axes as attribute or input), and the
-// losses: SoftmaxCrossEntropyLoss, and NegativeLogLikelihoodLoss of a
+// ReduceSum, ReduceMean and ReduceMax (axes as attribute or input), CumSum
+// (a scan of shifted adds), and the losses: SoftmaxCrossEntropyLoss, and NegativeLogLikelihoodLoss of a
 // LogSoftmax, both as loom.cross_entropy.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +10,8 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -148,11 +150,125 @@ static LogicalResult importNllLoss(Importer &im, const onnx::NodeProto &node) {
   return importCrossEntropy(im, node, *logits, *labels);
 }
 
+/// CumSum(x, axis) with `exclusive` and `reverse`. Known input folds (sums
+/// in double or wrapping int64, rounded once). A run-time input becomes a
+/// Hillis-Steele scan of existing ops: ceil(log2 n) steps of
+/// x + shift(x, s) for s = 1, 2, 4, ..., where shift moves the tensor s
+/// places along the axis (towards the end, or the start when reversed) and
+/// fills in zeros; exclusive shifts once more by one first. Exact for
+/// integers; floats are summed in a tree order instead of left to right.
+static LogicalResult importCumSum(Importer &im, const onnx::NodeProto &node) {
+  bool exclusive = im.intAttr(node, "exclusive", 0) != 0;
+  bool reverse = im.intAttr(node, "reverse", 0) != 0;
+  FailureOr<ConstTensor> axisT = im.requireConst(node, 1, "axis");
+  if (failed(axisT))
+    return failure();
+  if (axisT->isFloat() || axisT->size() != 1)
+    return im.nodeError(node) << "axis must be one integer";
+  const ConstTensor *cx = im.constInput(node, 0);
+  Value x;
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (cx) {
+    shape = cx->shape;
+    elementType = cx->elementType;
+  } else {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    x = *v;
+    shape.assign(im.typeOf(x).getShape().begin(), im.typeOf(x).getShape().end());
+    elementType = im.typeOf(x).getElementType();
+  }
+  if (elementType.isInteger(1))
+    return im.nodeError(node) << "the input must be numbers, not "
+                              << elementType;
+  int64_t rank = shape.size();
+  FailureOr<int64_t> axis = im.normalizeAxis(node, axisT->i[0], rank);
+  if (failed(axis))
+    return failure();
+  int64_t n = shape[*axis];
+  if (cx) {
+    ConstTensor c = ConstTensor::make(elementType, shape);
+    int64_t inner = computeStrides(shape)[*axis];
+    int64_t outer = c.size() / std::max<int64_t>(n * inner, 1);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        double accF = 0;
+        uint64_t accI = 0;
+        for (int64_t step = 0; step < n; ++step) {
+          int64_t j = reverse ? n - 1 - step : step;
+          int64_t p = (o * n + j) * inner + in;
+          if (!exclusive) {
+            accF += c.isFloat() ? cx->f[p] : 0;
+            accI += c.isFloat() ? 0 : static_cast<uint64_t>(cx->i[p]);
+          }
+          if (c.isFloat())
+            c.f[p] = accF;
+          else
+            c.i[p] = static_cast<int64_t>(accI);
+          if (exclusive) {
+            accF += c.isFloat() ? cx->f[p] : 0;
+            accI += c.isFloat() ? 0 : static_cast<uint64_t>(cx->i[p]);
+          }
+        }
+      }
+    im.defineConst(node, 0, std::move(c));
+    return success();
+  }
+  Location loc = im.nodeLoc(node);
+  RankedTensorType type = im.typeOf(x);
+  // x shifted by s places along the axis, zeros filled in.
+  auto shift = [&](Value v, int64_t s) -> FailureOr<Value> {
+    SmallVector<int64_t> start(rank, 0), limit(shape), stride(rank, 1);
+    if (reverse)
+      start[*axis] = s;
+    else
+      limit[*axis] = n - s;
+    FailureOr<SliceOp> kept =
+        im.create<SliceOp>(loc, v, ArrayRef<int64_t>(start),
+                           ArrayRef<int64_t>(limit), ArrayRef<int64_t>(stride));
+    if (failed(kept))
+      return failure();
+    SmallVector<int64_t> zeroShape(shape);
+    zeroShape[*axis] = s;
+    Value zeros = im.splat(0, type.clone(zeroShape), loc);
+    SmallVector<Value> pieces =
+        reverse ? SmallVector<Value>{*kept, zeros}
+                : SmallVector<Value>{zeros, *kept};
+    FailureOr<ConcatOp> concat =
+        im.create<ConcatOp>(loc, ValueRange(pieces), *axis);
+    if (failed(concat))
+      return failure();
+    return Value(*concat);
+  };
+  if (exclusive && n == 1) {
+    im.define(node, 0, im.splat(0, type, loc));
+    return success();
+  }
+  Value acc = x;
+  if (exclusive && n > 1) {
+    FailureOr<Value> shifted = shift(acc, 1);
+    if (failed(shifted))
+      return failure();
+    acc = *shifted;
+  }
+  for (int64_t s = 1; s < n; s *= 2) {
+    FailureOr<Value> shifted = shift(acc, s);
+    if (failed(shifted))
+      return failure();
+    acc = AddOp::create(im.b, loc, acc, *shifted);
+  }
+  im.define(node, 0, acc);
+  return success();
+}
+
 void onnx_import::registerLossHandlers(HandlerRegistry &registry) {
   registry.add({
       {"ReduceSum", importReduce<ReduceSumOp>},
       {"ReduceMean", importReduce<ReduceMeanOp>},
       {"ReduceMax", importReduce<ReduceMaxOp>},
+      {"CumSum", importCumSum},
       {"SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropy},
       {"NegativeLogLikelihoodLoss", importNllLoss},
   });

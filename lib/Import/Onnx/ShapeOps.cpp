@@ -1,9 +1,13 @@
 //===- ShapeOps.cpp - ONNX shape ops --------------------------------------===//
 //
 // Reshape, Transpose, Unsqueeze, Squeeze, Flatten, Expand, Concat, Split,
-// Slice and Gather of run-time values, and the ONNX shape rules (Reshape's
-// 0 and -1, (un)squeezed axes, shape operands) that the constant folding of
-// known tensors applies too.
+// Slice, Gather, GatherElements, Pad and Trilu of run-time values, and the
+// ONNX shape rules (Reshape's 0 and -1, (un)squeezed axes, shape operands)
+// that the constant folding of known tensors applies too. GatherElements,
+// Pad and Trilu of known tensors are evaluated here; of run-time values
+// they become existing loom ops (a gather on the flattened data; concats
+// of constant blocks or gathers at constant indices; a select under an
+// iota mask), so they lower and differentiate like those.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +16,10 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 using namespace mlir;
@@ -476,6 +483,465 @@ static LogicalResult importGather(Importer &im, const onnx::NodeProto &node) {
       node, 0, im.create<GatherOp>(im.nodeLoc(node), *data, indices, *axis));
 }
 
+/// Copies element `src` of `from` to element `dst` of `to` (same kind).
+static void copyElement(const ConstTensor &from, int64_t src, ConstTensor &to,
+                        int64_t dst) {
+  if (to.isFloat())
+    to.f[dst] = from.f[src];
+  else
+    to.i[dst] = from.i[src];
+}
+
+//===----------------------------------------------------------------------===//
+// GatherElements
+//===----------------------------------------------------------------------===//
+
+/// GatherElements(data, indices, axis): out[p] = data[p with its `axis`
+/// coordinate replaced by indices[p]]. Known data and indices fold; known
+/// indices become a constant of flat positions into the flattened data,
+/// run-time ones that position computed from iotas, and the result is one
+/// loom.gather on the flattened data (whose VJP is a scatter_add).
+static LogicalResult importGatherElements(Importer &im,
+                                          const onnx::NodeProto &node) {
+  const ConstTensor *cdata = im.constInput(node, 0);
+  const ConstTensor *cidx = im.constInput(node, 1);
+  Value data, indices;
+  if (!cdata) {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    data = *v;
+  }
+  if (!cidx) {
+    FailureOr<Value> v = im.input(node, 1);
+    if (failed(v))
+      return failure();
+    indices = *v;
+  }
+  SmallVector<int64_t> dataShape =
+      cdata ? cdata->shape : SmallVector<int64_t>(im.typeOf(data).getShape());
+  SmallVector<int64_t> idxShape =
+      cidx ? cidx->shape : SmallVector<int64_t>(im.typeOf(indices).getShape());
+  Type idxType =
+      cidx ? cidx->elementType : im.typeOf(indices).getElementType();
+  if (!isa<IntegerType>(idxType) || idxType.isInteger(1))
+    return im.nodeError(node)
+           << "indices must be int32 or int64, not " << idxType;
+  int64_t rank = dataShape.size();
+  if (rank == 0 || static_cast<int64_t>(idxShape.size()) != rank)
+    return im.nodeError(node) << "indices of shape " << formatDims(idxShape)
+                              << " must have the rank of data, "
+                              << formatDims(dataShape) << " (at least 1)";
+  FailureOr<int64_t> axis =
+      im.normalizeAxis(node, im.intAttr(node, "axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && idxShape[d] > dataShape[d])
+      return im.nodeError(node)
+             << "indices of shape " << formatDims(idxShape)
+             << " exceed data of shape " << formatDims(dataShape)
+             << " in dimension " << d;
+  std::optional<int64_t> total = numElements(dataShape);
+  std::optional<int64_t> count = numElements(idxShape);
+  if (!total || !count)
+    return im.nodeError(node) << "shapes " << formatDims(dataShape) << " and "
+                              << formatDims(idxShape) << " are too large";
+  SmallVector<int64_t> strides = computeStrides(dataShape);
+  SmallVector<int64_t> idxStrides = computeStrides(idxShape);
+  int64_t size = dataShape[*axis];
+  Location loc = im.nodeLoc(node);
+
+  if (cidx) {
+    // Flat positions into the data, checked now.
+    if (*count > kMaxFoldElements && !cdata)
+      return im.nodeError(node) << "constant indices of " << *count
+                                << " elements are too large to import";
+    ConstTensor flat = ConstTensor::make(im.b.getI64Type(), idxShape);
+    for (int64_t p = 0; p < *count; ++p) {
+      int64_t v = cidx->i[p];
+      if (v < -size || v >= size)
+        return im.nodeError(node) << "index " << v << " is out of range for "
+                                  << "dimension " << *axis << " of size "
+                                  << size;
+      if (v < 0)
+        v += size;
+      int64_t pos = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t coord = (p / idxStrides[d]) % idxShape[d];
+        pos += (d == *axis ? v : coord) * strides[d];
+      }
+      flat.i[p] = pos;
+    }
+    if (cdata) {
+      ConstTensor c = ConstTensor::make(cdata->elementType, idxShape);
+      for (int64_t p = 0; p < *count; ++p)
+        copyElement(*cdata, flat.i[p], c, p);
+      im.defineConst(node, 0, std::move(c));
+      return success();
+    }
+    indices = im.materialize(flat, loc);
+  } else {
+    // Run-time indices: wrap negative ones, then
+    // position = index * stride(axis) + sum over d != axis of iota_d * stride(d).
+    auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
+    if (idxType != im.b.getI64Type())
+      indices = ConvertOp::create(im.b, loc, i64, indices);
+    Value zero = im.splat(0, i64, loc);
+    Value negative =
+        CompareOp::create(im.b, loc, ComparisonDirection::lt, indices, zero);
+    indices = SelectOp::create(
+        im.b, loc, negative,
+        AddOp::create(im.b, loc, indices, im.splat(size, i64, loc)), indices);
+    if (strides[*axis] != 1)
+      indices = MulOp::create(im.b, loc, indices,
+                              im.splat(strides[*axis], i64, loc));
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == *axis || idxShape[d] == 1)
+        continue;
+      Value coord = IotaOp::create(im.b, loc, i64, d);
+      if (strides[d] != 1)
+        coord = MulOp::create(im.b, loc, coord, im.splat(strides[d], i64, loc));
+      indices = AddOp::create(im.b, loc, indices, coord);
+    }
+  }
+  if (cdata)
+    data = *im.input(node, 0);
+  Value flatData = im.reshape(data, {*total}, loc);
+  return im.defineResult(
+      node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
+}
+
+//===----------------------------------------------------------------------===//
+// Pad
+//===----------------------------------------------------------------------===//
+
+enum class PadMode { Constant, Edge, Reflect, Wrap };
+
+/// The source index along a dimension of size `n` of padded position `i`
+/// (counted from the first original element, so negative before it), or -1
+/// where constant mode fills in the value. Reflect and wrap repeat
+/// periodically for pads longer than the dimension, as numpy.pad does.
+static int64_t padSource(PadMode mode, int64_t i, int64_t n) {
+  if (i >= 0 && i < n)
+    return i;
+  switch (mode) {
+  case PadMode::Constant:
+    return -1;
+  case PadMode::Edge:
+    return i < 0 ? 0 : n - 1;
+  case PadMode::Wrap:
+    return ((i % n) + n) % n;
+  case PadMode::Reflect: {
+    if (n == 1)
+      return 0;
+    int64_t period = 2 * (n - 1);
+    int64_t m = ((i % period) + period) % period;
+    return m < n ? m : period - m;
+  }
+  }
+  return -1;
+}
+
+/// Pad (opset 13+: pads, constant_value and axes are inputs). Negative pads
+/// crop first (one slice); then each padded dimension grows by a concat of
+/// constant blocks (constant mode) or a gather at constant source indices
+/// (edge, reflect, wrap). Known data folds.
+static LogicalResult importPad(Importer &im, const onnx::NodeProto &node) {
+  std::string modeName = im.stringAttr(node, "mode", "constant");
+  PadMode mode;
+  if (modeName == "constant")
+    mode = PadMode::Constant;
+  else if (modeName == "edge")
+    mode = PadMode::Edge;
+  else if (modeName == "reflect")
+    mode = PadMode::Reflect;
+  else if (modeName == "wrap")
+    mode = PadMode::Wrap;
+  else
+    return im.nodeError(node) << "mode '" << modeName
+                              << "' is not supported (Loom imports "
+                                 "'constant', 'edge', 'reflect', 'wrap')";
+  const ConstTensor *cdata = im.constInput(node, 0);
+  Value x;
+  if (!cdata) {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    x = *v;
+  }
+  SmallVector<int64_t> shape =
+      cdata ? cdata->shape : SmallVector<int64_t>(im.typeOf(x).getShape());
+  Type elementType = cdata ? cdata->elementType : im.typeOf(x).getElementType();
+  int64_t rank = shape.size();
+  FailureOr<ConstTensor> padsT = im.requireConst(node, 1, "pads");
+  if (failed(padsT))
+    return failure();
+  if (padsT->isFloat() || padsT->shape.size() != 1)
+    return im.nodeError(node) << "pads must be a 1-D int64 tensor";
+  SmallVector<int64_t> axes;
+  if (im.hasInput(node, 3)) {
+    FailureOr<ConstTensor> a = im.requireConst(node, 3, "axes");
+    if (failed(a))
+      return failure();
+    if (a->isFloat() || a->shape.size() > 1)
+      return im.nodeError(node) << "axes must be a 1-D integer tensor";
+    axes = *constAxes(&*a);
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  int64_t naxes = axes.size();
+  if (padsT->size() != 2 * naxes)
+    return im.nodeError(node) << "pads has " << padsT->size()
+                              << " entries; " << naxes << " axes need "
+                              << 2 * naxes;
+  SmallVector<int64_t> before(rank, 0), after(rank, 0);
+  SmallVector<bool> seen(rank, false);
+  for (int64_t k = 0; k < naxes; ++k) {
+    FailureOr<int64_t> axis =
+        im.normalizeAxis(node, axes[k], rank, "axes entry");
+    if (failed(axis))
+      return failure();
+    if (seen[*axis])
+      return im.nodeError(node)
+             << "axes " << formatDims(axes) << " repeat dimension " << *axis;
+    seen[*axis] = true;
+    before[*axis] = padsT->i[k];
+    after[*axis] = padsT->i[naxes + k];
+  }
+  // Sizes after cropping and after padding; pads are bounded so that the
+  // arithmetic cannot overflow.
+  SmallVector<int64_t> cropped(shape), padded(shape);
+  for (int64_t d = 0; d < rank; ++d) {
+    constexpr int64_t kLimit = int64_t(1) << 40;
+    if (std::abs(before[d]) > kLimit || std::abs(after[d]) > kLimit)
+      return im.nodeError(node) << "pads " << before[d] << ", " << after[d]
+                                << " of dimension " << d << " are too large";
+    cropped[d] = shape[d] + std::min<int64_t>(before[d], 0) +
+                 std::min<int64_t>(after[d], 0);
+    if (cropped[d] < 0)
+      return im.nodeError(node)
+             << "pads " << before[d] << ", " << after[d] << " remove more "
+             << "than the " << shape[d] << " elements of dimension " << d;
+    padded[d] = cropped[d] + std::max<int64_t>(before[d], 0) +
+                std::max<int64_t>(after[d], 0);
+    if (mode != PadMode::Constant && cropped[d] == 0 && padded[d] > 0)
+      return im.nodeError(node) << "cannot pad the empty dimension " << d
+                                << " in '" << modeName << "' mode";
+  }
+  if (!numElements(padded))
+    return im.nodeError(node) << "the padded shape " << formatDims(padded)
+                              << " is too large";
+
+  // The constant value: known (a scalar) or computed at run time.
+  double constant = 0;
+  Value runtimeConstant;
+  if (mode == PadMode::Constant && im.hasInput(node, 2)) {
+    if (const ConstTensor *c = im.constInput(node, 2)) {
+      if (c->size() != 1)
+        return im.nodeError(node) << "constant_value must hold one element, "
+                                  << "not " << c->size();
+      if (c->elementType != elementType)
+        return im.nodeError(node) << "constant_value has element type "
+                                  << c->elementType << ", the data "
+                                  << elementType;
+      constant = c->asDouble(0);
+    } else {
+      FailureOr<Value> v = im.input(node, 2);
+      if (failed(v))
+        return failure();
+      if (im.typeOf(*v).getElementType() != elementType ||
+          im.typeOf(*v).getNumElements() != 1)
+        return im.nodeError(node)
+               << "constant_value must be one element of the data's type "
+               << elementType << ", not " << im.typeOf(*v);
+      runtimeConstant = im.reshape(*v, {}, im.nodeLoc(node));
+    }
+  }
+
+  if (cdata && !runtimeConstant &&
+      *numElements(padded) <= kMaxFoldElements) {
+    ConstTensor c = ConstTensor::make(elementType, padded);
+    SmallVector<int64_t> inStrides = computeStrides(shape);
+    SmallVector<int64_t> outStrides = computeStrides(padded);
+    for (int64_t p = 0, e = c.size(); p < e; ++p) {
+      int64_t src = 0;
+      for (int64_t d = 0; d < rank && src >= 0; ++d) {
+        int64_t coord = (p / outStrides[d]) % padded[d];
+        // Position in the cropped dimension, then in the original one.
+        int64_t j = padSource(mode, coord - std::max<int64_t>(before[d], 0),
+                              cropped[d]);
+        src = j < 0 ? -1 : src + (j - std::min<int64_t>(before[d], 0)) *
+                                     inStrides[d];
+      }
+      if (src >= 0)
+        copyElement(*cdata, src, c, p);
+      else if (c.isFloat())
+        c.f[p] = constant;
+      else
+        c.i[p] = static_cast<int64_t>(constant);
+    }
+    im.defineConst(node, 0, std::move(c));
+    return success();
+  }
+
+  Location loc = im.nodeLoc(node);
+  if (cdata)
+    x = *im.input(node, 0);
+  // Crop.
+  if (cropped != shape) {
+    SmallVector<int64_t> start(rank), limit(rank), stride(rank, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      start[d] = -std::min<int64_t>(before[d], 0);
+      limit[d] = start[d] + cropped[d];
+    }
+    FailureOr<SliceOp> slice =
+        im.create<SliceOp>(loc, x, ArrayRef<int64_t>(start),
+                           ArrayRef<int64_t>(limit), ArrayRef<int64_t>(stride));
+    if (failed(slice))
+      return failure();
+    x = *slice;
+  }
+  // Pad one dimension at a time.
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t lo = std::max<int64_t>(before[d], 0);
+    int64_t hi = std::max<int64_t>(after[d], 0);
+    if (lo == 0 && hi == 0)
+      continue;
+    RankedTensorType type = im.typeOf(x);
+    if (mode == PadMode::Constant) {
+      auto block = [&](int64_t n) -> Value {
+        SmallVector<int64_t> blockShape(type.getShape());
+        blockShape[d] = n;
+        auto blockType = type.clone(blockShape);
+        if (runtimeConstant)
+          return BroadcastOp::create(im.b, loc, blockType, runtimeConstant,
+                                     ArrayRef<int64_t>{});
+        return im.splat(constant, blockType, loc);
+      };
+      SmallVector<Value> pieces;
+      if (lo)
+        pieces.push_back(block(lo));
+      pieces.push_back(x);
+      if (hi)
+        pieces.push_back(block(hi));
+      FailureOr<ConcatOp> concat =
+          im.create<ConcatOp>(loc, ValueRange(pieces), d);
+      if (failed(concat))
+        return failure();
+      x = *concat;
+      continue;
+    }
+    int64_t n = cropped[d];
+    if (padded[d] > kMaxFoldElements)
+      return im.nodeError(node) << "dimension " << d << " padded to "
+                                << padded[d] << " is too large";
+    ConstTensor idx = ConstTensor::make(im.b.getI64Type(), {padded[d]});
+    for (int64_t j = 0; j < padded[d]; ++j)
+      idx.i[j] = padSource(mode, j - lo, n);
+    FailureOr<GatherOp> gather =
+        im.create<GatherOp>(loc, x, im.materialize(idx, loc), d);
+    if (failed(gather))
+      return failure();
+    x = *gather;
+  }
+  im.define(node, 0, x);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Trilu
+//===----------------------------------------------------------------------===//
+
+/// Trilu: keeps the elements of the last two dimensions with
+/// `col - row >= k` (upper) or `col - row <= k` (lower), zeroes the others:
+/// a select under a mask built from two iotas (and a run-time k, if k is
+/// not known). Known input and k fold.
+static LogicalResult importTrilu(Importer &im, const onnx::NodeProto &node) {
+  bool upper = im.intAttr(node, "upper", 1) != 0;
+  int64_t k = 0;
+  Value runtimeK;
+  if (const ConstTensor *kT = im.constInput(node, 1)) {
+    if (kT->isFloat() || kT->elementType.isInteger(1) || kT->size() != 1)
+      return im.nodeError(node) << "k must be one integer";
+    k = kT->i[0];
+  } else if (im.hasInput(node, 1)) {
+    FailureOr<Value> v = im.input(node, 1);
+    if (failed(v))
+      return failure();
+    RankedTensorType kType = im.typeOf(*v);
+    if (!kType.getElementType().isInteger(64) || kType.getNumElements() != 1)
+      return im.nodeError(node) << "k must be one int64, not " << kType;
+    runtimeK = im.reshape(*v, {}, im.nodeLoc(node));
+  }
+  const ConstTensor *cx = runtimeK ? nullptr : im.constInput(node, 0);
+  SmallVector<int64_t> shape;
+  Value x;
+  if (cx) {
+    shape = cx->shape;
+  } else {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    x = *v;
+    shape.assign(im.typeOf(x).getShape().begin(), im.typeOf(x).getShape().end());
+  }
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return im.nodeError(node) << "the input must have rank 2 or more, not "
+                              << rank;
+  int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  auto keep = [&](int64_t r, int64_t c) {
+    // In 128 bits: k may be anything.
+    __int128 diff = static_cast<__int128>(c) - r;
+    return upper ? diff >= k : diff <= k;
+  };
+  if (cx) {
+    ConstTensor c = *cx;
+    for (int64_t p = 0, e = c.size(); p < e; ++p) {
+      int64_t col = p % std::max<int64_t>(cols, 1);
+      int64_t row = (p / std::max<int64_t>(cols, 1)) % std::max<int64_t>(rows, 1);
+      if (!keep(row, col)) {
+        if (c.isFloat())
+          c.f[p] = 0;
+        else
+          c.i[p] = 0;
+      }
+    }
+    im.defineConst(node, 0, std::move(c));
+    return success();
+  }
+  Location loc = im.nodeLoc(node);
+  RankedTensorType type = im.typeOf(x);
+  // The mask is all-true or all-false when k lies beyond every diagonal.
+  int64_t kept = runtimeK ? 1 : 0;
+  if (rows > 0 && cols > 0 && !runtimeK)
+    for (int64_t r : {int64_t(0), rows - 1})
+      for (int64_t c : {int64_t(0), cols - 1})
+        kept += keep(r, c);
+  if (kept == 4 || rows == 0 || cols == 0) {
+    im.define(node, 0, x);
+    return success();
+  }
+  Value zeros = im.splat(0, type, loc);
+  if (kept == 0) {
+    im.define(node, 0, zeros);
+    return success();
+  }
+  auto i64 = RankedTensorType::get({rows, cols}, im.b.getI64Type());
+  Value row = IotaOp::create(im.b, loc, i64, 0);
+  Value col = IotaOp::create(im.b, loc, i64, 1);
+  Value diff = SubOp::create(im.b, loc, col, row);
+  Value kValue = runtimeK ? im.broadcastTo(runtimeK, i64.getShape(), loc)
+                          : im.splat(static_cast<double>(k), i64, loc);
+  Value mask = CompareOp::create(
+      im.b, loc, upper ? ComparisonDirection::ge : ComparisonDirection::le,
+      diff, kValue);
+  mask = im.broadcastTo(mask, type.getShape(), loc);
+  return im.defineResult(node, 0, im.create<SelectOp>(loc, mask, x, zeros));
+}
+
 void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
   registry.add({
       {"Reshape", importReshape},
@@ -488,5 +954,8 @@ void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
       {"Split", importSplit},
       {"Slice", importSlice},
       {"Gather", importGather},
+      {"GatherElements", importGatherElements},
+      {"Pad", importPad},
+      {"Trilu", importTrilu},
   });
 }

@@ -311,6 +311,8 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
       .Case<math::SqrtOp>([&](auto) { e << mathCall("sqrt", v(0)); })
       .Case<math::RsqrtOp>([&](auto) { e << mathCall("rsqrt", v(0)); })
       .Case<math::TanhOp>([&](auto) { e << mathCall("tanh", v(0)); })
+      .Case<math::CosOp>([&](auto) { e << mathCall("cos", v(0)); })
+      .Case<math::SinOp>([&](auto) { e << mathCall("sin", v(0)); })
       .Case<math::ErfOp>([&](auto) { e << mathCall("erf", v(0)); })
       .Case<math::PowFOp>([&](auto) { e << "std::pow(" << v(0) << ", " << v(1) << ")"; })
       .Case<math::AbsFOp>([&](auto) { e << "std::fabs(" << v(0) << ")"; })

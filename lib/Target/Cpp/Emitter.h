@@ -42,7 +42,7 @@ private:
   /// exp, log, rsqrt, tanh and erf, so that kernel loops vectorise; libm's
   /// are scalar calls.
   std::string mathCall(StringRef fn, StringRef arg) override {
-    if (fn == "sqrt")
+    if (fn == "sqrt" || fn == "cos" || fn == "sin")
       return EmitterBase::mathCall(fn, arg);
     return ("vm::" + fn + "(" + arg + ")").str();
   }

@@ -80,8 +80,12 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %h: tensor<4xf16>) -> (
   %5 = loom.rsqrt %4 : tensor<2x3xf32>
   // CHECK: loom.tanh %{{.*}} : tensor<2x3xf32>
   %6 = loom.tanh %5 : tensor<2x3xf32>
+  // CHECK: loom.cos %{{.*}} : tensor<2x3xf32>
+  %c = loom.cos %6 : tensor<2x3xf32>
+  // CHECK: loom.sin %{{.*}} : tensor<2x3xf32>
+  %s = loom.sin %c : tensor<2x3xf32>
   // CHECK: loom.sigmoid %{{.*}} : tensor<2x3xf32>
-  %7 = loom.sigmoid %6 : tensor<2x3xf32>
+  %7 = loom.sigmoid %s : tensor<2x3xf32>
   // CHECK: loom.erf %{{.*}} : tensor<2x3xf32>
   %8 = loom.erf %7 : tensor<2x3xf32>
   // CHECK: loom.neg %{{.*}} : tensor<5xi32>

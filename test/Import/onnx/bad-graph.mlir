@@ -6,9 +6,9 @@
 // are listed, each with the first node that uses it, then what Loom has.
 // RUN: %loompy %S/Inputs/make_onnx.py bad_unsupported %t.unsup.onnx
 // RUN: not loom-translate --import-onnx %t.unsup.onnx -o - 2>&1 | FileCheck %s --check-prefix=UNSUP --implicit-check-not=error:
-// UNSUP: error: the model uses 3 unsupported ONNX op types: Conv (first at node 'conv_first'), LSTM (first at node 'lstm_first'), com.example.Foo (first at node 'custom'); Loom imports Abs, Add, Cast,
+// UNSUP: error: the model uses 3 unsupported ONNX op types: Conv (first at node 'conv_first'), LSTM (first at node 'lstm_first'), com.example.Foo (first at node 'custom'); Loom imports Abs, Add, And, Cast,
 // UNSUP-NOT: conv_second
-// UNSUP-SAME: Sub, Tanh, Transpose, Unsqueeze, Where
+// UNSUP-SAME: Sub, Sum, Tanh, Transpose, Trilu, Unsqueeze, Where, Xor
 
 // An input used before the node that produces it.
 // RUN: %loompy %S/Inputs/make_onnx.py bad_unsorted %t.unsorted.onnx

@@ -115,3 +115,36 @@
 // RUN: %loompy %S/Inputs/make_onnx.py bad_unnamed_node %t.unnamed_node.onnx
 // RUN: not loom-translate --import-onnx %t.unnamed_node.onnx -o - 2>&1 | FileCheck %s --check-prefix=UNNAMED --implicit-check-not=error:
 // UNNAMED: unnamed_node.onnx:0:0: error: unnamed node producing 'probs' (Softmax): axis 2 is out of range for rank 2
+
+// Ops of HuggingFace exports, malformed or beyond what Loom imports.
+// RUN: %loompy %S/Inputs/make_onnx.py bad_pad_mode %t.pad_mode.onnx
+// RUN: not loom-translate --import-onnx %t.pad_mode.onnx -o - 2>&1 | FileCheck %s --check-prefix=PADMODE --implicit-check-not=error:
+// PADMODE: pad_mode.onnx:0:0: error: node 'pad' (Pad): mode 'symmetric' is not supported (Loom imports 'constant', 'edge', 'reflect', 'wrap')
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_pad_pads %t.pad_pads.onnx
+// RUN: not loom-translate --import-onnx %t.pad_pads.onnx -o - 2>&1 | FileCheck %s --check-prefix=PADPADS --implicit-check-not=error:
+// PADPADS: pad_pads.onnx:0:0: error: node 'pad' (Pad): pads has 3 entries; 2 axes need 4
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_pad_runtime %t.pad_runtime.onnx
+// RUN: not loom-translate --import-onnx %t.pad_runtime.onnx -o - 2>&1 | FileCheck %s --check-prefix=PADRT --implicit-check-not=error:
+// PADRT: pad_runtime.onnx:0:0: error: node 'pad' (Pad): pads (input 1) must be known at import time
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_and_float %t.and_float.onnx
+// RUN: not loom-translate --import-onnx %t.and_float.onnx -o - 2>&1 | FileCheck %s --check-prefix=ANDF --implicit-check-not=error:
+// ANDF: and_float.onnx:0:0: error: node 'and' (And): the operands must be bool, not 'f32'
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_mod_float %t.mod_float.onnx
+// RUN: not loom-translate --import-onnx %t.mod_float.onnx -o - 2>&1 | FileCheck %s --check-prefix=MODF --implicit-check-not=error:
+// MODF: mod_float.onnx:0:0: error: node 'mod' (Mod): Mod of floating-point operands ('f32') is not supported: Loom has no exact fmod
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_gather_elements_rank %t.ge_rank.onnx
+// RUN: not loom-translate --import-onnx %t.ge_rank.onnx -o - 2>&1 | FileCheck %s --check-prefix=GERANK --implicit-check-not=error:
+// GERANK: ge_rank.onnx:0:0: error: node 'ge' (GatherElements): indices of shape [3] must have the rank of data, [2, 3] (at least 1)
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_gather_elements_index %t.ge_index.onnx
+// RUN: not loom-translate --import-onnx %t.ge_index.onnx -o - 2>&1 | FileCheck %s --check-prefix=GEINDEX --implicit-check-not=error:
+// GEINDEX: ge_index.onnx:0:0: error: node 'ge' (GatherElements): index 3 is out of range for dimension 1 of size 3
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_trilu_rank %t.trilu_rank.onnx
+// RUN: not loom-translate --import-onnx %t.trilu_rank.onnx -o - 2>&1 | FileCheck %s --check-prefix=TRIRANK --implicit-check-not=error:
+// TRIRANK: trilu_rank.onnx:0:0: error: node 'tri' (Trilu): the input must have rank 2 or more, not 1

@@ -154,8 +154,8 @@ protected:
   virtual std::string intDivision(StringRef a, StringRef b) {
     return ("loom_divi(ctx, " + a + ", " + b + ")").str();
   }
-  /// The float math function `fn` (exp, log, sqrt, rsqrt, tanh, erf) of
-  /// `arg`; by default <cmath>'s (1 / sqrt for rsqrt).
+  /// The float math function `fn` (exp, log, sqrt, rsqrt, tanh, cos, sin,
+  /// erf) of `arg`; by default <cmath>'s (1 / sqrt for rsqrt).
   virtual std::string mathCall(StringRef fn, StringRef arg);
   virtual const char *intMax() { return "std::max"; }
   virtual const char *intMin() { return "std::min"; }

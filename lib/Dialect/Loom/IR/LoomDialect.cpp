@@ -53,7 +53,8 @@ void LoomDialect::initialize() {
       >();
   attachElementwiseSharding<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
                             NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-                            TanhOp, SigmoidOp, ErfOp, ReluOp, SiluOp, GeluOp,
+                            TanhOp, CosOp, SinOp, SigmoidOp, ErfOp,
+                             ReluOp, SiluOp, GeluOp,
                             CompareOp, SelectOp, ConvertOp>(*getContext());
   addInterfaces<LoomInlinerInterface>();
 }

@@ -370,6 +370,22 @@ LogicalResult TanhOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   });
 }
 
+LogicalResult CosOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
+                              SmallVectorImpl<Value> &out) {
+  // d cos(x) / dx = -sin(x).
+  return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
+    return v.neg(SinOp::create(v.b, x));
+  });
+}
+
+LogicalResult SinOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
+                              SmallVectorImpl<Value> &out) {
+  // d sin(x) / dx = cos(x).
+  return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
+    return Value(CosOp::create(v.b, x));
+  });
+}
+
 LogicalResult SigmoidOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
                                   SmallVectorImpl<Value> &out) {
   return unaryVJP(*this, builder, cts, out, [](VJP &v, Value, Value y) {

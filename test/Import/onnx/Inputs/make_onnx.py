@@ -1187,6 +1187,198 @@ def bad_late():
     return make(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, None)],
                 [init("w", arange([3, 4]))])
 
+# ---------------------------------------------------------------------------
+# Ops of HuggingFace exports: trigonometry, logic, NaN/Inf tests, variadic
+# sums, Mod, Pad, GatherElements, Trilu
+# ---------------------------------------------------------------------------
+
+
+@model()
+def trig_logic():
+    nodes = [
+        node("Cos", ["x"], ["cos"]),
+        node("Sin", ["x"], ["sin"]),
+        node("And", ["a", "b"], ["and"]),            # [2,3] and [3]
+        node("Or", ["a", "b"], ["or"]),
+        node("Xor", ["a", "a"], ["xor"]),
+        node("IsNaN", ["x"], ["isnan"]),
+        node("IsInf", ["x"], ["isinf"]),
+        node("IsInf", ["x"], ["isposinf"], detect_negative=0),
+        node("IsInf", ["x"], ["isneginf"], detect_positive=0),
+        node("IsInf", ["x"], ["isnoinf"], detect_negative=0, detect_positive=0),
+    ]
+    outs = [vi("cos", F32, [2, 3]), vi("sin", F32, [2, 3])]
+    outs += [vi(n.output[0], BOOL, [2, 3]) for n in nodes[2:]]
+    return make(nodes, [vi("x", F32, [2, 3]), vi("a", BOOL, [2, 3]),
+                        vi("b", BOOL, [3])], outs, opset=20)
+
+
+@model()
+def sum_mean_mod():
+    nodes = [
+        node("Sum", ["x", "y", "z"], ["sum"]),
+        node("Mean", ["x", "y"], ["mean"]),
+        node("Sum", ["x"], ["sum1"]),
+        node("Mod", ["i", "j"], ["mod"]),
+        node("Mod", ["i", "j"], ["fmod"], fmod=1),
+    ]
+    outs = [vi("sum", F32, [2, 3]), vi("mean", F32, [2, 3]),
+            vi("sum1", F32, [2, 3]), vi("mod", I64, [2, 3]),
+            vi("fmod", I64, [2, 3])]
+    return make(nodes, [vi("x", F32, [2, 3]), vi("y", F32, [3]),
+                        vi("z", F32, [1, 3]), vi("i", I64, [2, 3]),
+                        vi("j", I64, [3])], outs, opset=13)
+
+
+@model()
+def fold_hf_ops():
+    """Every new op on known inputs: evaluated at import, one constant each."""
+    nodes = [
+        const("angles", [0.0, 1.0], np.float32),
+        node("Cos", ["angles"], ["cos"]),
+        node("Sin", ["angles"], ["sin"]),
+        const("p", [True, False, True], np.bool_),
+        const("q", [True, True, False], np.bool_),
+        node("And", ["p", "q"], ["and"]),
+        node("Or", ["p", "q"], ["or"]),
+        node("Xor", ["p", "q"], ["xor"]),
+        const("v", [1.0, np.nan, np.inf, -np.inf], np.float32),
+        node("IsNaN", ["v"], ["isnan"]),
+        node("IsInf", ["v"], ["isinf"], detect_negative=0),
+        const("num", [7, -7, 7, -7]),
+        const("den", [3, 3, -3, -3]),
+        node("Mod", ["num", "den"], ["mod"]),
+        node("Mod", ["num", "den"], ["fmod"], fmod=1),
+        const("data", [[1, 2], [3, 4]]),
+        const("idx", [[0, 0], [1, 0]]),
+        node("GatherElements", ["data", "idx"], ["ge"], axis=1),
+        const("pads", [1, 0, 0, 2]),
+        node("Pad", ["data", "pads"], ["pad"], mode="reflect"),
+        const("k", 0),
+        node("Trilu", ["data", "k"], ["tril"], upper=0),
+        const("axis", 1),
+        node("CumSum", ["data", "axis"], ["cumsum"], reverse=1),
+    ]
+    outs = ["cos", "sin", "and", "or", "xor", "isnan", "isinf", "mod", "fmod",
+            "ge", "pad", "tril", "cumsum"]
+    return make(nodes, [], [vi(o, 0, None) for o in outs], opset=19)
+
+
+@model()
+def pad():
+    nodes = [
+        node("Pad", ["x", "pads"], ["constant"]),                   # zeros
+        node("Pad", ["x", "pads", "value"], ["valued"]),
+        node("Pad", ["x", "pads"], ["edge"], mode="edge"),
+        node("Pad", ["x", "pads"], ["reflect"], mode="reflect"),
+        node("Pad", ["x", "pads"], ["wrap"], mode="wrap"),
+        node("Pad", ["x", "pads1", "", "axes"], ["last_axis"]),          # last axis
+        node("Pad", ["x", "crop"], ["cropped"]),                    # negative
+        node("Pad", ["x", "pads", "s"], ["runtime_value"]),
+    ]
+    inits = [init("pads", [1, 0, 0, 2], np.int64),     # [2,3] -> [3,5]
+             init("value", 1.5, np.float32),
+             init("pads1", [2, 1], np.int64),
+             init("axes", [-1], np.int64),
+             init("crop", [0, -1, 1, 0], np.int64)]    # [2,3] -> [3,2]
+    outs = [vi(n, F32, [3, 5]) for n in ["constant", "valued", "edge",
+                                          "reflect", "wrap"]]
+    outs += [vi("last_axis", F32, [2, 6]), vi("cropped", F32, [3, 2]),
+             vi("runtime_value", F32, [3, 5])]
+    return make(nodes, [vi("x", F32, [2, 3]), vi("s", F32, [])], outs,
+                inits, opset=19)
+
+
+@model()
+def gather_elements():
+    nodes = [
+        node("GatherElements", ["x", "idx"], ["known"], axis=1),
+        node("GatherElements", ["x", "j"], ["runtime"], axis=0),
+    ]
+    inits = [init("idx", [[0, -1], [2, 0]], np.int64)]
+    return make(nodes, [vi("x", F32, [2, 3]), vi("j", I32, [1, 3])],
+                [vi("known", F32, [2, 2]), vi("runtime", F32, [1, 3])],
+                inits, opset=13)
+
+
+@model()
+def trilu():
+    nodes = [
+        node("Trilu", ["x"], ["upper"]),
+        node("Trilu", ["x", "k"], ["lower"], upper=0),
+        node("Trilu", ["x", "far"], ["all"], upper=0),
+    ]
+    inits = [init("k", -1, np.int64), init("far", 10, np.int64)]
+    return make(nodes, [vi("x", F32, [2, 3, 4])],
+                [vi(n, F32, [2, 3, 4]) for n in ["upper", "lower", "all"]],
+                inits, opset=14)
+
+
+@model()
+def cumsum():
+    nodes = [
+        node("CumSum", ["x", "axis"], ["inclusive"]),
+        node("CumSum", ["x", "axis"], ["exclusive"], exclusive=1),
+        node("CumSum", ["n", "first"], ["reverse"], reverse=1),
+    ]
+    inits = [init("axis", -1, np.int64), init("first", 0, np.int32)]
+    return make(nodes, [vi("x", F32, [2, 5]), vi("n", I64, [3, 2])],
+                [vi("inclusive", F32, [2, 5]), vi("exclusive", F32, [2, 5]),
+                 vi("reverse", I64, [3, 2])], inits, opset=14)
+
+
+@model(check=False)
+def bad_pad_mode():
+    return make([node("Pad", ["x", "pads"], ["y"], name="pad", mode="symmetric")],
+                [vi("x", F32, [2, 3])], [vi("y", F32, None)],
+                [init("pads", [1, 1, 1, 1], np.int64)], opset=19)
+
+
+@model(check=False)
+def bad_pad_pads():
+    return make([node("Pad", ["x", "pads"], ["y"], name="pad")],
+                [vi("x", F32, [2, 3])], [vi("y", F32, None)],
+                [init("pads", [1, 1, 1], np.int64)], opset=19)
+
+
+@model(check=False)
+def bad_pad_runtime():
+    return make([node("Pad", ["x", "p"], ["y"], name="pad")],
+                [vi("x", F32, [2, 3]), vi("p", I64, [4])], [vi("y", F32, None)],
+                opset=19)
+
+
+@model(check=False)
+def bad_and_float():
+    return make([node("And", ["x", "x"], ["y"], name="and")],
+                [vi("x", F32, [2, 3])], [vi("y", BOOL, None)], opset=13)
+
+
+@model(check=False)
+def bad_mod_float():
+    return make([node("Mod", ["x", "x"], ["y"], name="mod", fmod=1)],
+                [vi("x", F32, [2, 3])], [vi("y", F32, None)], opset=13)
+
+
+@model(check=False)
+def bad_gather_elements_rank():
+    return make([node("GatherElements", ["x", "i"], ["y"], name="ge")],
+                [vi("x", F32, [2, 3]), vi("i", I64, [3])], [vi("y", F32, None)],
+                opset=13)
+
+
+@model(check=False)
+def bad_gather_elements_index():
+    return make([node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+                [vi("x", F32, [2, 3])], [vi("y", F32, None)],
+                [init("i", [[0, 3]], np.int64)], opset=13)
+
+
+@model(check=False)
+def bad_trilu_rank():
+    return make([node("Trilu", ["x"], ["y"], name="tri")],
+                [vi("x", F32, [3])], [vi("y", F32, None)], opset=14)
+
 
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":

@@ -124,6 +124,12 @@ def Loom_RsqrtOp : Loom_UnaryOp<"rsqrt", Loom_FloatTensor> {
 def Loom_TanhOp : Loom_UnaryOp<"tanh", Loom_FloatTensor> {
   let summary = "elementwise hyperbolic tangent";
 }
+def Loom_CosOp : Loom_UnaryOp<"cos", Loom_FloatTensor> {
+  let summary = "elementwise cosine (radians)";
+}
+def Loom_SinOp : Loom_UnaryOp<"sin", Loom_FloatTensor> {
+  let summary = "elementwise sine (radians)";
+}
 def Loom_SigmoidOp : Loom_UnaryOp<"sigmoid", Loom_FloatTensor> {
   let summary = "elementwise logistic function `1 / (1 + exp(-x))`";
 }
