@@ -230,6 +230,29 @@ LogicalResult EmitterBase::emitSpecs() {
 // Kernel bodies
 //===----------------------------------------------------------------------===//
 
+void EmitterBase::printReduceStep(loomrt::ReduceOp op,
+                                  const ReduceGeometry &g, StringRef acc,
+                                  bool isFloat, llvm::raw_ostream &s,
+                                  int indent) {
+  s.indent(indent) << "const " << acc << " x = " << name(op.getInput())
+                   << "[base + " << indexExpr("r", g.reducedStrides) << "];\n";
+  if (op.getKind() == loomrt::ReduceKind::max) {
+    if (isFloat)
+      s.indent(indent) << "if (acc == acc && (x != x || x > acc)) acc = x;\n";
+    else
+      s.indent(indent) << "if (x > acc) acc = x;\n";
+  } else {
+    s.indent(indent) << "acc += x;\n";
+  }
+}
+
+std::string EmitterBase::reduceResult(loomrt::ReduceOp op,
+                                      const ReduceGeometry &g) {
+  if (op.getKind() == loomrt::ReduceKind::mean)
+    return "acc / " + std::to_string(numElements(g.reducedSizes)) + ".0";
+  return "acc";
+}
+
 std::string EmitterBase::mathCall(StringRef fn, StringRef arg) {
   if (fn == "rsqrt")
     return ("1.0f / std::sqrt(" + arg + ")").str();

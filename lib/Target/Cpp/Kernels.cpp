@@ -107,21 +107,9 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                     << ";\n";
   {
     LoopNest inner(os, g.reducedSizes, "r", indent, false);
-    int in = inner.bodyIndent();
-    os.indent(in) << "const " << acc << " x = " << name(op.getInput())
-                  << "[base + " << indexExpr("r", g.reducedStrides) << "];\n";
-    if (op.getKind() == loomrt::ReduceKind::max) {
-      if (isFloat)
-        os.indent(in) << "if (acc == acc && (x != x || x > acc)) acc = x;\n";
-      else
-        os.indent(in) << "if (x > acc) acc = x;\n";
-    } else {
-      os.indent(in) << "acc += x;\n";
-    }
+    printReduceStep(op, g, acc, isFloat, os, inner.bodyIndent());
   }
-  std::string value = "acc";
-  if (op.getKind() == loomrt::ReduceKind::mean)
-    value = "acc / " + std::to_string(numElements(g.reducedSizes)) + ".0";
+  std::string value = reduceResult(op, g);
   os.indent(indent) << name(op.getOutput()) << "["
                     << indexExpr("k", g.outStrides) << "] = static_cast<"
                     << cppType(type) << ">(" << value << ");\n";

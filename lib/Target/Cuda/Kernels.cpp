@@ -157,24 +157,9 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                     << ";\n";
         {
           LoopNest inner(s, g.reducedSizes, "r", 4, false);
-          int in = inner.bodyIndent();
-          s.indent(in) << "const " << acc << " x = " << name(op.getInput())
-                       << "[base + " << indexExpr("r", g.reducedStrides)
-                       << "];\n";
-          if (op.getKind() == loomrt::ReduceKind::max) {
-            if (isFloat)
-              s.indent(in)
-                  << "if (acc == acc && (x != x || x > acc)) acc = x;\n";
-            else
-              s.indent(in) << "if (x > acc) acc = x;\n";
-          } else {
-            s.indent(in) << "acc += x;\n";
-          }
+          printReduceStep(op, g, acc, isFloat, s, inner.bodyIndent());
         }
-        std::string value = "acc";
-        if (op.getKind() == loomrt::ReduceKind::mean)
-          value =
-              "acc / " + std::to_string(numElements(g.reducedSizes)) + ".0";
+        std::string value = reduceResult(op, g);
         s.indent(4) << name(op.getOutput()) << "[i] = static_cast<"
                     << cppType(type) << ">(" << value << ");\n";
         return success();

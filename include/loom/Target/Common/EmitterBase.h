@@ -166,6 +166,15 @@ protected:
   /// `const T vN = ...;`, its operands named by `scalars`.
   LogicalResult emitScalar(Operation *op, DenseMap<Value, std::string> &scalars,
                            llvm::raw_ostream &s, int indent);
+  /// Prints the body of a reduction's inner loop to `s` at `indent`: load
+  /// element `x` (of type `acc`) of the reduced input and fold it into
+  /// `acc` (sum/mean add; max keeps NaN). Both targets reduce in this order.
+  void printReduceStep(loomrt::ReduceOp op, const ReduceGeometry &g,
+                       StringRef acc, bool isFloat, llvm::raw_ostream &s,
+                       int indent);
+  /// The reduction's result expression from `acc` (mean divides).
+  static std::string reduceResult(loomrt::ReduceOp op,
+                                  const ReduceGeometry &g);
   /// Prints a kernel's body (loads, scalar ops, stores) to `s`: the inputs
   /// are read at `inIndex(k)` for input k, the outputs written at
   /// `outIndex`.
