@@ -47,10 +47,9 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.overlapSplit != 1 || o.maxInflightCollectives != 1)
     return "--overlap-split: this build has no loom-overlap-split pass yet; "
            "use --overlap-split 1";
-  if (o.recompute != RecomputePolicy::none)
-    return std::string("--recompute ") +
-           stringifyRecomputePolicy(o.recompute).str() +
-           ": this build has no loom-recompute pass yet; use --recompute none";
+  if (o.recompute == RecomputePolicy::automatic)
+    return "--recompute auto: choosing by a device-memory budget is not "
+           "implemented yet; use none, full, selective or comm-free";
   if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
     return "--swap/--device-memory: this build has no loom-swap pass or "
            "device budget yet; use --swap none";

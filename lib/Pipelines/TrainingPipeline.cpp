@@ -33,6 +33,13 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomVocabParallel(vocab));
   }
 
+  // The layers that recomputation replays, found on the forward function.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomMarkLayersOptions layers;
+    layers.function = o.function;
+    pm.addPass(createLoomMarkLayers(layers));
+  }
+
   // The gradient functions: one, or a pipeline stage program per stage.
   if (o.isPipelined()) {
     LoomPipelinePartitionOptions partition;
@@ -57,6 +64,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     autodiff.function = o.function;
     autodiff.loss = o.loss;
     pm.addPass(createLoomAutodiff(autodiff));
+  }
+
+  // Which forward activations the backward pass recomputes.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomRecomputeOptions recompute;
+    std::vector<std::string> grads = gradFunctions(o);
+    recompute.functions.assign(grads.begin(), grads.end());
+    recompute.policy = o.recompute;
+    pm.addPass(createLoomRecompute(recompute));
   }
 
   // Per gradient function: data-parallel averaging, then the optimizer.
@@ -177,6 +193,16 @@ struct TrainingPipelineOptions
                              llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
                        llvm::cl::init(0.0)};
+  Option<RecomputePolicy> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Activation recomputation (loom-recompute)"),
+      llvm::cl::init(RecomputePolicy::none),
+      llvm::cl::values(
+          clEnumValN(RecomputePolicy::none, "none", ""),
+          clEnumValN(RecomputePolicy::full, "full", ""),
+          clEnumValN(RecomputePolicy::selective, "selective", ""),
+          clEnumValN(RecomputePolicy::CommFree, "comm-free", ""),
+          clEnumValN(RecomputePolicy::automatic, "auto", ""))};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -219,6 +245,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.minLr = p.minLr;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
+        o.recompute = p.recompute;
         buildTrainingPipeline(pm, o);
       });
 }

@@ -68,6 +68,8 @@ StringRef loom_to_loomrt::categoryOf(Operation *op) {
       return "gradient";
     if (phase.getValue() == "optimizer")
       return "optimizer";
+    if (phase.getValue() == "recompute")
+      return "recompute";
   }
   return "activation";
 }

@@ -55,8 +55,8 @@ bool isFusedIntoUser(Operation *op);
 /// dialect (`add`, `dot_general`).
 StringAttr originOf(Operation *op);
 
-/// The memory-plan category of the buffers `op` writes: `gradient` or
-/// `optimizer` after its `loom.phase`, else `activation`.
+/// The memory-plan category of the buffers `op` writes: `gradient`,
+/// `recompute` or `optimizer` after its `loom.phase`, else `activation`.
 StringRef categoryOf(Operation *op);
 
 /// A loomrt.copy of all of `from` into `to` (one shape, both row-major).

@@ -21,7 +21,7 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       result's attributes), and the function returns nothing;
     * each op that produces a new value writes into a `loomrt.alloc`
       (category from the op's `loom.phase` attribute: `activation` when
-      absent, else `gradient` or `optimizer`), or directly into the result
+      absent, else `gradient`, `recompute` or `optimizer`), or directly into the result
       buffer when its value is returned;
     * chains of elementwise ops fuse into one `loomrt.kernel`: an
       elementwise op whose result has a single use, by another elementwise op
