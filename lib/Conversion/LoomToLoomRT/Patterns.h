@@ -109,14 +109,19 @@ public:
   /// A send, waited for at the end of the function.
   void addPendingSend(Value handle) { pendingSends.push_back(handle); }
   ArrayRef<Value> getPendingSends() const { return pendingSends; }
+  /// Waits, right here, for every transfer still in flight whose value no
+  /// op read (an all-reduce replayed by loom-recompute's full policy), in
+  /// the order they started.
+  void waitForUnread(OpBuilder &b);
 
 private:
   DenseSet<Operation *> bufferless;
   /// Returned value -> its result indices not yet written.
   llvm::MapVector<Value, SmallVector<unsigned>> resultIndices;
   SmallVector<Value> resultBuffers;
-  /// Results of all-reduces and receives -> their handle, until waited for.
-  DenseMap<Value, Value> pendingValues;
+  /// Results of all-reduces and receives -> their handle, until waited for
+  /// (in start order).
+  llvm::MapVector<Value, Value> pendingValues;
   SmallVector<Value> pendingSends;
 };
 

@@ -39,11 +39,14 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       scatter_add are runtime-library calls;
     * `shard.all_reduce` (f32, one grid axis) is a copy into a new buffer,
       a `loomrt.all_reduce_start` on it (`group` = the grid's name) and a
-      `loomrt.wait` right before the result's first use;
+      `loomrt.wait` right before the result's first use (at the end of the
+      function when nothing reads it: a layer's last all-reduce that
+      `loom-recompute`'s full policy replays);
     * `shard.recv` (one grid axis, a static `source`, `loom.tag = N`) is a
       `loomrt.recv_start` into the result's buffer (`peer` = the source's
       index on the grid axis) and a `wait` before the first use; its operand
-      only gives the type and gets no buffer;
+      only gives the type and gets no buffer; a receive nobody reads is an
+      error;
     * `shard.send` (the same, `destination`; its result must be unused) is
       a copy of the operand into its own buffer (the operand may be
       overwritten while the transfer runs), a `loomrt.send_start` on it and
