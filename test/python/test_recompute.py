@@ -105,13 +105,19 @@ def test_recompute_matches_pytorch(example, mesh, microbatches, policies, tmp_pa
 
 def test_recompute_plan_matches_runtime_counters(tmp_path):
     _, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2", 1, ("comm-free",))
-    counters = tmp_path / "counters.json"
+    counters, trace = tmp_path / "counters.json", tmp_path / "trace.json"
     programs["comm-free"].train(data_dir, 2, ranks=ranks,
-                                extra_args=["--memory-counters", str(counters)])
+                                extra_args=["--memory-counters", str(counters),
+                                            "--trace", str(trace)])
     plan = memory(programs["comm-free"].outdir)[0]
     assert plan["arena_at_peak_bytes"].get("recompute", 0) > 0, plan
     measured = json.loads(counters.read_text())
     assert measured["arena_peak_live_bytes"] == plan["peak_live_bytes"], (plan, measured)
+    # The timeline shows the replayed forward ops, inside the steps.
+    spans = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"]
+    replayed = [e for e in spans if "recompute." in e["name"]]
+    assert replayed and all(e["cat"] == "compute" for e in replayed), spans[:5]
+    assert len({e["pid"] for e in replayed}) == ranks
 
 
 def test_unknown_and_unimplemented_policies_are_errors(tmp_path):

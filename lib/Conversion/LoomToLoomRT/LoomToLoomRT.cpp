@@ -58,6 +58,12 @@ bool loom_to_loomrt::isFusedIntoUser(Operation *op) {
 }
 
 StringAttr loom_to_loomrt::originOf(Operation *op) {
+  // A forward op that loom-recompute replays says so in --trace spans.
+  auto phase = op->getAttrOfType<StringAttr>(
+      LoomDialect::PhaseAttrHelper::getNameStr());
+  if (phase && phase.getValue() == "recompute")
+    return StringAttr::get(op->getContext(),
+                           "recompute." + op->getName().stripDialect());
   return StringAttr::get(op->getContext(), op->getName().stripDialect());
 }
 

@@ -52,7 +52,8 @@ bool isElementwise(Operation *op);
 bool isFusedIntoUser(Operation *op);
 
 /// The `origin` of the loomrt op lowered from `op`: its name without the
-/// dialect (`add`, `dot_general`).
+/// dialect (`add`, `dot_general`), after `recompute.` when `loom-recompute`
+/// replays it (`loom.phase = "recompute"`).
 StringAttr originOf(Operation *op);
 
 /// The memory-plan category of the buffers `op` writes: `gradient`,

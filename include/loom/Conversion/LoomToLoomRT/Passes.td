@@ -53,6 +53,11 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       a `wait` at the end of the function, which `loom-memory-plan` keeps
       the buffer live for.
 
+    Every compute op it creates carries `origin`, what it computes: the
+    source op's name without the dialect (`add+gelu` for a fused group),
+    prefixed `recompute.` for a forward op that `loom-recompute` replays;
+    `--trace` spans are named after it.
+
     Shapes must be static (run `loom-shape-inference` first); element types
     are f32, i64, i32 and i1. Anything else is an error at the op.
   }];
