@@ -33,6 +33,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomVocabParallel(vocab));
   }
 
+  // Oases: the rows as sub-batches interleaved around those collectives
+  // (the pass reports a function without any, e.g. tp=1).
+  if (o.overlapSplit > 1) {
+    LoomOverlapSplitOptions split;
+    split.function = o.function;
+    split.k = o.overlapSplit;
+    pm.addPass(createLoomOverlapSplit(split));
+  }
+
   // The gradient functions: one, or a pipeline stage program per stage.
   if (o.isPipelined()) {
     LoomPipelinePartitionOptions partition;
@@ -93,6 +102,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);
   pm.addPass(createConvertLoomToLoomRT(lower));
+  if (o.overlapSplit > 1) {
+    mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
+    inflight.max = o.maxInflightCollectives;
+    pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
+  }
   mlir::loomrt::LoomMemoryPlanOptions memory;
   memory.report = o.memoryReport;
   pm.addPass(mlir::loomrt::createLoomMemoryPlan(memory));
@@ -177,6 +191,14 @@ struct TrainingPipelineOptions
                              llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
                        llvm::cl::init(0.0)};
+  Option<int64_t> overlapSplit{
+      *this, "overlap-split",
+      llvm::cl::desc("Oases sub-batches per micro-batch (1: off; needs tp > 1)"),
+      llvm::cl::init(1)};
+  Option<int64_t> maxInflightCollectives{
+      *this, "max-inflight-collectives",
+      llvm::cl::desc("All-reduces in flight per group with overlap-split"),
+      llvm::cl::init(1)};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -217,6 +239,8 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.warmupSteps = p.warmupSteps;
         o.optimizer.totalSteps = p.totalSteps;
         o.optimizer.minLr = p.minLr;
+        o.overlapSplit = p.overlapSplit;
+        o.maxInflightCollectives = p.maxInflightCollectives;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         buildTrainingPipeline(pm, o);
