@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -249,8 +250,8 @@ private:
         return func.emitError()
                << kPass << ": --overlap-split " << k
                << " does not divide the batch of data argument '" << argName
-               << "' (" << type.getDimSize(0) << " rows, " << type
-               << "); every sub-batch needs the same number of rows. The "
+               << "' (" << type.getDimSize(0)
+               << " rows in dimension 0); every sub-batch needs the same number of rows. The "
                   "sequence dimension is not split instead: attention mixes "
                   "the positions of a sequence, so they are not independent "
                   "between two collectives. Use a micro-batch that "
@@ -329,7 +330,9 @@ private:
     maps.assign(k, IRMapping());
     // Each data argument's rows, once per sub-batch.
     for (BlockArgument arg : func.getArguments())
-      if (batchDim.count(arg))
+      if (batchDim.count(arg) && llvm::any_of(arg.getUsers(), [&](Operation *u) {
+            return rules.count(u);
+          }))
         for (int64_t i = 0; i < k; ++i)
           maps[i].map(arg, rowSlice(b, arg, 0, i));
 
@@ -376,6 +379,10 @@ private:
     }
     for (Operation *op : llvm::reverse(split))
       op->erase();
+    // Full-size operands that only the split ops read, now rebuilt smaller.
+    for (Operation *op : llvm::reverse(pre))
+      if (isOpTriviallyDead(op))
+        op->erase();
   }
 
   void cloneFor(OpBuilder &b, Operation *op, int64_t i) {
