@@ -13,7 +13,7 @@
 
 // k=3 does not divide the 4 rows of x (the sequence dimension is not split
 // instead); without tensor parallelism there is nothing to overlap.
-// expected-error @+1 {{loom-overlap-split: --overlap-split 3 does not divide the batch of data argument 'x' (4 rows in dimension 0); every sub-batch needs the same number of rows. The sequence dimension is not split instead}}
+// expected-error @+1 {{loom-overlap-split: --overlap-split 3 does not divide the batch of data argument 'x' (4 rows in dimension 0); every sub-batch needs the same number of rows, and the sequence dimension (1) cannot be split instead: 'x' (8 positions in dimension 1)}}
 func.func @main(%x: tensor<4x8xf32> {loom.name = "x"},
                 %labels: tensor<4xi64> {loom.name = "labels"},
                 %w1: tensor<8x16xf32> {loom.param, loom.name = "fc1.weight"},

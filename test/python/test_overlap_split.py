@@ -13,6 +13,7 @@ the unsplit forward waits for its all-reduces right away.
 Ranks run oversubscribed on this machine's cores.
 """
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -85,6 +86,10 @@ def test_overlap_split_matches_pytorch(mesh, microbatches, micro, tmp_path):
                       **options)
     # The stage program of the first stage (step.cpp; the others' files are
     # step_stage<k>.cpp) holds the embedding and the first blocks.
+    plan = json.loads((split.outdir / "plan.json").read_text())
+    assert plan["overlap_split"] == K and plan["max_inflight_collectives"] == 1, plan
+    assert "loom-overlap-split{function=main k=2}" in plan["pipeline"], plan["pipeline"]
+    assert "loom-max-inflight-collectives{max=1}" in plan["pipeline"], plan["pipeline"]
     spans = tp_all_reduces((split.outdir / "step.cpp").read_text())
     unsplit = tp_all_reduces((plain.outdir / "step.cpp").read_text())
     assert len(spans) == K * len(unsplit), (spans, unsplit)

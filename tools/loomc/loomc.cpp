@@ -152,8 +152,9 @@ cl::opt<int64_t> overlapSplit(
     "overlap-split",
     cl::desc("Oases: split each micro-batch into K sub-batches interleaved "
              "so that one's tensor-parallel all-reduces overlap the next "
-             "one's compute (default 1: off; needs tp > 1, K must divide "
-             "the micro-batch)"),
+             "one's compute (default 1: off; needs tp > 1; K must divide "
+             "the micro-batch, else the sequence is split where no op "
+             "between two collectives mixes its positions)"),
     cl::value_desc("K"), cl::init(1), cl::cat(category));
 cl::opt<int64_t> maxInflightCollectives(
     "max-inflight-collectives",

@@ -147,6 +147,40 @@ FailureOr<PartitionRule> gatherRule(GatherOp gather, Dims in) {
   return failure();
 }
 
+/// reshape: the batch stays the outer factor of one result dimension (its
+/// own, one it is split into, or one it is merged into with the following
+/// dimensions). Size-1 dimensions before it do not move it.
+FailureOr<PartitionRule> reshapeRule(ReshapeOp reshape, Dims in) {
+  auto src = dyn_cast<RankedTensorType>(reshape.getOperand().getType());
+  auto dst = dyn_cast<RankedTensorType>(reshape.getType());
+  if (!src || !dst || !src.hasStaticShape() || !dst.hasStaticShape())
+    return failure();
+  int64_t d = in[0]->dim, before = 1;
+  for (int64_t i = 0; i < d; ++i)
+    before *= src.getDimSize(i);
+  int64_t size = src.getDimSize(d), at = 0, product = 1;
+  while (at < dst.getRank() &&
+         (product < before ||
+          (product == before && dst.getDimSize(at) == 1 && size != 1)))
+    product *= dst.getDimSize(at++);
+  if (product != before || at == dst.getRank())
+    return failure();
+  int64_t newSize = dst.getDimSize(at);
+  if (newSize < size && size % newSize != 0)
+    return failure();
+  if (newSize > size) {
+    int64_t merged = 1, i = d;
+    while (i < src.getRank() && merged < newSize)
+      merged *= src.getDimSize(i++);
+    if (merged != newSize)
+      return failure();
+  }
+  PartitionRule rule;
+  rule.operands.push_back(in[0]);
+  rule.results.push_back(ShardedDim{at});
+  return rule;
+}
+
 /// The rule of `op` given its operands' batch dimensions (null: unbatched),
 /// or failure when it mixes rows.
 FailureOr<PartitionRule> rowWiseRule(Operation *op, Dims in) {
@@ -159,6 +193,7 @@ FailureOr<PartitionRule> rowWiseRule(Operation *op, Dims in) {
       .Case([&](LayerNormOp ln) { return normRule(op, ln.getAxis(), in); })
       .Case([&](RmsNormOp rms) { return normRule(op, rms.getAxis(), in); })
       .Case([&](GatherOp gather) { return gatherRule(gather, in); })
+      .Case([&](ReshapeOp reshape) { return reshapeRule(reshape, in); })
       .Case([&](ConcatOp concat) -> FailureOr<PartitionRule> {
         std::optional<ShardedDim> shared;
         for (const std::optional<ShardedDim> &s : in)
@@ -209,12 +244,13 @@ public:
     if (!func.getBody().hasOneBlock())
       return func.emitError() << kPass << ": @" << func.getName()
                               << " has more than one block";
-    if (failed(findBatchedArguments()))
-      return failure();
-    analyze();
-    if (llvm::none_of(split, [](Operation *op) {
-          return isa<shard::AllReduceOp, TpCopyOp>(op);
-        }))
+    for (BlockArgument arg : dataArguments())
+      if (cast<RankedTensorType>(arg.getType()).isDynamicDim(0))
+        return func.emitError()
+               << kPass << ": data argument '" << nameOf(arg)
+               << "' has a dynamic batch dimension; run loom-shape-inference "
+                  "first";
+    auto noCollective = [&]() {
       return func.emitError()
              << kPass << ": --overlap-split " << k << ": @" << func.getName()
              << " has no tensor-parallel collective (loom.tp_copy, "
@@ -222,44 +258,122 @@ public:
                 "--overlap-split needs tensor parallelism (tp > 1, after "
                 "loom-tensor-parallel and loom-vocab-parallel); use "
                 "--overlap-split 1 or --mesh tp=2";
-    rewrite();
-    return success();
+    };
+    // The batch dimension.
+    std::string whyNotRows = unsplittableAlong(0, "rows");
+    if (whyNotRows.empty()) {
+      analyzeAlong(0);
+      if (!hasSplitCollective())
+        return noCollective();
+      rewrite();
+      return success();
+    }
+    // Else the sequence dimension, when every collective's sub-batches stay
+    // independent along it (no op before the last collective mixes the
+    // positions, as attention does).
+    std::string whyNotSequence = unsplittableAlong(1, "positions");
+    Operation *mixer = nullptr;
+    if (whyNotSequence.empty()) {
+      analyzeAlong(1);
+      if (!hasSplitCollective())
+        return noCollective();
+      mixer = firstJoinBeforeACollective();
+      if (!mixer) {
+        rewrite();
+        return success();
+      }
+      whyNotSequence = "'" + mixer->getName().getStringRef().str() +
+                       "' mixes the sequence positions before a "
+                       "tensor-parallel collective (attention does; every op "
+                       "between two collectives must be independent along it)";
+    }
+    InFlightDiagnostic error =
+        func.emitError()
+        << kPass << ": --overlap-split " << k << " does not divide the batch "
+        << "of data argument " << whyNotRows
+        << "; every sub-batch needs the same number of rows, and the sequence "
+           "dimension (1) cannot be split instead: "
+        << whyNotSequence << ". Use a micro-batch that " << k
+        << " divides or another --overlap-split";
+    if (mixer)
+      error.attachNote(mixer->getLoc()) << "this op mixes the positions";
+    return error;
   }
 
 private:
-  /// Data arguments: rows in dimension 0, which k must divide.
-  LogicalResult findBatchedArguments() {
+  /// The arguments that carry data (neither loom.param nor loom.state), of
+  /// rank >= 1.
+  SmallVector<BlockArgument> dataArguments() {
+    SmallVector<BlockArgument> args;
     for (BlockArgument arg : func.getArguments()) {
       unsigned i = arg.getArgNumber();
-      if (func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 ||
+          func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
           func.getArgAttr(i, LoomDialect::getStateAttrName()))
         continue;
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || type.getRank() == 0)
-        continue;
-      auto name = func.getArgAttrOfType<StringAttr>(
-          i, LoomDialect::getNameAttrName());
-      std::string argName =
-          name ? name.getValue().str() : ("arg" + Twine(i)).str();
-      if (type.isDynamicDim(0))
-        return func.emitError()
-               << kPass << ": data argument '" << argName
-               << "' has a dynamic batch dimension; run loom-shape-inference "
-                  "first";
-      if (type.getDimSize(0) % k != 0)
-        return func.emitError()
-               << kPass << ": --overlap-split " << k
-               << " does not divide the batch of data argument '" << argName
-               << "' (" << type.getDimSize(0)
-               << " rows in dimension 0); every sub-batch needs the same number of rows. The "
-                  "sequence dimension is not split instead: attention mixes "
-                  "the positions of a sequence, so they are not independent "
-                  "between two collectives. Use a micro-batch that "
-               << k << " divides or another --overlap-split";
-      if (!arg.use_empty())
-        batchDim[arg] = 0;
+      args.push_back(arg);
     }
-    return success();
+    return args;
+  }
+
+  std::string nameOf(BlockArgument arg) {
+    auto name = func.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), LoomDialect::getNameAttrName());
+    return name ? name.getValue().str()
+                : ("arg" + Twine(arg.getArgNumber())).str();
+  }
+
+  /// Why the data arguments cannot be cut into k parts along `dim` (whose
+  /// entries are `what`), empty when they can.
+  std::string unsplittableAlong(int64_t dim, StringRef what) {
+    for (BlockArgument arg : dataArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      std::string quoted = "'" + nameOf(arg) + "'";
+      if (type.getRank() <= dim)
+        return quoted + " has no dimension " + std::to_string(dim);
+      if (type.isDynamicDim(dim))
+        return quoted + " has a dynamic dimension " + std::to_string(dim);
+      if (type.getDimSize(dim) % k != 0)
+        return quoted + " (" + std::to_string(type.getDimSize(dim)) + " " +
+               what.str() + " in dimension " + std::to_string(dim) + ")";
+    }
+    return "";
+  }
+
+  /// The analysis with the data arguments split along `dim`.
+  void analyzeAlong(int64_t dim) {
+    batchDim.clear();
+    afterJoin.clear();
+    rules.clear();
+    pre.clear();
+    split.clear();
+    post.clear();
+    for (BlockArgument arg : dataArguments())
+      if (!arg.use_empty())
+        batchDim[arg] = dim;
+    analyze();
+  }
+
+  bool hasSplitCollective() {
+    return llvm::any_of(split, [](Operation *op) {
+      return isa<shard::AllReduceOp, TpCopyOp>(op);
+    });
+  }
+
+  /// The first join (an op on split values that is not split) when a
+  /// collective comes after it, else null.
+  Operation *firstJoinBeforeACollective() {
+    Operation *join = nullptr;
+    for (Operation *op : post) {
+      if (!join && llvm::any_of(op->getOperands(), [&](Value v) {
+            return batchDim.count(v) && !afterJoin.contains(v);
+          }))
+        join = op;
+      if (join && isa<shard::AllReduceOp, TpCopyOp>(op))
+        return join;
+    }
+    return nullptr;
   }
 
   void analyze() {
@@ -328,13 +442,13 @@ private:
 
     OpBuilder b(terminator);
     maps.assign(k, IRMapping());
-    // Each data argument's rows, once per sub-batch.
+    // Each data argument's rows (or positions), once per sub-batch.
     for (BlockArgument arg : func.getArguments())
       if (batchDim.count(arg) && llvm::any_of(arg.getUsers(), [&](Operation *u) {
             return rules.count(u);
           }))
         for (int64_t i = 0; i < k; ++i)
-          maps[i].map(arg, rowSlice(b, arg, 0, i));
+          maps[i].map(arg, rowSlice(b, arg, batchDim.lookup(arg), i));
 
     // Segments: a collective's forward comm (all_reduce) ends one, an op
     // whose backward is comm (tp_copy) begins one.

@@ -761,7 +761,8 @@ def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
     other sub-batches' compute (Oases, Li et al. 2023, arXiv 2305.16121).
 
     *Batch analysis.* The data arguments (neither `loom.param` nor
-    `loom.state`) carry their rows in dimension 0, which `k` must divide.
+    `loom.state`) carry their rows in dimension 0, which `k` must divide
+    (else see the sequence fallback below).
     The batch dimension is followed through the function in program order:
     an op is *row-wise* when every result row depends only on the same rows
     of its batched operands. Elementwise ops, `softmax`/`log_softmax`,
@@ -812,10 +813,15 @@ def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
     %y = loom.concat %r0, %r1 dim = 0 // the join: the loss over all rows
     ```
 
-    Errors: `k` below 1; a data argument whose batch `k` does not divide
-    (the sequence dimension is not split instead: attention mixes the
-    positions of a sequence, so its rows are not independent between two
-    collectives); a function without a tensor-parallel collective on its
+    *Sequence fallback.* When `k` does not divide a data argument's batch,
+    dimension 1 (the sequence) of every data argument is split instead,
+    provided no op before the last collective mixes the positions (a
+    Megatron MLP applied per position; not attention, whose scores contract
+    over them: the error names that op).
+
+    Errors: `k` below 1; `k` dividing neither the batch nor a sequence that
+    can be split (the message says why: the sizes, or the op that mixes the
+    positions); a function without a tensor-parallel collective on its
     batched rows (`--overlap-split` needs `tp > 1`). `k = 1` changes
     nothing. At most `--max-inflight-collectives` all-reduces per group are
     then kept in flight by `loom-max-inflight-collectives` after the
