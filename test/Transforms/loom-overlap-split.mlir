@@ -3,6 +3,27 @@
 // RUN: loom-opt %s --loom-tensor-parallel=tp=2 --loom-overlap-split=k=2 --loom-autodiff \
 // RUN:   | FileCheck %s --check-prefix=GRAD
 //
+// The training pipeline runs it between the tensor-parallel passes and
+// autodiff, and loom-max-inflight-collectives after the lowering: each
+// sub-batch's all-reduce is waited for right before the next one starts,
+// with the other sub-batch's compute in between.
+// RUN: loom-opt %s --loom-training-pipeline="tp=2 overlap-split=2" --dump-pass-pipeline \
+// RUN:   -o %t.lowered.mlir 2>&1 | tr -d ' \n' | FileCheck %s --check-prefix=PIPE
+// RUN: FileCheck %s --check-prefix=LOWERED < %t.lowered.mlir
+// PIPE: loom-vocab-parallel{function=maintp=2},loom-overlap-split{function=maink=2},loom-autodiff{
+// PIPE: convert-loom-to-loomrt{function={main_step}},loom-max-inflight-collectives{max=1},loom-memory-plan{
+// LOWERED:      %[[H0:.*]] = loomrt.all_reduce_start {{.*}} grid_axes = [2]
+// LOWERED-NOT:  loomrt.wait
+// LOWERED:      loomrt.gemm
+// LOWERED-NOT:  loomrt.wait
+// LOWERED:      loomrt.gemm
+// LOWERED-NOT:  loomrt.wait
+// LOWERED:      loomrt.wait %[[H0]]
+// LOWERED-NEXT: %[[H1:.*]] = loomrt.all_reduce_start {{.*}} grid_axes = [2]
+// LOWERED-NOT:  loomrt.wait
+// LOWERED:      loomrt.kernel
+// LOWERED:      loomrt.wait %[[H1]]
+//
 // Two Megatron MLP blocks in a chain (tp=2), split into k=2 sub-batches of
 // 2 rows. The data argument is sliced once per sub-batch; sub-batch 0 runs
 // its first block up to and including its all-reduce, then sub-batch 1 its
