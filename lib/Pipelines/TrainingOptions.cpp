@@ -55,10 +55,9 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            " needs tensor parallelism (tp > 1): its sub-batches overlap the "
            "tensor-parallel all-reduces, and " + o.mesh.str() +
            " has none; use --mesh tp=2 (or more) or --overlap-split 1";
-  if (o.recompute != RecomputePolicy::none)
-    return std::string("--recompute ") +
-           stringifyRecomputePolicy(o.recompute).str() +
-           ": this build has no loom-recompute pass yet; use --recompute none";
+  if (o.recompute == RecomputePolicy::automatic)
+    return "--recompute auto: choosing by a device-memory budget is not "
+           "implemented yet; use none, full, selective or comm-free";
   if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
     return "--swap/--device-memory: this build has no loom-swap pass or "
            "device budget yet; use --swap none";

@@ -33,6 +33,13 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomVocabParallel(vocab));
   }
 
+  // The layers that recomputation replays, found on the forward function.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomMarkLayersOptions layers;
+    layers.function = o.function;
+    pm.addPass(createLoomMarkLayers(layers));
+  }
+
   // Oases: the rows as sub-batches interleaved around those collectives
   // (the pass reports a function without any, e.g. tp=1).
   if (o.overlapSplit > 1) {
@@ -66,6 +73,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     autodiff.function = o.function;
     autodiff.loss = o.loss;
     pm.addPass(createLoomAutodiff(autodiff));
+  }
+
+  // Which forward activations the backward pass recomputes.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomRecomputeOptions recompute;
+    std::vector<std::string> grads = gradFunctions(o);
+    recompute.functions.assign(grads.begin(), grads.end());
+    recompute.policy = o.recompute;
+    pm.addPass(createLoomRecompute(recompute));
   }
 
   // Per gradient function: data-parallel averaging, then the optimizer.
@@ -199,6 +215,16 @@ struct TrainingPipelineOptions
       *this, "max-inflight-collectives",
       llvm::cl::desc("All-reduces in flight per group with overlap-split"),
       llvm::cl::init(1)};
+  Option<RecomputePolicy> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Activation recomputation (loom-recompute)"),
+      llvm::cl::init(RecomputePolicy::none),
+      llvm::cl::values(
+          clEnumValN(RecomputePolicy::none, "none", ""),
+          clEnumValN(RecomputePolicy::full, "full", ""),
+          clEnumValN(RecomputePolicy::selective, "selective", ""),
+          clEnumValN(RecomputePolicy::CommFree, "comm-free", ""),
+          clEnumValN(RecomputePolicy::automatic, "auto", ""))};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -243,6 +269,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.maxInflightCollectives = p.maxInflightCollectives;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
+        o.recompute = p.recompute;
         buildTrainingPipeline(pm, o);
       });
 }

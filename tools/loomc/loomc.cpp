@@ -161,6 +161,14 @@ cl::opt<int64_t> maxInflightCollectives(
     cl::desc("With --overlap-split: all-reduces in flight per group "
              "(default 1)"),
     cl::value_desc("N"), cl::init(1), cl::cat(category));
+cl::opt<std::string> recompute(
+    "recompute",
+    cl::desc("Activations the backward pass recomputes instead of keeping "
+             "(loom-recompute): none (default), full (keep layer inputs, "
+             "replay layers with their collectives), selective (the "
+             "attention core), comm-free (everything up to communication "
+             "results: no collective is replayed)"),
+    cl::init("none"), cl::cat(category));
 cl::opt<std::string> planFile(
     "plan",
     cl::desc("Read the mesh, micro-batches, schedule and stage boundaries "
@@ -235,6 +243,16 @@ FailureOr<TrainingOptions> buildOptions() {
   if (given(stageBoundaries))
     o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
   take(memoryBudget, o.memoryBudget);
+  if (given(recompute)) {
+    std::optional<mlir::loom::RecomputePolicy> policy =
+        mlir::loom::symbolizeRecomputePolicy(recompute);
+    if (!policy)
+      return fail("--recompute must be none, full, selective, comm-free or "
+                  "auto, got '" +
+                  recompute + "'"),
+             failure();
+    o.recompute = *policy;
+  }
   take(bucketBytes, o.bucketBytes);
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);

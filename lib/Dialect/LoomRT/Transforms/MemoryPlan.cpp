@@ -213,14 +213,27 @@ struct LoomMemoryPlanPass
       }
       for (auto &[category, bytes] : plan.atPeak)
         atPeak[category] = bytes;
-      functions.push_back(llvm::json::Object{
+      llvm::json::Object entry{
           {"function", func.getName().str()},
           {"arena_bytes", plan.arenaBytes},
           {"peak_live_bytes", plan.peakLiveBytes},
           {"persistent_bytes", std::move(persistent)},
           {"arena_at_peak_bytes", std::move(atPeak)},
           {"peak_bytes", total},
-      });
+      };
+      // What loom-recompute replays in the backward pass.
+      if (auto recompute = func->getAttrOfType<DictionaryAttr>(
+              ::mlir::loom::LoomDialect::RecomputeAttrHelper::getNameStr())) {
+        llvm::json::Object counts;
+        for (NamedAttribute attr : recompute) {
+          if (auto text = dyn_cast<StringAttr>(attr.getValue()))
+            counts[attr.getName().getValue()] = text.getValue().str();
+          else if (auto number = dyn_cast<IntegerAttr>(attr.getValue()))
+            counts[attr.getName().getValue()] = number.getInt();
+        }
+        entry["recompute"] = std::move(counts);
+      }
+      functions.push_back(std::move(entry));
     }
     if (report.empty())
       return;

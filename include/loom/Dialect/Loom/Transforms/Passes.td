@@ -836,6 +836,142 @@ def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
   ];
 }
 
+def LoomMarkLayers : Pass<"loom-mark-layers", "ModuleOp"> {
+  let summary = "Mark the repeated layers (transformer blocks) of a forward "
+                "graph";
+  let description = [{
+    Finds the layers of the forward function `@F` (`function`) from its
+    structure alone, without names, and marks every op inside one with
+    `loom.layer = i : i64` (0-based, in program order); ops outside every
+    layer (embedding, final norm, head, loss) lose any mark. The marks are
+    kept by `loom-autodiff` and the pipeline passes, so `loom-recompute`
+    knows the layers of every gradient function. Run it after the
+    tensor-parallel passes (their collectives belong to the layers) and
+    before differentiation.
+
+    *Activations* are the values computed from a learned parameter and
+    from the data (the results of ops reading, transitively, a `loom.param`
+    argument and another argument); a mask or a position table computed
+    from the data alone is not one. In program order, count at each
+    position the activations that cross it (defined before, read after).
+    The positions with the smallest non-zero count cut the program into
+    *segments* (each holding at least one op that computes an
+    activation): in a pre-norm transformer they fall on the residual
+    stream before each attention and each MLP block. The segments are
+    compared by the op names of their activation ops; the smallest period
+    `p` such that a run of at least `p` segments equals the segments `p`
+    later makes each period of that run one layer (an attention and an MLP
+    block: `p = 2`). Without any repetition (a one-layer model) the
+    segments between the first and the last form one layer.
+
+    ```mlir
+    %x1 = loom.add %x0, %attn0 : tensor<2x4x16xf32>   // layer 0's end
+    %n  = loom.layer_norm %x1 ... {loom.layer = 1 : i64}
+    ```
+
+    Errors: no function `@F` with a body, a function with several blocks.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function">,
+  ];
+}
+
+def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
+  let summary = "Recompute chosen forward activations in the backward pass "
+                "instead of keeping them";
+  let description = [{
+    Works on gradient functions (`loom-autodiff`'s `@F_grad` or
+    `loom-pipeline-schedule`'s `@F_stage<k>_grad`): their forward ops carry
+    no `loom.phase`, their backward ops `loom.phase = "backward"`. A forward
+    value that a backward op reads is an *activation kept for the backward
+    pass*: it stays in memory from its forward definition to its last
+    backward use. For each such value that the `policy` marks recomputable,
+    the pass clones its producer (and, recursively, the recomputable
+    producers of the clone's operands) right before the value's first
+    backward user and makes every backward user read the clone. Each
+    forward value is recomputed at most once per function; the clones carry
+    `loom.phase = "recompute"` (the memory plan's category `recompute`, a
+    track of their own in `--trace`), so later passes never merge them back
+    into the forward ops (`cse` compares attributes).
+
+    What is never recomputed: function arguments, values computed from no
+    learned parameter (masks and position tables built from the data, kept
+    as they are), and results of point-to-point receives. The policies:
+
+    * `none`: nothing (the pass changes nothing).
+    * `comm-free` (Oases): everything else except the results of
+      communication (`shard` dialect ops, e.g. the forward all-reduces of
+      tensor parallelism) and the *layer inputs* below: recompute regions
+      end at communication results, so the backward pass replays only local
+      compute and never a collective.
+    * `full` (Megatron-LM's full recompute): everything except the layer
+      inputs, collectives included: the backward pass replays every layer
+      from its input (two more all-reduces per tensor-parallel layer and
+      micro-batch).
+    * `selective` (Korthikanti et al. 2022): only the attention core: each
+      `loom.softmax`, the ops between it and the `loom.dot_general` of two
+      activations that feeds it (the scores, their scale and mask) and that
+      dot, plus elementwise ops between the softmax and the next
+      `dot_general`. Queries, keys and values stay kept.
+    * `auto`: chosen by a memory budget (not implemented by this pass yet:
+      an error).
+
+    **Layers** come from `loom-mark-layers`' `loom.layer` marks, which the
+    forward ops keep through autodiff and the pipeline passes. A layer
+    *instance* is the ops with one mark that pass values to each other (a
+    pipeline stage has one instance per layer and micro-batch). Its
+    *inputs* are the activations it reads from outside (the residual stream
+    from the previous layer); they are kept. `full` and `comm-free` only
+    recompute ops inside layers: the embedding, the head and the loss stay
+    as they are. Under `full` the first backward use of any value of an
+    instance replays the whole instance, as Megatron-LM's checkpointed layer
+    does, including the layer's last collective whose result the backward
+    pass does not read.
+
+    ```mlir
+    %h = loom.dot_general %x, %w ...                       // forward
+    %a = shard.all_reduce %h on @mesh grid_axes = [2] ...  // forward
+    %g = loom.gelu %a ...                                  // forward
+    %d = loom.mul %ct, %g {loom.phase = "backward"} ...    // reads %g
+    ```
+    with `policy=comm-free` becomes
+    ```mlir
+    %g2 = loom.gelu %a {loom.phase = "recompute"} ...
+    %d = loom.mul %ct, %g2 {loom.phase = "backward"} ...
+    ```
+    and `%g` dies at its last forward use; with `policy=full` the clone
+    chain also replays `%h` and the all-reduce.
+
+    Without `loom.layer` marks, `full` and `comm-free` recompute nothing (a
+    warning says so). Sets `loom.recompute = {policy, ops, collectives,
+    flops}` on each function it changed (the counts of cloned ops, of cloned collectives and
+    their forward flops from the `CostInterface`); `loom-memory-plan`
+    copies it into its report. Errors: a named function that does not exist
+    or is not a gradient function, and `policy=auto`.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The gradient functions (default: every function with "
+               "backward ops)">,
+    Option<"policy", "policy", "::mlir::loom::RecomputePolicy",
+           /*default=*/"::mlir::loom::RecomputePolicy::none",
+           "none, full, selective, comm-free or auto", [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::RecomputePolicy::none, "none",
+                        "keep every activation"),
+             clEnumValN(::mlir::loom::RecomputePolicy::full, "full",
+                        "keep layer inputs, replay layers with collectives"),
+             clEnumValN(::mlir::loom::RecomputePolicy::selective, "selective",
+                        "recompute the attention core only"),
+             clEnumValN(::mlir::loom::RecomputePolicy::CommFree, "comm-free",
+                        "recompute up to communication results (Oases)"),
+             clEnumValN(::mlir::loom::RecomputePolicy::automatic, "auto",
+                        "by memory budget and cost"))}]>,
+  ];
+}
+
 def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Mark the chains of elementwise ops that one loop computes";
   let description = [{

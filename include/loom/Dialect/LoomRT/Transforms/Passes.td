@@ -23,8 +23,10 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `optimizer_state`, `data`, `results`: argument buffers by their
     `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
     bytes live at the peak by category (`activation`, `gradient`,
-    `optimizer`, `workspace`), and `peak_bytes`, their total: what the
-    runtime's counters measure.
+    `recompute`, `optimizer`, `workspace`), and `peak_bytes`, their total:
+    what the runtime's counters measure. A function `loom-recompute`
+    changed also gets `recompute`: its `loom.recompute` counts (policy,
+    ops, collectives, flops of the replayed forward ops).
   }];
   let options = [
     Option<"report", "report", "std::string", "\"\"",
