@@ -40,6 +40,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomMarkLayers(layers));
   }
 
+  // Oases: the rows as sub-batches interleaved around those collectives
+  // (the pass reports a function without any, e.g. tp=1).
+  if (o.overlapSplit > 1) {
+    LoomOverlapSplitOptions split;
+    split.function = o.function;
+    split.k = o.overlapSplit;
+    pm.addPass(createLoomOverlapSplit(split));
+  }
+
   // The gradient functions: one, or a pipeline stage program per stage.
   if (o.isPipelined()) {
     LoomPipelinePartitionOptions partition;
@@ -109,6 +118,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);
   pm.addPass(createConvertLoomToLoomRT(lower));
+  if (o.overlapSplit > 1) {
+    mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
+    inflight.max = o.maxInflightCollectives;
+    pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
+  }
   mlir::loomrt::LoomMemoryPlanOptions memory;
   memory.report = o.memoryReport;
   pm.addPass(mlir::loomrt::createLoomMemoryPlan(memory));
@@ -193,6 +207,14 @@ struct TrainingPipelineOptions
                              llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
                        llvm::cl::init(0.0)};
+  Option<int64_t> overlapSplit{
+      *this, "overlap-split",
+      llvm::cl::desc("Oases sub-batches per micro-batch (1: off; needs tp > 1)"),
+      llvm::cl::init(1)};
+  Option<int64_t> maxInflightCollectives{
+      *this, "max-inflight-collectives",
+      llvm::cl::desc("All-reduces in flight per group with overlap-split"),
+      llvm::cl::init(1)};
   Option<RecomputePolicy> recompute{
       *this, "recompute",
       llvm::cl::desc("Activation recomputation (loom-recompute)"),
@@ -243,6 +265,8 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.warmupSteps = p.warmupSteps;
         o.optimizer.totalSteps = p.totalSteps;
         o.optimizer.minLr = p.minLr;
+        o.overlapSplit = p.overlapSplit;
+        o.maxInflightCollectives = p.maxInflightCollectives;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         o.recompute = p.recompute;

@@ -19,6 +19,8 @@ _FLAGS = {
     "min_lr": "--min-lr", "loss": "--loss", "microbatches": "--microbatches",
     "schedule": "--schedule", "memory_budget": "--memory-budget", "plan": "--plan",
     "batch": "--batch", "bucket_bytes": "--bucket-bytes", "recompute": "--recompute",
+    "overlap_split": "--overlap-split",
+    "max_inflight_collectives": "--max-inflight-collectives",
 }
 
 

@@ -750,6 +750,92 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
   ];
 }
 
+def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
+  let summary = "Split a tensor-parallel forward function into K sub-batches "
+                "interleaved around their collectives (Oases)";
+  let description = [{
+    Rewrites the forward function `@F`, after `loom-tensor-parallel` and
+    `loom-vocab-parallel` and before `loom-autodiff` or the pipeline
+    passes, so that the rows of each micro-batch are computed as `k`
+    independent sub-batches whose tensor-parallel collectives overlap the
+    other sub-batches' compute (Oases, Li et al. 2023, arXiv 2305.16121).
+
+    *Batch analysis.* The data arguments (neither `loom.param` nor
+    `loom.state`) carry their rows in dimension 0, which `k` must divide
+    (else see the sequence fallback below).
+    The batch dimension is followed through the function in program order:
+    an op is *row-wise* when every result row depends only on the same rows
+    of its batched operands. Elementwise ops, `softmax`/`log_softmax`,
+    reductions, `reshape` (the batch staying the outer factor of a
+    dimension), `transpose`, `broadcast`, `slice`, `split` and `concat`
+    along other dimensions say so through `TensorPartitionInterface` (the
+    rules `loom-tensor-parallel` uses, a sub-batch being a part of `k`); the
+    pass adds `dot_general` (the batch a batching or free dimension, not a
+    contracted one), `layer_norm`/`rms_norm` over later dimensions,
+    `gather` with batched indices or along another axis, `cross_entropy`
+    with `reduction = none`, `loom.tp_copy` and `shard.all_reduce` (an
+    all-reduce is elementwise over the ranks).
+
+    *Split.* Every row-wise op on batched values is cloned `k` times, clone
+    `i` on rows `[i*B/k, (i+1)*B/k)`: the data arguments are `loom.slice`d
+    once per sub-batch, a full-size operand without rows of its own (a
+    causal mask, a splat constant, a broadcast position embedding) is
+    rebuilt at the sub-batch size when it is uniform along the batch
+    dimension and sliced otherwise. Ops on no batched value (parameters,
+    masks, `loom.grid_index`) are hoisted before the split region.
+
+    *Join.* The first op that mixes rows (the loss's mean over all tokens,
+    any reduction over the batch dimension, an op with no rule) is the
+    join: it reads the `loom.concat` of the `k` sub-values along the batch
+    dimension, and it and everything that depends on it stay unsplit, so
+    the loss is exact whatever it is (e.g. a mean over non-ignored tokens).
+
+    *Interleave.* Each sub-batch's ops are cut into segments that end after
+    a `shard.all_reduce` (a forward collective) and begin at a
+    `loom.tp_copy` (whose backward is an all-reduce of the gradient), and
+    the segments are emitted round-robin: segment `j` of sub-batch 0, of
+    sub-batch 1, ..., then segment `j+1`. Sub-batch `i`'s all-reduce is in
+    flight while sub-batch `i+1` computes; `loom-autodiff` visits the ops in
+    reverse, so the backward's all-reduces (at the `tp_copy`s) are
+    interleaved the same way. The chain of blocks is not re-joined between
+    layers.
+
+    ```mlir
+    // k = 2, batch 4: an MLP block with Megatron's f and g
+    %x0 = loom.slice %x, start = [0, 0], limit = [2, 8], strides = [1, 1]
+    %x1 = loom.slice %x, start = [2, 0], limit = [4, 8], strides = [1, 1]
+    %f0 = loom.tp_copy %x0 ...        // sub-batch 0: up to its all-reduce
+    %p0 = loom.dot_general %f0, %w1 ...
+    %r0 = shard.all_reduce %q0 ...
+    %f1 = loom.tp_copy %x1 ...        // sub-batch 1 computes meanwhile
+    %p1 = loom.dot_general %f1, %w1 ...
+    %r1 = shard.all_reduce %q1 ...
+    %y = loom.concat %r0, %r1 dim = 0 // the join: the loss over all rows
+    ```
+
+    *Sequence fallback.* When `k` does not divide a data argument's batch,
+    dimension 1 (the sequence) of every data argument is split instead,
+    provided no op before the last collective mixes the positions (a
+    Megatron MLP applied per position; not attention, whose scores contract
+    over them: the error names that op).
+
+    Errors: `k` below 1; `k` dividing neither the batch nor a sequence that
+    can be split (the message says why: the sizes, or the op that mixes the
+    positions); a function without a tensor-parallel collective on its
+    batched rows (`--overlap-split` needs `tp > 1`). `k = 1` changes
+    nothing. At most `--max-inflight-collectives` all-reduces per group are
+    then kept in flight by `loom-max-inflight-collectives` after the
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function to split">,
+    Option<"k", "k", "int64_t", /*default=*/"2",
+           "Sub-batches per micro-batch (>= 1; 1: off)">,
+  ];
+}
+
 def LoomMarkLayers : Pass<"loom-mark-layers", "ModuleOp"> {
   let summary = "Mark the repeated layers (transformer blocks) of a forward "
                 "graph";

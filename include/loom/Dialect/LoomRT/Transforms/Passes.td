@@ -63,4 +63,35 @@ def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
   ];
 }
 
+def LoomMaxInflightCollectives : Pass<"loom-max-inflight-collectives",
+                                      "ModuleOp"> {
+  let summary = "Keep at most N all-reduces in flight per communication group";
+  let description = [{
+    The lowering starts each all-reduce where the `shard.all_reduce` was
+    and waits right before the first reader of its result, so any number
+    of them may be in flight at once. This pass bounds that number per
+    group (the ranks along one `grid_axes` of a `grid`): walking each
+    function's body in order, before an `all_reduce_start` on a group that
+    already has `max` all-reduces in flight, the `loomrt.wait` of the oldest
+    one moves up to right before the start. Moving a wait earlier never
+    changes a value, only when the rank blocks. Sends and receives are not
+    counted.
+
+    `loomc --overlap-split K` runs it with `--max-inflight-collectives N`
+    (default 1, Oases' one collective in flight per group): sub-batch `i`'s
+    all-reduce overlaps sub-batch `i+1`'s compute, and completes before
+    sub-batch `i+1`'s own starts.
+
+    ```mlir
+    %h0 = loomrt.all_reduce_start %a on @mesh grid_axes = [2] ...
+    // (max = 1) loomrt.wait %h0 moves here, from before %a's first reader
+    %h1 = loomrt.all_reduce_start %b on @mesh grid_axes = [2] ...
+    ```
+  }];
+  let options = [
+    Option<"max", "max", "int64_t", /*default=*/"1",
+           "All-reduces in flight per group (>= 1)">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD
