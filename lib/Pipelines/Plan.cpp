@@ -113,7 +113,11 @@ json::Value mlir::loom::toJSON(const OptimizerOptions &o) {
 }
 
 json::Value mlir::loom::toJSON(const TrainingOptions &o) {
+  json::Array stageRecompute;
+  for (RecomputePolicy policy : o.stageRecompute)
+    stageRecompute.push_back(stringifyRecomputePolicy(policy));
   return json::Object{
+      {"recompute_per_stage", std::move(stageRecompute)},
       {"function", o.function},
       {"loss", o.loss},
       {"mesh", json::Object{{"dp", o.mesh.dp},
@@ -247,6 +251,25 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
   if (const json::Value *optimizer = object->get("optimizer"))
     if (!fromJSON(*optimizer, o.optimizer, path.field("optimizer")))
       return false;
+  if (const json::Value *value = object->get("recompute_per_stage")) {
+    const json::Array *list = value->getAsArray();
+    json::Path listPath = path.field("recompute_per_stage");
+    if (!list) {
+      listPath.report("must be a list of recompute policies");
+      return false;
+    }
+    o.stageRecompute.clear();
+    for (auto [i, item] : llvm::enumerate(*list)) {
+      std::optional<llvm::StringRef> text = item.getAsString();
+      std::optional<RecomputePolicy> policy =
+          text ? symbolizeRecomputePolicy(*text) : std::nullopt;
+      if (!policy || *policy == RecomputePolicy::automatic) {
+        listPath.index(i).report("must be none, full, selective or comm-free");
+        return false;
+      }
+      o.stageRecompute.push_back(*policy);
+    }
+  }
   return readEnum(*object, "precision", o.precision, path) &&
          readEnum(*object, "target", o.target, path) &&
          readInt(*object, "overlap_split", o.overlapSplit, path, 1) &&

@@ -55,9 +55,13 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            " needs tensor parallelism (tp > 1): its sub-batches overlap the "
            "tensor-parallel all-reduces, and " + o.mesh.str() +
            " has none; use --mesh tp=2 (or more) or --overlap-split 1";
-  if (o.recompute == RecomputePolicy::automatic)
-    return "--recompute auto: choosing by a device-memory budget is not "
-           "implemented yet; use none, full, selective or comm-free";
+  if (!o.stageRecompute.empty() &&
+      (o.recompute != RecomputePolicy::automatic ||
+       o.stageRecompute.size() != gradFunctions(o).size()))
+    return "recompute_per_stage: one policy per pipeline stage, with "
+           "--recompute auto only (" +
+           std::to_string(o.stageRecompute.size()) + " given for " +
+           std::to_string(gradFunctions(o).size()) + " stage(s))";
   if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
     return "--swap/--device-memory: this build has no loom-swap pass or "
            "device budget yet; use --swap none";

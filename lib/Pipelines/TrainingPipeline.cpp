@@ -7,6 +7,9 @@
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <iterator>
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -81,6 +84,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     std::vector<std::string> grads = gradFunctions(o);
     recompute.functions.assign(grads.begin(), grads.end());
     recompute.policy = o.recompute;
+    for (RecomputePolicy stage : o.stageRecompute)
+      recompute.policies.push_back(stringifyRecomputePolicy(stage).str());
     pm.addPass(createLoomRecompute(recompute));
   }
 
@@ -131,6 +136,70 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   verify.tp = o.mesh.tp;
   verify.pp = o.mesh.pp;
   pm.addPass(mlir::loomrt::createLoomVerifyMesh(verify));
+}
+
+std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
+                                             TrainingOptions &o) {
+  if (o.deviceMemory <= 0)
+    return "--recompute auto chooses by the device budget: give "
+           "--device-memory";
+  std::vector<std::string> steps = stepFunctions(o);
+  const RecomputePolicy levels[] = {
+      RecomputePolicy::none, RecomputePolicy::selective,
+      RecomputePolicy::CommFree, RecomputePolicy::full};
+  // peaks[level][stage]: the stage's device peak under that policy.
+  std::vector<std::vector<int64_t>> peaks;
+  for (RecomputePolicy level : levels) {
+    TrainingOptions trial = o;
+    trial.recompute = level;
+    trial.stageRecompute.clear();
+    trial.deviceMemory = 0;
+    trial.swap = SwapPolicy::none;
+    trial.partitionReport.clear();
+    trial.memoryReport.clear();
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    buildTrainingPipeline(pm, trial);
+    if (failed(pm.run(*copy)))
+      return std::string("--recompute auto: compiling with --recompute ") +
+             stringifyRecomputePolicy(level).str() +
+             " failed (see the errors above)";
+    std::vector<int64_t> stagePeaks;
+    for (const std::string &name : steps) {
+      auto func = copy->lookupSymbol<func::FuncOp>(name);
+      auto peak = func ? func->getAttrOfType<IntegerAttr>(
+                             "loomrt.device_peak_bytes")
+                       : IntegerAttr();
+      if (!peak)
+        return "--recompute auto: the memory plan gave no device peak for @" +
+               name;
+      stagePeaks.push_back(peak.getInt());
+    }
+    peaks.push_back(std::move(stagePeaks));
+  }
+  o.stageRecompute.clear();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    size_t chosen = 0;
+    while (chosen < std::size(levels) && peaks[chosen][k] > o.deviceMemory)
+      ++chosen;
+    if (chosen == std::size(levels)) {
+      int64_t best = peaks[0][k];
+      for (const std::vector<int64_t> &level : peaks)
+        best = std::min(best, level[k]);
+      return "--recompute auto: " +
+             (o.isPipelined() ? "stage " + std::to_string(k) + " (@" +
+                                    steps[k] + ")"
+                              : "@" + steps[k]) +
+             " needs " + std::to_string(best) +
+             " bytes of device memory even with the most recomputation "
+             "(full), over --device-memory " +
+             std::to_string(o.deviceMemory) +
+             "; add --swap host, more pipeline stages or smaller "
+             "micro-batches";
+    }
+    o.stageRecompute.push_back(levels[chosen]);
+  }
+  return "";
 }
 
 namespace {

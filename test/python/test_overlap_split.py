@@ -99,10 +99,24 @@ def test_overlap_split_matches_pytorch(mesh, microbatches, micro, tmp_path):
     assert all(n > 0 for n, _ in spans), spans
     assert max(inflight for _, inflight in spans) == 1, spans
 
-    got = split.train(data_dir, STEPS, ranks=axes["dp"] * axes["tp"] * axes["pp"])
+    # memory.json counts each step function's per-sub-batch ops.
+    for function in json.loads((split.outdir / "memory.json").read_text())["functions"]:
+        assert function["overlap_split"]["sub_batches"] == K, function
+        assert function["overlap_split"]["ops"] > 0, function
+    assert all("overlap_split" not in f for f in
+               json.loads((plain.outdir / "memory.json").read_text())["functions"])
+
+    ranks = axes["dp"] * axes["tp"] * axes["pp"]
+    trace = tmp_path / "trace.json"
+    got = split.train(data_dir, STEPS, ranks=ranks, extra_args=["--trace", str(trace)])
     assert len(got) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-4)
     assert got[-1] < got[0]
+    # The timeline names each sub-batch's kernels, on every rank.
+    spans = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"]
+    for i in range(K):
+        mine = {e["pid"] for e in spans if f" sub{i}." in e["name"]}
+        assert mine == set(range(ranks)), (i, mine)
 
 
 def test_max_inflight_collectives_bounds_the_all_reduces_in_flight(tmp_path):

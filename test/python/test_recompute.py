@@ -44,6 +44,8 @@ def memory(outdir):
 
 
 def run(tmp_path, example, mesh, microbatches, policies, opt="adamw"):
+    """PyTorch's losses and the programs compiled with `none` and each of
+    `policies` (micro-batches of 2 rows)."""
     axes = dict(kv.split("=") for kv in mesh.split(","))
     dp, tp, pp = (int(axes.get(k, 1)) for k in ("dp", "tp", "pp"))
     micro = 2
@@ -120,11 +122,48 @@ def test_recompute_plan_matches_runtime_counters(tmp_path):
     assert len({e["pid"] for e in replayed}) == ranks
 
 
-def test_unknown_and_unimplemented_policies_are_errors(tmp_path):
+def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
+    """--recompute auto under a budget between the stages' peaks: the first
+    stage (most micro-batches in flight under 1F1B) recomputes, the last
+    keeps its activations; every stage fits, and the losses are PyTorch's."""
+    expected, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2,pp=2", 4,
+                                              ("comm-free",), opt="sgd")
+    none = {f["function"]: f["device_peak_bytes"] for f in memory(programs["none"].outdir)}
+    cheaper = {f["function"]: f["device_peak_bytes"]
+               for f in memory(programs["comm-free"].outdir)}
+    first, last = sorted(none)
+    assert none[first] > none[last], none
+    # Stage 0 fits only by recomputing; stage 1 fits as it is.
+    budget = max(none[last], cheaper[first])
+    assert budget < none[first], (none, cheaper)
+    _, _, _, per_rank = import_example("gpt_example", tmp_path, 2, "import-micro")
+    options, _ = OPTIMIZERS["sgd"]
+    program = per_rank.compile(outdir=tmp_path / "auto", mesh="tp=2,pp=2", microbatches=4,
+                               recompute="auto", device_memory=budget, **options)
+    plan = json.loads((program.outdir / "plan.json").read_text())
+    assert plan["recompute"] == "auto"
+    stages = plan["recompute_per_stage"]
+    assert stages[0] != "none" and stages[1] == "none", stages
+    for f in memory(program.outdir):
+        assert f["device_peak_bytes"] <= budget, (f, budget)
+    got = program.train(data_dir, STEPS, ranks=ranks)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    # The plan reproduces the choice without searching again.
+    again = per_rank.compile(outdir=tmp_path / "again", plan=str(program.outdir / "plan.json"))
+    assert (again.outdir / "step.cpp").read_text() == (program.outdir / "step.cpp").read_text()
+
+
+def test_unknown_and_impossible_policies_are_errors(tmp_path):
     _, _, _, m = import_example("gpt_example", tmp_path, 2, "import")
     with pytest.raises(loom.LoomError, match="--recompute must be none, full, selective, "
                                              "comm-free or auto, got 'some'"):
         m.compile(outdir=tmp_path / "a", mesh="tp=2", recompute="some")
-    with pytest.raises(loom.LoomError, match="--recompute auto: choosing by a device-memory "
-                                             "budget is not implemented yet"):
+    with pytest.raises(loom.LoomError, match="--recompute auto chooses by the device "
+                                             "budget: give --device-memory"):
         m.compile(outdir=tmp_path / "b", mesh="tp=2", recompute="auto")
+    with pytest.raises(loom.LoomError) as info:
+        m.compile(outdir=tmp_path / "c", mesh="tp=2", recompute="auto",
+                  device_memory=4096)
+    text = str(info.value)
+    assert "--recompute auto: @main_step needs" in text and \
+        "even with the most recomputation (full), over --device-memory 4096" in text, text

@@ -167,7 +167,8 @@ cl::opt<std::string> recompute(
              "(loom-recompute): none (default), full (keep layer inputs, "
              "replay layers with their collectives), selective (the "
              "attention core), comm-free (everything up to communication "
-             "results: no collective is replayed)"),
+             "results: no collective is replayed), auto (per stage, the "
+             "cheapest of those that fits --device-memory)"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> planFile(
     "plan",
@@ -394,6 +395,16 @@ int run(int argc, char **argv) {
   if (!entry)
     return failAndClean("the model has no public function");
   options.function = entry.getName().str();
+
+  // --recompute auto: each stage's policy, by the device budget (unless
+  // the plan already says).
+  if (options.recompute == mlir::loom::RecomputePolicy::automatic &&
+      options.stageRecompute.empty()) {
+    if (std::string e = mlir::loom::resolveAutoRecompute(*module, options);
+        !e.empty())
+      return failAndClean(e);
+    lap("recompute auto");
+  }
 
   PassManager pm(&context, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))

@@ -71,6 +71,10 @@ struct TrainingOptions {
   /// Collectives in flight per group (with overlapSplit).
   int64_t maxInflightCollectives = 1;
   RecomputePolicy recompute = RecomputePolicy::none;
+  /// With `recompute = auto`: the policy of each gradient function
+  /// (gradFunctions order), as resolveAutoRecompute chose them by the
+  /// device-memory budget.
+  std::vector<RecomputePolicy> stageRecompute;
   SwapPolicy swap = SwapPolicy::none;
   /// Bytes of device memory per rank (0: unbounded).
   int64_t deviceMemory = 0;

@@ -12,7 +12,10 @@
 
 #include "loom/Pipelines/TrainingOptions.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <string>
 
 namespace mlir {
 namespace loom {
@@ -23,6 +26,17 @@ namespace loom {
 /// the check that every mesh axis got its collectives. `options` must have
 /// passed verifyTrainingOptions.
 void buildTrainingPipeline(OpPassManager &pm, const TrainingOptions &options);
+
+/// `--recompute auto`: chooses each pipeline stage's recomputation policy
+/// (each gradient function's) by the device-memory budget. Compiles
+/// `module` (untouched) once per policy, cheapest first (none, selective,
+/// comm-free, full), with no budget, reads every stage's device peak from
+/// the memory plan, and gives each stage the first policy under
+/// `options.deviceMemory`: the stages that hold the most micro-batches in
+/// flight (the first under 1F1B) recompute the most. Fills
+/// `options.stageRecompute`; on failure returns the error (the stage that
+/// fits under no policy, its smallest peak and the budget).
+std::string resolveAutoRecompute(ModuleOp module, TrainingOptions &options);
 
 /// Registers `--loom-training-pipeline` (loom-opt).
 void registerTrainingPipeline();

@@ -58,13 +58,18 @@ bool loom_to_loomrt::isFusedIntoUser(Operation *op) {
 }
 
 StringAttr loom_to_loomrt::originOf(Operation *op) {
-  // A forward op that loom-recompute replays says so in --trace spans.
+  // A forward op that loom-recompute replays, or that computes one
+  // sub-batch of loom-overlap-split, says so in --trace spans.
+  std::string prefix;
   auto phase = op->getAttrOfType<StringAttr>(
       LoomDialect::PhaseAttrHelper::getNameStr());
   if (phase && phase.getValue() == "recompute")
-    return StringAttr::get(op->getContext(),
-                           "recompute." + op->getName().stripDialect());
-  return StringAttr::get(op->getContext(), op->getName().stripDialect());
+    prefix = "recompute.";
+  if (auto sub = op->getAttrOfType<IntegerAttr>(
+          LoomDialect::SubBatchAttrHelper::getNameStr()))
+    prefix += "sub" + std::to_string(sub.getInt()) + ".";
+  return StringAttr::get(op->getContext(),
+                         prefix + op->getName().stripDialect().str());
 }
 
 StringRef loom_to_loomrt::categoryOf(Operation *op) {

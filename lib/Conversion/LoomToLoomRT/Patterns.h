@@ -53,7 +53,8 @@ bool isFusedIntoUser(Operation *op);
 
 /// The `origin` of the loomrt op lowered from `op`: its name without the
 /// dialect (`add`, `dot_general`), after `recompute.` when `loom-recompute`
-/// replays it (`loom.phase = "recompute"`).
+/// replays it (`loom.phase = "recompute"`) and `sub<i>.` when it computes
+/// sub-batch i of `loom-overlap-split` (`loom.sub_batch = i`).
 StringAttr originOf(Operation *op);
 
 /// The memory-plan category of the buffers `op` writes: `gradient`,

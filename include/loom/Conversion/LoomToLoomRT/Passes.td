@@ -55,8 +55,9 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
 
     Every compute op it creates carries `origin`, what it computes: the
     source op's name without the dialect (`add+gelu` for a fused group),
-    prefixed `recompute.` for a forward op that `loom-recompute` replays;
-    `--trace` spans are named after it.
+    prefixed `recompute.` for a forward op that `loom-recompute` replays
+    and `sub<i>.` for one that computes sub-batch `i` of
+    `loom-overlap-split`; `--trace` spans are named after it.
 
     Shapes must be static (run `loom-shape-inference` first); element types
     are f32, i64, i32 and i1. Anything else is an error at the op.

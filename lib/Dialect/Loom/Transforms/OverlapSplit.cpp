@@ -512,6 +512,8 @@ private:
     }
     Operation *clone = b.clone(*op);
     clone->setOperands(operands);
+    LoomDialect::SubBatchAttrHelper(clone->getContext())
+        .setAttr(clone, b.getI64IntegerAttr(i));
     for (auto [result, want] : llvm::zip(clone->getResults(), rule.results)) {
       auto type = cast<RankedTensorType>(result.getType());
       result.setType(withDim(type, want->dim, type.getDimSize(want->dim) / k));

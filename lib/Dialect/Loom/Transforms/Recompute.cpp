@@ -307,12 +307,29 @@ struct LoomRecomputePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The policy of each target function (auto: from `policies`).
+    SmallVector<RecomputePolicy> chosen;
     if (policy == RecomputePolicy::automatic) {
-      module.emitError() << kPass
-                         << ": policy=auto (by a device-memory budget) is "
-                            "not implemented; choose none, full, selective "
-                            "or comm-free";
-      return signalPassFailure();
+      if (functions.empty() || policies.size() != functions.size()) {
+        module.emitError()
+            << kPass
+            << ": policy=auto needs one policy per function in `policies` "
+               "(loomc --recompute auto chooses them by --device-memory); "
+               "got "
+            << policies.size() << " for " << functions.size()
+            << " function(s)";
+        return signalPassFailure();
+      }
+      for (const std::string &name : policies) {
+        std::optional<RecomputePolicy> p = symbolizeRecomputePolicy(name);
+        if (!p || *p == RecomputePolicy::automatic) {
+          module.emitError() << kPass << ": unknown policy '" << name
+                             << "' in `policies` (none, full, selective or "
+                                "comm-free)";
+          return signalPassFailure();
+        }
+        chosen.push_back(*p);
+      }
     }
     SmallVector<func::FuncOp> targets;
     if (functions.empty()) {
@@ -343,7 +360,11 @@ struct LoomRecomputePass
     }
     if (policy == RecomputePolicy::none)
       return;
-    for (func::FuncOp func : targets) {
+    for (auto [index, func] : llvm::enumerate(targets)) {
+      RecomputePolicy policy =
+          chosen.empty() ? RecomputePolicy(this->policy) : chosen[index];
+      if (policy == RecomputePolicy::none)
+        continue;
       if (!func.getBody().hasOneBlock()) {
         func.emitError() << kPass << ": expects a single-block function";
         return signalPassFailure();

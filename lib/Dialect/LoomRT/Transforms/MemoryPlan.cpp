@@ -233,6 +233,24 @@ struct LoomMemoryPlanPass
         }
         entry["recompute"] = std::move(counts);
       }
+      // What loom-overlap-split computes per sub-batch (origins `sub<i>.`).
+      int64_t subBatches = 0, subBatchOps = 0;
+      func.walk([&](Operation *op) {
+        auto origin = op->getAttrOfType<StringAttr>("origin");
+        if (!origin)
+          return;
+        StringRef text = origin.getValue();
+        text.consume_front("recompute.");
+        unsigned index = 0;
+        if (!text.consume_front("sub") || text.consumeInteger(10, index) ||
+            !text.starts_with("."))
+          return;
+        ++subBatchOps;
+        subBatches = std::max<int64_t>(subBatches, index + 1);
+      });
+      if (subBatchOps > 0)
+        entry["overlap_split"] = llvm::json::Object{
+            {"sub_batches", subBatches}, {"ops", subBatchOps}};
       functions.push_back(std::move(entry));
     }
     if (report.empty())

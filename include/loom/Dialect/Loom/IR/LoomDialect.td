@@ -91,6 +91,9 @@ def Loom_Dialect : Dialect {
     /// belongs to, from `loom-mark-layers`; ops outside every layer (the
     /// embedding, the head, the loss) carry none.
     "::mlir::IntegerAttr":$layer,
+    /// i64, on a forward op `loom-overlap-split` cloned: the sub-batch it
+    /// computes (0 .. K-1).
+    "::mlir::IntegerAttr":$sub_batch,
     /// Dictionary, on a gradient function `loom-recompute` changed:
     /// `{policy, ops, collectives, flops}` of the recomputed ops.
     "::mlir::DictionaryAttr":$recompute,

@@ -915,8 +915,9 @@ def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
       activations that feeds it (the scores, their scale and mask) and that
       dot, plus elementwise ops between the softmax and the next
       `dot_general`. Queries, keys and values stay kept.
-    * `auto`: chosen by a memory budget (not implemented by this pass yet:
-      an error).
+    * `auto`: one of the above per function, given by `policies` (loomc's
+      `--recompute auto` chooses them: each stage's cheapest policy whose
+      device peak fits `--device-memory`, see `resolveAutoRecompute`).
 
     **Layers** come from `loom-mark-layers`' `loom.layer` marks, which the
     forward ops keep through autodiff and the pipeline passes. A layer
@@ -949,13 +950,18 @@ def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
     flops}` on each function it changed (the counts of cloned ops, of cloned collectives and
     their forward flops from the `CostInterface`); `loom-memory-plan`
     copies it into its report. Errors: a named function that does not exist
-    or is not a gradient function, and `policy=auto`.
+    or is not a gradient function, `policy=auto` without one policy per
+    function in `policies` (or with an unknown one).
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect"];
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The gradient functions (default: every function with "
                "backward ops)">,
+    ListOption<"policies", "policies", "std::string",
+               "With policy=auto: the policy of each of `functions` (none, "
+               "full, selective or comm-free), as loomc's --recompute auto "
+               "chose them">,
     Option<"policy", "policy", "::mlir::loom::RecomputePolicy",
            /*default=*/"::mlir::loom::RecomputePolicy::none",
            "none, full, selective, comm-free or auto", [{::llvm::cl::values(

@@ -26,7 +26,9 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `recompute`, `optimizer`, `workspace`), and `peak_bytes`, their total:
     what the runtime's counters measure. A function `loom-recompute`
     changed also gets `recompute`: its `loom.recompute` counts (policy,
-    ops, collectives, flops of the replayed forward ops).
+    ops, collectives, flops of the replayed forward ops); one that
+    `loom-overlap-split` split gets `overlap_split`: `sub_batches` and the
+    `ops` computing one sub-batch (origins `sub<i>.`).
   }];
   let options = [
     Option<"report", "report", "std::string", "\"\"",
