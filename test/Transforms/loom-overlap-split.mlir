@@ -55,10 +55,10 @@
 // CHECK-NEXT:  %[[G1:.*]] = shard.all_reduce {{.*}} : tensor<2x8xf32> -> tensor<2x8xf32>
 // Between the blocks: the bias (rebuilt once) and the row scale (sliced).
 // CHECK-NEXT:  %[[B:.*]] = loom.broadcast %{{.*}}, dims = [1] : tensor<8xf32> -> tensor<2x8xf32>
-// CHECK-NEXT:  %[[Z0:.*]] = loom.add %[[G0]], %[[B]] : tensor<2x8xf32>
+// CHECK-NEXT:  %[[Z0:.*]] = loom.add %[[G0]], %[[B]] {loom.sub_batch = 0 : i64} : tensor<2x8xf32>
 // CHECK-NEXT:  %[[R0:.*]] = loom.slice %[[ROWS]], start = [0, 0], limit = [2, 8]
 // CHECK-NEXT:  %[[S0:.*]] = loom.mul %[[Z0]], %[[R0]]
-// CHECK-NEXT:  %[[Z1:.*]] = loom.add %[[G1]], %[[B]] : tensor<2x8xf32>
+// CHECK-NEXT:  %[[Z1:.*]] = loom.add %[[G1]], %[[B]] {loom.sub_batch = 1 : i64} : tensor<2x8xf32>
 // CHECK-NEXT:  %[[R1:.*]] = loom.slice %[[ROWS]], start = [2, 0], limit = [4, 8]
 // CHECK-NEXT:  %[[S1:.*]] = loom.mul %[[Z1]], %[[R1]]
 // Second block, not re-joined.

@@ -71,7 +71,13 @@
 //
 // Errors.
 // RUN: not loom-opt %t/none.mlir --loom-recompute=policy=auto 2>&1 | FileCheck %s --check-prefix=AUTO
-// AUTO: error: loom-recompute: policy=auto (by a device-memory budget) is not implemented; choose none, full, selective or comm-free
+// AUTO: error: loom-recompute: policy=auto needs one policy per function in `policies` (loomc --recompute auto chooses them by --device-memory); got 0 for 0 function(s)
+// RUN: not loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=most" 2>&1 | FileCheck %s --check-prefix=AUTO-BAD
+// AUTO-BAD: error: loom-recompute: unknown policy 'most' in `policies` (none, full, selective or comm-free)
+//
+// policy=auto with the policy given per function is that policy.
+// RUN: loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=full" -o %t/auto-full.mlir
+// RUN: FileCheck %s --check-prefix=COUNTS < %t/auto-full.mlir
 // RUN: not loom-opt %t/none.mlir --loom-recompute="policy=full functions=nope" 2>&1 | FileCheck %s --check-prefix=NOFN
 // NOFN: error: loom-recompute: no function @nope with a body (functions=nope)
 // RUN: not loom-opt %t/none.mlir --loom-recompute="policy=full functions=main" 2>&1 | FileCheck %s --check-prefix=NOTGRAD
