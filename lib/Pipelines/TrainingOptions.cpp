@@ -51,9 +51,13 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
     return std::string("--recompute ") +
            stringifyRecomputePolicy(o.recompute).str() +
            ": this build has no loom-recompute pass yet; use --recompute none";
-  if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
-    return "--swap/--device-memory: this build has no loom-swap pass or "
-           "device budget yet; use --swap none";
+  if (o.deviceMemory < 0)
+    return "--device-memory must be >= 0 (0: unbounded), got " +
+           std::to_string(o.deviceMemory);
+  if (o.swap != SwapPolicy::none)
+    return std::string("--swap ") + stringifySwapPolicy(o.swap).str() +
+           ": this build has no loom-swap pass yet (--device-memory checks "
+           "the budget without swapping); use --swap none";
   if (o.commSchedule != Switch::off ||
       o.sparseEmbeddingGrad != Switch::off)
     return "--comm-schedule/--sparse-embedding-grad: this build has no "

@@ -95,6 +95,7 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createConvertLoomToLoomRT(lower));
   mlir::loomrt::LoomMemoryPlanOptions memory;
   memory.report = o.memoryReport;
+  memory.deviceMemory = o.deviceMemory;
   pm.addPass(mlir::loomrt::createLoomMemoryPlan(memory));
   mlir::loomrt::LoomVerifyMeshOptions verify;
   verify.dp = o.mesh.dp;
@@ -177,6 +178,10 @@ struct TrainingPipelineOptions
                              llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
                        llvm::cl::init(0.0)};
+  Option<int64_t> deviceMemory{
+      *this, "device-memory",
+      llvm::cl::desc("Bytes of device memory per rank (0: unbounded)"),
+      llvm::cl::init(0)};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -217,6 +222,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.warmupSteps = p.warmupSteps;
         o.optimizer.totalSteps = p.totalSteps;
         o.optimizer.minLr = p.minLr;
+        o.deviceMemory = p.deviceMemory;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         buildTrainingPipeline(pm, o);

@@ -56,24 +56,51 @@ struct BlockDeleter {
 };
 using Block = std::unique_ptr<void, BlockDeleter>;
 
+/// The pools a rank's memory comes from. On the CPU backend host memory
+/// stands in for both, but each is counted (and the device pool budgeted)
+/// as on a GPU.
+enum class MemPool : int {
+  Device = 0, ///< params, state, batch, results, arena
+  Host = 1,   ///< the host pool of swapped activations (none yet)
+  Other = 2,  ///< the datasets: host memory that is not a pool
+};
+MemPool memPoolOf(MemCategory category);
+
 /// Allocates 64-byte aligned zeroed blocks and counts their bytes per
-/// category. The counts are of bytes allocated: the runtime allocates
-/// everything before the first step and frees nothing before it returns.
+/// category, and per pool the bytes held and their peak. The counts are of
+/// bytes allocated: the runtime allocates everything before the first step
+/// and frees nothing before it returns.
 class Allocator {
 public:
-  /// An empty Block and an error on failure (overflow, out of memory).
+  /// An empty Block and an error on failure (overflow, out of memory, or a
+  /// device pool that would exceed `deviceBudget`).
   Block allocate(MemCategory category, int64_t bytes, std::string &error);
   /// Counts `bytes` allocated elsewhere (e.g. by the .npy reader).
   void record(MemCategory category, int64_t bytes) {
     counts[static_cast<int>(category)] += bytes;
+    addToPool(memPoolOf(category), bytes);
   }
   int64_t bytes(MemCategory category) const {
     return counts[static_cast<int>(category)];
   }
   int64_t totalBytes() const;
+  /// Bytes the pool holds now, and the most it held.
+  int64_t poolBytes(MemPool pool) const { return held[static_cast<int>(pool)]; }
+  int64_t poolPeakBytes(MemPool pool) const {
+    return peak[static_cast<int>(pool)];
+  }
+  /// The device pool's budget (0: none).
+  int64_t deviceBudget = 0;
 
 private:
+  void addToPool(MemPool pool, int64_t bytes) {
+    int64_t &h = held[static_cast<int>(pool)];
+    h += bytes;
+    if (h > peak[static_cast<int>(pool)])
+      peak[static_cast<int>(pool)] = h;
+  }
   int64_t counts[kNumMemCategories] = {};
+  int64_t held[3] = {}, peak[3] = {};
 };
 
 //===----------------------------------------------------------------------===//

@@ -75,11 +75,13 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "  --resume=latest-valid   the same, falling back to the newest "
       "checkpoint that\n"
       "                          every rank can read intact\n"
-      "  --memory-counters FILE  write the allocator's byte counts and the "
-      "arena's peak\n"
-      "                          live bytes as JSON (a {rank} in FILE: every "
-      "rank writes\n"
-      "                          its own; else the rank that logs the loss)\n"
+      "  --memory-counters FILE  write the allocator's byte counts, the "
+      "device and host\n"
+      "                          pools' peaks and the arena's peak live "
+      "bytes as JSON\n"
+      "                          (a {rank} in FILE: every rank writes its "
+      "own; else the\n"
+      "                          rank that logs the loss)\n"
       "  --trace FILE            write a Chrome-trace timeline (Perfetto): per "
       "rank, the\n"
       "                          compute track and one per communication "
@@ -505,9 +507,11 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                 "--checkpoint-dir");
   }
 
-  // 2. Buffers: arguments, results, the arena.
+  // 2. Buffers: arguments, results, the arena (the device pool, within
+  // the budget the program was compiled for).
   Buffers buffers;
   std::string error;
+  ctx.allocator.deviceBudget = spec.deviceMemoryBytes;
   for (int32_t i = 0; i < spec.numArgs; ++i) {
     const TensorSpec &t = spec.args[i];
     MemCategory category = t.role == Role::Param   ? MemCategory::Params
@@ -632,6 +636,18 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                  "(%lld) exceeds the memory planner's prediction (%lld)\n",
                  ctx.rank, static_cast<long long>(ctx.peakLiveBytes),
                  static_cast<long long>(spec.plannedPeakBytes));
+
+  if (spec.plannedDevicePeakBytes > 0 &&
+      ctx.allocator.poolPeakBytes(MemPool::Device) >
+          spec.plannedDevicePeakBytes)
+    std::fprintf(stderr,
+                 "loom-train: warning: rank %d: the device pool's peak "
+                 "(%lld bytes) exceeds the memory planner's device peak "
+                 "(%lld)\n",
+                 ctx.rank,
+                 static_cast<long long>(
+                     ctx.allocator.poolPeakBytes(MemPool::Device)),
+                 static_cast<long long>(spec.plannedDevicePeakBytes));
 
   // 7. Memory counters, the timeline and the communication statistics.
   if (!options.memoryCounters.empty()) {

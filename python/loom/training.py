@@ -19,6 +19,7 @@ _FLAGS = {
     "min_lr": "--min-lr", "loss": "--loss", "microbatches": "--microbatches",
     "schedule": "--schedule", "memory_budget": "--memory-budget", "plan": "--plan",
     "batch": "--batch", "bucket_bytes": "--bucket-bytes",
+    "device_memory": "--device-memory", "swap": "--swap",
 }
 
 

@@ -204,6 +204,11 @@ LogicalResult EmitterBase::emitSpecs() {
     (i < numInputs ? args : results) += *text;
   }
   unsigned numResults = func.getNumArguments() - numInputs;
+  // The memory plan's device peak and the budget (absent: 0).
+  auto intAttrOr = [&](StringRef name) -> int64_t {
+    auto attr = func->getAttrOfType<IntegerAttr>(name);
+    return attr ? attr.getInt() : 0;
+  };
   // The device mesh the program runs on: the module's @mesh.
   FailureOr<::loom::Mesh> mesh = getMesh(func->getParentOfType<ModuleOp>());
   if (failed(mesh))
@@ -222,7 +227,10 @@ LogicalResult EmitterBase::emitSpecs() {
       << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
       << ",\n    /*batchSize=*/" << batch << ", &step,\n"
       << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/" << pp
-      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << "};\n\n";
+      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << ",\n"
+      << "    /*plannedDevicePeakBytes=*/" << intAttrOr("loomrt.device_peak_bytes")
+      << ", /*deviceMemoryBytes=*/" << intAttrOr("loomrt.device_memory_bytes")
+      << "};\n\n";
   return success();
 }
 

@@ -23,14 +23,38 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `optimizer_state`, `data`, `results`: argument buffers by their
     `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
     bytes live at the peak by category (`activation`, `gradient`,
-    `optimizer`, `workspace`), and `peak_bytes`, their total: what the
-    runtime's counters measure.
+    `optimizer`, `workspace`; `comm_at_peak_bytes`: those a send, receive
+    or all-reduce uses), `peak_bytes` (persistent + peak live), and per
+    stage (`stage`: the function's `loom.stage`) `device_peak_bytes`, what
+    the rank's device pool holds (persistent + `arena_bytes`: the runtime
+    allocates the whole arena) and `host_peak_bytes` (swapped activations;
+    0 until loom-swap exists): what `train --memory-counters` measures.
+    The function gets `loomrt.device_peak_bytes`.
+
+    With `device-memory=BYTES` (loomc `--device-memory`), a function whose
+    device peak exceeds the budget is an error naming the stage, its peak,
+    the budget, the breakdown and what would fit it (swap, recompute, more
+    stages, smaller micro-batches); when its parameters and optimizer state
+    (or all its persistent buffers) alone exceed the budget, the error says
+    that nothing swappable can fix it. The report is written first.
+    The analysis is `analyzeFunctionMemory`
+    (`loom/Dialect/LoomRT/Transforms/MemoryPlan.h`), which other passes
+    call to read a stage's device peak without changing the IR.
+
+    ```
+    error: loom-memory-plan: stage 0 (@main_stage0_step) needs 215040 bytes
+    of device memory at its peak, over the --device-memory budget of 200000
+    bytes by 15040: ...
+    ```
   }];
   let options = [
     Option<"report", "report", "std::string", "\"\"",
            "Write the memory report (JSON) to this file ('-' for stdout)">,
     Option<"alignment", "alignment", "int64_t", "64",
            "Byte alignment of every buffer in the arena">,
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of device memory per rank: a function whose device peak "
+           "exceeds it is an error (0: no budget)">,
   ];
 }
 
