@@ -93,6 +93,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);
   pm.addPass(createConvertLoomToLoomRT(lower));
+  if (o.swap == SwapPolicy::host) {
+    mlir::loomrt::LoomSwapOptions swap;
+    swap.deviceMemory = o.deviceMemory;
+    pm.addPass(mlir::loomrt::createLoomSwap(swap));
+  }
   mlir::loomrt::LoomMemoryPlanOptions memory;
   memory.report = o.memoryReport;
   memory.deviceMemory = o.deviceMemory;
@@ -182,6 +187,12 @@ struct TrainingPipelineOptions
       *this, "device-memory",
       llvm::cl::desc("Bytes of device memory per rank (0: unbounded)"),
       llvm::cl::init(0)};
+  Option<SwapPolicy> swap{
+      *this, "swap", llvm::cl::desc("Activation offload (none or host)"),
+      llvm::cl::init(SwapPolicy::none),
+      llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
+                       clEnumValN(SwapPolicy::host, "host",
+                                  "to a host pool (loom-swap)"))};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -223,6 +234,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.totalSteps = p.totalSteps;
         o.optimizer.minLr = p.minLr;
         o.deviceMemory = p.deviceMemory;
+        o.swap = p.swap;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         buildTrainingPipeline(pm, o);

@@ -57,6 +57,8 @@ const char *memCategoryName(MemCategory category) {
     return "results";
   case MemCategory::Arena:
     return "arena";
+  case MemCategory::Host:
+    return "host";
   }
   return "unknown";
 }
@@ -73,6 +75,8 @@ MemPool memPoolOf(MemCategory category) {
   case MemCategory::Results:
   case MemCategory::Arena:
     return MemPool::Device;
+  case MemCategory::Host:
+    return MemPool::Host;
   case MemCategory::Data:
     return MemPool::Other;
   }

@@ -45,9 +45,10 @@ enum class MemCategory : int {
   Batch = 3,   ///< the per-step Role::Data argument buffers
   Results = 4, ///< result buffers (those with `updates` swap with arguments)
   Arena = 5,   ///< the planned workspace
+  Host = 6,    ///< the host pool of swapped activations (loom-swap)
 };
-constexpr int kNumMemCategories = 6;
-/// "params", "state", "data", "batch", "results", "arena".
+constexpr int kNumMemCategories = 7;
+/// "params", "state", "data", "batch", "results", "arena", "host".
 const char *memCategoryName(MemCategory category);
 
 /// A 64-byte aligned, zero-initialised block owned by an Allocator.
@@ -191,6 +192,49 @@ private:
   std::thread thread;
 };
 
+/// The copy thread of a rank (Copy.cpp): swapOutStart/swapInStart queue a
+/// copy between the device and host pools and return; the thread copies
+/// them in issue order, each taking at least bytes / rate seconds when a
+/// rate is set (--host-link), and wait() blocks until a copy is done.
+class CopyEngine {
+public:
+  CopyEngine(std::chrono::steady_clock::time_point start,
+             double bytesPerSecond);
+  /// Joins the thread.
+  ~CopyEngine();
+  CopyEngine(const CopyEngine &) = delete;
+  CopyEngine &operator=(const CopyEngine &) = delete;
+
+  /// Queues a copy; returns its handle id.
+  int64_t submit(void *dst, const void *src, int64_t bytes, bool out);
+  /// Blocks until `id` is done; returns false for an id not in flight.
+  /// `issued`/`done`: the copy's times on the engine's clock.
+  bool wait(int64_t id, double &issued, double &done, int64_t &bytes,
+            bool &out);
+
+private:
+  struct Job {
+    void *dst;
+    const void *src;
+    int64_t bytes;
+    bool out;
+    double issuedAt = 0, doneAt = 0;
+    bool done = false;
+  };
+  void loop();
+  double now() const;
+
+  std::mutex mutex;
+  std::condition_variable workReady, completed;
+  std::map<int64_t, Job> jobs;
+  std::deque<int64_t> queue;
+  int64_t nextId = 0;
+  bool stopping = false;
+  double bytesPerSecond;
+  std::chrono::steady_clock::time_point start;
+  std::thread thread;
+};
+
 /// A span of the timeline (Trace.cpp): seconds on the rank's clock.
 struct TraceSpan {
   std::string name;
@@ -257,6 +301,12 @@ public:
 
   /// Started by initComm(): the rank's communication thread.
   std::unique_ptr<CommEngine> engine;
+  /// Started by the first swap copy: the rank's copy thread (loom-swap),
+  /// and the host link's rate in bytes per second (--host-link; 0: none).
+  std::unique_ptr<CopyEngine> copies;
+  double hostLinkBytesPerSecond = 0;
+  /// The host pool (ProgramSpec::hostArenaBytes).
+  char *hostArena = nullptr;
   /// The watchdog of wait(): seconds without completion before it is an
   /// error (trainMain's --comm-timeout; <= 0: wait forever).
   double commTimeoutSeconds = 30;

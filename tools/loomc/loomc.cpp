@@ -154,8 +154,10 @@ cl::opt<std::string> deviceMemory(
     cl::value_desc("bytes"), cl::cat(category));
 cl::opt<std::string> swapPolicy(
     "swap",
-    cl::desc("Activation offload: none (default); host, peer and auto need "
-             "the loom-swap pass, not in this build yet"),
+    cl::desc("Activation offload to fit --device-memory: none (default) or "
+             "host (loom-swap: activations of a stage over the budget go to "
+             "a host pool between their forward and backward uses; CPU "
+             "target); peer and auto are not in this build yet"),
     cl::init("none"), cl::cat(category));
 cl::opt<int64_t> bucketBytes(
     "bucket-bytes",

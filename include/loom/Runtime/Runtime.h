@@ -88,6 +88,8 @@ struct ProgramSpec {
   /// --device-memory`; 0: none): a device pool that would exceed it is an
   /// error (out of device memory), as on a real device.
   int64_t deviceMemoryBytes = 0;
+  /// The host pool loom-swap's offloaded buffers live in (bytes; 0: none).
+  int64_t hostArenaBytes = 0;
 };
 
 /// Runs the training loop; returns the process exit code (0 on success,

@@ -89,6 +89,14 @@ LogicalResult EmitterBase::emitOp(Operation *op) {
       .Case([&](loomrt::RecvStartOp o) { return emitTransferStart(o); })
       .Case([&](loomrt::GridIndexOp o) { return emitGridIndex(o); })
       .Case([&](loomrt::WaitOp o) { return emitWait(o); })
+      .Case([&](loomrt::SwapOutOp o) {
+        return emitSwap(o, o.getSource(), o.getTarget(), o.getHandle(),
+                        /*out=*/true);
+      })
+      .Case([&](loomrt::SwapInOp o) {
+        return emitSwap(o, o.getSource(), o.getTarget(), o.getHandle(),
+                        /*out=*/false);
+      })
       .Case([&](func::ReturnOp) { return success(); })
       .Default([&](Operation *) -> LogicalResult {
         return error(op) << "cannot print this op (lower it with "
@@ -230,6 +238,7 @@ LogicalResult EmitterBase::emitSpecs() {
       << ", /*stage=*/" << std::max<int64_t>(stage, 0) << ",\n"
       << "    /*plannedDevicePeakBytes=*/" << intAttrOr("loomrt.device_peak_bytes")
       << ", /*deviceMemoryBytes=*/" << intAttrOr("loomrt.device_memory_bytes")
+      << ", /*hostArenaBytes=*/" << intAttrOr("loomrt.host_arena_bytes")
       << "};\n\n";
   return success();
 }

@@ -53,8 +53,11 @@ struct Placement {
   FunctionMemory memory;
 };
 
+/// Whether `alloc` is a buffer of the host pool (loom-swap).
+bool isHostBuffer(AllocOp alloc) { return alloc.getCategory() == "swap"; }
+
 /// Whether an asynchronous operation (send, receive, all-reduce: it returns
-/// a handle) uses `buffer` or a view of it.
+/// a handle; not a swap copy) uses `buffer` or a view of it.
 bool isCommBuffer(Value buffer) {
   SmallVector<Value> worklist{buffer};
   while (!worklist.empty()) {
@@ -62,6 +65,8 @@ bool isCommBuffer(Value buffer) {
     for (Operation *user : value.getUsers()) {
       if (auto view = dyn_cast<ViewOp>(user))
         worklist.push_back(view.getResult());
+      if (isa<SwapOutOp, SwapInOp>(user))
+        continue;
       for (Value result : user->getResults())
         if (isa<HandleType>(result.getType()))
           return true;
@@ -111,41 +116,51 @@ Placement place(func::FuncOp func, int64_t alignment) {
     intervals.push_back({alloc, position[alloc], end, bytes});
   }
 
-  // Greedy placement, largest first.
-  SmallVector<Interval *> order;
-  for (Interval &interval : intervals)
-    order.push_back(&interval);
-  llvm::stable_sort(order, [](Interval *a, Interval *b) {
-    if (a->bytes != b->bytes)
-      return a->bytes > b->bytes;
-    return a->start < b->start;
-  });
-  SmallVector<Interval *> placed;
-  for (Interval *interval : order) {
-    SmallVector<std::pair<int64_t, int64_t>> busy;
-    for (Interval *other : placed)
-      if (other->start <= interval->end && interval->start <= other->end)
-        busy.push_back({other->offset, other->offset + other->bytes});
-    llvm::sort(busy);
-    int64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + interval->bytes <= begin)
-        break;
-      offset = std::max(offset, end);
+  // Greedy placement, largest first, in each pool: the device arena, and
+  // the host pool of loom-swap's buffers (category "swap").
+  auto placePool = [&](bool host) {
+    SmallVector<Interval *> order;
+    for (Interval &interval : intervals)
+      if (isHostBuffer(interval.alloc) == host)
+        order.push_back(&interval);
+    llvm::stable_sort(order, [](Interval *a, Interval *b) {
+      if (a->bytes != b->bytes)
+        return a->bytes > b->bytes;
+      return a->start < b->start;
+    });
+    int64_t poolBytes = 0;
+    SmallVector<Interval *> placed;
+    for (Interval *interval : order) {
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (Interval *other : placed)
+        if (other->start <= interval->end && interval->start <= other->end)
+          busy.push_back({other->offset, other->offset + other->bytes});
+      llvm::sort(busy);
+      int64_t offset = 0;
+      for (auto [begin, end] : busy) {
+        if (offset + interval->bytes <= begin)
+          break;
+        offset = std::max(offset, end);
+      }
+      interval->offset = offset;
+      poolBytes = std::max(poolBytes, offset + interval->bytes);
+      LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << interval->bytes
+                              << " bytes (" << interval->alloc.getCategory()
+                              << ") live over ops [" << interval->start
+                              << ", " << interval->end << "] at offset "
+                              << offset << "\n");
+      placed.push_back(interval);
     }
-    interval->offset = offset;
-    plan.arenaBytes = std::max(plan.arenaBytes, offset + interval->bytes);
-    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << interval->bytes
-                            << " bytes (" << interval->alloc.getCategory()
-                            << ") live over ops [" << interval->start << ", "
-                            << interval->end << "] at offset " << offset
-                            << "\n");
-    placed.push_back(interval);
-  }
+    return poolBytes;
+  };
+  plan.arenaBytes = placePool(/*host=*/false);
+  plan.hostPeakBytes = placePool(/*host=*/true);
 
   // Peak of live bytes (a sweep over op positions) and its composition.
   std::map<int64_t, SmallVector<Interval *>> starts, ends;
   for (Interval &interval : intervals) {
+    if (isHostBuffer(interval.alloc))
+      continue;
     starts[interval.start].push_back(&interval);
     ends[interval.end].push_back(&interval);
   }
@@ -158,6 +173,7 @@ Placement place(func::FuncOp func, int64_t alignment) {
     }
     if (live > plan.peakLiveBytes) {
       plan.peakLiveBytes = live;
+      plan.peakOp = pos;
       plan.arenaAtPeak.clear();
       plan.commAtPeakBytes = 0;
       for (Interval *interval : liveSet) {
@@ -214,6 +230,9 @@ FunctionMemory planFunction(func::FuncOp func, int64_t alignment) {
                 b.getI64IntegerAttr(plan.peakLiveBytes));
   func->setAttr("loomrt.device_peak_bytes",
                 b.getI64IntegerAttr(plan.devicePeakBytes()));
+  if (plan.hostPeakBytes > 0)
+    func->setAttr("loomrt.host_arena_bytes",
+                  b.getI64IntegerAttr(plan.hostPeakBytes));
   func->setAttr("loomrt.alignment", b.getI64IntegerAttr(alignment));
   LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << func.getSymName()
                           << ": arena " << plan.arenaBytes
@@ -383,7 +402,7 @@ struct LoomMemoryPlanPass
     if (failed(writeReport(std::move(functions))))
       return signalPassFailure();
     for (auto &[func, message] : overBudget)
-      func.emitError("loom-memory-plan: ") << message;
+      mlir::emitError(func.getLoc(), "loom-memory-plan: ") << message;
     if (!overBudget.empty())
       return signalPassFailure();
   }

@@ -22,8 +22,9 @@
 //                    gradients, optimizer temporaries, workspace, and the
 //                    communication buffers of sends, receives and
 //                    all-reduces), placed by the plan
-// so device_peak_bytes = persistent + arena_bytes. The host pool (swapped
-// activations) is empty until loom-swap exists: host_peak_bytes = 0.
+// so device_peak_bytes = persistent + arena_bytes. The host pool holds the
+// activations loom-swap offloads (its own plan, `loomrt.alloc {category =
+// "swap"}`): host_peak_bytes, 0 without swap.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,8 +59,12 @@ struct FunctionMemory {
   std::map<std::string, int64_t> arenaAtPeak;
   /// Of those, the buffers a send, receive or all-reduce uses.
   int64_t commAtPeakBytes = 0;
-  /// Bytes held in the host pool (swapped activations); 0 without loom-swap.
+  /// Bytes of the host pool (buffers of category "swap": activations
+  /// offloaded by loom-swap); 0 without swap.
   int64_t hostPeakBytes = 0;
+  /// The position (index in the function's block) of the first op at which
+  /// peakLiveBytes are live; -1 when nothing is.
+  int64_t peakOp = -1;
 
   int64_t persistentBytes() const;
   int64_t category(const std::string &name) const;

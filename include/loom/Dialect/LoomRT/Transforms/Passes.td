@@ -58,6 +58,54 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
   ];
 }
 
+def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
+  let summary = "Offload activations to a host pool to fit a device budget";
+  let description = [{
+    Mbapp's swapping, on the lowered `loomrt` step functions (one per
+    pipeline stage), run before `loom-memory-plan` (loomc `--swap host`
+    with `--device-memory`). For each function whose device peak
+    (`analyzeFunctionMemory`, the memory plan's own figure) exceeds
+    `device-memory`, it repeatedly takes the largest activation buffer that
+    is live at the peak without being used there (two of its uses, views
+    included, span the peak; buffers used by a send, receive or all-reduce
+    stay), and moves it to the host pool over that gap:
+
+    ```mlir
+    <use before the gap>
+    %host = loomrt.alloc {category = "swap"} : memref<4x8xf32>
+    %out = loomrt.swap_out %act to %host : memref<4x8xf32>, memref<4x8xf32>
+    ... at most prefetch-distance ops, before the peak ...
+    loomrt.wait %out                  // %act's device bytes are free after
+    ... the peak ...
+    %act2 = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+    %in = loomrt.swap_in %host to %act2 : memref<4x8xf32>, memref<4x8xf32>
+    ... at most prefetch-distance ops, after the peak ...
+    loomrt.wait %in
+    <use after the gap, now of %act2>
+    ```
+
+    The copies run on the runtime's copy thread while the ops between start
+    and wait compute (`train --host-link RATE` limits their rate); the
+    `swap_in` verifier checks that every use of a swapped-in buffer comes
+    after its wait. Under 1F1B the forward pass of a micro-batch and its
+    backward are far apart in the first stages, so their activations are
+    what moves. The function is re-analysed after each move, and the loop
+    stops when it fits; when nothing live at the peak can move and it still
+    does not fit, the error names the stage, its peak before and after, and
+    what is live at the peak. Swapping moves bytes: the program computes
+    the same values. Functions within the budget are not changed.
+  }];
+  let options = [
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of device memory per rank (0: no budget, nothing moves)">,
+    Option<"prefetchDistance", "prefetch-distance", "int64_t", "4",
+           "Ops between a copy's start and its wait, at most (the copy "
+           "hides behind them)">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "The memory plan's alignment (for the peak it computes)">,
+  ];
+}
+
 def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
   let summary = "Check that the lowered program runs on the requested mesh";
   let description = [{
