@@ -73,10 +73,10 @@ bool usePositions(AllocOp alloc, Block &block,
   return true;
 }
 
-/// Moves `c.alloc`'s data to the host pool over its gap: the peak op is at
-/// `peak`, `distance` ops of slack on each side.
+/// Moves `c.alloc`'s data to the host pool over its gap: the peak spans
+/// ops [peak, compute], `distance` ops of slack on each side.
 void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
-              int64_t peak, int64_t distance) {
+              int64_t peak, int64_t compute, int64_t distance) {
   AllocOp alloc = c.alloc;
   Value buffer = alloc.getBuffer();
   Type type = buffer.getType();
@@ -89,7 +89,7 @@ void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
   // before the use after the gap (after the peak), its wait right before
   // that use.
   int64_t waitOutAfter = std::min(c.before + distance, peak - 1);
-  int64_t swapInBefore = std::max(peak + 1, c.after - distance);
+  int64_t swapInBefore = std::max(compute + 1, c.after - distance);
   Operation *useAfter = ops[c.after];
 
   // The uses after the gap, before anything moves.
@@ -147,6 +147,14 @@ void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
     b.clone(*view, mapping);
   for (OpOperand *use : lateUses)
     use->set(mapping.lookupOrDefault(use->get()));
+  // Views (old or new) that nothing reads any more go.
+  for (ViewOp view : llvm::reverse(earlyViews)) {
+    if (auto copy = mapping.lookupOrNull(view.getResult()))
+      if (copy.use_empty())
+        copy.getDefiningOp()->erase();
+    if (view.getResult().use_empty())
+      view->erase();
+  }
 }
 
 struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
@@ -186,7 +194,13 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
         position[&op] = static_cast<int64_t>(ops.size());
         ops.push_back(&op);
       }
-      int64_t peak = memory.peakOp;
+      // The peak begins at an op (often the alloc of a buffer about to be
+      // written) and lasts at least until the next op that computes: a
+      // buffer moves only if it is out over [peak, compute].
+      int64_t peak = memory.peakOp, compute = peak;
+      while (compute + 1 < static_cast<int64_t>(ops.size()) &&
+             isa<AllocOp, ViewOp>(ops[compute]))
+        ++compute;
       std::optional<Candidate> best;
       for (Operation *op : ops) {
         auto alloc = dyn_cast<AllocOp>(op);
@@ -197,19 +211,19 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
         if (!usePositions(alloc, block, position, uses) || uses.empty())
           continue;
         // The gap that spans the peak, if the buffer is live there.
-        if (uses.front() >= peak || uses.back() <= peak)
+        if (uses.front() >= peak || uses.back() <= compute)
           continue;
-        auto next = llvm::upper_bound(uses, peak);
+        auto next = llvm::upper_bound(uses, compute);
         int64_t after = *next, before = *std::prev(next);
-        if (before >= peak || after <= peak)
-          continue; // used at the peak itself
+        if (before >= peak || after <= compute)
+          continue; // used during the peak itself
         Candidate c{alloc, bufferBytes(alloc.getType()), before, after};
         if (!best || c.bytes > best->bytes)
           best = c;
       }
       if (!best)
         break;
-      swapOver(*best, block, ops, peak, prefetchDistance);
+      swapOver(*best, block, ops, peak, compute, prefetchDistance);
       ++swapped;
       swappedBytes += best->bytes;
       memory = analyzeFunctionMemory(func, alignment);
