@@ -23,6 +23,10 @@
 // Nothing left to move: the buffers live at the new peak are used there.
 // RUN: not loom-opt %s -loom-swap="device-memory=300 prefetch-distance=1" \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFIT
+// The persistent buffers alone (128 bytes) over the budget: nothing moves.
+// RUN: not loom-opt %s -loom-swap="device-memory=100" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PERSISTENT
+// PERSISTENT: error: loom-swap: stage 0 (@stage0): its persistent buffers alone need 128 bytes (parameters 0, optimizer state 0, updated parameters, state and loss 64, input batch 64), over the --device-memory budget of 100 bytes; nothing swappable can fix it
 // NOFIT: error: loom-swap: stage 0 (@stage0) still needs 448 bytes of device memory at its peak (512 before swapping), over the --device-memory budget of 300 bytes, after offloading 1 activation buffer(s) of 64 bytes: no activation live at the peak is left to offload (live there: activations 320
 
 // Worked out by hand. Persistent: %x 64 + %out 64 = 128 bytes. %a (64

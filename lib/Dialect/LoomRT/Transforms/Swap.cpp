@@ -185,6 +185,11 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     int64_t swapped = 0, swappedBytes = 0;
     FunctionMemory before = analyzeFunctionMemory(func, alignment);
     FunctionMemory memory = before;
+    // Persistent buffers over the budget: no swap can fit the function,
+    // and the memory plan's message says so.
+    if (before.persistentBytes() > deviceMemory)
+      return mlir::emitError(func.getLoc(), "loom-swap: ")
+             << checkDeviceBudget(before, deviceMemory);
     // Each round moves one buffer live at the peak; a function has finitely
     // many buffers, and a moved one is not moved again.
     while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
