@@ -62,7 +62,7 @@ using Block = std::unique_ptr<void, BlockDeleter>;
 /// as on a GPU.
 enum class MemPool : int {
   Device = 0, ///< params, state, batch, results, arena
-  Host = 1,   ///< the host pool of swapped activations (none yet)
+  Host = 1,   ///< the host pool of loom-swap's offloaded activations
   Other = 2,  ///< the datasets: host memory that is not a pool
 };
 MemPool memPoolOf(MemCategory category);

@@ -27,9 +27,12 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     or all-reduce uses), `peak_bytes` (persistent + peak live), and per
     stage (`stage`: the function's `loom.stage`) `device_peak_bytes`, what
     the rank's device pool holds (persistent + `arena_bytes`: the runtime
-    allocates the whole arena) and `host_peak_bytes` (swapped activations;
-    0 until loom-swap exists): what `train --memory-counters` measures.
-    The function gets `loomrt.device_peak_bytes`.
+    allocates the whole arena) and `host_peak_bytes` (the host pool:
+    buffers of category `swap`, loom-swap's offloaded activations, placed
+    in an arena of their own; 0 without swap): what `train
+    --memory-counters` measures. The function gets
+    `loomrt.device_peak_bytes` (and `loomrt.host_arena_bytes` when it has a
+    host pool).
 
     With `device-memory=BYTES` (loomc `--device-memory`), a function whose
     device peak exceeds the budget is an error naming the stage, its peak,
