@@ -18,7 +18,7 @@
 // The emitted program carries the plan's device peak and the budget: the
 // runtime budgets its device pool with them.
 // RUN: FileCheck %s --check-prefix=SPEC < %t/step.cpp
-// SPEC: /*plannedDevicePeakBytes=*/220, /*deviceMemoryBytes=*/220};
+// SPEC: /*plannedDevicePeakBytes=*/220, /*deviceMemoryBytes=*/220, /*hostArenaBytes=*/0};
 //
 // --plan reads the budget back.
 // RUN: not loomc %s -o %t.again --emit-only --plan %t/plan.json --device-memory 219 2>&1 \
@@ -50,9 +50,17 @@
 // RUN: not loomc %s -o %t.err --device-memory -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: loomc: error: --device-memory: expects a number of bytes
 //
-// --swap: only none in this build.
-// RUN: not loomc %s -o %t.err --swap host --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAP
-// SWAP: loomc: error: --swap host: this build has no loom-swap pass yet (--device-memory checks the budget without swapping); use --swap none
+// --swap host needs a budget and the CPU target; peer and auto are not in
+// this build. Here the arena holds only gradients: nothing to offload.
+// RUN: not loomc %s -o %t.err --swap host --device-memory 219 2>&1 | FileCheck %s --check-prefix=SWAP
+// SWAP: error: loom-swap: @main_step still needs 220 bytes of device memory at its peak (220 before swapping), over the --device-memory budget of 219 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
+// RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 220
+// RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
+// SWAPBUDGET: loomc: error: --swap host offloads activations to fit a device budget: give --device-memory BYTES
+// RUN: not loomc %s -o %t.err --swap host --device-memory 1GiB --target cuda 2>&1 | FileCheck %s --check-prefix=SWAPCUDA
+// SWAPCUDA: loomc: error: --swap host: the swap copies are implemented on the CPU backend only so far; use --target cpu
+// RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
+// SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host
 // RUN: not loomc %s -o %t.err --swap disk 2>&1 | FileCheck %s --check-prefix=SWAPKIND
 // SWAPKIND: loomc: error: --swap must be none, host, peer or auto, got 'disk'
 //
