@@ -18,7 +18,8 @@ help:
 	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
 	@echo "            compiled training step vs PyTorch eager, dp=2 vs 1 rank,"
 	@echo "            pipeline partition of GPT-3 175B, link bandwidth and"
-	@echo "            overlap of communication and compute over vcluster links (root)"
+	@echo "            overlap of communication and compute over vcluster links,"
+	@echo "            Oases overlap split and recompute on a throttled tp link (root)"
 	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
 
 build:
@@ -49,6 +50,7 @@ bench: build
 	@$(PYTHON) bench/link_bandwidth.py
 	@$(PYTHON) bench/overlap_progress.py
 	@$(PYTHON) bench/multi_host_dp.py
+	@$(PYTHON) bench/oases_overlap.py
 
 clean:
 	rm -rf build

@@ -2,7 +2,7 @@
 """Benchmark: the compiled training step against PyTorch (not a test).
 
 GPT-2-style (test/python/models/torch_models.py GPT) and LLaMA-style
-(bench/bench_models.py Llama: RMSNorm, rotary embeddings, SwiGLU) models at
+(test/python/models/torch_models.py Llama: RMSNorm, rotary embeddings, SwiGLU) models at
 each --hidden size (default 128 and 256; 4 layers, 4 heads, sequence 128,
 vocabulary 1000, batch 8), with AdamW, on the same data and the same thread
 count (--threads, default: all cores; OMP_NUM_THREADS/OPENBLAS_NUM_THREADS
@@ -33,14 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 TORCH_STEPS = """
 import sys, time
-sys.path.insert(0, {tests!r}); sys.path.insert(0, {bench!r})
+sys.path.insert(0, {tests!r})
 import numpy as np, torch
-from models.torch_models import GPT
-from bench_models import Llama
+from models.torch_models import GPT, Llama
 torch.set_num_threads({threads})
 ids = torch.from_numpy(np.load({ids!r})); labels = torch.from_numpy(np.load({labels!r}))
 B = {batch}
@@ -76,8 +74,7 @@ def bench_one(args, kind, hidden, threads):
     import numpy as np
     import torch
     import loom
-    from models.torch_models import GPT
-    from bench_models import Llama
+    from models.torch_models import GPT, Llama
 
     cls_name, title = MODELS[kind]
     cls = {"GPT": GPT, "Llama": Llama}[cls_name]
@@ -113,7 +110,7 @@ def bench_one(args, kind, hidden, threads):
     loom_step = min((run(2 * n) - run(n)) / n for _ in range(args.repeat))
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
 
-    code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"), bench=str(ROOT / "bench"),
+    code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"),
                               threads=threads, cls=cls_name, vocab=args.vocab, seq=args.seq,
                               hidden=hidden, heads=args.heads, layers=args.layers,
                               state=str(work / "state.pt"), ids=str(data / "ids.npy"),

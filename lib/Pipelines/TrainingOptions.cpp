@@ -44,13 +44,20 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            stringifyPrecision(o.precision).str() +
            ": this build trains in f32 only (mixed precision comes with the "
            "CUDA backend); use --precision f32";
-  if (o.overlapSplit != 1 || o.maxInflightCollectives != 1)
-    return "--overlap-split: this build has no loom-overlap-split pass yet; "
-           "use --overlap-split 1";
-  if (o.recompute != RecomputePolicy::none)
-    return std::string("--recompute ") +
-           stringifyRecomputePolicy(o.recompute).str() +
-           ": this build has no loom-recompute pass yet; use --recompute none";
+  if (o.overlapSplit < 1)
+    return "--overlap-split must be >= 1 (1: off), got " +
+           std::to_string(o.overlapSplit);
+  if (o.maxInflightCollectives < 1)
+    return "--max-inflight-collectives must be >= 1, got " +
+           std::to_string(o.maxInflightCollectives);
+  if (o.overlapSplit > 1 && o.mesh.tp == 1)
+    return "--overlap-split " + std::to_string(o.overlapSplit) +
+           " needs tensor parallelism (tp > 1): its sub-batches overlap the "
+           "tensor-parallel all-reduces, and " + o.mesh.str() +
+           " has none; use --mesh tp=2 (or more) or --overlap-split 1";
+  if (o.recompute == RecomputePolicy::automatic)
+    return "--recompute auto: choosing by a device-memory budget is not "
+           "implemented yet; use none, full, selective or comm-free";
   if (o.deviceMemory < 0)
     return "--device-memory must be >= 0 (0: unbounded), got " +
            std::to_string(o.deviceMemory);

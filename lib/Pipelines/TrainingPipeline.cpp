@@ -33,6 +33,22 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomVocabParallel(vocab));
   }
 
+  // The layers that recomputation replays, found on the forward function.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomMarkLayersOptions layers;
+    layers.function = o.function;
+    pm.addPass(createLoomMarkLayers(layers));
+  }
+
+  // Oases: the rows as sub-batches interleaved around those collectives
+  // (the pass reports a function without any, e.g. tp=1).
+  if (o.overlapSplit > 1) {
+    LoomOverlapSplitOptions split;
+    split.function = o.function;
+    split.k = o.overlapSplit;
+    pm.addPass(createLoomOverlapSplit(split));
+  }
+
   // The gradient functions: one, or a pipeline stage program per stage.
   if (o.isPipelined()) {
     LoomPipelinePartitionOptions partition;
@@ -57,6 +73,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     autodiff.function = o.function;
     autodiff.loss = o.loss;
     pm.addPass(createLoomAutodiff(autodiff));
+  }
+
+  // Which forward activations the backward pass recomputes.
+  if (o.recompute != RecomputePolicy::none) {
+    LoomRecomputeOptions recompute;
+    std::vector<std::string> grads = gradFunctions(o);
+    recompute.functions.assign(grads.begin(), grads.end());
+    recompute.policy = o.recompute;
+    pm.addPass(createLoomRecompute(recompute));
   }
 
   // Per gradient function: data-parallel averaging, then the optimizer.
@@ -93,6 +118,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);
   pm.addPass(createConvertLoomToLoomRT(lower));
+  if (o.overlapSplit > 1) {
+    mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
+    inflight.max = o.maxInflightCollectives;
+    pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
+  }
   if (o.swap == SwapPolicy::host) {
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;
@@ -183,6 +213,24 @@ struct TrainingPipelineOptions
                              llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final cosine rate"),
                        llvm::cl::init(0.0)};
+  Option<int64_t> overlapSplit{
+      *this, "overlap-split",
+      llvm::cl::desc("Oases sub-batches per micro-batch (1: off; needs tp > 1)"),
+      llvm::cl::init(1)};
+  Option<int64_t> maxInflightCollectives{
+      *this, "max-inflight-collectives",
+      llvm::cl::desc("All-reduces in flight per group with overlap-split"),
+      llvm::cl::init(1)};
+  Option<RecomputePolicy> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Activation recomputation (loom-recompute)"),
+      llvm::cl::init(RecomputePolicy::none),
+      llvm::cl::values(
+          clEnumValN(RecomputePolicy::none, "none", ""),
+          clEnumValN(RecomputePolicy::full, "full", ""),
+          clEnumValN(RecomputePolicy::selective, "selective", ""),
+          clEnumValN(RecomputePolicy::CommFree, "comm-free", ""),
+          clEnumValN(RecomputePolicy::automatic, "auto", ""))};
   Option<int64_t> deviceMemory{
       *this, "device-memory",
       llvm::cl::desc("Bytes of device memory per rank (0: unbounded)"),
@@ -233,10 +281,13 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.warmupSteps = p.warmupSteps;
         o.optimizer.totalSteps = p.totalSteps;
         o.optimizer.minLr = p.minLr;
+        o.overlapSplit = p.overlapSplit;
+        o.maxInflightCollectives = p.maxInflightCollectives;
         o.deviceMemory = p.deviceMemory;
         o.swap = p.swap;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
+        o.recompute = p.recompute;
         buildTrainingPipeline(pm, o);
       });
 }

@@ -140,22 +140,27 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     * `example_args`: pytrees of arrays; every leaf becomes one function
       argument named after its path (`params.w1`, `x`, ...).
     * `params`: positions of the arguments that hold trainable parameters;
-      their leaves become `loom.param` arguments.
+      their leaves become `loom.param` arguments, and their values (the
+      example's) are written to `workdir/model.safetensors` under the same
+      names: the module's weights.
 
     Raises `loom.LoomError` with the importer's diagnostics on failure.
     """
     import jax
+    import numpy as np
 
     names = []
     param_names = []
+    weights = {}
     sig = _positional_names(fn, len(example_args))
     for i, arg in enumerate(example_args):
         leaves, _ = jax.tree_util.tree_flatten_with_path(arg)
-        for path, _leaf in leaves:
+        for path, leaf in leaves:
             name = sig[i] + "".join(_path_part(k) for k in path)
             names.append(name)
             if i in params:
                 param_names.append(name)
+                weights[name] = np.ascontiguousarray(np.asarray(leaf))
     # keep_unused: one StableHLO argument per leaf, even if fn ignores it.
     text = jax.jit(fn, keep_unused=True).lower(*example_args).as_text()
     out = _workdir(workdir)
@@ -167,7 +172,11 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     if param_names:
         args.append(f"--trainable={','.join(param_names)}")
     run_tool("loom-translate", args)
-    return Module(mlir_path.read_text(), None)
+    if not weights:
+        return Module(mlir_path.read_text(), None)
+    from safetensors.numpy import save_file
+    save_file(weights, str(out / "model.safetensors"))
+    return Module(mlir_path.read_text(), out / "model.safetensors")
 
 
 def _positional_names(fn: Callable, count: int) -> list[str]:

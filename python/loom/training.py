@@ -18,7 +18,9 @@ _FLAGS = {
     "warmup_steps": "--warmup-steps", "total_steps": "--total-steps",
     "min_lr": "--min-lr", "loss": "--loss", "microbatches": "--microbatches",
     "schedule": "--schedule", "memory_budget": "--memory-budget", "plan": "--plan",
-    "batch": "--batch", "bucket_bytes": "--bucket-bytes",
+    "batch": "--batch", "bucket_bytes": "--bucket-bytes", "recompute": "--recompute",
+    "overlap_split": "--overlap-split",
+    "max_inflight_collectives": "--max-inflight-collectives",
     "device_memory": "--device-memory", "swap": "--swap",
 }
 

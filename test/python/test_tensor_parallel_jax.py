@@ -98,7 +98,7 @@ def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
         assert groups_of_all_reduces(step_cpp) == {"Group::Tp", "Group::Dp"}, step_cpp
     # Each tp rank holds its slices of the cut weights (fc1's W [in, out] on
     # out, with its bias; fc2's on in), the others whole.
-    full = st.load_file(str(tmp_path / "weights.safetensors"))
+    full = st.load_file(m.weights)
     for r in range(tp):
         part = st.load_file(str(tmp_path / "tp" / f"weights.rank{r}.safetensors"))
         assert set(part) == set(full)

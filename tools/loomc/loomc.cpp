@@ -163,6 +163,27 @@ cl::opt<int64_t> bucketBytes(
     "bucket-bytes",
     cl::desc("Largest data-parallel gradient bucket, bytes (0: per gradient)"),
     cl::init(25 * 1024 * 1024), cl::cat(category));
+cl::opt<int64_t> overlapSplit(
+    "overlap-split",
+    cl::desc("Oases: split each micro-batch into K sub-batches interleaved "
+             "so that one's tensor-parallel all-reduces overlap the next "
+             "one's compute (default 1: off; needs tp > 1; K must divide "
+             "the micro-batch, else the sequence is split where no op "
+             "between two collectives mixes its positions)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(category));
+cl::opt<int64_t> maxInflightCollectives(
+    "max-inflight-collectives",
+    cl::desc("With --overlap-split: all-reduces in flight per group "
+             "(default 1)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
+cl::opt<std::string> recompute(
+    "recompute",
+    cl::desc("Activations the backward pass recomputes instead of keeping "
+             "(loom-recompute): none (default), full (keep layer inputs, "
+             "replay layers with their collectives), selective (the "
+             "attention core), comm-free (everything up to communication "
+             "results: no collective is replayed)"),
+    cl::init("none"), cl::cat(category));
 cl::opt<std::string> planFile(
     "plan",
     cl::desc("Read the mesh, micro-batches, schedule and stage boundaries "
@@ -222,6 +243,8 @@ FailureOr<TrainingOptions> buildOptions() {
     if (std::string e = ::loom::parseMesh(mesh, o.mesh); !e.empty())
       return fail("--mesh: " + e), failure();
   take(microbatches, o.microbatches);
+  take(overlapSplit, o.overlapSplit);
+  take(maxInflightCollectives, o.maxInflightCollectives);
   if (given(pipelineSchedule)) {
     std::optional<mlir::loom::PipelineScheduleKind> kind =
         mlir::loom::symbolizePipelineScheduleKind(pipelineSchedule);
@@ -235,6 +258,16 @@ FailureOr<TrainingOptions> buildOptions() {
   if (given(stageBoundaries))
     o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
   take(memoryBudget, o.memoryBudget);
+  if (given(recompute)) {
+    std::optional<mlir::loom::RecomputePolicy> policy =
+        mlir::loom::symbolizeRecomputePolicy(recompute);
+    if (!policy)
+      return fail("--recompute must be none, full, selective, comm-free or "
+                  "auto, got '" +
+                  recompute + "'"),
+             failure();
+    o.recompute = *policy;
+  }
   take(bucketBytes, o.bucketBytes);
   if (given(deviceMemory))
     if (std::string e = ::loom::parseByteSize(deviceMemory, o.deviceMemory);

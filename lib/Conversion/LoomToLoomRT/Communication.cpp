@@ -40,6 +40,12 @@ void LoweringState::addPendingValue(Value value, Value handle) {
   pendingValues[value] = handle;
 }
 
+void LoweringState::waitForUnread(OpBuilder &b) {
+  for (auto [value, handle] : pendingValues)
+    loomrt::WaitOp::create(b, value.getLoc(), handle);
+  pendingValues.clear();
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//

@@ -58,6 +58,12 @@ bool loom_to_loomrt::isFusedIntoUser(Operation *op) {
 }
 
 StringAttr loom_to_loomrt::originOf(Operation *op) {
+  // A forward op that loom-recompute replays says so in --trace spans.
+  auto phase = op->getAttrOfType<StringAttr>(
+      LoomDialect::PhaseAttrHelper::getNameStr());
+  if (phase && phase.getValue() == "recompute")
+    return StringAttr::get(op->getContext(),
+                           "recompute." + op->getName().stripDialect());
   return StringAttr::get(op->getContext(), op->getName().stripDialect());
 }
 
@@ -68,6 +74,8 @@ StringRef loom_to_loomrt::categoryOf(Operation *op) {
       return "gradient";
     if (phase.getValue() == "optimizer")
       return "optimizer";
+    if (phase.getValue() == "recompute")
+      return "recompute";
   }
   return "activation";
 }
@@ -223,6 +231,7 @@ public:
       createDenseCopy(rewriter, loc, from, state.getResultBuffer(index),
                       rewriter.getStringAttr("result"));
     }
+    state.waitForUnread(rewriter);
     for (Value handle : state.getPendingSends())
       loomrt::WaitOp::create(rewriter, loc, handle);
     rewriter.replaceOpWithNewOp<func::ReturnOp>(ret);
@@ -308,14 +317,13 @@ LogicalResult checkLowerable(func::FuncOp source,
         failed(checkCommunicationOp(&op)) || failed(checkDataMovementOp(&op)))
       return failure();
   }
-  // A transfer's wait comes before its first reader; one without a reader
-  // would never complete.
+  // A transfer's wait comes before its first reader; an all-reduce without
+  // one (replayed by a full recompute) is waited for at the end. A receive
+  // nobody reads is a schedule error (its sender's tag would be wasted).
   for (Operation &op : body)
-    if (isa<shard::AllReduceOp, shard::RecvOp>(op) &&
-        op.getResult(0).use_empty())
-      return body.getTerminator()->emitError(
-          "convert-loom-to-loomrt: an all-reduce or receive result is never "
-          "used");
+    if (isa<shard::RecvOp>(op) && op.getResult(0).use_empty())
+      return op.emitError(
+          "convert-loom-to-loomrt: a receive result is never used");
   return success();
 }
 

@@ -52,11 +52,12 @@ bool isElementwise(Operation *op);
 bool isFusedIntoUser(Operation *op);
 
 /// The `origin` of the loomrt op lowered from `op`: its name without the
-/// dialect (`add`, `dot_general`).
+/// dialect (`add`, `dot_general`), after `recompute.` when `loom-recompute`
+/// replays it (`loom.phase = "recompute"`).
 StringAttr originOf(Operation *op);
 
-/// The memory-plan category of the buffers `op` writes: `gradient` or
-/// `optimizer` after its `loom.phase`, else `activation`.
+/// The memory-plan category of the buffers `op` writes: `gradient`,
+/// `recompute` or `optimizer` after its `loom.phase`, else `activation`.
 StringRef categoryOf(Operation *op);
 
 /// A loomrt.copy of all of `from` into `to` (one shape, both row-major).
@@ -109,14 +110,19 @@ public:
   /// A send, waited for at the end of the function.
   void addPendingSend(Value handle) { pendingSends.push_back(handle); }
   ArrayRef<Value> getPendingSends() const { return pendingSends; }
+  /// Waits, right here, for every transfer still in flight whose value no
+  /// op read (an all-reduce replayed by loom-recompute's full policy), in
+  /// the order they started.
+  void waitForUnread(OpBuilder &b);
 
 private:
   DenseSet<Operation *> bufferless;
   /// Returned value -> its result indices not yet written.
   llvm::MapVector<Value, SmallVector<unsigned>> resultIndices;
   SmallVector<Value> resultBuffers;
-  /// Results of all-reduces and receives -> their handle, until waited for.
-  DenseMap<Value, Value> pendingValues;
+  /// Results of all-reduces and receives -> their handle, until waited for
+  /// (in start order).
+  llvm::MapVector<Value, Value> pendingValues;
   SmallVector<Value> pendingSends;
 };
 

@@ -147,6 +147,10 @@ struct ConcatenatePattern : ShloPattern<shlo::ConcatenateOp> {
 /// How an embedding-form gather maps to `loom.gather`.
 struct GatherPlan {
   int64_t axis = 0;
+  /// Operand dimensions the indices' batching dimensions pair with (a
+  /// `take_along_axis`), and those indices dimensions (before the index
+  /// vector dimension is dropped).
+  SmallVector<int64_t> operandBatching, indicesBatching;
   /// Dimension of the indices holding the (single) index, to drop; -1 if
   /// the index vector dimension is implicit.
   int64_t dropIndexDim = -1;
@@ -154,10 +158,11 @@ struct GatherPlan {
   SmallVector<int64_t> permutation;
 };
 
-/// Checks that `op` is a take along one axis (an embedding lookup): one
-/// indexed operand dimension, collapsed, whole slices of all the others, no
-/// batching dimensions, one index per index vector. Returns the reason
-/// otherwise.
+/// Checks that `op` is a take along one axis (an embedding lookup, or with
+/// batching dimensions JAX's `take_along_axis`): one indexed operand
+/// dimension, collapsed, single elements of the batching dimensions, whole
+/// slices of all the others, one index per index vector. Returns the
+/// reason otherwise.
 static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
   shlo::GatherDimensionNumbersAttr dn = op.getDimensionNumbers();
   auto operandType = cast<RankedTensorType>(op.getOperand().getType());
@@ -165,9 +170,10 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
   int64_t rank = operandType.getRank();
   const char *form = "; only embedding-form gathers (a take along one axis) "
                      "are supported";
-  if (!dn.getOperandBatchingDims().empty() ||
-      !dn.getStartIndicesBatchingDims().empty()) {
-    why = std::string("gather with batching dimensions") + form;
+  if (dn.getOperandBatchingDims().size() !=
+      dn.getStartIndicesBatchingDims().size()) {
+    why = "gather pairs a different number of operand and index batching "
+          "dimensions";
     return failure();
   }
   if (dn.getStartIndexMap().size() != 1) {
@@ -177,6 +183,17 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
   }
   GatherPlan plan;
   plan.axis = dn.getStartIndexMap()[0];
+  plan.operandBatching.assign(dn.getOperandBatchingDims().begin(),
+                              dn.getOperandBatchingDims().end());
+  plan.indicesBatching.assign(dn.getStartIndicesBatchingDims().begin(),
+                              dn.getStartIndicesBatchingDims().end());
+  for (int64_t d : plan.operandBatching)
+    if (d < 0 || d >= rank || d == plan.axis ||
+        operandType.isDynamicDim(d)) {
+      why = "gather batching dimension " + std::to_string(d) +
+            " is out of range, the indexed one or of dynamic size";
+      return failure();
+    }
   if (plan.axis < 0 || plan.axis >= rank ||
       dn.getCollapsedSliceDims() != ArrayRef<int64_t>{plan.axis}) {
     why = std::string("gather does not collapse exactly its indexed "
@@ -189,10 +206,12 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
     why = "slice_sizes needs one entry per operand dimension";
     return failure();
   }
+  int64_t numOperandBatching = static_cast<int64_t>(plan.operandBatching.size());
   for (int64_t d = 0; d < rank; ++d) {
-    bool whole = d == plan.axis ? sizes[d] == 1
-                                : (!operandType.isDynamicDim(d) &&
-                                   sizes[d] == operandType.getDimSize(d));
+    bool single = d == plan.axis || llvm::is_contained(plan.operandBatching, d);
+    bool whole = single ? sizes[d] == 1
+                        : (!operandType.isDynamicDim(d) &&
+                           sizes[d] == operandType.getDimSize(d));
     if (!whole) {
       why = "gather takes partial slices of dimension " + std::to_string(d) +
             form;
@@ -216,10 +235,20 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
     why = "index_vector_dim is out of range";
     return failure();
   }
+  for (int64_t &d : plan.indicesBatching) {
+    if (d < 0 || d >= indicesRank || d == plan.dropIndexDim) {
+      why = "gather index batching dimension " + std::to_string(d) +
+            " is out of range or the index vector dimension";
+      return failure();
+    }
+    if (plan.dropIndexDim >= 0 && d > plan.dropIndexDim)
+      --d;
+  }
   int64_t numBatch = indicesRank - (plan.dropIndexDim >= 0 ? 1 : 0);
-  int64_t resultRank = numBatch + rank - 1;
+  int64_t numOffset = rank - 1 - numOperandBatching;
+  int64_t resultRank = numBatch + numOffset;
   ArrayRef<int64_t> offsetDims = dn.getOffsetDims();
-  if (static_cast<int64_t>(offsetDims.size()) != rank - 1 ||
+  if (static_cast<int64_t>(offsetDims.size()) != numOffset ||
       !llvm::is_sorted(offsetDims) ||
       llvm::any_of(offsetDims,
                    [&](int64_t d) { return d < 0 || d >= resultRank; })) {
@@ -227,17 +256,99 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
           "operand dimension that is not indexed";
     return failure();
   }
-  // loom.gather's result is operand[:axis] ++ batch ++ operand[axis+1:].
+  // Without batching dimensions loom.gather's result is operand[:axis] ++
+  // batch ++ operand[axis+1:]; with them (see lowerBatchedGather) it is
+  // batch ++ the offset dimensions.
   int64_t nextOffset = 0, nextBatch = 0;
   for (int64_t p = 0; p < resultRank; ++p) {
     if (llvm::is_contained(offsetDims, p)) {
       int64_t k = nextOffset++;
-      plan.permutation.push_back(k < plan.axis ? k : k + numBatch);
+      if (numOperandBatching > 0)
+        plan.permutation.push_back(numBatch + k);
+      else
+        plan.permutation.push_back(k < plan.axis ? k : k + numBatch);
     } else {
-      plan.permutation.push_back(plan.axis + nextBatch++);
+      plan.permutation.push_back(numOperandBatching > 0
+                                     ? nextBatch++
+                                     : plan.axis + nextBatch++);
     }
   }
   return plan;
+}
+
+/// A gather with batching dimensions as a take along axis 0 of the operand
+/// with its batching dimensions and the indexed one flattened (in that
+/// order, the other dimensions after them): each (clamped) index moves to
+/// `index + size(axis) * (the row-major position of its batch coordinates)`,
+/// the coordinates being iotas along the indices' batching dimensions.
+/// Returns the flattened operand and the flat indices; loom.gather of the
+/// two is batch ++ the operand's other dimensions.
+static std::pair<Value, Value> flattenBatching(OpBuilder &b, Location loc,
+                                               const GatherPlan &plan,
+                                               Value data, Value indices) {
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  int64_t rank = dataType.getRank();
+  SmallVector<int64_t> permutation(plan.operandBatching);
+  permutation.push_back(plan.axis);
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(permutation, d))
+      permutation.push_back(d);
+  SmallVector<int64_t> permuted;
+  for (int64_t d : permutation)
+    permuted.push_back(dataType.getDimSize(d));
+  if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
+    data = loom::TransposeOp::create(
+        b, loc, RankedTensorType::get(permuted, dataType.getElementType()),
+        data, permutation);
+  int64_t leading = static_cast<int64_t>(plan.operandBatching.size()) + 1;
+  int64_t rows = 1;
+  for (int64_t d = 0; d < leading; ++d)
+    rows *= permuted[d];
+  SmallVector<int64_t> flat{rows};
+  flat.append(permuted.begin() + leading, permuted.end());
+  data = loom::ReshapeOp::create(
+      b, loc, RankedTensorType::get(flat, dataType.getElementType()), data);
+
+  // The batch coordinates' row-major position, in units of size(axis).
+  Type element = indicesType.getElementType();
+  int64_t stride = dataType.getDimSize(plan.axis);
+  for (int64_t k = static_cast<int64_t>(plan.operandBatching.size()) - 1;
+       k >= 0; --k) {
+    Value coord = loom::IotaOp::create(b, loc, indicesType,
+                                       plan.indicesBatching[k]);
+    coord = loom::MulOp::create(
+        b, loc, indicesType, coord,
+        createSplat(b, loc, indicesType, b.getIntegerAttr(element, stride)));
+    indices = loom::AddOp::create(b, loc, indicesType, indices, coord);
+    stride *= dataType.getDimSize(plan.operandBatching[k]);
+  }
+  return {data, indices};
+}
+
+/// The inverse of flattenBatching's operand layout: `flat` back to
+/// `originalType`.
+static Value unflattenBatching(OpBuilder &b, Location loc,
+                               const GatherPlan &plan, Value flat,
+                               RankedTensorType originalType) {
+  int64_t rank = originalType.getRank();
+  SmallVector<int64_t> permutation(plan.operandBatching);
+  permutation.push_back(plan.axis);
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(permutation, d))
+      permutation.push_back(d);
+  SmallVector<int64_t> permuted;
+  for (int64_t d : permutation)
+    permuted.push_back(originalType.getDimSize(d));
+  Value value = loom::ReshapeOp::create(
+      b, loc, RankedTensorType::get(permuted, originalType.getElementType()),
+      flat);
+  if (llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
+    return value;
+  SmallVector<int64_t> inverse(rank);
+  for (int64_t k = 0; k < rank; ++k)
+    inverse[permutation[k]] = k;
+  return loom::TransposeOp::create(b, loc, originalType, value, inverse);
 }
 
 struct GatherPattern : ShloPattern<shlo::GatherOp> {
@@ -278,17 +389,31 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
     indices = loom::MaxOp::create(rewriter, loc, indicesType, indices, zero);
     indices = loom::MinOp::create(rewriter, loc, indicesType, indices, last);
 
-    SmallVector<int64_t> shape(dataType.getShape().take_front(plan->axis));
-    llvm::append_range(shape, indicesType.getShape());
-    llvm::append_range(shape, dataType.getShape().drop_front(plan->axis + 1));
+    Value data = adaptor.getOperand();
+    int64_t axis = plan->axis;
+    SmallVector<int64_t> shape;
+    if (!plan->operandBatching.empty()) {
+      std::tie(data, indices) =
+          flattenBatching(rewriter, loc, *plan, data, indices);
+      axis = 0;
+      shape.assign(indicesType.getShape().begin(),
+                   indicesType.getShape().end());
+      llvm::append_range(
+          shape, cast<RankedTensorType>(data.getType()).getShape().drop_front());
+    } else {
+      shape.assign(dataType.getShape().take_front(axis).begin(),
+                   dataType.getShape().take_front(axis).end());
+      llvm::append_range(shape, indicesType.getShape());
+      llvm::append_range(shape, dataType.getShape().drop_front(axis + 1));
+    }
     bool transpose = !llvm::equal(
         plan->permutation, llvm::seq<int64_t>(0, plan->permutation.size()));
     Type gatherType = transpose ? RankedTensorType::get(
                                       shape, dataType.getElementType())
                                 : op.getType();
-    Value result = loom::GatherOp::create(rewriter, loc, gatherType,
-                                          adaptor.getOperand(), indices,
-                                          static_cast<uint64_t>(plan->axis));
+    Value result = loom::GatherOp::create(rewriter, loc, gatherType, data,
+                                          indices,
+                                          static_cast<uint64_t>(axis));
     if (transpose)
       result = loom::TransposeOp::create(rewriter, loc, op.getType(), result,
                                          plan->permutation);
@@ -303,7 +428,15 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
 /// vector in a trailing dimension of size 1 and whole slices of the other
 /// operand dimensions as the trailing update dimensions. Returns `a`, or
 /// the reason otherwise.
-static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
+/// How an embedding-gradient scatter maps to `loom.scatter_add`.
+struct ScatterPlan {
+  int64_t axis = 0;
+  /// As GatherPlan's: the transpose of JAX's take_along_axis.
+  SmallVector<int64_t> operandBatching, indicesBatching;
+};
+
+static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
+                                          std::string &why) {
   const char *form = "; only embedding-gradient scatters (an add of whole "
                      "slices along one axis) are supported";
   auto fail = [&](const std::string &text) {
@@ -332,9 +465,16 @@ static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
   if (!isAdd)
     return fail("scatter body is not an add of its two arguments");
   shlo::ScatterDimensionNumbersAttr dn = op.getScatterDimensionNumbers();
-  if (!dn.getInputBatchingDims().empty() ||
-      !dn.getScatterIndicesBatchingDims().empty())
-    return fail("scatter with batching dimensions");
+  if (dn.getInputBatchingDims().size() !=
+      dn.getScatterIndicesBatchingDims().size())
+    return fail("scatter pairs a different number of operand and index "
+                "batching dimensions");
+  ScatterPlan plan;
+  plan.operandBatching.assign(dn.getInputBatchingDims().begin(),
+                              dn.getInputBatchingDims().end());
+  plan.indicesBatching.assign(dn.getScatterIndicesBatchingDims().begin(),
+                              dn.getScatterIndicesBatchingDims().end());
+  int64_t numOperandBatching = static_cast<int64_t>(plan.operandBatching.size());
   auto operandType = cast<RankedTensorType>(op.getInputs()[0].getType());
   auto indicesType = cast<RankedTensorType>(op.getScatterIndices().getType());
   auto updatesType = cast<RankedTensorType>(op.getUpdates()[0].getType());
@@ -344,6 +484,7 @@ static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
                 std::to_string(dn.getScatterDimsToOperandDims().size()) +
                 " operand dimensions at once");
   int64_t axis = dn.getScatterDimsToOperandDims()[0];
+  plan.axis = axis;
   if (axis < 0 || axis >= rank ||
       dn.getInsertedWindowDims() != ArrayRef<int64_t>{axis})
     return fail("scatter does not insert exactly its indexed dimension");
@@ -352,9 +493,16 @@ static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
       indicesType.getDimSize(indicesRank - 1) != 1)
     return fail("scatter index vectors must hold one index in the last "
                 "dimension of the indices");
+  for (auto [o, i] : llvm::zip(plan.operandBatching, plan.indicesBatching))
+    if (o < 0 || o >= rank || o == axis || i < 0 || i >= indicesRank - 1 ||
+        operandType.isDynamicDim(o) || indicesType.isDynamicDim(i) ||
+        operandType.getDimSize(o) != indicesType.getDimSize(i))
+      return fail("scatter batching dimensions " + std::to_string(o) +
+                  " (operand) and " + std::to_string(i) +
+                  " (indices) do not pair");
   int64_t numBatch = indicesRank - 1;
   ArrayRef<int64_t> windowDims = dn.getUpdateWindowDims();
-  if (updatesType.getRank() != numBatch + rank - 1 ||
+  if (updatesType.getRank() != numBatch + rank - 1 - numOperandBatching ||
       !llvm::equal(windowDims,
                    llvm::seq<int64_t>(numBatch, updatesType.getRank())))
     return fail("scatter update_window_dims must be all update dimensions "
@@ -366,14 +514,16 @@ static FailureOr<int64_t> planScatter(shlo::ScatterOp op, std::string &why) {
                   " does not match the indices");
   }
   for (int64_t d = 0, w = numBatch; d < rank; ++d) {
-    if (d == axis)
+    if (d == axis || llvm::is_contained(plan.operandBatching, d))
       continue;
     int64_t u = updatesType.getDimSize(w++), o = operandType.getDimSize(d);
     if (u != o && !ShapedType::isDynamic(u) && !ShapedType::isDynamic(o))
       return fail("scatter updates partial slices of dimension " +
                   std::to_string(d));
   }
-  return axis;
+  if (numOperandBatching > 0 && operandType.isDynamicDim(axis))
+    return fail("scatter along a dimension of dynamic size");
+  return plan;
 }
 
 /// Embedding-gradient `scatter` -> `loom.scatter_add`. StableHLO skips
@@ -393,15 +543,34 @@ struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
                 (loom::ScatterAddOp::getOperationName() + " indices").str()))
       return decline(op, rewriter, *why);
     std::string why;
-    FailureOr<int64_t> axis = planScatter(op, why);
-    if (failed(axis))
+    FailureOr<ScatterPlan> plan = planScatter(op, why);
+    if (failed(plan))
       return decline(op, rewriter, why);
+    std::optional<int64_t> axis = plan->axis;
     Location loc = op.getLoc();
     Value indices = adaptor.getScatterIndices();
     auto indicesType = cast<RankedTensorType>(indices.getType());
     indicesType = RankedTensorType::get(indicesType.getShape().drop_back(),
                                         indicesType.getElementType());
     indices = loom::ReshapeOp::create(rewriter, loc, indicesType, indices);
+    if (!plan->operandBatching.empty()) {
+      // Flattened as the gather's operand: scatter_add along axis 0 takes
+      // the updates as they are (indices ++ the other operand dimensions).
+      GatherPlan flat;
+      flat.axis = plan->axis;
+      flat.operandBatching = plan->operandBatching;
+      flat.indicesBatching = plan->indicesBatching;
+      Value input = adaptor.getInputs()[0];
+      auto inputType = cast<RankedTensorType>(input.getType());
+      auto [flatInput, flatIndices] =
+          flattenBatching(rewriter, loc, flat, input, indices);
+      Value sum = loom::ScatterAddOp::create(
+          rewriter, loc, flatInput.getType(), flatInput, flatIndices,
+          adaptor.getUpdates()[0], static_cast<uint64_t>(0));
+      rewriter.replaceOp(op, unflattenBatching(rewriter, loc, flat, sum,
+                                               inputType));
+      return success();
+    }
     // StableHLO's updates are indices ++ operand[:axis] ++ operand[axis+1:];
     // loom's are operand[:axis] ++ indices ++ operand[axis+1:].
     Value updates = adaptor.getUpdates()[0];

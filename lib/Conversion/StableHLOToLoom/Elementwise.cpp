@@ -127,6 +127,68 @@ struct SquarePattern : ShloPattern<shlo::chlo::SquareOp> {
   }
 };
 
+/// `is_finite(x)` -> `abs(x) < inf` (false for infinities and NaN, whose
+/// comparisons are false).
+struct IsFinitePattern : ShloPattern<shlo::IsFiniteOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::IsFiniteOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, loom::CompareOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    if (!isa<FloatType>(xType.getElementType()))
+      return decline(op, rewriter, "is_finite of a non-float operand");
+    Location loc = op.getLoc();
+    Value magnitude = loom::AbsOp::create(rewriter, loc, xType, x);
+    auto floatType = cast<FloatType>(xType.getElementType());
+    Value infinity = createSplat(
+        rewriter, loc, xType,
+        rewriter.getFloatAttr(floatType,
+                              APFloat::getInf(floatType.getFloatSemantics())));
+    rewriter.replaceOp(op, loom::CompareOp::create(
+                               rewriter, loc, op.getType(),
+                               ComparisonDirection::lt, magnitude, infinity));
+    return success();
+  }
+};
+
+/// `sign(x)` -> `x > 0 ? 1 : (x < 0 ? -1 : x * 0)`: 0 stays 0 and NaN
+/// stays NaN (the product), and the gradient is 0 everywhere.
+struct SignPattern : ShloPattern<shlo::SignOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::SignOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kNumeric, loom::SelectOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type element = type.getElementType();
+    auto boolType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+    Value x = adaptor.getOperand();
+    Value zero = createSplat(rewriter, loc, type,
+                             getScalarAttr(rewriter, element, 0));
+    Value one = createSplat(rewriter, loc, type,
+                            getScalarAttr(rewriter, element, 1));
+    Value minusOne = createSplat(rewriter, loc, type,
+                                 getScalarAttr(rewriter, element, -1));
+    Value positive = loom::CompareOp::create(
+        rewriter, loc, boolType, ComparisonDirection::gt, x, zero);
+    Value negative = loom::CompareOp::create(
+        rewriter, loc, boolType, ComparisonDirection::lt, x, zero);
+    Value rest = loom::MulOp::create(rewriter, loc, type, x, zero);
+    Value notPositive =
+        loom::SelectOp::create(rewriter, loc, type, negative, minusOne, rest);
+    rewriter.replaceOp(op, loom::SelectOp::create(rewriter, loc, type,
+                                                  positive, one, notPositive));
+    return success();
+  }
+};
+
 /// `maximum`/`minimum`: loom.max/min on numbers; `or`/`and` on i1.
 template <typename SrcOp, typename DstOp, bool isMax>
 struct MinMaxPattern : ShloPattern<SrcOp> {
@@ -350,6 +412,7 @@ void mlir::loom::shlo_to_loom::populateElementwisePatterns(
                DirectPattern<shlo::chlo::ErfOp, loom::ErfOp>>(context, reasons,
                                                               kFloat);
   patterns.add<Log1pPattern, Expm1Pattern, ErfcPattern, SquarePattern,
+               IsFinitePattern, SignPattern,
                MinMaxPattern<shlo::MaxOp, loom::MaxOp, true>,
                MinMaxPattern<shlo::MinOp, loom::MinOp, false>,
                LogicalPattern<shlo::AndOp>, LogicalPattern<shlo::OrOp>,

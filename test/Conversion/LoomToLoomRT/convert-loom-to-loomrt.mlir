@@ -269,6 +269,30 @@ func.func @overlap(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
+// An all-reduce nobody reads (the last collective of a layer that
+// loom-recompute's full policy replays) is waited for at the end, in start
+// order.
+shard.grid @mesh(shape = 2x1x1)
+// CHECK-LABEL: func.func @unread
+// CHECK: %[[H1:.*]] = loomrt.all_reduce_start
+// CHECK: %[[H2:.*]] = loomrt.all_reduce_start
+// CHECK: loomrt.kernel {{.*}}origin = "neg"
+// CHECK-NOT: loomrt.wait
+// CHECK: loomrt.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loomrt.wait %[[H1]]
+// CHECK-NEXT: loomrt.wait %[[H2]]
+// CHECK-NEXT: return
+func.func @unread(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = loom.exp %x : tensor<4xf32>
+  %r = shard.all_reduce %a on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %s = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %b = loom.neg %a : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
 // The first reader may be a member of a fusion group: the wait is where it
 // reads (right after the start here), not at the group's kernel.
 // CHECK-LABEL: func.func @wait_at_member

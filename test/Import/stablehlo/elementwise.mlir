@@ -88,3 +88,25 @@ func.func @bool_arith(%p: tensor<4xi1>, %q: tensor<4xi1>) -> (tensor<4xi1>, tens
   // CHECK: return %[[OR]], %[[AND]]
   return %0, %1 : tensor<4xi1>, tensor<4xi1>
 }
+
+// is_finite: |x| < inf (false for infinities and NaN).
+// CHECK-LABEL: func.func @is_finite
+// CHECK: %[[A:.*]] = loom.abs %arg0 : tensor<4xf32>
+// CHECK: %[[INF:.*]] = loom.constant dense<0x7F800000> : tensor<4xf32>
+// CHECK: loom.compare lt, %[[A]], %[[INF]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+func.func @is_finite(%x: tensor<4xf32>) -> tensor<4xi1> {
+  %0 = stablehlo.is_finite %x : (tensor<4xf32>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// sign: 1 above 0, -1 below, x * 0 otherwise (0 stays 0, NaN stays NaN).
+// CHECK-LABEL: func.func @sign
+// CHECK: %[[POS:.*]] = loom.compare gt, %arg0, %[[ZERO:.*]] :
+// CHECK: %[[NEG:.*]] = loom.compare lt, %arg0, %[[ZERO]] :
+// CHECK: %[[REST:.*]] = loom.mul %arg0, %[[ZERO]] : tensor<4xf32>
+// CHECK: %[[INNER:.*]] = loom.select %[[NEG]], %{{.*}}, %[[REST]] :
+// CHECK: loom.select %[[POS]], %{{.*}}, %[[INNER]] :
+func.func @sign(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.sign %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -51,3 +51,41 @@ func.func @take_last_axis(%x: tensor<10x10x10xf32>, %i: tensor<3x1xi32>) -> tens
   %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [2], start_index_map = [2], index_vector_dim = 1>, slice_sizes = array<i64: 10, 10, 1>}> : (tensor<10x10x10xf32>, tensor<3x1xi32>) -> tensor<3x10x10xf32>
   return %0 : tensor<3x10x10xf32>
 }
+
+// With batching dimensions (JAX's take_along_axis, here along axis 1 of a
+// 2x3x4 operand with an offset dimension): the batching and indexed
+// dimensions are moved first and flattened, each clamped index moves by
+// 3 rows per batch coordinate (an iota along the indices' batching
+// dimension), and one loom.gather along axis 0 gives batch ++ the offset
+// dimension.
+// CHECK-LABEL: func.func @take_along_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[I:.*]]: tensor<2x5x1xi64>)
+func.func @take_along_axis(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
+  // CHECK: %[[R:.*]] = loom.reshape %[[I]] : tensor<2x5x1xi64> -> tensor<2x5xi64>
+  // CHECK: %[[LO:.*]] = loom.max %[[R]], %{{.*}} : tensor<2x5xi64>
+  // CHECK: %[[IDX:.*]] = loom.min %[[LO]], %{{.*}} : tensor<2x5xi64>
+  // CHECK: %[[FLAT:.*]] = loom.reshape %[[X]] : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  // CHECK: %[[B:.*]] = loom.iota dim = 0 : tensor<2x5xi64>
+  // CHECK: %[[THREE:.*]] = loom.constant dense<3> : tensor<2x5xi64>
+  // CHECK: %[[ROW:.*]] = loom.mul %[[B]], %[[THREE]] : tensor<2x5xi64>
+  // CHECK: %[[POS:.*]] = loom.add %[[IDX]], %[[ROW]] : tensor<2x5xi64>
+  // CHECK: %[[G:.*]] = loom.gather %[[FLAT]][%[[POS]]], axis = 0 : (tensor<6x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
+  // CHECK: return %[[G]]
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// The indexed dimension last and two batching dimensions, as optax's
+// integer-label cross-entropy gathers the labels' logits: the batch
+// coordinates' row-major position counts in units of the 10 classes.
+// CHECK-LABEL: func.func @optax_labels
+func.func @optax_labels(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4x1x1xi32>) -> tensor<2x4x1xf32> {
+  // CHECK: %[[FLAT:.*]] = loom.reshape %{{.*}} : tensor<2x4x10xf32> -> tensor<80xf32>
+  // CHECK: loom.iota dim = 1 : tensor<2x4x1xi32>
+  // CHECK: loom.constant dense<10> : tensor<2x4x1xi32>
+  // CHECK: loom.iota dim = 0 : tensor<2x4x1xi32>
+  // CHECK: loom.constant dense<40> : tensor<2x4x1xi32>
+  // CHECK: loom.gather %[[FLAT]][%{{.*}}], axis = 0 : (tensor<80xf32>, tensor<2x4x1xi32>) -> tensor<2x4x1xf32>
+  %0 = "stablehlo.gather"(%logits, %labels) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [2], operand_batching_dims = [0, 1], start_indices_batching_dims = [0, 1], start_index_map = [2], index_vector_dim = 3>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1, 1>}> : (tensor<2x4x10xf32>, tensor<2x4x1x1xi32>) -> tensor<2x4x1xf32>
+  return %0 : tensor<2x4x1xf32>
+}

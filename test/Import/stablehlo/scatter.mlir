@@ -64,3 +64,24 @@ func.func @partial(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x4x
   }) : (tensor<50x16xf32>, tensor<8x1xi32>, tensor<8x4xf32>) -> tensor<50x16xf32>
   return %0 : tensor<50x16xf32>
 }
+
+// -----
+
+// The transpose of take_along_axis (JAX's gradient of optax's loss): the
+// input is flattened as the gather's operand, scatter_add along axis 0,
+// and reshaped back.
+// CHECK-LABEL: func.func @take_along_axis_grad
+// CHECK-SAME: (%[[Z:.*]]: tensor<2x4x10xf32>, %[[I:.*]]: tensor<2x4x1x1xi32>, %[[U:.*]]: tensor<2x4x1xf32>)
+func.func @take_along_axis_grad(%z: tensor<2x4x10xf32>, %i: tensor<2x4x1x1xi32>, %u: tensor<2x4x1xf32>) -> tensor<2x4x10xf32> {
+  // CHECK: %[[R:.*]] = loom.reshape %[[I]] : tensor<2x4x1x1xi32> -> tensor<2x4x1xi32>
+  // CHECK: %[[FLAT:.*]] = loom.reshape %[[Z]] : tensor<2x4x10xf32> -> tensor<80xf32>
+  // CHECK: %[[S:.*]] = loom.scatter_add %[[FLAT]][%{{.*}}], %[[U]], axis = 0
+  // CHECK: %[[OUT:.*]] = loom.reshape %[[S]] : tensor<80xf32> -> tensor<2x4x10xf32>
+  // CHECK: return %[[OUT]]
+  %0 = "stablehlo.scatter"(%z, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [2], input_batching_dims = [0, 1], scatter_indices_batching_dims = [0, 1], scatter_dims_to_operand_dims = [2], index_vector_dim = 3>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x4x10xf32>, tensor<2x4x1x1xi32>, tensor<2x4x1xf32>) -> tensor<2x4x10xf32>
+  return %0 : tensor<2x4x10xf32>
+}

@@ -43,10 +43,10 @@ func.func @float_only(%i: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
-func.func @gather_batching(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather with batching dimensions; only embedding-form gathers}}
+func.func @gather_batching_unpaired(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather pairs a different number of operand and index batching dimensions}}
   // expected-error@+1 {{1 unsupported op kind(s)}}
-  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
   return %0 : tensor<2x5x4xf32>
 }
 

@@ -21,7 +21,7 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       result's attributes), and the function returns nothing;
     * each op that produces a new value writes into a `loomrt.alloc`
       (category from the op's `loom.phase` attribute: `activation` when
-      absent, else `gradient` or `optimizer`), or directly into the result
+      absent, else `gradient`, `recompute` or `optimizer`), or directly into the result
       buffer when its value is returned;
     * chains of elementwise ops fuse into one `loomrt.kernel`: an
       elementwise op whose result has a single use, by another elementwise op
@@ -39,16 +39,24 @@ def ConvertLoomToLoomRT : Pass<"convert-loom-to-loomrt", "ModuleOp"> {
       scatter_add are runtime-library calls;
     * `shard.all_reduce` (f32, one grid axis) is a copy into a new buffer,
       a `loomrt.all_reduce_start` on it (`group` = the grid's name) and a
-      `loomrt.wait` right before the result's first use;
+      `loomrt.wait` right before the result's first use (at the end of the
+      function when nothing reads it: a layer's last all-reduce that
+      `loom-recompute`'s full policy replays);
     * `shard.recv` (one grid axis, a static `source`, `loom.tag = N`) is a
       `loomrt.recv_start` into the result's buffer (`peer` = the source's
       index on the grid axis) and a `wait` before the first use; its operand
-      only gives the type and gets no buffer;
+      only gives the type and gets no buffer; a receive nobody reads is an
+      error;
     * `shard.send` (the same, `destination`; its result must be unused) is
       a copy of the operand into its own buffer (the operand may be
       overwritten while the transfer runs), a `loomrt.send_start` on it and
       a `wait` at the end of the function, which `loom-memory-plan` keeps
       the buffer live for.
+
+    Every compute op it creates carries `origin`, what it computes: the
+    source op's name without the dialect (`add+gelu` for a fused group),
+    prefixed `recompute.` for a forward op that `loom-recompute` replays;
+    `--trace` spans are named after it.
 
     Shapes must be static (run `loom-shape-inference` first); element types
     are f32, i64, i32 and i1. Anything else is an error at the op.

@@ -36,16 +36,25 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       other bodies (`multiply`, ...) and several inputs (argmax) are
       unsupported;
     * `gather` in embedding form (one indexed operand dimension, collapsed,
-      whole slices of the other dimensions, no batching dimensions) becomes
-      `gather`, with the indices clamped into range as StableHLO specifies,
-      and a `transpose` when the result dimensions are ordered differently;
+      single elements of the batching dimensions, whole slices of the
+      others) becomes `gather`, with the indices clamped into range as
+      StableHLO specifies, and a `transpose` when the result dimensions are
+      ordered differently. With batching dimensions (JAX's
+      `take_along_axis`, as in optax's integer-label cross-entropy) the
+      operand's batching and indexed dimensions are moved first and
+      flattened, and each index moves to its row of the flattened operand
+      (iotas along the indices' batching dimensions);
     * `scatter` in embedding-gradient form (one operand and update, an
       `add` body, one index per index vector in a trailing dimension of
       size 1, inserted into one operand dimension, whole slices of the
-      others as the trailing update dimensions, no batching dimensions)
-      becomes `scatter_add` (after a `transpose` of the updates when the
-      axis is not 0); StableHLO skips out-of-bounds indices, `scatter_add`
-      rejects them, so the indices must be in range;
+      others as the trailing update dimensions) becomes `scatter_add`
+      (after a `transpose` of the updates when the axis is not 0); with
+      batching dimensions (the transpose of `take_along_axis`) it adds into
+      the operand flattened as the gather's and reshapes back; StableHLO
+      skips out-of-bounds indices, `scatter_add` rejects them, so the
+      indices must be in range;
+    * `is_finite(x)` becomes `abs(x) < inf`; `sign(x)` becomes selects
+      (`x * 0` where x is neither positive nor negative: 0 and NaN);
     * `optimization_barrier` forwards its operands;
     * `custom_call @Sharding` forwards its operand and keeps the hint: its
       `mhlo.sharding` string is attached, as the discardable attribute

@@ -314,6 +314,9 @@ std::string mlir::loomrt::checkDeviceBudget(const FunctionMemory &m,
       ") and the arena " + std::to_string(m.arenaBytes) +
       " (live at its peak: activations " + std::to_string(activations) +
       ", gradients " + std::to_string(m.category("gradient")) +
+      (m.category("recompute") > 0
+           ? ", recomputed " + std::to_string(m.category("recompute"))
+           : std::string()) +
       ", optimizer " + std::to_string(m.category("optimizer")) +
       ", workspace " + std::to_string(m.category("workspace")) +
       "; communication buffers among them " +
@@ -387,6 +390,18 @@ struct LoomMemoryPlanPass
           {"device_peak_bytes", plan.devicePeakBytes()},
           {"host_peak_bytes", plan.hostPeakBytes},
       };
+      // What loom-recompute replays in the backward pass.
+      if (auto recompute = func->getAttrOfType<DictionaryAttr>(
+              ::mlir::loom::LoomDialect::RecomputeAttrHelper::getNameStr())) {
+        llvm::json::Object counts;
+        for (NamedAttribute attr : recompute) {
+          if (auto text = dyn_cast<StringAttr>(attr.getValue()))
+            counts[attr.getName().getValue()] = text.getValue().str();
+          else if (auto number = dyn_cast<IntegerAttr>(attr.getValue()))
+            counts[attr.getName().getValue()] = number.getInt();
+        }
+        entry["recompute"] = std::move(counts);
+      }
       if (plan.stage >= 0)
         entry["stage"] = plan.stage;
       functions.push_back(std::move(entry));

@@ -83,9 +83,17 @@ def Loom_Dialect : Dialect {
     "::mlir::IntegerAttr":$microbatches,
     /// String, on a pipeline schedule's step: `1f1b` or `gpipe`.
     "::mlir::StringAttr":$schedule,
-    /// String, on an op of a training step: `backward` or `optimizer` (the
-    /// memory plan's categories; forward ops carry none).
+    /// String, on an op of a training step: `backward`, `recompute` (a
+    /// forward op replayed by `loom-recompute`) or `optimizer` (the memory
+    /// plan's categories; forward ops carry none).
     "::mlir::StringAttr":$phase,
+    /// i64, on an op of a forward graph: the layer (transformer block) it
+    /// belongs to, from `loom-mark-layers`; ops outside every layer (the
+    /// embedding, the head, the loss) carry none.
+    "::mlir::IntegerAttr":$layer,
+    /// Dictionary, on a gradient function `loom-recompute` changed:
+    /// `{policy, ops, collectives, flops}` of the recomputed ops.
+    "::mlir::DictionaryAttr":$recompute,
     /// i64, on a point-to-point `shard.send` / `shard.recv`: the message tag.
     "::mlir::IntegerAttr":$tag,
     /// Unit, on an elementwise op (set by `loom-fuse-elementwise`): computed

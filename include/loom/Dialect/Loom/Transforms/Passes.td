@@ -750,6 +750,228 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
   ];
 }
 
+def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
+  let summary = "Split a tensor-parallel forward function into K sub-batches "
+                "interleaved around their collectives (Oases)";
+  let description = [{
+    Rewrites the forward function `@F`, after `loom-tensor-parallel` and
+    `loom-vocab-parallel` and before `loom-autodiff` or the pipeline
+    passes, so that the rows of each micro-batch are computed as `k`
+    independent sub-batches whose tensor-parallel collectives overlap the
+    other sub-batches' compute (Oases, Li et al. 2023, arXiv 2305.16121).
+
+    *Batch analysis.* The data arguments (neither `loom.param` nor
+    `loom.state`) carry their rows in dimension 0, which `k` must divide
+    (else see the sequence fallback below).
+    The batch dimension is followed through the function in program order:
+    an op is *row-wise* when every result row depends only on the same rows
+    of its batched operands. Elementwise ops, `softmax`/`log_softmax`,
+    reductions, `reshape` (the batch staying the outer factor of a
+    dimension), `transpose`, `broadcast`, `slice`, `split` and `concat`
+    along other dimensions say so through `TensorPartitionInterface` (the
+    rules `loom-tensor-parallel` uses, a sub-batch being a part of `k`); the
+    pass adds `dot_general` (the batch a batching or free dimension, not a
+    contracted one), `layer_norm`/`rms_norm` over later dimensions,
+    `gather` with batched indices or along another axis, `cross_entropy`
+    with `reduction = none`, `loom.tp_copy` and `shard.all_reduce` (an
+    all-reduce is elementwise over the ranks).
+
+    *Split.* Every row-wise op on batched values is cloned `k` times, clone
+    `i` on rows `[i*B/k, (i+1)*B/k)`: the data arguments are `loom.slice`d
+    once per sub-batch, a full-size operand without rows of its own (a
+    causal mask, a splat constant, a broadcast position embedding) is
+    rebuilt at the sub-batch size when it is uniform along the batch
+    dimension and sliced otherwise. Ops on no batched value (parameters,
+    masks, `loom.grid_index`) are hoisted before the split region.
+
+    *Join.* The first op that mixes rows (the loss's mean over all tokens,
+    any reduction over the batch dimension, an op with no rule) is the
+    join: it reads the `loom.concat` of the `k` sub-values along the batch
+    dimension, and it and everything that depends on it stay unsplit, so
+    the loss is exact whatever it is (e.g. a mean over non-ignored tokens).
+
+    *Interleave.* Each sub-batch's ops are cut into segments that end after
+    a `shard.all_reduce` (a forward collective) and begin at a
+    `loom.tp_copy` (whose backward is an all-reduce of the gradient), and
+    the segments are emitted round-robin: segment `j` of sub-batch 0, of
+    sub-batch 1, ..., then segment `j+1`. Sub-batch `i`'s all-reduce is in
+    flight while sub-batch `i+1` computes; `loom-autodiff` visits the ops in
+    reverse, so the backward's all-reduces (at the `tp_copy`s) are
+    interleaved the same way. The chain of blocks is not re-joined between
+    layers.
+
+    ```mlir
+    // k = 2, batch 4: an MLP block with Megatron's f and g
+    %x0 = loom.slice %x, start = [0, 0], limit = [2, 8], strides = [1, 1]
+    %x1 = loom.slice %x, start = [2, 0], limit = [4, 8], strides = [1, 1]
+    %f0 = loom.tp_copy %x0 ...        // sub-batch 0: up to its all-reduce
+    %p0 = loom.dot_general %f0, %w1 ...
+    %r0 = shard.all_reduce %q0 ...
+    %f1 = loom.tp_copy %x1 ...        // sub-batch 1 computes meanwhile
+    %p1 = loom.dot_general %f1, %w1 ...
+    %r1 = shard.all_reduce %q1 ...
+    %y = loom.concat %r0, %r1 dim = 0 // the join: the loss over all rows
+    ```
+
+    *Sequence fallback.* When `k` does not divide a data argument's batch,
+    dimension 1 (the sequence) of every data argument is split instead,
+    provided no op before the last collective mixes the positions (a
+    Megatron MLP applied per position; not attention, whose scores contract
+    over them: the error names that op).
+
+    Errors: `k` below 1; `k` dividing neither the batch nor a sequence that
+    can be split (the message says why: the sizes, or the op that mixes the
+    positions); a function without a tensor-parallel collective on its
+    batched rows (`--overlap-split` needs `tp > 1`). `k = 1` changes
+    nothing. At most `--max-inflight-collectives` all-reduces per group are
+    then kept in flight by `loom-max-inflight-collectives` after the
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function to split">,
+    Option<"k", "k", "int64_t", /*default=*/"2",
+           "Sub-batches per micro-batch (>= 1; 1: off)">,
+  ];
+}
+
+def LoomMarkLayers : Pass<"loom-mark-layers", "ModuleOp"> {
+  let summary = "Mark the repeated layers (transformer blocks) of a forward "
+                "graph";
+  let description = [{
+    Finds the layers of the forward function `@F` (`function`) from its
+    structure alone, without names, and marks every op inside one with
+    `loom.layer = i : i64` (0-based, in program order); ops outside every
+    layer (embedding, final norm, head, loss) lose any mark. The marks are
+    kept by `loom-autodiff` and the pipeline passes, so `loom-recompute`
+    knows the layers of every gradient function. Run it after the
+    tensor-parallel passes (their collectives belong to the layers) and
+    before differentiation.
+
+    *Activations* are the values computed from a learned parameter and
+    from the data (the results of ops reading, transitively, a `loom.param`
+    argument and another argument); a mask or a position table computed
+    from the data alone is not one. In program order, count at each
+    position the activations that cross it (defined before, read after).
+    The positions with the smallest non-zero count cut the program into
+    *segments* (each holding at least one op that computes an
+    activation): in a pre-norm transformer they fall on the residual
+    stream before each attention and each MLP block. The segments are
+    compared by the op names of their activation ops; the smallest period
+    `p` such that a run of at least `p` segments equals the segments `p`
+    later makes each period of that run one layer (an attention and an MLP
+    block: `p = 2`). Without any repetition (a one-layer model) the
+    segments between the first and the last form one layer.
+
+    ```mlir
+    %x1 = loom.add %x0, %attn0 : tensor<2x4x16xf32>   // layer 0's end
+    %n  = loom.layer_norm %x1 ... {loom.layer = 1 : i64}
+    ```
+
+    Errors: no function `@F` with a body, a function with several blocks.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function">,
+  ];
+}
+
+def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
+  let summary = "Recompute chosen forward activations in the backward pass "
+                "instead of keeping them";
+  let description = [{
+    Works on gradient functions (`loom-autodiff`'s `@F_grad` or
+    `loom-pipeline-schedule`'s `@F_stage<k>_grad`): their forward ops carry
+    no `loom.phase`, their backward ops `loom.phase = "backward"`. A forward
+    value that a backward op reads is an *activation kept for the backward
+    pass*: it stays in memory from its forward definition to its last
+    backward use. For each such value that the `policy` marks recomputable,
+    the pass clones its producer (and, recursively, the recomputable
+    producers of the clone's operands) right before the value's first
+    backward user and makes every backward user read the clone. Each
+    forward value is recomputed at most once per function; the clones carry
+    `loom.phase = "recompute"` (the memory plan's category `recompute`, a
+    track of their own in `--trace`), so later passes never merge them back
+    into the forward ops (`cse` compares attributes).
+
+    What is never recomputed: function arguments, values computed from no
+    learned parameter (masks and position tables built from the data, kept
+    as they are), and results of point-to-point receives. The policies:
+
+    * `none`: nothing (the pass changes nothing).
+    * `comm-free` (Oases): everything else except the results of
+      communication (`shard` dialect ops, e.g. the forward all-reduces of
+      tensor parallelism) and the *layer inputs* below: recompute regions
+      end at communication results, so the backward pass replays only local
+      compute and never a collective.
+    * `full` (Megatron-LM's full recompute): everything except the layer
+      inputs, collectives included: the backward pass replays every layer
+      from its input (two more all-reduces per tensor-parallel layer and
+      micro-batch).
+    * `selective` (Korthikanti et al. 2022): only the attention core: each
+      `loom.softmax`, the ops between it and the `loom.dot_general` of two
+      activations that feeds it (the scores, their scale and mask) and that
+      dot, plus elementwise ops between the softmax and the next
+      `dot_general`. Queries, keys and values stay kept.
+    * `auto`: chosen by a memory budget (not implemented by this pass yet:
+      an error).
+
+    **Layers** come from `loom-mark-layers`' `loom.layer` marks, which the
+    forward ops keep through autodiff and the pipeline passes. A layer
+    *instance* is the ops with one mark that pass values to each other (a
+    pipeline stage has one instance per layer and micro-batch). Its
+    *inputs* are the activations it reads from outside (the residual stream
+    from the previous layer); they are kept. `full` and `comm-free` only
+    recompute ops inside layers: the embedding, the head and the loss stay
+    as they are. Under `full` the first backward use of any value of an
+    instance replays the whole instance, as Megatron-LM's checkpointed layer
+    does, including the layer's last collective whose result the backward
+    pass does not read.
+
+    ```mlir
+    %h = loom.dot_general %x, %w ...                       // forward
+    %a = shard.all_reduce %h on @mesh grid_axes = [2] ...  // forward
+    %g = loom.gelu %a ...                                  // forward
+    %d = loom.mul %ct, %g {loom.phase = "backward"} ...    // reads %g
+    ```
+    with `policy=comm-free` becomes
+    ```mlir
+    %g2 = loom.gelu %a {loom.phase = "recompute"} ...
+    %d = loom.mul %ct, %g2 {loom.phase = "backward"} ...
+    ```
+    and `%g` dies at its last forward use; with `policy=full` the clone
+    chain also replays `%h` and the all-reduce.
+
+    Without `loom.layer` marks, `full` and `comm-free` recompute nothing (a
+    warning says so). Sets `loom.recompute = {policy, ops, collectives,
+    flops}` on each function it changed (the counts of cloned ops, of cloned collectives and
+    their forward flops from the `CostInterface`); `loom-memory-plan`
+    copies it into its report. Errors: a named function that does not exist
+    or is not a gradient function, and `policy=auto`.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The gradient functions (default: every function with "
+               "backward ops)">,
+    Option<"policy", "policy", "::mlir::loom::RecomputePolicy",
+           /*default=*/"::mlir::loom::RecomputePolicy::none",
+           "none, full, selective, comm-free or auto", [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::RecomputePolicy::none, "none",
+                        "keep every activation"),
+             clEnumValN(::mlir::loom::RecomputePolicy::full, "full",
+                        "keep layer inputs, replay layers with collectives"),
+             clEnumValN(::mlir::loom::RecomputePolicy::selective, "selective",
+                        "recompute the attention core only"),
+             clEnumValN(::mlir::loom::RecomputePolicy::CommFree, "comm-free",
+                        "recompute up to communication results (Oases)"),
+             clEnumValN(::mlir::loom::RecomputePolicy::automatic, "auto",
+                        "by memory budget and cost"))}]>,
+  ];
+}
+
 def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Mark the chains of elementwise ops that one loop computes";
   let description = [{

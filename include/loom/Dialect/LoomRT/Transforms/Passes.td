@@ -23,8 +23,8 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `optimizer_state`, `data`, `results`: argument buffers by their
     `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
     bytes live at the peak by category (`activation`, `gradient`,
-    `optimizer`, `workspace`; `comm_at_peak_bytes`: those a send, receive
-    or all-reduce uses), `peak_bytes` (persistent + peak live), and per
+    `recompute`, `optimizer`, `workspace`; `comm_at_peak_bytes`: those a
+    send, receive or all-reduce uses), `peak_bytes` (persistent + peak live), and per
     stage (`stage`: the function's `loom.stage`) `device_peak_bytes`, what
     the rank's device pool holds (persistent + `arena_bytes`: the runtime
     allocates the whole arena) and `host_peak_bytes` (the host pool:
@@ -33,6 +33,10 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     --memory-counters` measures. The function gets
     `loomrt.device_peak_bytes` (and `loomrt.host_arena_bytes` when it has a
     host pool).
+
+    A function `loom-recompute` changed also gets `recompute`: its
+    `loom.recompute` counts (policy, ops, collectives, flops of the
+    replayed forward ops).
 
     With `device-memory=BYTES` (loomc `--device-memory`), a function whose
     device peak exceeds the budget is an error naming the stage, its peak,
@@ -133,6 +137,37 @@ def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
     Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
     Option<"pp", "pp", "int64_t", /*default=*/"1", "Pipeline stages">,
+  ];
+}
+
+def LoomMaxInflightCollectives : Pass<"loom-max-inflight-collectives",
+                                      "ModuleOp"> {
+  let summary = "Keep at most N all-reduces in flight per communication group";
+  let description = [{
+    The lowering starts each all-reduce where the `shard.all_reduce` was
+    and waits right before the first reader of its result, so any number
+    of them may be in flight at once. This pass bounds that number per
+    group (the ranks along one `grid_axes` of a `grid`): walking each
+    function's body in order, before an `all_reduce_start` on a group that
+    already has `max` all-reduces in flight, the `loomrt.wait` of the oldest
+    one moves up to right before the start. Moving a wait earlier never
+    changes a value, only when the rank blocks. Sends and receives are not
+    counted.
+
+    `loomc --overlap-split K` runs it with `--max-inflight-collectives N`
+    (default 1, Oases' one collective in flight per group): sub-batch `i`'s
+    all-reduce overlaps sub-batch `i+1`'s compute, and completes before
+    sub-batch `i+1`'s own starts.
+
+    ```mlir
+    %h0 = loomrt.all_reduce_start %a on @mesh grid_axes = [2] ...
+    // (max = 1) loomrt.wait %h0 moves here, from before %a's first reader
+    %h1 = loomrt.all_reduce_start %b on @mesh grid_axes = [2] ...
+    ```
+  }];
+  let options = [
+    Option<"max", "max", "int64_t", /*default=*/"1",
+           "All-reduces in flight per group (>= 1)">,
   ];
 }
 

@@ -207,6 +207,7 @@ def StableHLO_LogisticOp : StableHLO_UnaryOp<"logistic", "1 / (1 + e^-x)">;
 def StableHLO_SqrtOp : StableHLO_UnaryOp<"sqrt", "square root">;
 def StableHLO_RsqrtOp : StableHLO_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def StableHLO_NotOp : StableHLO_UnaryOp<"not", "logical or bitwise not">;
+def StableHLO_SignOp : StableHLO_UnaryOp<"sign", "-1, 0 or 1 (NaN for NaN)">;
 def StableHLO_ConvertOp : StableHLO_UnaryOp<"convert",
                                             "element type conversion">;
 
@@ -220,6 +221,18 @@ def StableHLO_MinOp : StableHLO_BinaryOp<"minimum", "minimum">;
 def StableHLO_AndOp : StableHLO_BinaryOp<"and", "logical or bitwise and">;
 def StableHLO_OrOp : StableHLO_BinaryOp<"or", "logical or bitwise or">;
 def StableHLO_XorOp : StableHLO_BinaryOp<"xor", "logical or bitwise xor">;
+
+def StableHLO_IsFiniteOp : StableHLO_Op<"is_finite", [Pure]> {
+  let summary = "elementwise: whether x is neither infinite nor NaN";
+  let description = [{
+    ```mlir
+    %f = stablehlo.is_finite %x : (tensor<4xf32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$x);
+  let results = (outs AnyTensor:$y);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
 
 def StableHLO_CompareOp : StableHLO_Op<"compare", [Pure]> {
   let summary = "elementwise comparison";

@@ -1,0 +1,154 @@
+"""Oases overlap split end to end: `loomc --overlap-split K` with tensor
+parallelism, alone and under pipeline and data parallelism.
+
+The GPT-2-style test model (imported from PyTorch through ONNX) is compiled
+with loom-overlap-split after loom-tensor-parallel and loom-vocab-parallel:
+each micro-batch runs as K=2 sub-batches interleaved around their
+tensor-parallel all-reduces, joined only at the loss. Every logged loss must
+agree within 1e-4 (relative) with PyTorch's own loop on the global batch.
+The program must really be split: twice as many tensor-parallel all-reduces
+in step.cpp as without the split, and each of them in flight over compute
+(with at most --max-inflight-collectives of them at once per group), where
+the unsplit forward waits for its all-reduces right away.
+Ranks run oversubscribed on this machine's cores.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import loom
+
+sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
+
+pytestmark = MPI_MARKS
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from test_training import (OPTIMIZERS, import_example, make_data,  # noqa: E402
+                           torch_losses, write_data)
+
+STEPS = 8
+K = 2
+
+
+def tp_all_reduces(step_cpp):
+    """Per tensor-parallel all-reduce, in program order: the statements
+    between its start and its wait, and how many tp all-reduces were in
+    flight when it started (itself included)."""
+    lines = step_cpp.splitlines()
+    started, spans = {}, []
+    for i, line in enumerate(lines):
+        start = re.search(r"CommHandle (\w+) = allReduceStart\(.*Group::Tp\);", line)
+        if start:
+            started[start.group(1)] = (i, len(started) + 1)
+            continue
+        wait = re.search(r"wait\(ctx, (\w+)\);", line)
+        if wait and wait.group(1) in started:
+            at, inflight = started.pop(wait.group(1))
+            compute = [x for x in lines[at + 1:i]
+                       if x.strip().endswith(";") and "wait(" not in x
+                       and "allReduceStart" not in x]
+            spans.append((len(compute), inflight))
+    assert not started, started
+    return spans
+
+
+def parse_mesh(mesh):
+    axes = dict(dp=1, tp=1, pp=1)
+    for part in mesh.split(","):
+        key, value = part.split("=")
+        axes[key] = int(value)
+    return axes
+
+
+@pytest.mark.parametrize("mesh,microbatches,micro", [
+    ("tp=2", 1, 4), ("tp=2,pp=2", 2, 2), ("dp=2,tp=2,pp=2", 2, 2),
+])
+def test_overlap_split_matches_pytorch(mesh, microbatches, micro, tmp_path):
+    axes = parse_mesh(mesh)
+    global_batch = axes["dp"] * microbatches * micro
+    model, args, names, m = import_example("gpt_example", tmp_path, micro)
+    # Three steps of data (make_data counts in batches of the micro size).
+    data = make_data(names, args, 3 * global_batch // micro, 50, seed=11)
+    data_dir = write_data(tmp_path / "data", data)
+    options, make_opt = OPTIMIZERS["sgd"]
+    expected = torch_losses(model, names, data, global_batch, STEPS, make_opt)
+
+    split = m.compile(outdir=tmp_path / "split", mesh=mesh, microbatches=microbatches,
+                      overlap_split=K, **options)
+    plain = m.compile(outdir=tmp_path / "plain", mesh=mesh, microbatches=microbatches,
+                      **options)
+    # The stage program of the first stage (step.cpp; the others' files are
+    # step_stage<k>.cpp) holds the embedding and the first blocks.
+    plan = json.loads((split.outdir / "plan.json").read_text())
+    assert plan["overlap_split"] == K and plan["max_inflight_collectives"] == 1, plan
+    assert "loom-overlap-split{function=main k=2}" in plan["pipeline"], plan["pipeline"]
+    assert "loom-max-inflight-collectives{max=1}" in plan["pipeline"], plan["pipeline"]
+    spans = tp_all_reduces((split.outdir / "step.cpp").read_text())
+    unsplit = tp_all_reduces((plain.outdir / "step.cpp").read_text())
+    assert len(spans) == K * len(unsplit), (spans, unsplit)
+    # Unsplit, a forward all-reduce's result is read by the next op; split,
+    # every all-reduce runs over the other sub-batch's compute, one at a time.
+    assert any(n == 0 for n, _ in unsplit), unsplit
+    assert all(n > 0 for n, _ in spans), spans
+    assert max(inflight for _, inflight in spans) == 1, spans
+
+    got = split.train(data_dir, STEPS, ranks=axes["dp"] * axes["tp"] * axes["pp"])
+    assert len(got) == STEPS
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    assert got[-1] < got[0]
+
+
+def test_max_inflight_collectives_bounds_the_all_reduces_in_flight(tmp_path):
+    _, _, _, m = import_example("gpt_example", tmp_path, 4)
+    spans = {}
+    for n in (1, 2):
+        program = m.compile(outdir=tmp_path / f"n{n}", mesh="tp=2", overlap_split=K,
+                            max_inflight_collectives=n, optimizer="sgd", lr=0.1)
+        spans[n] = tp_all_reduces((program.outdir / "step.cpp").read_text())
+    assert max(inflight for _, inflight in spans[1]) == 1, spans[1]
+    assert max(inflight for _, inflight in spans[2]) == 2, spans[2]
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(mesh="tp=2", overlap_split=3),
+     "--overlap-split 3 does not divide the batch of data argument 'ids' (4 rows"),
+    (dict(mesh="dp=2", overlap_split=2),
+     "--overlap-split 2 needs tensor parallelism (tp > 1)"),
+    (dict(mesh="tp=2", overlap_split=0), "--overlap-split must be >= 1"),
+    (dict(mesh="tp=2", overlap_split=2, max_inflight_collectives=0),
+     "--max-inflight-collectives must be >= 1"),
+])
+def test_overlap_split_errors(options, message, tmp_path):
+    _, _, _, m = import_example("gpt_example", tmp_path, 4)
+    with pytest.raises(loom.LoomError) as info:
+        m.compile(outdir=tmp_path / "out", optimizer="sgd", **options)
+    assert message in str(info.value), str(info.value)
+
+
+def test_overlap_split_composes_with_recompute(tmp_path):
+    """K=2 with full and comm-free recomputation on tp=2: the losses match
+    PyTorch's; full replays each layer's two forward all-reduces per
+    sub-batch in the backward, comm-free replays none."""
+    model, args, names, m = import_example("gpt_example", tmp_path, 4)
+    data = make_data(names, args, 3, 50, seed=11)
+    data_dir = write_data(tmp_path / "data", data)
+    options, make_opt = OPTIMIZERS["sgd"]
+    expected = torch_losses(model, names, data, 4, STEPS, make_opt)
+    counts = {}
+    for policy in ("none", "full", "comm-free"):
+        program = m.compile(outdir=tmp_path / policy, mesh="tp=2", overlap_split=K,
+                            recompute=policy, **options)
+        counts[policy] = len(tp_all_reduces((program.outdir / "step.cpp").read_text()))
+        if policy != "none":
+            got = program.train(data_dir, STEPS, ranks=2)
+            np.testing.assert_allclose(got, expected, rtol=1e-4)
+    layers = 2
+    assert counts["full"] == counts["none"] + 2 * layers * K, counts
+    assert counts["comm-free"] == counts["none"], counts
