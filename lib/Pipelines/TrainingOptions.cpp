@@ -62,9 +62,18 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            "--recompute auto only (" +
            std::to_string(o.stageRecompute.size()) + " given for " +
            std::to_string(gradFunctions(o).size()) + " stage(s))";
-  if (o.swap != SwapPolicy::none || o.deviceMemory != 0)
-    return "--swap/--device-memory: this build has no loom-swap pass or "
-           "device budget yet; use --swap none";
+  if (o.deviceMemory < 0)
+    return "--device-memory must be >= 0 (0: unbounded), got " +
+           std::to_string(o.deviceMemory);
+  if (o.swap == SwapPolicy::peer || o.swap == SwapPolicy::automatic)
+    return std::string("--swap ") + stringifySwapPolicy(o.swap).str() +
+           ": this build offloads to host memory only; use --swap host";
+  if (o.swap == SwapPolicy::host && o.deviceMemory == 0)
+    return "--swap host offloads activations to fit a device budget: give "
+           "--device-memory BYTES";
+  if (o.swap == SwapPolicy::host && o.target != Target::cpu)
+    return "--swap host: the swap copies are implemented on the CPU backend "
+           "only so far; use --target cpu";
   if (o.commSchedule != Switch::off ||
       o.sparseEmbeddingGrad != Switch::off)
     return "--comm-schedule/--sparse-embedding-grad: this build has no "

@@ -128,8 +128,14 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     inflight.max = o.maxInflightCollectives;
     pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
   }
+  if (o.swap == SwapPolicy::host) {
+    mlir::loomrt::LoomSwapOptions swap;
+    swap.deviceMemory = o.deviceMemory;
+    pm.addPass(mlir::loomrt::createLoomSwap(swap));
+  }
   mlir::loomrt::LoomMemoryPlanOptions memory;
   memory.report = o.memoryReport;
+  memory.deviceMemory = o.deviceMemory;
   pm.addPass(mlir::loomrt::createLoomMemoryPlan(memory));
   mlir::loomrt::LoomVerifyMeshOptions verify;
   verify.dp = o.mesh.dp;
@@ -294,6 +300,16 @@ struct TrainingPipelineOptions
           clEnumValN(RecomputePolicy::selective, "selective", ""),
           clEnumValN(RecomputePolicy::CommFree, "comm-free", ""),
           clEnumValN(RecomputePolicy::automatic, "auto", ""))};
+  Option<int64_t> deviceMemory{
+      *this, "device-memory",
+      llvm::cl::desc("Bytes of device memory per rank (0: unbounded)"),
+      llvm::cl::init(0)};
+  Option<SwapPolicy> swap{
+      *this, "swap", llvm::cl::desc("Activation offload (none or host)"),
+      llvm::cl::init(SwapPolicy::none),
+      llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
+                       clEnumValN(SwapPolicy::host, "host",
+                                  "to a host pool (loom-swap)"))};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -336,6 +352,8 @@ void mlir::loom::registerTrainingPipeline() {
         o.optimizer.minLr = p.minLr;
         o.overlapSplit = p.overlapSplit;
         o.maxInflightCollectives = p.maxInflightCollectives;
+        o.deviceMemory = p.deviceMemory;
+        o.swap = p.swap;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         o.recompute = p.recompute;

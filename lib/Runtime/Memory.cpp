@@ -57,6 +57,8 @@ const char *memCategoryName(MemCategory category) {
     return "results";
   case MemCategory::Arena:
     return "arena";
+  case MemCategory::Host:
+    return "host";
   }
   return "unknown";
 }
@@ -64,6 +66,22 @@ const char *memCategoryName(MemCategory category) {
 //===----------------------------------------------------------------------===//
 // Allocator
 //===----------------------------------------------------------------------===//
+
+MemPool memPoolOf(MemCategory category) {
+  switch (category) {
+  case MemCategory::Params:
+  case MemCategory::State:
+  case MemCategory::Batch:
+  case MemCategory::Results:
+  case MemCategory::Arena:
+    return MemPool::Device;
+  case MemCategory::Host:
+    return MemPool::Host;
+  case MemCategory::Data:
+    return MemPool::Other;
+  }
+  return MemPool::Other;
+}
 
 void BlockDeleter::operator()(void *p) const { std::free(p); }
 
@@ -80,6 +98,19 @@ Block Allocator::allocate(MemCategory category, int64_t bytes,
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0)
     rounded = kAlignment;
+  MemPool pool = memPoolOf(category);
+  if (pool == MemPool::Device && deviceBudget > 0 &&
+      poolBytes(MemPool::Device) + bytes > deviceBudget) {
+    error = "out of device memory allocating " + std::to_string(bytes) +
+            " bytes of " + memCategoryName(category) +
+            ": the device pool would hold " +
+            std::to_string(poolBytes(MemPool::Device) + bytes) +
+            " bytes, over the --device-memory budget of " +
+            std::to_string(deviceBudget) +
+            " bytes the program was compiled for (a bug in the memory "
+            "planner, which checked the budget)";
+    return Block();
+  }
   void *p = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
   if (!p) {
     error = "out of memory allocating " + std::to_string(bytes) +
@@ -88,6 +119,7 @@ Block Allocator::allocate(MemCategory category, int64_t bytes,
   }
   std::memset(p, 0, static_cast<size_t>(rounded));
   counts[static_cast<int>(category)] += bytes;
+  addToPool(pool, bytes);
   return Block(p);
 }
 
@@ -228,6 +260,14 @@ std::string memoryCountersJson(const Context &ctx, const ProgramSpec &spec) {
   auto field = [&](const std::string &key, int64_t value, bool last = false) {
     out += "  \"" + key + "\": " + std::to_string(value) + (last ? "\n" : ",\n");
   };
+  field("rank", ctx.rank);
+  field("stage", spec.stage);
+  // The pools: what the device holds (params, state, batch, results and
+  // the whole arena) and the host pool of swapped activations.
+  field("device_peak_bytes", ctx.allocator.poolPeakBytes(MemPool::Device));
+  field("host_peak_bytes", ctx.allocator.poolPeakBytes(MemPool::Host));
+  field("planned_device_peak_bytes", spec.plannedDevicePeakBytes);
+  field("device_memory_bytes", spec.deviceMemoryBytes);
   field("arena_peak_live_bytes", ctx.peakLiveBytes);
   field("planned_peak_bytes", spec.plannedPeakBytes);
   for (int c = 0; c < kNumMemCategories; ++c) {

@@ -45,9 +45,10 @@ enum class MemCategory : int {
   Batch = 3,   ///< the per-step Role::Data argument buffers
   Results = 4, ///< result buffers (those with `updates` swap with arguments)
   Arena = 5,   ///< the planned workspace
+  Host = 6,    ///< the host pool of swapped activations (loom-swap)
 };
-constexpr int kNumMemCategories = 6;
-/// "params", "state", "data", "batch", "results", "arena".
+constexpr int kNumMemCategories = 7;
+/// "params", "state", "data", "batch", "results", "arena", "host".
 const char *memCategoryName(MemCategory category);
 
 /// A 64-byte aligned, zero-initialised block owned by an Allocator.
@@ -56,24 +57,51 @@ struct BlockDeleter {
 };
 using Block = std::unique_ptr<void, BlockDeleter>;
 
+/// The pools a rank's memory comes from. On the CPU backend host memory
+/// stands in for both, but each is counted (and the device pool budgeted)
+/// as on a GPU.
+enum class MemPool : int {
+  Device = 0, ///< params, state, batch, results, arena
+  Host = 1,   ///< the host pool of loom-swap's offloaded activations
+  Other = 2,  ///< the datasets: host memory that is not a pool
+};
+MemPool memPoolOf(MemCategory category);
+
 /// Allocates 64-byte aligned zeroed blocks and counts their bytes per
-/// category. The counts are of bytes allocated: the runtime allocates
-/// everything before the first step and frees nothing before it returns.
+/// category, and per pool the bytes held and their peak. The counts are of
+/// bytes allocated: the runtime allocates everything before the first step
+/// and frees nothing before it returns.
 class Allocator {
 public:
-  /// An empty Block and an error on failure (overflow, out of memory).
+  /// An empty Block and an error on failure (overflow, out of memory, or a
+  /// device pool that would exceed `deviceBudget`).
   Block allocate(MemCategory category, int64_t bytes, std::string &error);
   /// Counts `bytes` allocated elsewhere (e.g. by the .npy reader).
   void record(MemCategory category, int64_t bytes) {
     counts[static_cast<int>(category)] += bytes;
+    addToPool(memPoolOf(category), bytes);
   }
   int64_t bytes(MemCategory category) const {
     return counts[static_cast<int>(category)];
   }
   int64_t totalBytes() const;
+  /// Bytes the pool holds now, and the most it held.
+  int64_t poolBytes(MemPool pool) const { return held[static_cast<int>(pool)]; }
+  int64_t poolPeakBytes(MemPool pool) const {
+    return peak[static_cast<int>(pool)];
+  }
+  /// The device pool's budget (0: none).
+  int64_t deviceBudget = 0;
 
 private:
+  void addToPool(MemPool pool, int64_t bytes) {
+    int64_t &h = held[static_cast<int>(pool)];
+    h += bytes;
+    if (h > peak[static_cast<int>(pool)])
+      peak[static_cast<int>(pool)] = h;
+  }
   int64_t counts[kNumMemCategories] = {};
+  int64_t held[3] = {}, peak[3] = {};
 };
 
 //===----------------------------------------------------------------------===//
@@ -164,6 +192,49 @@ private:
   std::thread thread;
 };
 
+/// The copy thread of a rank (Copy.cpp): swapOutStart/swapInStart queue a
+/// copy between the device and host pools and return; the thread copies
+/// them in issue order, each taking at least bytes / rate seconds when a
+/// rate is set (--host-link), and wait() blocks until a copy is done.
+class CopyEngine {
+public:
+  CopyEngine(std::chrono::steady_clock::time_point start,
+             double bytesPerSecond);
+  /// Joins the thread.
+  ~CopyEngine();
+  CopyEngine(const CopyEngine &) = delete;
+  CopyEngine &operator=(const CopyEngine &) = delete;
+
+  /// Queues a copy; returns its handle id.
+  int64_t submit(void *dst, const void *src, int64_t bytes, bool out);
+  /// Blocks until `id` is done; returns false for an id not in flight.
+  /// `issued`/`done`: the copy's times on the engine's clock.
+  bool wait(int64_t id, double &issued, double &done, int64_t &bytes,
+            bool &out);
+
+private:
+  struct Job {
+    void *dst;
+    const void *src;
+    int64_t bytes;
+    bool out;
+    double issuedAt = 0, doneAt = 0;
+    bool done = false;
+  };
+  void loop();
+  double now() const;
+
+  std::mutex mutex;
+  std::condition_variable workReady, completed;
+  std::map<int64_t, Job> jobs;
+  std::deque<int64_t> queue;
+  int64_t nextId = 0;
+  bool stopping = false;
+  double bytesPerSecond;
+  std::chrono::steady_clock::time_point start;
+  std::thread thread;
+};
+
 /// A span of the timeline (Trace.cpp): seconds on the rank's clock.
 struct TraceSpan {
   std::string name;
@@ -230,6 +301,12 @@ public:
 
   /// Started by initComm(): the rank's communication thread.
   std::unique_ptr<CommEngine> engine;
+  /// Started by the first swap copy: the rank's copy thread (loom-swap),
+  /// and the host link's rate in bytes per second (--host-link; 0: none).
+  std::unique_ptr<CopyEngine> copies;
+  double hostLinkBytesPerSecond = 0;
+  /// The host pool (ProgramSpec::hostArenaBytes).
+  char *hostArena = nullptr;
   /// The watchdog of wait(): seconds without completion before it is an
   /// error (trainMain's --comm-timeout; <= 0: wait forever).
   double commTimeoutSeconds = 30;

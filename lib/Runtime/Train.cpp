@@ -1,6 +1,8 @@
 //===- Train.cpp - trainMain: options, setup, the step loop ---------------===//
 
 #include "RuntimeImpl.h"
+
+#include "loom/Support/ByteSize.h"
 #include "loom/Support/AtomicFile.h"
 
 #include <cerrno>
@@ -34,6 +36,8 @@ struct Options {
   std::string trace;
   std::string commStats;
   double commTimeout = 30;
+  /// --host-link: bytes per second of the device<->host link (0: none).
+  double hostLink = 0;
   bool quiet = false;
   bool help = false;
 };
@@ -75,11 +79,13 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "  --resume=latest-valid   the same, falling back to the newest "
       "checkpoint that\n"
       "                          every rank can read intact\n"
-      "  --memory-counters FILE  write the allocator's byte counts and the "
-      "arena's peak\n"
-      "                          live bytes as JSON (a {rank} in FILE: every "
-      "rank writes\n"
-      "                          its own; else the rank that logs the loss)\n"
+      "  --memory-counters FILE  write the allocator's byte counts, the "
+      "device and host\n"
+      "                          pools' peaks and the arena's peak live "
+      "bytes as JSON\n"
+      "                          (a {rank} in FILE: every rank writes its "
+      "own; else the\n"
+      "                          rank that logs the loss)\n"
       "  --trace FILE            write a Chrome-trace timeline (Perfetto): per "
       "rank, the\n"
       "                          compute track and one per communication "
@@ -92,6 +98,11 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "                          within SECONDS (a link down, a rank killed; "
       "default 30,\n"
       "                          0: wait forever)\n"
+      "  --host-link RATE        bytes per second of the link loom-swap's "
+      "copies take\n"
+      "                          (e.g. 12GiB; suffixes as loomc "
+      "--device-memory; default:\n"
+      "                          unlimited)\n"
       "  --quiet                 no progress line\n"
       "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
@@ -207,6 +218,19 @@ std::string parseOptions(int argc, char **argv, Options &options) {
         options.commTimeout = std::strtod(v.c_str(), &end);
         if (*end != '\0' || !(options.commTimeout >= 0))
           err = arg + " expects a number of seconds >= 0, got '" + v + "'";
+      }
+    } else if (arg == "--host-link") {
+      std::string v;
+      err = text(v);
+      int64_t rate = 0;
+      if (err.empty()) {
+        std::string e = ::loom::parseByteSize(v, rate);
+        if (!e.empty() || rate <= 0)
+          err = arg + ": " +
+                (e.empty() ? "expects a rate > 0 bytes per second, got '" +
+                                 v + "'"
+                           : e);
+        options.hostLink = static_cast<double>(rate);
       }
     } else if (arg == "--quiet")
       err = flag(options.quiet);
@@ -505,9 +529,11 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                 "--checkpoint-dir");
   }
 
-  // 2. Buffers: arguments, results, the arena.
+  // 2. Buffers: arguments, results, the arena (the device pool, within
+  // the budget the program was compiled for).
   Buffers buffers;
   std::string error;
+  ctx.allocator.deviceBudget = spec.deviceMemoryBytes;
   for (int32_t i = 0; i < spec.numArgs; ++i) {
     const TensorSpec &t = spec.args[i];
     MemCategory category = t.role == Role::Param   ? MemCategory::Params
@@ -526,6 +552,14 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
   buffers.arena = ctx.allocator.allocate(MemCategory::Arena, spec.arenaBytes,
                                          error);
   check("memory", error);
+  // The host pool of loom-swap's offloaded buffers.
+  Block hostPool;
+  if (spec.hostArenaBytes > 0) {
+    hostPool = ctx.allocator.allocate(MemCategory::Host, spec.hostArenaBytes,
+                                      error);
+    check("memory", error);
+    ctx.hostArena = static_cast<char *>(hostPool.get());
+  }
 
   // 3. Params and state (state is zero unless resumed).
   bool hasParams = false;
@@ -633,6 +667,18 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                  ctx.rank, static_cast<long long>(ctx.peakLiveBytes),
                  static_cast<long long>(spec.plannedPeakBytes));
 
+  if (spec.plannedDevicePeakBytes > 0 &&
+      ctx.allocator.poolPeakBytes(MemPool::Device) >
+          spec.plannedDevicePeakBytes)
+    std::fprintf(stderr,
+                 "loom-train: warning: rank %d: the device pool's peak "
+                 "(%lld bytes) exceeds the memory planner's device peak "
+                 "(%lld)\n",
+                 ctx.rank,
+                 static_cast<long long>(
+                     ctx.allocator.poolPeakBytes(MemPool::Device)),
+                 static_cast<long long>(spec.plannedDevicePeakBytes));
+
   // 7. Memory counters, the timeline and the communication statistics.
   if (!options.memoryCounters.empty()) {
     std::string path = options.memoryCounters;
@@ -712,6 +758,7 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
     Context ctx;
     ctx.initComm();
     ctx.commTimeoutSeconds = options.commTimeout;
+    ctx.hostLinkBytesPerSecond = options.hostLink;
     ctx.recorder.tracing = !options.trace.empty();
     if (ctx.recorder.tracing)
       alignClocks(ctx);

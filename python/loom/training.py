@@ -21,6 +21,7 @@ _FLAGS = {
     "batch": "--batch", "bucket_bytes": "--bucket-bytes", "recompute": "--recompute",
     "overlap_split": "--overlap-split",
     "max_inflight_collectives": "--max-inflight-collectives",
+    "device_memory": "--device-memory", "swap": "--swap",
 }
 
 

@@ -11,13 +11,13 @@
 // What loomc runs.
 // RUN: loomc %t/gpt.mlir -o %t/out --mesh dp=2,tp=2,pp=2 --microbatches 4 \
 // RUN:   --optimizer adamw --lr 0.001 --weights %t/weights.safetensors \
-// RUN:   --emit-only -v 2> %t/loomc.log
+// RUN:   --device-memory 1GiB --emit-only -v 2> %t/loomc.log
 // RUN: sed -n 's/^loomc: pipeline: //p' %t/loomc.log > %t/loomc.pipeline
 // RUN: FileCheck %s --check-prefix=PIPE < %t/loomc.pipeline
 //
 // What loom-opt runs with the same options (and the same report paths).
 // RUN: loom-opt %t/gpt.mlir --loom-training-pipeline="dp=2 tp=2 pp=2 \
-// RUN:   microbatches=4 optimizer=adamw lr=0.001 \
+// RUN:   microbatches=4 optimizer=adamw lr=0.001 device-memory=1073741824 \
 // RUN:   partition-report=%t/out/partition.json memory-report=%t/out/memory.json" \
 // RUN:   --dump-pass-pipeline -o %t/lowered.mlir 2> %t/opt.log
 // (--dump-pass-pipeline prints one pass a line: join them.)
@@ -42,7 +42,7 @@
 // PIPE-SAME: loom-optimizer{beta1=9.000000e-01 beta2=9.990000e-01 clip-grad-norm=0.000000e+00 dampening=0.000000e+00 eps=1.000000e-08 function=main_stage1_grad lr=1.000000e-03 min-lr=0.000000e+00 momentum=0.000000e+00 nesterov=false optimizer=adamw schedule=constant total-steps=0 warmup-steps=0 weight-decay=-1.000000e+00},
 // PIPE-SAME: func.func(loom-fuse-elementwise),
 // PIPE-SAME: convert-loom-to-loomrt{function={main_stage0_step,main_stage1_step}},
-// PIPE-SAME: loom-memory-plan{alignment=64 report={{[^ ]*}}memory.json},
+// PIPE-SAME: loom-memory-plan{alignment=64 device-memory=1073741824 report={{[^ ]*}}memory.json},
 // PIPE-SAME: loom-verify-mesh{dp=2 pp=2 tp=2})
 //
 // ONE: {{^1$}}

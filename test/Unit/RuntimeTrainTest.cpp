@@ -657,6 +657,12 @@ TEST(MemoryCountersTest, JsonHasEveryCategory) {
   arenaAcquire(ctx, 64, 32);
   EXPECT_EQ(memoryCountersJson(ctx, p.spec),
             "{\n"
+            "  \"rank\": 0,\n"
+            "  \"stage\": 0,\n"
+            "  \"device_peak_bytes\": 356,\n"
+            "  \"host_peak_bytes\": 0,\n"
+            "  \"planned_device_peak_bytes\": 0,\n"
+            "  \"device_memory_bytes\": 0,\n"
             "  \"arena_peak_live_bytes\": 96,\n"
             "  \"planned_peak_bytes\": 128,\n"
             "  \"params_bytes\": 100,\n"
@@ -665,11 +671,64 @@ TEST(MemoryCountersTest, JsonHasEveryCategory) {
             "  \"batch_bytes\": 0,\n"
             "  \"results_bytes\": 0,\n"
             "  \"arena_bytes\": 256,\n"
+            "  \"host_bytes\": 0,\n"
             "  \"total_bytes\": 1356\n"
             "}\n");
   Block tooBig = ctx.allocator.allocate(MemCategory::Batch, -5, error);
   EXPECT_EQ(tooBig.get(), nullptr);
   EXPECT_EQ(error, "cannot allocate -5 bytes of batch");
+}
+
+// The pools: the device pool (params, state, batch, results, arena) within
+// its budget, the host pool apart, the datasets in neither.
+TEST(MemoryCountersTest, PoolsAndTheDeviceBudget) {
+  Allocator allocator;
+  allocator.deviceBudget = 1000;
+  std::string error;
+  Block params = allocator.allocate(MemCategory::Params, 600, error);
+  Block host = allocator.allocate(MemCategory::Host, 5000, error);
+  allocator.record(MemCategory::Data, 7000);
+  ASSERT_EQ(error, "");
+  Block arena = allocator.allocate(MemCategory::Arena, 400, error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(allocator.poolPeakBytes(MemPool::Device), 1000);
+  EXPECT_EQ(allocator.poolPeakBytes(MemPool::Host), 5000);
+  // One byte more is out of device memory, as on a GPU.
+  Block over = allocator.allocate(MemCategory::Results, 1, error);
+  EXPECT_EQ(over.get(), nullptr);
+  EXPECT_NE(error.find("out of device memory allocating 1 bytes of results: "
+                       "the device pool would hold 1001 bytes, over the "
+                       "--device-memory budget of 1000 bytes"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(allocator.poolPeakBytes(MemPool::Device), 1000);
+}
+
+// Swap copies run on the copy thread; wait() completes them, and a rate
+// limit makes each take bytes / rate seconds.
+TEST(SwapCopyTest, CopiesRoundTripAndHonourTheRate) {
+  Context ctx(0);
+  std::vector<float> device(4096), host(4096, 0.0f), back(4096, 0.0f);
+  for (size_t i = 0; i < device.size(); ++i)
+    device[i] = static_cast<float>(i) * 0.5f;
+  const int64_t bytes = static_cast<int64_t>(device.size() * sizeof(float));
+  CopyHandle out = swapOutStart(ctx, host.data(), device.data(), bytes);
+  wait(ctx, out);
+  EXPECT_EQ(std::memcmp(host.data(), device.data(), bytes), 0);
+  CopyHandle in = swapInStart(ctx, back.data(), host.data(), bytes);
+  wait(ctx, in);
+  EXPECT_EQ(std::memcmp(back.data(), device.data(), bytes), 0);
+
+  // 16 KiB at 128 KiB/s: at least 0.125 s.
+  Context slow(0);
+  slow.hostLinkBytesPerSecond = 128.0 * 1024;
+  auto begin = std::chrono::steady_clock::now();
+  CopyHandle timed = swapOutStart(slow, host.data(), device.data(), bytes);
+  wait(slow, timed);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - begin)
+                       .count();
+  EXPECT_GE(seconds, 0.12);
 }
 
 } // namespace

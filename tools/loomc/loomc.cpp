@@ -24,6 +24,7 @@
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
 #include "loom/Support/AtomicFile.h"
+#include "loom/Support/ByteSize.h"
 #include "loom/Target/Cpp/BuildCommand.h"
 #include "loom/Target/Cpp/EmitCpp.h"
 #include "loom/Target/Cuda/BuildCommand.h"
@@ -144,6 +145,20 @@ cl::opt<int64_t> memoryBudget(
     cl::desc("Bytes of parameters and activations allowed per pipeline stage "
              "(0: no limit)"),
     cl::init(0), cl::cat(category));
+cl::opt<std::string> deviceMemory(
+    "device-memory",
+    cl::desc("Device memory per rank, e.g. 24GiB (suffixes B, KiB, MiB, "
+             "GiB, TiB; none: bytes; 0: unbounded): a pipeline stage whose "
+             "planned device peak (memory.json device_peak_bytes) exceeds it "
+             "is a compile error naming the stage and what would fit it"),
+    cl::value_desc("bytes"), cl::cat(category));
+cl::opt<std::string> swapPolicy(
+    "swap",
+    cl::desc("Activation offload to fit --device-memory: none (default) or "
+             "host (loom-swap: activations of a stage over the budget go to "
+             "a host pool between their forward and backward uses; CPU "
+             "target); peer and auto are not in this build yet"),
+    cl::init("none"), cl::cat(category));
 cl::opt<int64_t> bucketBytes(
     "bucket-bytes",
     cl::desc("Largest data-parallel gradient bucket, bytes (0: per gradient)"),
@@ -255,6 +270,19 @@ FailureOr<TrainingOptions> buildOptions() {
     o.recompute = *policy;
   }
   take(bucketBytes, o.bucketBytes);
+  if (given(deviceMemory))
+    if (std::string e = ::loom::parseByteSize(deviceMemory, o.deviceMemory);
+        !e.empty())
+      return fail("--device-memory: " + e), failure();
+  if (given(swapPolicy)) {
+    std::optional<mlir::loom::SwapPolicy> kind =
+        mlir::loom::symbolizeSwapPolicy(swapPolicy);
+    if (!kind)
+      return fail("--swap must be none, host, peer or auto, got '" +
+                  swapPolicy + "'"),
+             failure();
+    o.swap = *kind;
+  }
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
     if (!kind)
@@ -331,7 +359,8 @@ int run(int argc, char **argv) {
       "step.cu with --target cuda),\n"
       "weights.safetensors (with --mesh tp=T also\n"
       "weights.rank<t>.safetensors, tensor-parallel rank t's slices),\n"
-      "memory.json (the memory plan), plan.json (mesh, schedule, stage\n"
+      "memory.json (the memory plan: per stage device_peak_bytes, checked\n"
+      "against --device-memory), plan.json (mesh, schedule, stage\n"
       "partition; --plan reads it back), build.sh and train.\n"
       "Rank r of mpirun -np dp*tp*pp has coordinates (d, p, t) with\n"
       "r = (d*pp + p)*tp + t.\n"

@@ -58,6 +58,30 @@ void wait(Context &ctx, CommHandle handle);
 /// communication thread while the caller computes.
 bool isComplete(Context &ctx, CommHandle handle);
 
+//===----------------------------------------------------------------------===//
+// Swap copies between the device pool and the host pool (loom-swap)
+//===----------------------------------------------------------------------===//
+
+/// An in-flight copy; wait() completes it.
+struct CopyHandle {
+  int64_t id = -1;
+};
+
+/// The step's host pool: hostArenaBytes (ProgramSpec) bytes, 64-byte
+/// aligned, where loom-swap's offloaded buffers live.
+char *hostArena(Context &ctx);
+/// Start copying `bytes` from a device buffer to the host pool (swapOut)
+/// or back (swapIn) on the rank's copy thread; the buffers must stay
+/// allocated and unchanged (the target unread) until wait(). With
+/// trainMain's --host-link RATE each copy takes at least bytes / RATE
+/// seconds, as over a PCIe link.
+CopyHandle swapOutStart(Context &ctx, void *host, const void *device,
+                        int64_t bytes);
+CopyHandle swapInStart(Context &ctx, void *device, const void *host,
+                       int64_t bytes);
+/// Blocks until the copy is done; the handle is then free.
+void wait(Context &ctx, CopyHandle handle);
+
 } // namespace rt
 } // namespace loom
 

@@ -79,6 +79,17 @@ struct ProgramSpec {
   /// pipeline coordinate p run stage p. With pp > 1, batchSize is the rows
   /// of one step per data-parallel rank (all the step's microbatches).
   int32_t stage = 0;
+  /// loom-memory-plan's device peak of this program: the bytes of its
+  /// device pool (params, state, the input batch, results, the arena;
+  /// memory.json's `device_peak_bytes`), 0 when unknown. The runtime
+  /// measures the same pool and warns when it exceeds the plan.
+  int64_t plannedDevicePeakBytes = 0;
+  /// The device budget the program was compiled for (`loomc
+  /// --device-memory`; 0: none): a device pool that would exceed it is an
+  /// error (out of device memory), as on a real device.
+  int64_t deviceMemoryBytes = 0;
+  /// The host pool loom-swap's offloaded buffers live in (bytes; 0: none).
+  int64_t hostArenaBytes = 0;
 };
 
 /// Runs the training loop; returns the process exit code (0 on success,

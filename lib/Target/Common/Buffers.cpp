@@ -29,6 +29,14 @@ LogicalResult EmitterBase::emitAlloc(loomrt::AllocOp alloc) {
                     alignment);
   std::string n = newName(alloc.getCategory());
   names[alloc.getBuffer()] = n;
+  if (alloc.getCategory() == "swap") {
+    // The host pool of loom-swap (its own plan; not an arena buffer).
+    line() << cppType(elementType(alloc.getBuffer())) << " *" << n
+           << " = reinterpret_cast<" << cppType(elementType(alloc.getBuffer()))
+           << " *>(hostArena(ctx) + " << offset << "); // "
+           << alloc.getType() << " in the host pool\n";
+    return success();
+  }
   line() << cppType(elementType(alloc.getBuffer())) << " *" << n
          << " = reinterpret_cast<" << cppType(elementType(alloc.getBuffer()))
          << " *>(arena + " << offset << "); // " << alloc.getType() << "\n";
@@ -40,6 +48,11 @@ LogicalResult EmitterBase::emitDealloc(loomrt::DeallocOp dealloc) {
   auto alloc = dealloc.getBuffer().getDefiningOp<loomrt::AllocOp>();
   if (!alloc || !alloc.getOffset())
     return error(dealloc) << "dealloc of a buffer that is not a planned alloc";
+  if (alloc.getCategory() == "swap") {
+    line() << "// " << name(alloc.getBuffer())
+           << " (host pool) is free from here\n";
+    return success();
+  }
   int64_t bytes =
       llvm::alignTo(numElements(shape(alloc.getBuffer())) *
                         elementBytes(elementType(alloc.getBuffer())),

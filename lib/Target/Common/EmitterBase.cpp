@@ -89,6 +89,14 @@ LogicalResult EmitterBase::emitOp(Operation *op) {
       .Case([&](loomrt::RecvStartOp o) { return emitTransferStart(o); })
       .Case([&](loomrt::GridIndexOp o) { return emitGridIndex(o); })
       .Case([&](loomrt::WaitOp o) { return emitWait(o); })
+      .Case([&](loomrt::SwapOutOp o) {
+        return emitSwap(o, o.getSource(), o.getTarget(), o.getHandle(),
+                        /*out=*/true);
+      })
+      .Case([&](loomrt::SwapInOp o) {
+        return emitSwap(o, o.getSource(), o.getTarget(), o.getHandle(),
+                        /*out=*/false);
+      })
       .Case([&](func::ReturnOp) { return success(); })
       .Default([&](Operation *) -> LogicalResult {
         return error(op) << "cannot print this op (lower it with "
@@ -204,6 +212,11 @@ LogicalResult EmitterBase::emitSpecs() {
     (i < numInputs ? args : results) += *text;
   }
   unsigned numResults = func.getNumArguments() - numInputs;
+  // The memory plan's device peak and the budget (absent: 0).
+  auto intAttrOr = [&](StringRef name) -> int64_t {
+    auto attr = func->getAttrOfType<IntegerAttr>(name);
+    return attr ? attr.getInt() : 0;
+  };
   // The device mesh the program runs on: the module's @mesh.
   FailureOr<::loom::Mesh> mesh = getMesh(func->getParentOfType<ModuleOp>());
   if (failed(mesh))
@@ -222,7 +235,11 @@ LogicalResult EmitterBase::emitSpecs() {
       << func->getAttrOfType<IntegerAttr>("loomrt.peak_live_bytes").getInt()
       << ",\n    /*batchSize=*/" << batch << ", &step,\n"
       << "    /*dp=*/" << dp << ", /*tp=*/" << tp << ", /*pp=*/" << pp
-      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << "};\n\n";
+      << ", /*stage=*/" << std::max<int64_t>(stage, 0) << ",\n"
+      << "    /*plannedDevicePeakBytes=*/" << intAttrOr("loomrt.device_peak_bytes")
+      << ", /*deviceMemoryBytes=*/" << intAttrOr("loomrt.device_memory_bytes")
+      << ", /*hostArenaBytes=*/" << intAttrOr("loomrt.host_arena_bytes")
+      << "};\n\n";
   return success();
 }
 

@@ -12,7 +12,7 @@
 // RT: loomrt.all_reduce_start {{.*}} on @mesh grid_axes = [0]
 // CHECK: allReduceStart(ctx, {{.*}}, 4, ReduceOp::Sum, Group::Tp);
 // CHECK: allReduceStart(ctx, {{.*}}, 4, ReduceOp::Sum, Group::Dp);
-// CHECK: /*dp=*/2, /*tp=*/2, /*pp=*/1, /*stage=*/0};
+// CHECK: /*dp=*/2, /*tp=*/2, /*pp=*/1, /*stage=*/0,
 shard.grid @mesh(shape = 2x1x2)
 func.func @main(%x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
   %a = shard.all_reduce %x on @mesh grid_axes = [2] : tensor<4xf32> -> tensor<4xf32>

@@ -20,7 +20,7 @@
 // CHECK: wait(ctx, [[S]]);
 // CHECK: "net_stage0_step", kArgs, 1, kResults, 2,
 // CHECK: /*batchSize=*/2, &step,
-// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/2, /*stage=*/0};
+// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/2, /*stage=*/0,
 // CHECK: } // namespace stage0
 // CHECK: namespace stage1 {
 // CHECK: alignas(64) float t{{[0-9]+}}_constant[3]
@@ -28,7 +28,7 @@
 // CHECK-NEXT: wait(ctx, [[R]]);
 // CHECK: "net_stage1_step", kArgs, 1, kResults, 2,
 // CHECK: /*batchSize=*/2, &step,
-// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/2, /*stage=*/1};
+// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/2, /*stage=*/1,
 // CHECK: } // namespace stage1
 // CHECK: const ProgramSpec *const kStages[] = {&stage0::kProgram, &stage1::kProgram};
 // CHECK: return loom::rt::trainMainStages(argc, argv, kStages, 2);

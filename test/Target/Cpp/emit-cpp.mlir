@@ -40,7 +40,7 @@
 // CHECK: {"loss", Role::Loss, DType::F32, 0, {}, -1},
 // CHECK: /*arenaBytes=*/128, /*plannedPeakBytes=*/128,
 // CHECK-NEXT: /*batchSize=*/2, &step,
-// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/1, /*stage=*/0};
+// CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/1, /*stage=*/0,
 // CHECK: return loom::rt::trainMain(argc, argv, kProgram);
 func.func @main(%w: tensor<4x8xf32> {loom.name = "w", loom.param}, %b: tensor<8xf32> {loom.name = "b", loom.param},
                 %x: tensor<2x4xf32> {loom.name = "x"}, %y: tensor<2xi64> {loom.name = "y"}) -> (tensor<f32> {loom.name = "loss"}) {

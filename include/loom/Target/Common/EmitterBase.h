@@ -248,6 +248,9 @@ private:
   template <typename StartOp>
   LogicalResult emitTransferStart(StartOp op);
   LogicalResult emitWait(loomrt::WaitOp op);
+  /// loomrt.swap_out or loomrt.swap_in (CPU backend only so far).
+  LogicalResult emitSwap(Operation *op, Value source, Value target,
+                         Value handle, bool out);
 };
 
 //===----------------------------------------------------------------------===//

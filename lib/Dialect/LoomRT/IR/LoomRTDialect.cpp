@@ -54,6 +54,57 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+static LogicalResult verifySwapTypes(Operation *op, Value source,
+                                     Value target) {
+  auto from = cast<MemRefType>(source.getType());
+  auto to = cast<MemRefType>(target.getType());
+  if (from != to)
+    return op->emitOpError("copies ")
+           << from << " into " << to << ": the types must be equal";
+  if (!from.hasStaticShape())
+    return op->emitOpError("needs a static shape");
+  return success();
+}
+
+LogicalResult SwapOutOp::verify() {
+  return verifySwapTypes(*this, getSource(), getTarget());
+}
+
+LogicalResult SwapInOp::verify() {
+  if (failed(verifySwapTypes(*this, getSource(), getTarget())))
+    return failure();
+  // The wait on the handle, in this block.
+  Operation *wait = nullptr;
+  for (Operation *user : getHandle().getUsers()) {
+    if (!isa<WaitOp>(user) || user->getBlock() != (*this)->getBlock())
+      return emitOpError("handle must be waited on in the same block");
+    if (!wait || user->isBeforeInBlock(wait))
+      wait = user;
+  }
+  if (!wait)
+    return emitOpError("the swapped-in buffer is never waited on");
+  // Every other use of the target (through views) after that wait.
+  SmallVector<Value> worklist{getTarget()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (user == getOperation())
+        continue;
+      if (auto view = dyn_cast<ViewOp>(user)) {
+        worklist.push_back(view.getResult());
+        continue;
+      }
+      Operation *top = wait->getBlock()->findAncestorOpInBlock(*user);
+      if (!top || !wait->isBeforeInBlock(top))
+        return (emitOpError("the swapped-in buffer is used before the wait "
+                            "on its handle: prefetched too late"))
+                   .attachNote(user->getLoc())
+               << "used here";
+    }
+  }
+  return success();
+}
+
 LogicalResult ConstantOp::verify() {
   auto type = cast<MemRefType>(getBuffer().getType());
   auto valueType = cast<ShapedType>(getValue().getType());

@@ -388,8 +388,58 @@ def LoomRT_GridIndexOp : LoomRT_CollectiveOp<"grid_index"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Swap (loom-swap)
+//===----------------------------------------------------------------------===//
+
+def LoomRT_SwapOutOp : LoomRT_Op<"swap_out"> {
+  let summary = "Starts copying a device buffer to the host pool";
+  let description = [{
+    Asynchronous copy of `source` (an arena buffer) into `target` (a buffer
+    of the host pool: `loomrt.alloc {category = "swap"}`), done by the
+    runtime's copy thread; returns a handle. `source` must stay unchanged
+    and allocated, and `target` unread, until the `wait` on the handle
+    (`loom-memory-plan` keeps both live until then). Inserted by
+    `loom-swap` after a buffer's last use before a long gap.
+
+    ```mlir
+    %h = loomrt.swap_out %act to %host : memref<4x8xf32>, memref<4x8xf32>
+    loomrt.wait %h
+    ```
+  }];
+  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = [{
+    $source `to` $target attr-dict `:` type($source) `,` type($target)
+  }];
+  let hasVerifier = 1;
+}
+
+def LoomRT_SwapInOp : LoomRT_Op<"swap_in"> {
+  let summary = "Starts copying a host-pool buffer back to the device";
+  let description = [{
+    Asynchronous copy of `source` (a host-pool buffer written by a
+    `swap_out` that was waited on) into `target`, a fresh arena buffer;
+    returns a handle. The verifier checks that every other use of `target`
+    (and of its views) comes after the `wait` on the handle, in the same
+    block: a buffer prefetched too late cannot be read.
+
+    ```mlir
+    %b = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+    %h = loomrt.swap_in %host to %b : memref<4x8xf32>, memref<4x8xf32>
+    loomrt.wait %h
+    ```
+  }];
+  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target);
+  let results = (outs LoomRT_HandleType:$handle);
+  let assemblyFormat = [{
+    $source `to` $target attr-dict `:` type($source) `,` type($target)
+  }];
+  let hasVerifier = 1;
+}
+
 def LoomRT_WaitOp : LoomRT_Op<"wait"> {
-  let summary = "Completes an asynchronous communication";
+  let summary = "Completes an asynchronous communication or swap copy";
   let arguments = (ins LoomRT_HandleType:$handle);
   let assemblyFormat = "$handle attr-dict";
 }

@@ -23,18 +23,95 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `optimizer_state`, `data`, `results`: argument buffers by their
     `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
     bytes live at the peak by category (`activation`, `gradient`,
-    `recompute`, `optimizer`, `workspace`), and `peak_bytes`, their total:
-    what the runtime's counters measure. A function `loom-recompute`
-    changed also gets `recompute`: its `loom.recompute` counts (policy,
-    ops, collectives, flops of the replayed forward ops); one that
-    `loom-overlap-split` split gets `overlap_split`: `sub_batches` and the
-    `ops` computing one sub-batch (origins `sub<i>.`).
+    `recompute`, `optimizer`, `workspace`; `comm_at_peak_bytes`: those a
+    send, receive or all-reduce uses), `peak_bytes` (persistent + peak live), and per
+    stage (`stage`: the function's `loom.stage`) `device_peak_bytes`, what
+    the rank's device pool holds (persistent + `arena_bytes`: the runtime
+    allocates the whole arena) and `host_peak_bytes` (the host pool:
+    buffers of category `swap`, loom-swap's offloaded activations, placed
+    in an arena of their own; 0 without swap): what `train
+    --memory-counters` measures. The function gets
+    `loomrt.device_peak_bytes` (and `loomrt.host_arena_bytes` when it has a
+    host pool).
+
+    A function `loom-recompute` changed also gets `recompute`: its
+    `loom.recompute` counts (policy, ops, collectives, flops of the
+    replayed forward ops); one that `loom-overlap-split` split gets
+    `overlap_split`: `sub_batches` and the `ops` computing one sub-batch
+    (origins `sub<i>.`).
+
+    With `device-memory=BYTES` (loomc `--device-memory`), a function whose
+    device peak exceeds the budget is an error naming the stage, its peak,
+    the budget, the breakdown and what would fit it (swap, recompute, more
+    stages, smaller micro-batches); when its parameters and optimizer state
+    (or all its persistent buffers) alone exceed the budget, the error says
+    that nothing swappable can fix it. The report is written first.
+    The analysis is `analyzeFunctionMemory`
+    (`loom/Dialect/LoomRT/Transforms/MemoryPlan.h`), which other passes
+    call to read a stage's device peak without changing the IR.
+
+    ```
+    error: loom-memory-plan: stage 0 (@main_stage0_step) needs 215040 bytes
+    of device memory at its peak, over the --device-memory budget of 200000
+    bytes by 15040: ...
+    ```
   }];
   let options = [
     Option<"report", "report", "std::string", "\"\"",
            "Write the memory report (JSON) to this file ('-' for stdout)">,
     Option<"alignment", "alignment", "int64_t", "64",
            "Byte alignment of every buffer in the arena">,
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of device memory per rank: a function whose device peak "
+           "exceeds it is an error (0: no budget)">,
+  ];
+}
+
+def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
+  let summary = "Offload activations to a host pool to fit a device budget";
+  let description = [{
+    Mbapp's swapping, on the lowered `loomrt` step functions (one per
+    pipeline stage), run before `loom-memory-plan` (loomc `--swap host`
+    with `--device-memory`). For each function whose device peak
+    (`analyzeFunctionMemory`, the memory plan's own figure) exceeds
+    `device-memory`, it repeatedly takes the largest activation buffer that
+    is live at the peak without being used there (two of its uses, views
+    included, span the peak; buffers used by a send, receive or all-reduce
+    stay), and moves it to the host pool over that gap:
+
+    ```mlir
+    <use before the gap>
+    %host = loomrt.alloc {category = "swap"} : memref<4x8xf32>
+    %out = loomrt.swap_out %act to %host : memref<4x8xf32>, memref<4x8xf32>
+    ... at most prefetch-distance ops, before the peak ...
+    loomrt.wait %out                  // %act's device bytes are free after
+    ... the peak ...
+    %act2 = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+    %in = loomrt.swap_in %host to %act2 : memref<4x8xf32>, memref<4x8xf32>
+    ... at most prefetch-distance ops, after the peak ...
+    loomrt.wait %in
+    <use after the gap, now of %act2>
+    ```
+
+    The copies run on the runtime's copy thread while the ops between start
+    and wait compute (`train --host-link RATE` limits their rate); the
+    `swap_in` verifier checks that every use of a swapped-in buffer comes
+    after its wait. Under 1F1B the forward pass of a micro-batch and its
+    backward are far apart in the first stages, so their activations are
+    what moves. The function is re-analysed after each move, and the loop
+    stops when it fits; when nothing live at the peak can move and it still
+    does not fit, the error names the stage, its peak before and after, and
+    what is live at the peak. Swapping moves bytes: the program computes
+    the same values. Functions within the budget are not changed.
+  }];
+  let options = [
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of device memory per rank (0: no budget, nothing moves)">,
+    Option<"prefetchDistance", "prefetch-distance", "int64_t", "4",
+           "Ops between a copy's start and its wait, at most (the copy "
+           "hides behind them)">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "The memory plan's alignment (for the peak it computes)">,
   ];
 }
 

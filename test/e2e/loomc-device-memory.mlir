@@ -1,0 +1,77 @@
+// loomc --device-memory: the budget's spelling, memory.json's device peak,
+// the over-budget error and the plan field. Measured against the runtime's
+// counters on pp=2 in test/python/test_device_memory.py.
+//
+// The step needs 220 bytes of device memory (worked out by hand): persistent
+// w 16 + x 48 + the optimizer's step counter 4 + results (loss 4, new w 16,
+// new counter 4) 24 = 92, and an arena of 128 (two 12-float gradients of
+// 48 bytes, each rounded up to 64).
+// RUN: rm -rf %t && loomc %s -o %t --emit-only --device-memory 220B
+// RUN: FileCheck %s --check-prefix=FITS < %t/memory.json
+// FITS: "device_memory": 220,
+// FITS: "arena_bytes": 128,
+// FITS: "device_peak_bytes": 220,
+// FITS-NEXT: "function": "main_step",
+// FITS-NEXT: "host_peak_bytes": 0,
+// RUN: FileCheck %s --check-prefix=PLAN < %t/plan.json
+// PLAN: "device_memory": 220,
+// The emitted program carries the plan's device peak and the budget: the
+// runtime budgets its device pool with them.
+// RUN: FileCheck %s --check-prefix=SPEC < %t/step.cpp
+// SPEC: /*plannedDevicePeakBytes=*/220, /*deviceMemoryBytes=*/220, /*hostArenaBytes=*/0};
+//
+// --plan reads the budget back.
+// RUN: not loomc %s -o %t.again --emit-only --plan %t/plan.json --device-memory 219 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OVER
+// RUN: loomc %s -o %t.again --emit-only --plan %t/plan.json
+//
+// One byte less: an error naming the function, its peak, the budget and
+// what would fit it; memory.json is still written.
+// RUN: not loomc %s -o %t.over --emit-only --device-memory 219 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OVER
+// OVER: error: loom-memory-plan: @main_step needs 220 bytes of device memory at its peak, over the --device-memory budget of 219 bytes by 1: persistent 92 (parameters 16, optimizer state 4, updated parameters, state and loss 24, input batch 48) and the arena 128
+// OVER-SAME: The budget leaves 127 bytes for the arena; to fit, shed at least 1 bytes of it: offload activations to host memory (--swap host), recompute them in the backward pass (--recompute), use more pipeline stages
+// OVER: loomc: error: compilation failed (see the errors above)
+//
+// Parameters and optimizer state (20 bytes) alone over the budget.
+// RUN: not loomc %s -o %t.err --emit-only --device-memory 16 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PARAMS
+// PARAMS: error: loom-memory-plan: @main_step: its parameters and optimizer state alone need 20 bytes (parameters 16, optimizer state 4), over the --device-memory budget of 16 bytes; nothing swappable can fix it
+//
+// Suffixes are binary; 0 means unbounded.
+// RUN: loomc %s -o %t.kib --emit-only --device-memory 1.5KiB
+// RUN: FileCheck %s --check-prefix=KIB < %t.kib/memory.json
+// KIB: "device_memory": 1536,
+// RUN: loomc %s -o %t.zero --emit-only --device-memory 0
+// RUN: not loomc %s -o %t.err --device-memory 12XB 2>&1 | FileCheck %s --check-prefix=SUFFIX
+// SUFFIX: loomc: error: --device-memory: unknown suffix 'XB' in '12XB'; the accepted suffixes are B, KiB, MiB, GiB, TiB (binary: 1KiB = 1024 bytes) or none (bytes)
+// RUN: not loomc %s -o %t.err --device-memory GiB 2>&1 | FileCheck %s --check-prefix=NUMBER
+// NUMBER: loomc: error: --device-memory: expects a number of bytes with an optional suffix (B, KiB, MiB, GiB, TiB), e.g. 24GiB, got 'GiB'
+// RUN: not loomc %s -o %t.err --device-memory -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: loomc: error: --device-memory: expects a number of bytes
+//
+// --swap host needs a budget and the CPU target; peer and auto are not in
+// this build. Here the arena holds only gradients: nothing to offload.
+// RUN: not loomc %s -o %t.err --swap host --device-memory 219 2>&1 | FileCheck %s --check-prefix=SWAP
+// SWAP: error: loom-swap: @main_step still needs 220 bytes of device memory at its peak (220 before swapping), over the --device-memory budget of 219 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
+// RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 220
+// RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
+// SWAPBUDGET: loomc: error: --swap host offloads activations to fit a device budget: give --device-memory BYTES
+// RUN: not loomc %s -o %t.err --swap host --device-memory 1GiB --target cuda 2>&1 | FileCheck %s --check-prefix=SWAPCUDA
+// SWAPCUDA: loomc: error: --swap host: the swap copies are implemented on the CPU backend only so far; use --target cpu
+// RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
+// SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host
+// RUN: not loomc %s -o %t.err --swap disk 2>&1 | FileCheck %s --check-prefix=SWAPKIND
+// SWAPKIND: loomc: error: --swap must be none, host, peer or auto, got 'disk'
+//
+// RUN: loomc --help | FileCheck %s --check-prefix=HELP
+// HELP: --device-memory=<bytes>
+// HELP: --swap=<string>
+
+func.func @main(%w: tensor<4xf32> {loom.name = "w", loom.param},
+                %x: tensor<3x4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
+  %b = loom.broadcast %w, dims = [1] : tensor<4xf32> -> tensor<3x4xf32>
+  %p = loom.mul %x, %b : tensor<3x4xf32>
+  %s = loom.reduce_sum %p, dims = [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
