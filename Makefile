@@ -17,6 +17,7 @@ help:
 	@echo "            175B shape), ONNX import,"
 	@echo "            loom-run vs onnxruntime, loomc compile time (GPT-2 small),"
 	@echo "            compiled training step vs PyTorch eager, dp=2 vs 1 rank,"
+	@echo "            pp=4 under a device budget (swap, recompute, smaller micro-batches),"
 	@echo "            pipeline partition of GPT-3 175B, link bandwidth and"
 	@echo "            overlap of communication and compute over vcluster links,"
 	@echo "            Oases overlap split and recompute on a throttled tp link (root)"
@@ -47,6 +48,7 @@ bench: build
 	@$(PYTHON) bench/loomc_compile_time.py
 	@$(PYTHON) bench/train_step_vs_pytorch.py
 	@$(PYTHON) bench/data_parallel_scaling.py
+	@$(PYTHON) bench/memory_balance.py
 	@$(PYTHON) bench/link_bandwidth.py
 	@$(PYTHON) bench/overlap_progress.py
 	@$(PYTHON) bench/multi_host_dp.py
