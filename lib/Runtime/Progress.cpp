@@ -6,6 +6,15 @@
 // memory inside one) advance only inside MPI calls; without this thread an
 // all-reduce started before a kernel advanced only in the wait() after it.
 //
+// Each operation is published as complete as soon as MPI completed it,
+// whatever is still in flight before it: a send past MPI's eager limit
+// completes only once the peer posted the matching receive, and the peer
+// may post it only after this rank's later receive returned (GPipe: the
+// first stage sends every micro-batch's activations, then waits for the
+// first gradient, which the last stage sends before it receives the later
+// activations). Publishing completions in issue order made that receive
+// wait for the send, a deadlock between the two ranks.
+//
 // Polling: while operations are in flight the thread tests them, and
 // sleeps between rounds that completed nothing, from 5 us doubling to
 // 200 us, so that a rank whose transfer waits on a slow link does not take
@@ -19,6 +28,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 namespace loom {
 namespace rt {
@@ -33,9 +43,6 @@ constexpr auto kMaxPause = std::chrono::microseconds(200);
 struct CommEngine::Slot {
   enum class State { Free, Queued, Posted, Complete };
   State state = State::Free;
-  /// Set once MPI completed all requests (the thread's own view; published
-  /// as Complete in issue order within the group).
-  bool finished = false;
   PendingComm op;
 };
 
@@ -73,7 +80,6 @@ int64_t CommEngine::submit(PendingComm op) {
     }
     Slot &slot = *slots[static_cast<size_t>(id)];
     slot.state = Slot::State::Queued;
-    slot.finished = false;
     slot.op = std::move(op);
     toPost.push_back(id);
   }
@@ -184,9 +190,7 @@ void CommEngine::loop() {
   std::unique_lock<std::mutex> lock(mutex);
   auto pause = kMinPause;
   for (;;) {
-    bool anyInFlight = std::any_of(std::begin(inFlight), std::end(inFlight),
-                                   [](const auto &q) { return !q.empty(); });
-    if (toPost.empty() && !anyInFlight) {
+    if (toPost.empty() && inFlight.empty()) {
       if (stopping)
         return;
       workReady.wait(lock);
@@ -205,35 +209,30 @@ void CommEngine::loop() {
       post(*slot);
       lock.lock();
       slot->state = Slot::State::Posted;
-      inFlight[static_cast<int>(slot->op.group)].push_back(id);
+      inFlight.push_back(id);
       progressed = true;
     }
-    // Drive every posted operation; publish completions in issue order
-    // within each group.
-    bool published = false;
-    for (auto &queue : inFlight) {
-      std::vector<Slot *> pending;
-      for (int64_t id : queue)
-        if (!slots[static_cast<size_t>(id)]->finished)
-          pending.push_back(slots[static_cast<size_t>(id)].get());
-      lock.unlock();
-      for (Slot *slot : pending)
-        if (test(*slot)) {
-          slot->finished = true;
-          slot->op.completedAt = now();
-          progressed = true;
-        }
-      lock.lock();
-      while (!queue.empty() &&
-             slots[static_cast<size_t>(queue.front())]->finished) {
-        slots[static_cast<size_t>(queue.front())]->state =
-            Slot::State::Complete;
-        queue.pop_front();
-        published = true;
+    // Drive every posted operation; publish each one as soon as it
+    // completed (never behind an earlier one: see the file comment).
+    std::vector<std::pair<int64_t, Slot *>> pending;
+    for (int64_t id : inFlight)
+      pending.emplace_back(id, slots[static_cast<size_t>(id)].get());
+    lock.unlock();
+    std::vector<int64_t> finished;
+    for (auto [id, slot] : pending)
+      if (test(*slot)) {
+        slot->op.completedAt = now();
+        finished.push_back(id);
       }
-    }
-    if (published)
+    lock.lock();
+    if (!finished.empty()) {
+      for (int64_t id : finished) {
+        slots[static_cast<size_t>(id)]->state = Slot::State::Complete;
+        inFlight.erase(std::find(inFlight.begin(), inFlight.end(), id));
+      }
       completed.notify_all();
+      progressed = true;
+    }
     if (progressed) {
       pause = kMinPause;
       continue;

@@ -141,8 +141,10 @@ struct PendingComm {
 /// operations in issue order (so every rank posts its messages in the order
 /// its program issued them, as MPI's matching requires) and drives all
 /// posted ones with MPI_Test until they complete, while the compute thread
-/// runs kernels without calling MPI. A handle's completion is published in
-/// issue order within its group. wait() blocks on a condition variable,
+/// runs kernels without calling MPI. A handle's completion is published as
+/// soon as MPI completed it, never behind an earlier operation (a receive
+/// must not wait for an earlier send whose matching receive the peer posts
+/// only later: sends never block). wait() blocks on a condition variable,
 /// never on MPI, with a watchdog: no completion within `timeout` seconds is
 /// an error naming the operation and its peers.
 ///
@@ -185,8 +187,8 @@ private:
   std::vector<std::unique_ptr<Slot>> slots;
   std::vector<int64_t> freeSlots;
   std::deque<int64_t> toPost;
-  /// Per Group: posted operations in issue order.
-  std::deque<int64_t> inFlight[kNumGroups];
+  /// Posted operations not yet complete, in issue order.
+  std::vector<int64_t> inFlight;
   bool stopping = false;
   std::chrono::steady_clock::time_point start;
   std::thread thread;

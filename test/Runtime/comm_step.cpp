@@ -3,9 +3,10 @@
 // A program with no arguments whose step exercises every Comm operation on
 // any number of ranks and fails (through fail()) on a wrong value: the four
 // reductions, overlapping collectives waited for out of order, a ring of
-// point-to-point messages, zero-byte messages, and progress without MPI
-// calls from the compute thread (large transfers that complete while it
-// only polls isComplete()). It prints
+// point-to-point messages, zero-byte messages, a receive waited for while
+// an earlier large send of the rank still waits for the peer's receive,
+// and progress without MPI calls from the compute thread (large transfers
+// that complete while it only polls isComplete()). It prints
 // `comm-check: rank R of N ok` per rank and step.
 //
 // Test hooks (LOOM_TEST_COMM=...) make it misuse the API, to check the
@@ -63,6 +64,36 @@ void spinUntilComplete(Context &ctx, CommHandle handle, const char *what) {
                .c_str());
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+}
+
+/// Sends never block a later receive: each rank sends a 16 MiB message
+/// (past MPI's eager limits: it completes only once the peer posted the
+/// receive) and a small one to the right, then waits for the small one
+/// from the left before it posts the receive of the big one -- the pattern
+/// of a pipeline's first stage (activations out, then a gradient in).
+/// Completions published in issue order made every rank's small receive
+/// wait for its big send, whose receive the peer posts only after its own
+/// small receive returned: a deadlock until --comm-timeout.
+void checkReceiveAfterUnmatchedSend(Context &ctx) {
+  const int rank = worldRank(ctx), size = worldSize(ctx);
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  const int64_t bytes = 16 << 20;
+  std::vector<char> bigOut(static_cast<size_t>(bytes), static_cast<char>(rank)),
+      bigIn(static_cast<size_t>(bytes), -1);
+  int smallOut = rank, smallIn = -1;
+  CommHandle hBig = sendStart(ctx, bigOut.data(), bytes, right, 21);
+  CommHandle hSmall = sendStart(ctx, &smallOut, sizeof smallOut, right, 22);
+  CommHandle rSmall = recvStart(ctx, &smallIn, sizeof smallIn, left, 22);
+  wait(ctx, rSmall);
+  expect(ctx, smallIn == left, "small message wrong");
+  CommHandle rBig = recvStart(ctx, bigIn.data(), bytes, left, 21);
+  wait(ctx, rBig);
+  wait(ctx, hSmall);
+  wait(ctx, hBig);
+  expect(ctx, bigIn[0] == static_cast<char>(left) &&
+                  bigIn[static_cast<size_t>(bytes - 1)] ==
+                      static_cast<char>(left),
+         "big message after the small one wrong");
 }
 
 /// Progress during compute: a 32 MiB all-reduce and a 16 MiB ring message
@@ -147,6 +178,7 @@ void step(Context &ctx, void *const *, void *const *results, char *) {
     expect(ctx, in[j] == left * 1000 + j,
            "ring message wrong at " + std::to_string(j));
 
+  checkReceiveAfterUnmatchedSend(ctx);
   checkProgress(ctx);
 
   std::printf("comm-check: rank %d of %d ok\n", rank, size);

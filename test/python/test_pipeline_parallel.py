@@ -59,7 +59,7 @@ OPTIMIZERS = dict(OPTIMIZERS, clipped_sgd=(
 
 
 def run_parity(tmp_path, example, mesh, microbatches, micro, opt, schedule="1f1b",
-               falls=True):
+               falls=True, steps=STEPS, extra_args=None):
     axes = parse_mesh(mesh)
     global_batch = axes["dp"] * microbatches * micro
     model, args, names, single = import_example(example, tmp_path, global_batch, "import-single")
@@ -67,8 +67,8 @@ def run_parity(tmp_path, example, mesh, microbatches, micro, opt, schedule="1f1b
     data = make_data(names, args, 3, CLASSES[example], seed=5)
     data_dir = write_data(tmp_path / "data", data)
     options, make_opt = OPTIMIZERS[opt]
-    expected = torch_losses(model, names, data, global_batch, STEPS, make_opt)
-    one = single.compile(outdir=tmp_path / "single", **options).train(data_dir, STEPS)
+    expected = torch_losses(model, names, data, global_batch, steps, make_opt)
+    one = single.compile(outdir=tmp_path / "single", **options).train(data_dir, steps)
     program = per_rank.compile(outdir=tmp_path / "pp", mesh=mesh, microbatches=microbatches,
                                schedule=schedule, **options)
     plan = json.loads((program.outdir / "plan.json").read_text())
@@ -86,8 +86,9 @@ def run_parity(tmp_path, example, mesh, microbatches, micro, opt, schedule="1f1b
             # The tied embedding / LM head is vocabulary-parallel too, and
             # read by the first and the last stage.
             assert "wte.weight" in sharded, sharded
-    got = program.train(data_dir, STEPS, ranks=axes["dp"] * axes["tp"] * axes["pp"])
-    assert len(got) == STEPS
+    got = program.train(data_dir, steps, ranks=axes["dp"] * axes["tp"] * axes["pp"],
+                        extra_args=extra_args)
+    assert len(got) == steps
     np.testing.assert_allclose(one, expected, rtol=1e-4)
     np.testing.assert_allclose(got, expected, rtol=1e-4)
     np.testing.assert_allclose(got, one, rtol=1e-4)
@@ -107,6 +108,16 @@ def test_gradient_accumulation_matches_the_full_batch(tmp_path):
 def test_pipeline_matches_single_device_and_pytorch(mesh, microbatches, schedule, tmp_path):
     # pp=4 on a 2-layer model: stages are cut at op granularity.
     run_parity(tmp_path, "gpt_example", mesh, microbatches, 1, "sgd", schedule)
+
+
+def test_gpipe_with_messages_past_the_eager_limit(tmp_path):
+    """GPipe, pp=2, 4 micro-batches of 8 rows: the activations and gradients
+    are large enough for MPI's rendezvous protocol, so a send completes only
+    once the peer posted its receive. A rank's receive must not wait for its
+    own earlier sends (the last stage's gradient sends while the first stage
+    still sends activations) -- this used to hang until --comm-timeout."""
+    run_parity(tmp_path, "gpt_example", "pp=2", 4, 8, "sgd", "gpipe", steps=3,
+               extra_args=["--comm-timeout", "60"])
 
 
 @pytest.mark.parametrize("opt", ["sgd", "adamw"])
