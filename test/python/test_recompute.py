@@ -126,7 +126,7 @@ def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     """--recompute auto under a budget between the stages' peaks: the first
     stage (most micro-batches in flight under 1F1B) recomputes, the last
     keeps its activations; every stage fits, and the losses are PyTorch's."""
-    expected, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2,pp=2", 4,
+    expected, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2,pp=2", 2,
                                               ("comm-free",), opt="sgd")
     none = {f["function"]: f["device_peak_bytes"] for f in memory(programs["none"].outdir)}
     cheaper = {f["function"]: f["device_peak_bytes"]
@@ -138,7 +138,7 @@ def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     assert budget < none[first], (none, cheaper)
     _, _, _, per_rank = import_example("gpt_example", tmp_path, 2, "import-micro")
     options, _ = OPTIMIZERS["sgd"]
-    program = per_rank.compile(outdir=tmp_path / "auto", mesh="tp=2,pp=2", microbatches=4,
+    program = per_rank.compile(outdir=tmp_path / "auto", mesh="tp=2,pp=2", microbatches=2,
                                recompute="auto", device_memory=budget, **options)
     plan = json.loads((program.outdir / "plan.json").read_text())
     assert plan["recompute"] == "auto"
