@@ -144,13 +144,17 @@ struct ConcatenatePattern : ShloPattern<shlo::ConcatenateOp> {
   }
 };
 
-/// How an embedding-form gather maps to `loom.gather`.
-struct GatherPlan {
+/// A take along one operand axis, with batching dimensions when it is
+/// JAX's `take_along_axis` (a gather) or its transpose (a scatter).
+struct TakeAxes {
   int64_t axis = 0;
-  /// Operand dimensions the indices' batching dimensions pair with (a
-  /// `take_along_axis`), and those indices dimensions (before the index
-  /// vector dimension is dropped).
+  /// Operand dimensions the indices' batching dimensions pair with, and
+  /// those indices dimensions (once the index vector dimension is dropped).
   SmallVector<int64_t> operandBatching, indicesBatching;
+};
+
+/// How an embedding-form gather maps to `loom.gather`.
+struct GatherPlan : TakeAxes {
   /// Dimension of the indices holding the (single) index, to drop; -1 if
   /// the index vector dimension is implicit.
   int64_t dropIndexDim = -1;
@@ -276,6 +280,18 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
   return plan;
 }
 
+/// The operand dimensions in flattenBatching's order: the batching ones,
+/// the indexed one, then the others.
+static SmallVector<int64_t> batchingFirst(const TakeAxes &plan,
+                                          int64_t rank) {
+  SmallVector<int64_t> permutation(plan.operandBatching);
+  permutation.push_back(plan.axis);
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(permutation, d))
+      permutation.push_back(d);
+  return permutation;
+}
+
 /// A gather with batching dimensions as a take along axis 0 of the operand
 /// with its batching dimensions and the indexed one flattened (in that
 /// order, the other dimensions after them): each (clamped) index moves to
@@ -284,16 +300,12 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
 /// Returns the flattened operand and the flat indices; loom.gather of the
 /// two is batch ++ the operand's other dimensions.
 static std::pair<Value, Value> flattenBatching(OpBuilder &b, Location loc,
-                                               const GatherPlan &plan,
+                                               const TakeAxes &plan,
                                                Value data, Value indices) {
   auto dataType = cast<RankedTensorType>(data.getType());
   auto indicesType = cast<RankedTensorType>(indices.getType());
   int64_t rank = dataType.getRank();
-  SmallVector<int64_t> permutation(plan.operandBatching);
-  permutation.push_back(plan.axis);
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(permutation, d))
-      permutation.push_back(d);
+  SmallVector<int64_t> permutation = batchingFirst(plan, rank);
   SmallVector<int64_t> permuted;
   for (int64_t d : permutation)
     permuted.push_back(dataType.getDimSize(d));
@@ -329,14 +341,10 @@ static std::pair<Value, Value> flattenBatching(OpBuilder &b, Location loc,
 /// The inverse of flattenBatching's operand layout: `flat` back to
 /// `originalType`.
 static Value unflattenBatching(OpBuilder &b, Location loc,
-                               const GatherPlan &plan, Value flat,
+                               const TakeAxes &plan, Value flat,
                                RankedTensorType originalType) {
   int64_t rank = originalType.getRank();
-  SmallVector<int64_t> permutation(plan.operandBatching);
-  permutation.push_back(plan.axis);
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(permutation, d))
-      permutation.push_back(d);
+  SmallVector<int64_t> permutation = batchingFirst(plan, rank);
   SmallVector<int64_t> permuted;
   for (int64_t d : permutation)
     permuted.push_back(originalType.getDimSize(d));
@@ -429,11 +437,7 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
 /// operand dimensions as the trailing update dimensions. Returns `a`, or
 /// the reason otherwise.
 /// How an embedding-gradient scatter maps to `loom.scatter_add`.
-struct ScatterPlan {
-  int64_t axis = 0;
-  /// As GatherPlan's: the transpose of JAX's take_along_axis.
-  SmallVector<int64_t> operandBatching, indicesBatching;
-};
+using ScatterPlan = TakeAxes;
 
 static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
                                           std::string &why) {
@@ -556,18 +560,14 @@ struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
     if (!plan->operandBatching.empty()) {
       // Flattened as the gather's operand: scatter_add along axis 0 takes
       // the updates as they are (indices ++ the other operand dimensions).
-      GatherPlan flat;
-      flat.axis = plan->axis;
-      flat.operandBatching = plan->operandBatching;
-      flat.indicesBatching = plan->indicesBatching;
       Value input = adaptor.getInputs()[0];
       auto inputType = cast<RankedTensorType>(input.getType());
       auto [flatInput, flatIndices] =
-          flattenBatching(rewriter, loc, flat, input, indices);
+          flattenBatching(rewriter, loc, *plan, input, indices);
       Value sum = loom::ScatterAddOp::create(
           rewriter, loc, flatInput.getType(), flatInput, flatIndices,
           adaptor.getUpdates()[0], static_cast<uint64_t>(0));
-      rewriter.replaceOp(op, unflattenBatching(rewriter, loc, flat, sum,
+      rewriter.replaceOp(op, unflattenBatching(rewriter, loc, *plan, sum,
                                                inputType));
       return success();
     }
