@@ -45,7 +45,6 @@ StringRef phaseOf(Operation *op) {
   return "";
 }
 
-bool isForward(Operation *op) { return isForwardOp(op); }
 bool isBackward(Operation *op) { return phaseOf(op) == "backward"; }
 
 bool isCommunication(Operation *op) {
@@ -78,7 +77,7 @@ void findLayers(func::FuncOp func, Analysis &analysis) {
   SmallVector<Operation *> marked;
   DenseMap<Operation *, int64_t> index;
   for (Operation &op : func.getBody().front())
-    if (isForward(&op) && op.hasAttr(LoomDialect::LayerAttrHelper::getNameStr())) {
+    if (isForwardOp(&op) && op.hasAttr(LoomDialect::LayerAttrHelper::getNameStr())) {
       index[&op] = static_cast<int64_t>(marked.size());
       marked.push_back(&op);
     }
@@ -129,12 +128,12 @@ void findLayers(func::FuncOp func, Analysis &analysis) {
 /// the next dot_general.
 void findAttentionCores(func::FuncOp func, Analysis &analysis) {
   auto isActivationOp = [&](Operation *op) {
-    return op && isForward(op) && op->getNumResults() == 1 &&
+    return op && isForwardOp(op) && op->getNumResults() == 1 &&
            analysis.activation.contains(op->getResult(0));
   };
   for (Operation &op : func.getBody().front()) {
     auto softmax = dyn_cast<SoftmaxOp>(op);
-    if (!softmax || !isForward(softmax))
+    if (!softmax || !isForwardOp(softmax))
       continue;
     // Upwards: elementwise and layout ops on the activation path, to the
     // scores' dot_general.
@@ -182,7 +181,7 @@ void findAttentionCores(func::FuncOp func, Analysis &analysis) {
 /// Whether the backward pass recomputes `op` under `policy`.
 bool isRecomputable(Operation *op, RecomputePolicy policy,
                     const Analysis &analysis) {
-  if (!isForward(op) || op->getNumRegions() != 0 ||
+  if (!isForwardOp(op) || op->getNumRegions() != 0 ||
       op->getNumResults() == 0 || isPointToPoint(op) ||
       op->hasTrait<::mlir::OpTrait::IsTerminator>())
     return false;
@@ -296,7 +295,7 @@ Counts recompute(func::FuncOp func, RecomputePolicy policy,
 
   // Forward ops only the backward pass read are dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-    if (isForward(&op) && isOpTriviallyDead(&op))
+    if (isForwardOp(&op) && isOpTriviallyDead(&op))
       op.erase();
   return counts;
 }
