@@ -104,10 +104,8 @@ bool loom::detail::isFloatToFloatOperand(Operation *op, unsigned index) {
          llvm::any_of(op->getResultTypes(), hasFloatElements);
 }
 
-FailureOr<loom::PartitionRule> loom::detail::getElementwisePartitionRule(
-    Operation *op, ArrayRef<std::optional<ShardedDim>> operands) {
-  if (!op->hasTrait<OpTrait::ElementwiseMapping>())
-    return failure();
+FailureOr<loom::PartitionRule> loom::detail::getAlignedPartitionRule(
+    Operation *op, int64_t except, ArrayRef<std::optional<ShardedDim>> operands) {
   std::optional<ShardedDim> shared;
   for (const std::optional<ShardedDim> &operand : operands) {
     if (!operand)
@@ -116,10 +114,17 @@ FailureOr<loom::PartitionRule> loom::detail::getElementwisePartitionRule(
       return failure();
     shared = operand;
   }
-  if (!shared)
+  if (!shared || shared->dim == except)
     return failure();
   PartitionRule rule;
   rule.operands.assign(operands.size(), shared);
   rule.results.assign(op->getNumResults(), shared);
   return rule;
+}
+
+FailureOr<loom::PartitionRule> loom::detail::getElementwisePartitionRule(
+    Operation *op, ArrayRef<std::optional<ShardedDim>> operands) {
+  if (!op->hasTrait<OpTrait::ElementwiseMapping>())
+    return failure();
+  return getAlignedPartitionRule(op, /*except=*/-1, operands);
 }

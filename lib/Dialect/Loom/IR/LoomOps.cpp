@@ -1262,6 +1262,14 @@ void SliceOp::partitionAttributes(int64_t dim, int64_t parts) {
   setLimit(limit);
 }
 
+FailureOr<PartitionRule> ConcatOp::getPartitionRule(
+    ArrayRef<std::optional<ShardedDim>> operands) {
+  // Pieces joined along another dimension than the sharded one (rotary
+  // embeddings' rotate_half, NeoX's partial rotary): each rank joins its
+  // parts. Replicated pieces must be uniform along the sharded dimension.
+  return detail::getAlignedPartitionRule(*this, getDim(), operands);
+}
+
 FailureOr<PartitionRule> SplitOp::getPartitionRule(
     ArrayRef<std::optional<ShardedDim>> operands) {
   const std::optional<ShardedDim> &s = operands[0];

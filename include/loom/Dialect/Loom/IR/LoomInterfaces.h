@@ -89,6 +89,13 @@ bool isFloatToFloatOperand(Operation *op, unsigned index);
 FailureOr<PartitionRule>
 getElementwisePartitionRule(Operation *op,
                             ArrayRef<std::optional<ShardedDim>> operands);
+/// The rule of an op whose operands and results all line up along every
+/// dimension but `except` (a concatenation): the sharding its sharded
+/// operands agree on, when it is not along `except`, for every operand and
+/// result; else failure.
+FailureOr<PartitionRule>
+getAlignedPartitionRule(Operation *op, int64_t except,
+                        ArrayRef<std::optional<ShardedDim>> operands);
 } // namespace detail
 
 /// Attaches VJPInterface to `shard.all_reduce` (sum): the identity, the

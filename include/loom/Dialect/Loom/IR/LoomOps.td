@@ -439,7 +439,8 @@ def Loom_SliceOp : Loom_InferOp<"slice", [Loom_DataMovement,
 }
 
 def Loom_ConcatOp : Loom_InferOp<"concat", [Loom_DataMovement,
-    Loom_CostInterface]> {
+    Loom_CostInterface,
+    DeclareOpInterfaceMethods<Loom_TensorPartitionInterface, ["getPartitionRule"]>]> {
   let summary = "concatenate tensors along one dimension";
   let description = [{
     ```mlir
