@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -224,7 +225,8 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
       "GreaterOrEqual", "Not", "Where", "Cast", "Gather", "Concat",
       "Unsqueeze", "Squeeze", "Reshape", "Slice", "Identity", "Neg", "Max",
       "Min", "Expand", "Abs", "Cos", "Sin", "And", "Or", "Xor", "IsNaN",
-      "IsInf", "Sum", "Mod", "Transpose"};
+      "IsInf", "Sum", "Mod", "Transpose", "Sqrt", "Reciprocal", "Exp", "Log",
+      "Pow"};
   if (!foldable.contains(type))
     return false;
   SmallVector<const ConstTensor *> in;
@@ -370,6 +372,29 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
         [cosine](double a, double) { return cosine ? std::cos(a) : std::sin(a); },
         [](int64_t a, int64_t) { return a; });
   }
+  // Float math on known values (an attention scale's sqrt, often on a
+  // float64 constant that a Cast then narrows).
+  if (type == "Sqrt" || type == "Reciprocal" || type == "Exp" ||
+      type == "Log") {
+    if (!in[0]->isFloat())
+      return false; // the handler reports it
+    auto f = llvm::StringSwitch<double (*)(double)>(type)
+                 .Case("Sqrt", [](double a) { return std::sqrt(a); })
+                 .Case("Reciprocal", [](double a) { return 1.0 / a; })
+                 .Case("Exp", [](double a) { return std::exp(a); })
+                 .Default([](double a) { return std::log(a); });
+    return elementwise(
+        et, [f](double a, double) { return f(a); },
+        [](int64_t a, int64_t) { return a; });
+  }
+  if (type == "Pow") {
+    // A float base; the exponent may be of another type (ONNX allows it).
+    if (in.size() != 2 || !in[1] || !in[0]->isFloat())
+      return false;
+    return elementwise(
+        et, [](double a, double b) { return std::pow(a, b); },
+        [](int64_t a, int64_t) { return a; });
+  }
   if (type == "IsNaN" || type == "IsInf") {
     if (!in[0]->isFloat())
       return false;
@@ -405,7 +430,7 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
     return true;
   }
   if (type == "Cast") {
-    Type to = convertElementType(im.intAttr(node, "to", 0), im.ctx);
+    Type to = convertConstElementType(im.intAttr(node, "to", 0), im.ctx);
     if (!to)
       return false;
     bool toBool = to.isInteger(1);

@@ -206,6 +206,7 @@ static const char *onnxNameOf(Type type) {
   if (type.isF32()) return "float32";
   if (type.isF16()) return "float16";
   if (type.isBF16()) return "bfloat16";
+  if (type.isF64()) return "float64";
   if (type.isInteger(64)) return "int64";
   if (type.isInteger(32)) return "int32";
   return "bool";
@@ -230,7 +231,7 @@ LogicalResult Importer::checkDeclaredType(
   }
   const auto &tt = type->tensor_type();
   bool typeOk = tt.elem_type() == onnx::TensorProto::UNDEFINED ||
-                convertElementType(tt.elem_type(), ctx) == elementType;
+                convertConstElementType(tt.elem_type(), ctx) == elementType;
   bool shapeOk = !tt.has_shape() || tt.shape().dim_size() ==
                                         static_cast<int>(shape.size());
   SmallVector<std::string> want;
@@ -272,6 +273,21 @@ FailureOr<int64_t> Importer::normalizeAxis(const onnx::NodeProto &node,
 // Values
 //===----------------------------------------------------------------------===//
 
+LogicalResult Importer::checkMaterializable(const ConstTensor &t,
+                                            StringRef name,
+                                            StringRef reader) {
+  if (!t.elementType.isF64())
+    return success();
+  const onnx::NodeProto *producer = producers.lookup(name);
+  return emitError(producer ? nodeLoc(*producer)
+                            : FileLineColLoc::get(ctx, fileName, 0, 0))
+         << reader << " reads '" << name << "', a float64 constant"
+         << (producer ? " made by " + nodeLabel(*producer) : std::string())
+         << ": Loom folds float64 constants at import but computes in "
+            "float32 at run time; cast the value to float32 in the model "
+            "(or make it a float32 constant)";
+}
+
 Value Importer::materialize(const ConstTensor &t, Location loc) {
   auto type = RankedTensorType::get(t.shape, t.elementType);
   DenseElementsAttr attr;
@@ -308,6 +324,8 @@ FailureOr<Value> Importer::input(const onnx::NodeProto &node, int k) {
     return it->second;
   auto c = consts.find(name);
   if (c != consts.end()) {
+    if (failed(checkMaterializable(c->second, name, nodeLabel(node))))
+      return failure();
     Value v = materialize(c->second, nodeLoc(node));
     values[name] = v;
     return v;
@@ -499,6 +517,9 @@ OwningOpRef<ModuleOp> Importer::run() {
                               "or graph input";
         return nullptr;
       }
+      if (failed(checkMaterializable(c->second, out.name(),
+                                     "the graph output")))
+        return nullptr;
       v = materialize(c->second, fileLoc);
     }
     results.push_back(v);

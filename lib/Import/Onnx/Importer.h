@@ -68,6 +68,10 @@ const char *onnxTypeName(int32_t type);
 /// The loom element type for an ONNX one, or null when Loom has none.
 Type convertElementType(int32_t type, MLIRContext *ctx);
 
+/// convertElementType, plus float64 for compile-time tensors (constants
+/// that the importer folds; a run-time op never reads one).
+Type convertConstElementType(int32_t type, MLIRContext *ctx);
+
 /// The number of elements of `shape`, or nullopt when a size is negative or
 /// the count does not fit in int64 (malformed or hostile dimensions).
 std::optional<int64_t> numElements(ArrayRef<int64_t> shape);
@@ -239,6 +243,10 @@ public:
     return cast<RankedTensorType>(v.getType());
   }
   Value materialize(const ConstTensor &t, Location loc);
+  /// Fails with a diagnostic when the known value `name` cannot become a
+  /// run-time value (a float64 constant); `reader` names who reads it.
+  LogicalResult checkMaterializable(const ConstTensor &t, StringRef name,
+                                    StringRef reader);
   void define(const onnx::NodeProto &node, int k, Value v) {
     if (k < node.output_size() && !node.output(k).empty())
       values[node.output(k)] = v;

@@ -69,6 +69,17 @@ Type onnx_import::convertElementType(int32_t type, MLIRContext *ctx) {
   }
 }
 
+/// convertElementType, plus the types that only compile-time tensors may
+/// have: float64 constants (PyTorch's exporter writes Python floats as
+/// doubles, e.g. an attention scale's sqrt) are evaluated at import in
+/// double precision and must be cast to a supported type before a
+/// run-time op reads them.
+Type onnx_import::convertConstElementType(int32_t type, MLIRContext *ctx) {
+  if (type == onnx::TensorProto::DOUBLE)
+    return Float64Type::get(ctx);
+  return convertElementType(type, ctx);
+}
+
 /// The safetensors dtype of a loom element type.
 static const char *safetensorsDType(Type type) {
   if (type.isF32()) return "F32";
@@ -208,6 +219,8 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &t,
   };
   if (elementType.isF32())
     return copy(t.float_data(), [](float v) { return v; });
+  if (elementType.isF64())
+    return copy(t.double_data(), [](double v) { return v; });
   if (elementType.isInteger(64))
     return copy(t.int64_data(), [](int64_t v) { return v; });
   if (elementType.isInteger(32))
@@ -226,6 +239,11 @@ static double decodeFloat(const std::vector<uint8_t> &bytes, Type type,
     std::memcpy(&v, bytes.data() + 4 * k, 4);
     return v;
   }
+  if (type.isF64()) {
+    double v;
+    std::memcpy(&v, bytes.data() + 8 * k, 8);
+    return v;
+  }
   uint16_t bits;
   std::memcpy(&bits, bytes.data() + 2 * k, 2);
   const llvm::fltSemantics &sem = type.isF16() ? APFloat::IEEEhalf()
@@ -236,12 +254,13 @@ static double decodeFloat(const std::vector<uint8_t> &bytes, Type type,
 FailureOr<ConstTensor> Importer::readConstTensor(const onnx::TensorProto &t,
                                                  StringRef what,
                                                  Location loc) {
-  Type type = convertElementType(t.data_type(), ctx);
+  Type type = convertConstElementType(t.data_type(), ctx);
   if (!type) {
     emitError(loc) << what << " has element type "
                    << onnxTypeName(t.data_type())
                    << ", which Loom does not support (supported: float32, "
-                      "float16, bfloat16, int64, int32, bool)";
+                      "float16, bfloat16, int64, int32, bool; float64 for "
+                      "constants folded at import)";
     return failure();
   }
   // Reading validates the shape against the data actually present, so the

@@ -1380,6 +1380,39 @@ def bad_trilu_rank():
                 [vi("x", F32, [3])], [vi("y", F32, None)], opset=14)
 
 
+@model()
+def float64_scale():
+    """PyTorch's export of an attention scale: a float64 Constant, its Sqrt
+    (and Pow, Reciprocal, Exp, Log) on it, then a Cast to
+    float32 that multiplies the input: all folded at import."""
+    nodes = [
+        const("d", 16.0, np.float64),
+        node("Sqrt", ["d"], ["s"]),
+        node("Cast", ["s"], ["s32"], to=TP.FLOAT),
+        node("Div", ["x", "s32"], ["scaled"]),
+        const("two", 2.0, np.float64),
+        node("Pow", ["d", "two"], ["p"]),
+        node("Reciprocal", ["p"], ["r"]),
+        node("Exp", ["two"], ["e"]),
+        node("Log", ["e"], ["l"]),
+        node("Sum", ["r", "l"], ["t"]),
+        node("Cast", ["t"], ["t32"], to=TP.FLOAT),
+        node("Mul", ["scaled", "t32"], ["y"]),
+    ]
+    return make(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])])
+
+
+@model(check=False)
+def bad_float64_constant():
+    """A float64 constant that a run-time op reads (ONNX's checker would
+    reject the mixed types too)."""
+    nodes = [
+        const("c", [1.0, 2.0, 3.0], np.float64),
+        node("Add", ["x", "c"], ["y"], name="add64"),
+    ]
+    return make(nodes, [vi("x", F32, [3])], [vi("y", F32, [3])])
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         print("\n".join(sorted(MODELS)))
