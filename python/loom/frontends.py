@@ -16,7 +16,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ._tools import run_tool
 from .module import Module
@@ -36,14 +36,27 @@ def _list_flag(flag: str, names: Sequence[str] | str | None) -> list[str]:
     return [f"--{flag}={','.join(names)}"]
 
 
-def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = None,
+def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
+               loss: Callable | None = None,
                loss_args: Sequence[Any] = (), input_names: Sequence[str] | None = None,
                trainable: Sequence[str] | None = None, frozen: Sequence[str] | None = None,
                opset: int = 18, workdir: str | os.PathLike | None = None) -> Module:
     """Imports a `torch.nn.Module` whose forward pass (with `loss`) gives the loss.
 
     * `example_args`: the forward pass's inputs; their shapes and dtypes
-      become the model's static input types.
+      become the model's static input types. A mapping passes them by
+      keyword and names the inputs after its keys; this is how a
+      HuggingFace model is imported as it is:
+
+          loom.from_torch(GPT2LMHeadModel(config),
+                          {"input_ids": ids, "labels": labels})
+
+      The loss is then the output's `loss` (a `ModelOutput`, a dict, or
+      the output itself when it is a scalar tensor). Parameters keep the
+      model's own names (`transformer.h.0.attn.c_attn.weight`). A model
+      whose scaled-dot-product attention the exporter cannot convert
+      (grouped-query `enable_gqa`) is exported with its eager attention,
+      the same computation, with a warning.
     * `loss`: when given, the imported function is
       `loss(module(*example_args), *loss_args)`; otherwise `module` must
       return the loss itself.
@@ -58,9 +71,21 @@ def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = N
     """
     import torch
 
+    keywords = None
+    if isinstance(example_args, Mapping):
+        if loss is not None or loss_args:
+            raise ValueError("keyword example inputs take the loss from the "
+                             "model's output: pass no loss or loss_args")
+        keywords = list(example_args)
+        if input_names is None:
+            input_names = keywords
+        example_args = tuple(example_args.values())
     example_args = tuple(example_args)
     loss_args = tuple(loss_args)
-    model = module if loss is None else _WithLoss(module, loss, len(example_args))
+    if keywords is not None:
+        model = _KeywordLoss(module, keywords)
+    else:
+        model = module if loss is None else _WithLoss(module, loss, len(example_args))
     if input_names is None:
         input_names = _forward_arg_names(module, len(example_args))
         input_names += [f"target{i}" for i in range(len(loss_args))]
@@ -69,15 +94,36 @@ def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = N
         raise ValueError(f"input_names has {len(input_names)} names for "
                          f"{len(example_args) + len(loss_args)} inputs")
 
+    _warn_padding_rows(module)
     out = _workdir(workdir)
     onnx_path = out / "model.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, example_args + loss_args, str(onnx_path),
-                          input_names=input_names, output_names=["loss"],
-                          dynamo=False, opset_version=opset, export_params=True,
-                          do_constant_folding=False,
-                          training=torch.onnx.TrainingMode.TRAINING)
+    def export():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, example_args + loss_args, str(onnx_path),
+                              input_names=input_names, output_names=["loss"],
+                              dynamo=False, opset_version=opset, export_params=True,
+                              do_constant_folding=False,
+                              training=torch.onnx.TrainingMode.TRAINING)
+    try:
+        export()
+    except AssertionError as e:
+        # The TorchScript exporter converts scaled_dot_product_attention
+        # without grouped-query heads only; HuggingFace models compute the
+        # same attention eagerly (repeat_kv, matmul, softmax) on request.
+        if "enable_gqa" not in str(e) or not hasattr(module, "set_attn_implementation"):
+            raise
+        previous = getattr(module.config, "_attn_implementation", None)
+        warnings.warn(f"{type(module).__name__}: the ONNX exporter cannot convert "
+                      "grouped-query scaled_dot_product_attention; exporting the "
+                      "model's eager attention (the same computation) instead",
+                      stacklevel=2)
+        module.set_attn_implementation("eager")
+        try:
+            export()
+        finally:
+            if previous:
+                module.set_attn_implementation(previous)
     mlir_path = out / "model.mlir"
     # With locations: the ONNX node names reach diagnostics and the compute
     # spans of `train --trace`.
@@ -86,6 +132,20 @@ def from_torch(module, example_args: Sequence[Any], *, loss: Callable | None = N
                                 *_list_flag("trainable", trainable),
                                 *_list_flag("frozen", frozen)])
     return Module(mlir_path.read_text(), out / "model.safetensors")
+
+
+def _warn_padding_rows(module) -> None:
+    """ONNX has no `padding_idx`: an exported embedding's padding row gets
+    a gradient (and moves) wherever the ids hold it, where PyTorch keeps it
+    fixed. Say so for each such table."""
+    import torch
+    for name, child in module.named_modules():
+        if isinstance(child, torch.nn.Embedding) and child.padding_idx is not None:
+            warnings.warn(f"{name or type(module).__name__}: nn.Embedding(padding_idx="
+                          f"{child.padding_idx}) does not survive the ONNX export: Loom "
+                          f"trains that row when the ids contain {child.padding_idx} "
+                          "(PyTorch keeps it fixed); mask those positions out of the "
+                          "data or the loss", stacklevel=3)
 
 
 def _forward_arg_names(module, count: int) -> list[str]:
@@ -130,6 +190,35 @@ def _make_with_loss():
 
 def _WithLoss(module, loss, num_inputs):
     return _make_with_loss()(module, loss, num_inputs)
+
+
+def _loss_of(output):
+    """The loss in a model's output: `output.loss` (HuggingFace's
+    ModelOutput), `output["loss"]`, or the output itself."""
+    loss = getattr(output, "loss", None)
+    if loss is None and isinstance(output, Mapping):
+        loss = output.get("loss")
+    if loss is None:
+        loss = output
+    if not hasattr(loss, "dim") or loss.dim() != 0:
+        raise ValueError("the model's output has no scalar loss: call it with "
+                         "its labels (e.g. {'input_ids': ..., 'labels': ...}) "
+                         "or pass loss=")
+    return loss
+
+
+def _KeywordLoss(module, keywords):
+    """`_loss_of(module(**dict(zip(keywords, inputs))))` as one module whose
+    parameters keep the module's own names (see _make_with_loss)."""
+    WithLoss = _make_with_loss()
+
+    class KeywordLoss(WithLoss):
+        def forward(self, *args):
+            return _loss_of(self._inner(**dict(zip(self._keywords, args))))
+
+    wrapped = KeywordLoss(module, None, len(keywords))
+    wrapped._keywords = list(keywords)
+    return wrapped
 
 
 def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
