@@ -11,6 +11,27 @@
 using namespace mlir;
 using namespace mlir::loom;
 
+/// The JSON report a pass wrote to `path`; `what` names it in errors.
+static FailureOr<llvm::json::Value>
+readReport(const std::string &path, llvm::StringRef what, std::string &error) {
+  auto report = llvm::MemoryBuffer::getFile(path);
+  if (!report) {
+    error = ("cannot read the " + what + " report '" + path +
+             "': " + report.getError().message())
+                .str();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse((*report)->getBuffer());
+  if (!value) {
+    error = ("the " + what + " report '" + path +
+             "': " + llvm::toString(value.takeError()))
+                .str();
+    return failure();
+  }
+  return std::move(*value);
+}
+
 FailureOr<Plan> mlir::loom::collectPlan(ModuleOp module,
                                         const TrainingOptions &options,
                                         llvm::StringRef model,
@@ -21,6 +42,7 @@ FailureOr<Plan> mlir::loom::collectPlan(ModuleOp module,
   plan.options = options;
   plan.options.partitionReport.clear();
   plan.options.memoryReport.clear();
+  plan.options.shardingReport.clear();
   plan.functions = stepFunctions(options);
   plan.pipeline = pipeline.str();
 
@@ -42,22 +64,23 @@ FailureOr<Plan> mlir::loom::collectPlan(ModuleOp module,
       plan.tensorParallelParameters.push_back(std::move(entry.second));
   }
 
+  // The sharding report: the cut of every parameter, and why the others
+  // stay replicated.
+  if (options.mesh.tp > 1 && !options.shardingReport.empty()) {
+    FailureOr<llvm::json::Value> report =
+        readReport(options.shardingReport, "sharding", error);
+    if (failed(report))
+      return failure();
+    plan.sharding = std::move(*report);
+  }
+
   // The partition report: per-stage flops, parameters, activation and cut
   // bytes, and each op's stage.
   if (options.isPipelined()) {
-    auto report = llvm::MemoryBuffer::getFile(options.partitionReport);
-    if (!report) {
-      error = "cannot read the partition report '" + options.partitionReport +
-              "': " + report.getError().message();
+    FailureOr<llvm::json::Value> partition =
+        readReport(options.partitionReport, "partition", error);
+    if (failed(partition))
       return failure();
-    }
-    llvm::Expected<llvm::json::Value> partition =
-        llvm::json::parse((*report)->getBuffer());
-    if (!partition) {
-      error = "the partition report '" + options.partitionReport +
-              "': " + llvm::toString(partition.takeError());
-      return failure();
-    }
     if (const llvm::json::Object *object = partition->getAsObject())
       if (const llvm::json::Array *cuts = object->getArray("cuts")) {
         plan.options.stageBoundaries.clear();

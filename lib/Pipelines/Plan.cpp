@@ -137,6 +137,7 @@ json::Value mlir::loom::toJSON(const TrainingOptions &o) {
       {"recompute", stringifyRecomputePolicy(o.recompute)},
       {"swap", stringifySwapPolicy(o.swap)},
       {"device_memory", o.deviceMemory},
+      {"require_sharded", o.requireSharded},
       {"comm_schedule", stringifySwitch(o.commSchedule)},
       {"sparse_embedding_grad", stringifySwitch(o.sparseEmbeddingGrad)},
   };
@@ -161,6 +162,8 @@ json::Value mlir::loom::toJSON(const Plan &plan) {
   object["pipeline"] = plan.pipeline;
   if (plan.partition)
     object["partition"] = *plan.partition;
+  if (plan.sharding)
+    object["sharding"] = *plan.sharding;
   return value;
 }
 
@@ -278,6 +281,7 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
          readEnum(*object, "recompute", o.recompute, path) &&
          readEnum(*object, "swap", o.swap, path) &&
          readInt(*object, "device_memory", o.deviceMemory, path, 0) &&
+         readBool(*object, "require_sharded", o.requireSharded, path) &&
          readEnum(*object, "comm_schedule", o.commSchedule, path) &&
          readEnum(*object, "sparse_embedding_grad", o.sparseEmbeddingGrad,
                   path);
@@ -303,6 +307,8 @@ bool mlir::loom::fromJSON(const json::Value &value, Plan &plan,
       plan.model = text->str();
   if (const json::Value *partition = object->get("partition"))
     plan.partition = *partition;
+  if (const json::Value *sharding = object->get("sharding"))
+    plan.sharding = *sharding;
   return fromJSON(value, plan.options, path);
 }
 

@@ -34,6 +34,12 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     vocab.function = o.function;
     vocab.tp = o.mesh.tp;
     pm.addPass(createLoomVocabParallel(vocab));
+    // What the two passes cut, and the large parameters they did not.
+    LoomReportShardingOptions report;
+    report.function = o.function;
+    report.report = o.shardingReport;
+    report.requireSharded = o.requireSharded;
+    pm.addPass(createLoomReportSharding(report));
   }
 
   // The layers that recomputation replays, found on the forward function.
@@ -163,6 +169,7 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
     trial.swap = SwapPolicy::none;
     trial.partitionReport.clear();
     trial.memoryReport.clear();
+    trial.shardingReport.clear();
     OwningOpRef<ModuleOp> copy = module.clone();
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     buildTrainingPipeline(pm, trial);
@@ -316,6 +323,13 @@ struct TrainingPipelineOptions
   Option<std::string> memoryReport{
       *this, "memory-report",
       llvm::cl::desc("Where loom-memory-plan writes its report")};
+  Option<std::string> shardingReport{
+      *this, "sharding-report",
+      llvm::cl::desc("Where loom-report-sharding writes its report")};
+  Option<bool> requireSharded{
+      *this, "require-sharded",
+      llvm::cl::desc("Large parameters left replicated under tp are errors"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -356,6 +370,8 @@ void mlir::loom::registerTrainingPipeline() {
         o.swap = p.swap;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
+        o.shardingReport = p.shardingReport;
+        o.requireSharded = p.requireSharded;
         o.recompute = p.recompute;
         buildTrainingPipeline(pm, o);
       });

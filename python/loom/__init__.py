@@ -11,10 +11,10 @@ The package is pure Python over the built tools (see `loom._tools`).
 
 __version__ = "0.1.0"
 
-from ._tools import LoomError, find_tool
+from ._tools import LoomError, LoomWarning, find_tool
 from .frontends import from_jax, from_torch
 from .module import Module
 from .training import Program, mpirun_command
 
-__all__ = ["LoomError", "Module", "Program", "find_tool", "from_jax", "from_torch",
+__all__ = ["LoomError", "LoomWarning", "Module", "Program", "find_tool", "from_jax", "from_torch",
            "mpirun_command"]

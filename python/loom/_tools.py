@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Sequence
 
 
+class LoomWarning(UserWarning):
+    """A warning a Loom tool printed (e.g. loomc's about a large parameter
+    that tensor parallelism left replicated)."""
+
+
 class LoomError(RuntimeError):
     """A Loom tool failed; `diagnostics` holds what it printed."""
 

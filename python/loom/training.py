@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
-from ._tools import LoomError, find_tool
+from ._tools import LoomError, LoomWarning, find_tool
 
 # loomc flags for each keyword of Module.compile.
 _FLAGS = {
@@ -87,6 +89,13 @@ class Program:
         with open(log, newline="") as f:
             return [float(row["loss"]) for row in csv.DictReader(f)]
 
+    def sharding(self) -> dict | None:
+        """loomc's report of which parameters tensor parallelism cut
+        (OUTDIR/sharding.json, see loom-report-sharding), or None without
+        tensor parallelism."""
+        path = self.outdir / "sharding.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
     def mesh_size(self) -> int:
         """dp * tp * pp of the mesh the program was compiled for."""
         import json
@@ -100,13 +109,19 @@ class Program:
 def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = None,
                    target: str = "cpu", outdir: str | os.PathLike | None = None,
                    betas: tuple[float, float] | None = None, nesterov: bool = False,
-                   cuda_emulate: bool = False, **options) -> Program:
+                   cuda_emulate: bool = False, require_sharded: bool = False,
+                   **options) -> Program:
     """Compiles `module` (a loom.Module with a loss output) into a training
     program with loomc; see `loomc --help` for the options.
 
     `target` is "cpu" (OUTDIR/step.cpp) or "cuda" (OUTDIR/step.cu, built by
     nvcc for a GPU); with `cuda_emulate=True` the CUDA source is built as
-    host code that runs on the CPU (`loomc --cuda-emulate`)."""
+    host code that runs on the CPU (`loomc --cuda-emulate`).
+
+    With a tensor-parallel mesh, loomc's warnings about large parameters
+    left replicated become Python warnings (`LoomWarning`), and
+    `require_sharded=True` makes them errors; `Program.sharding()` reads
+    the report of what was cut."""
     outdir = Path(outdir) if outdir else Path(tempfile.mkdtemp(prefix="loom-"))
     outdir.mkdir(parents=True, exist_ok=True)
     model = module.save(outdir / "model.mlir")
@@ -124,6 +139,8 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
         args.append("--nesterov")
     if cuda_emulate:
         args.append("--cuda-emulate")
+    if require_sharded:
+        args.append("--require-sharded")
     for key, value in options.items():
         if key not in _FLAGS:
             raise TypeError(f"compile() got an unknown option {key!r} "
@@ -132,4 +149,7 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
     proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
         raise LoomError("loomc", proc.stderr or proc.stdout, proc.returncode)
+    for line in proc.stderr.splitlines():
+        if "warning: " in line:
+            warnings.warn(line.split("warning: ", 1)[1], LoomWarning, stacklevel=2)
     return Program(outdir)

@@ -18,7 +18,8 @@
 // What loom-opt runs with the same options (and the same report paths).
 // RUN: loom-opt %t/gpt.mlir --loom-training-pipeline="dp=2 tp=2 pp=2 \
 // RUN:   microbatches=4 optimizer=adamw lr=0.001 device-memory=1073741824 \
-// RUN:   partition-report=%t/out/partition.json memory-report=%t/out/memory.json" \
+// RUN:   partition-report=%t/out/partition.json memory-report=%t/out/memory.json \
+// RUN:   sharding-report=%t/out/sharding.json" \
 // RUN:   --dump-pass-pipeline -o %t/lowered.mlir 2> %t/opt.log
 // (--dump-pass-pipeline prints one pass a line: join them.)
 // RUN: %loompy -c "import re, sys; t = sys.stdin.read(); \
@@ -33,6 +34,7 @@
 // PIPE: builtin.module(inline{
 // PIPE-SAME: symbol-dce,loom-shape-inference{ function=},
 // PIPE-SAME: loom-tensor-parallel{function=main tp=2},loom-vocab-parallel{function=main tp=2},
+// PIPE-SAME: loom-report-sharding{function=main min-fraction=1.000000e-02 report={{[^ ]*}}sharding.json require-sharded=false},
 // PIPE-SAME: loom-pipeline-partition{function=main memory-budget=0 report={{[^ ]*}}partition.json stages=2},
 // PIPE-SAME: loom-pipeline-split{function=main},
 // PIPE-SAME: loom-pipeline-schedule{function=main loss= microbatches=4 schedule=1f1b},

@@ -19,8 +19,8 @@
 // MESH: error: loom-vocab-parallel: @mesh has 2 ranks on its tp axis, not tp=3 (run both tensor-parallel passes with one tp)
 
 // Vocabulary tables that are not cut (never an error): %wte is also
-// returned, %head's logits go through a bias before the loss, and %wpe is
-// indexed by constants. Nothing to partition: one warning for the pair.
+// returned, %head's logits are scaled (not a bias) before the loss, and
+// %wpe is indexed by constants. Nothing to partition: one warning for the pair.
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT:   loom.shard
 // CHECK:       return
@@ -33,7 +33,7 @@ func.func @main(%ids: tensor<2xi64>, %labels: tensor<2xi64>,
   %e = loom.gather %wte[%ids], axis = 0 : (tensor<10x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   %logits = loom.dot_general %e, %head, contracting_dims = [1] x [1] : (tensor<2x4xf32>, tensor<10x4xf32>) -> tensor<2x10xf32>
   %b = loom.broadcast %bias, dims = [1] : tensor<10xf32> -> tensor<2x10xf32>
-  %biased = loom.add %logits, %b : tensor<2x10xf32>
+  %biased = loom.mul %logits, %b : tensor<2x10xf32>
   %loss = loom.cross_entropy %biased, %labels : (tensor<2x10xf32>, tensor<2xi64>) -> tensor<f32>
   %positions = loom.iota dim = 0 : tensor<2xi64>
   %p = loom.gather %wpe[%positions], axis = 0 : (tensor<10x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>

@@ -202,6 +202,13 @@ cl::opt<bool> cudaEmulate(
              "emulated on the CPU: loom/Runtime/CudaEmulation.h), not with "
              "nvcc"),
     cl::cat(category));
+cl::opt<bool> requireSharded(
+    "require-sharded",
+    cl::desc("With --mesh tp=T: a parameter of at least 1 % of the model "
+             "that tensor parallelism leaves replicated is an error (by "
+             "default a warning naming it and the op that stopped it; "
+             "OUTDIR/sharding.json lists every parameter's cut)"),
+    cl::cat(category));
 cl::opt<bool> emitOnly("emit-only",
                        cl::desc("Write the sources, weights and reports; do "
                                 "not build OUTDIR/train"),
@@ -216,6 +223,31 @@ cl::opt<std::string> cxx("cxx",
 int fail(const Twine &message) {
   llvm::errs() << "loomc: error: " << message << "\n";
   return 1;
+}
+
+/// One line on what tensor parallelism cut (from loom-report-sharding's
+/// report); the warnings about what it did not are the pass's.
+void printShardingSummary(const llvm::json::Value &report) {
+  const llvm::json::Object *object = report.getAsObject();
+  if (!object)
+    return;
+  int64_t tp = object->getInteger("tp").value_or(1);
+  int64_t elements = object->getInteger("elements").value_or(0);
+  int64_t perRank = object->getInteger("per_rank_elements").value_or(0);
+  double fraction = object->getNumber("sharded_fraction").value_or(0);
+  int64_t params = 0, cut = 0;
+  if (const llvm::json::Array *list = object->getArray("params"))
+    for (const llvm::json::Value &entry : *list) {
+      ++params;
+      if (const llvm::json::Object *p = entry.getAsObject())
+        cut += p->getObject("sharded") != nullptr;
+    }
+  llvm::errs() << llvm::format(
+      "loomc: tp=%lld cuts %lld of %lld parameters, %.1f %% of %lld "
+      "elements (each rank holds %lld); OUTDIR/sharding.json lists them\n",
+      static_cast<long long>(tp), static_cast<long long>(cut),
+      static_cast<long long>(params), 100.0 * fraction,
+      static_cast<long long>(elements), static_cast<long long>(perRank));
 }
 
 /// TrainingOptions from the defaults, then --plan, then the flags given on
@@ -270,6 +302,7 @@ FailureOr<TrainingOptions> buildOptions() {
     o.recompute = *policy;
   }
   take(bucketBytes, o.bucketBytes);
+  take(requireSharded, o.requireSharded);
   if (given(deviceMemory))
     if (std::string e = ::loom::parseByteSize(deviceMemory, o.deviceMemory);
         !e.empty())
@@ -361,7 +394,9 @@ int run(int argc, char **argv) {
       "weights.rank<t>.safetensors, tensor-parallel rank t's slices),\n"
       "memory.json (the memory plan: per stage device_peak_bytes, checked\n"
       "against --device-memory), plan.json (mesh, schedule, stage\n"
-      "partition; --plan reads it back), build.sh and train.\n"
+      "partition; --plan reads it back), with --mesh tp=T sharding.json\n"
+      "(which parameters are cut, and why the others are not),\n"
+      "build.sh and train.\n"
       "Rank r of mpirun -np dp*tp*pp has coordinates (d, p, t) with\n"
       "r = (d*pp + p)*tp + t.\n"
       "The pass pipeline is lib/Pipelines' (loom-opt\n"
@@ -386,6 +421,7 @@ int run(int argc, char **argv) {
   };
   options.partitionReport = outPath("partition.json");
   options.memoryReport = outPath("memory.json");
+  options.shardingReport = outPath("sharding.json");
 
   MLIRContext context(registry);
   context.disableMultithreading();
@@ -462,6 +498,8 @@ int run(int argc, char **argv) {
       mlir::loom::collectPlan(*module, options, modelFile, pipeline, error);
   if (failed(plan))
     return failAndClean(error);
+  if (plan->sharding)
+    printShardingSummary(*plan->sharding);
 
   bool cuda = options.target == mlir::loom::Target::cuda;
   StringRef sourceName = cuda ? "step.cu" : "step.cpp";

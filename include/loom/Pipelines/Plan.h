@@ -45,6 +45,9 @@ struct Plan {
   std::string pipeline;
   /// loom-pipeline-partition's report (pipelined plans).
   std::optional<llvm::json::Value> partition;
+  /// loom-report-sharding's report (tensor-parallel plans): which
+  /// parameters are cut, and why the others are not.
+  std::optional<llvm::json::Value> sharding;
 };
 
 llvm::json::Value toJSON(const OptimizerOptions &options);

@@ -83,8 +83,12 @@ struct TrainingOptions {
   /// Embedding gradients exchanged by rows under dp.
   Switch sparseEmbeddingGrad = Switch::off;
 
+  /// Under tp > 1, make each large parameter left replicated an error
+  /// (loom-report-sharding), not a warning.
+  bool requireSharded = false;
+
   /// Where the passes write their reports (empty: nowhere).
-  std::string partitionReport, memoryReport;
+  std::string partitionReport, memoryReport, shardingReport;
 
   /// Whether the step is pipelined: stage programs over micro-batches.
   bool isPipelined() const { return mesh.pp > 1 || microbatches > 1; }

@@ -27,6 +27,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "loom-tensor-parallel"
@@ -71,6 +72,9 @@ struct HeadsSplit {
 /// A candidate block (several candidates that meet are merged).
 struct Region {
   bool escapes = false;
+  /// What made the candidate escape (the first reason found), for
+  /// loom-report-sharding.
+  std::string stoppedBy;
   SmallVector<DotGeneralOp> columns;
   SmallVector<std::pair<DotGeneralOp, int64_t>> rows; // and W's cut dim
   SmallVector<ParamSlice> params;
@@ -91,6 +95,9 @@ public:
   /// Whether a block was found.
   bool empty() const { return live.empty(); }
   void rewrite();
+  /// Records on the function (kTpReplicatedAttrName) why each parameter of
+  /// a candidate that did not become a block stays replicated.
+  void recordReplicated();
 
 private:
   unsigned find(unsigned region) {
@@ -99,6 +106,13 @@ private:
     return region;
   }
   unsigned merge(unsigned a, unsigned b);
+  /// Marks the candidate of `region` as escaping, because of `why`.
+  void stop(unsigned region, const Twine &why) {
+    Region &root = regions[find(region)];
+    root.escapes = true;
+    if (root.stoppedBy.empty())
+      root.stoppedBy = why.str();
+  }
   unsigned newRegion() {
     parent.push_back(regions.size());
     regions.emplace_back();
@@ -144,6 +158,8 @@ private:
   llvm::DenseMap<Operation *, unsigned> opRegion;
   /// The roots of the regions that become blocks.
   SmallVector<unsigned> live;
+  /// Why the last visit() refused its op.
+  std::string refusal;
 };
 
 unsigned Partitioner::merge(unsigned a, unsigned b) {
@@ -153,6 +169,8 @@ unsigned Partitioner::merge(unsigned a, unsigned b) {
     return a;
   Region &into = regions[a], &from = regions[b];
   into.escapes |= from.escapes;
+  if (into.stoppedBy.empty())
+    into.stoppedBy = std::move(from.stoppedBy);
   into.columns.append(from.columns);
   into.rows.append(from.rows);
   into.params.append(from.params);
@@ -184,6 +202,7 @@ bool Partitioner::visit(Operation *op, unsigned region) {
   if (!partition) {
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": no partition rule: " << *op
                             << "\n");
+    refusal = describeOp(op) + " has no partition rule";
     return false;
   }
   SmallVector<std::optional<ShardedDim>> in;
@@ -197,10 +216,13 @@ bool Partitioner::visit(Operation *op, unsigned region) {
   if (failed(rule)) {
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": the rule refuses: " << *op
                             << "\n");
+    refusal = "the partition rule of " + describeOp(op) +
+              " refuses the cut of its operands";
     return false;
   }
   if (rule->partialSum)
     return visitRowParallel(op, region);
+  refusal = describeOp(op) + " needs its operands cut in another way";
   if (rule->operands.size() != in.size() ||
       rule->results.size() != op->getNumResults())
     return false;
@@ -225,8 +247,12 @@ bool Partitioner::visit(Operation *op, unsigned region) {
   // Replicated operands that the op needs sharded.
   for (unsigned index = 0, e = in.size(); index < e; ++index)
     if (!in[index] && rule->operands[index] &&
-        !followReplicated(op, index, *rule->operands[index], region, from))
+        !followReplicated(op, index, *rule->operands[index], region, from)) {
+      refusal = describeOp(op) + " combines the cut values with operand #" +
+                std::to_string(index) +
+                ", which is neither cut nor uniform along the cut dimension";
       return false;
+    }
 
   opRegion[op] = region;
   for (auto [result, sharding] : llvm::zip(op->getResults(), rule->results))
@@ -240,8 +266,12 @@ bool Partitioner::visit(Operation *op, unsigned region) {
 bool Partitioner::visitRowParallel(Operation *op, unsigned region) {
   auto dot = dyn_cast<DotGeneralOp>(op);
   int64_t cut = dot ? getLinearContractedDim(func, dot) : -1;
-  if (cut < 0)
+  if (cut < 0) {
+    refusal = describeOp(op) + " sums over the cut dimension but is not a "
+                               "row-parallel linear layer (a rank-2 weight "
+                               "parameter)";
     return false;
+  }
   opRegion[op] = region;
   TransposeOp transpose;
   BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
@@ -334,7 +364,7 @@ LogicalResult Partitioner::analyze() {
       continue;
     }
     if (!visit(&op, *region))
-      regions[find(*region)].escapes = true;
+      stop(*region, refusal);
   }
 
   // A block keeps its sharded values and parameters to itself.
@@ -344,7 +374,11 @@ LogicalResult Partitioner::analyze() {
     for (Operation *user : value.getUsers()) {
       auto it = opRegion.find(user);
       if (it == opRegion.end() || find(it->second) != root)
-        regions[root].escapes = true;
+        stop(root, "a cut value reaches " +
+                       (isa<func::ReturnOp>(user)
+                            ? std::string("the function's results")
+                            : describeOp(user)) +
+                       " outside the block");
     }
   }
   for (unsigned i = 0, e = regions.size(); i < e; ++i) {
@@ -358,18 +392,22 @@ LogicalResult Partitioner::analyze() {
     for (const ParamSlice &param : region.params)
       for (Operation *user : param.arg.getUsers()) {
         if (!inRegion(user))
-          region.escapes = true;
+          stop(i, "the weight is also read by " + describeOp(user) +
+                      " outside the block");
         // The transpose of a weight is folded into its layers: it may feed
         // no other op.
         else if (isa<TransposeOp>(user) &&
                  !llvm::all_of(user->getUsers(), inRegion))
-          region.escapes = true;
+          stop(i, "the weight's transpose " + describeOp(user) +
+                      " is also read outside the block");
       }
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": candidate " << i << ": "
                             << region.columns.size() << " column and "
                             << region.rows.size() << " row layers, "
                             << (region.escapes ? "escapes" : "contained")
                             << "\n");
+    if (!region.escapes && region.rows.empty())
+      region.stoppedBy = "no row-parallel linear layer ends the block";
     if (region.escapes || region.rows.empty())
       continue;
     if (failed(check(region)))
@@ -427,6 +465,32 @@ LogicalResult Partitioner::check(Region &region) {
     }
   }
   return success();
+}
+
+void Partitioner::recordReplicated() {
+  llvm::SmallDenseSet<unsigned> isLive(live.begin(), live.end());
+  SmallVector<NamedAttribute> reasons;
+  llvm::StringSet<> named;
+  for (unsigned i = 0, e = regions.size(); i < e; ++i) {
+    if (find(i) != i || isLive.contains(i))
+      continue;
+    for (const ParamSlice &param : regions[i].params) {
+      auto name = func.getArgAttrOfType<StringAttr>(
+          param.arg.getArgNumber(), LoomDialect::getNameAttrName());
+      std::string key = name ? name.getValue().str()
+                             : "#" + std::to_string(param.arg.getArgNumber());
+      if (!named.insert(key).second)
+        continue;
+      reasons.push_back(NamedAttribute(
+          StringAttr::get(func.getContext(), key),
+          StringAttr::get(func.getContext(), regions[i].stoppedBy)));
+    }
+  }
+  if (reasons.empty())
+    func->removeAttr(kTpReplicatedAttrName);
+  else
+    func->setAttr(kTpReplicatedAttrName,
+                  DictionaryAttr::get(func.getContext(), reasons));
 }
 
 void Partitioner::rewrite() {
@@ -556,6 +620,7 @@ struct TensorParallel
     Partitioner partitioner(func, tp, kMeshGridName);
     if (failed(partitioner.analyze()))
       return signalPassFailure();
+    partitioner.recordReplicated();
     if (partitioner.empty()) {
       // loom-vocab-parallel, which runs next, says nothing when it finds no
       // table either: the two passes warn once.

@@ -5,6 +5,26 @@
 using namespace mlir;
 using namespace mlir::loom;
 
+/// The first name in `loc` (an ONNX node's, a StableHLO op's), or "".
+static StringRef locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef name = locationName(inner); !name.empty())
+        return name;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return locationName(callSite.getCallee());
+  return "";
+}
+
+std::string tensor_parallel::describeOp(Operation *op) {
+  std::string text = ("'" + op->getName().getStringRef() + "'").str();
+  if (StringRef name = locationName(op->getLoc()); !name.empty())
+    text += (" (node '" + name + "')").str();
+  return text;
+}
+
 BlockArgument tensor_parallel::getParam(func::FuncOp func, Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
   if (!arg || arg.getOwner() != &func.getBody().front() ||

@@ -24,6 +24,16 @@ namespace tensor_parallel {
 /// The collectives of tensor parallelism run on the tp axis of @mesh.
 constexpr int16_t kTpAxis = static_cast<int16_t>(::loom::MeshAxis::Tp);
 
+/// A dictionary on the forward function, set by loom-tensor-parallel and
+/// read by loom-report-sharding: for each parameter (by `loom.name`) that a
+/// candidate block took but that stays replicated, what stopped the block
+/// (a string naming the op and its ONNX node).
+constexpr llvm::StringLiteral kTpReplicatedAttrName = "loom.tp_replicated";
+
+/// How diagnostics name `op`: "'loom.concat'", with " (node 'n')" when its
+/// location carries a name (the ONNX node or the StableHLO op).
+std::string describeOp(Operation *op);
+
 /// The `loom.param` argument of `func` that `value` is, or null.
 BlockArgument getParam(func::FuncOp func, Value value);
 

@@ -44,11 +44,16 @@ using namespace mlir::loom::tensor_parallel;
 namespace {
 
 /// An LM head `x @ W` (or `x @ transpose(W)`) whose logits reach a
-/// `loom.cross_entropy` through reshapes that keep the class dimension.
+/// `loom.cross_entropy` through reshapes that keep the class dimension and
+/// at most one bias: `loom.add` of a rank-1 `loom.param` broadcast along
+/// the class dimension (BERT's MLM decoder).
 struct LmHead {
   DotGeneralOp dot;
   SmallVector<ReshapeOp> reshapes;
   CrossEntropyOp loss;
+  AddOp biasAdd;
+  BroadcastOp biasBroadcast;
+  BlockArgument bias;
 };
 
 /// A vocabulary table `W` cut along its vocabulary dimension `dim` into
@@ -74,6 +79,10 @@ public:
   void analyze();
   bool empty() const { return tables.empty(); }
   void rewrite();
+  /// Adds to the function's kTpReplicatedAttrName dictionary why each
+  /// table candidate (a parameter with an embedding lookup, or a linear
+  /// layer whose logits reach a cross-entropy) is not cut.
+  void recordRefusals();
 
 private:
   /// Whether `value` is computed from a function argument that is not a
@@ -81,6 +90,8 @@ private:
   bool dependsOnInput(Value value);
   /// The head whose matmul is `dot`, if its logits reach a cross-entropy.
   std::optional<LmHead> matchHead(DotGeneralOp dot, int64_t vocabDim);
+  /// Whether `add` adds a bias to `logits` (see LmHead); fills `head`.
+  bool matchBias(AddOp add, Value logits, LmHead &head);
   /// `loom.grid_index * local`, the first vocabulary row of this rank.
   Value rangeStart(ImplicitLocOpBuilder &b, int64_t local);
   void rewriteEmbedding(VocabTable &table, GatherOp gather);
@@ -95,6 +106,10 @@ private:
   int64_t tp;
   StringRef grid;
   SmallVector<VocabTable> tables;
+  /// Table candidates that are not cut, by loom.name, and why.
+  SmallVector<std::pair<std::string, std::string>> refusals;
+  /// Why the last matchHead() found no head.
+  std::string headRefusal;
   llvm::DenseMap<int64_t, Value> starts;
   Value rank;
 };
@@ -118,32 +133,91 @@ bool VocabPartitioner::dependsOnInput(Value value) {
   return false;
 }
 
+/// Whether a `loom.cross_entropy` over `classes` classes is computed from
+/// `value` (within a few ops): then `value` was meant as its logits.
+static bool reachesLoss(Value value, int64_t classes) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty() && seen.size() < 64) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (auto loss = dyn_cast<CrossEntropyOp>(user))
+        if (cast<RankedTensorType>(loss.getLogits().getType())
+                .getShape()
+                .back() == classes)
+          return true;
+      worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  return false;
+}
+
 std::optional<LmHead> VocabPartitioner::matchHead(DotGeneralOp dot,
                                                   int64_t vocabDim) {
+  headRefusal.clear();
   int64_t contracted = getLinearContractedDim(func, dot);
   if (contracted < 0 || 1 - contracted != vocabDim)
     return std::nullopt;
-  LmHead head{dot, {}, {}};
+  LmHead head{dot, {}, {}, {}, {}, {}};
   Value logits = dot.getResult();
   auto classes = cast<RankedTensorType>(logits.getType()).getShape().back();
+  bool meantAsLogits = reachesLoss(logits, classes);
+  auto refuse = [&](const Twine &why) -> std::optional<LmHead> {
+    if (meantAsLogits)
+      headRefusal = ("the logits of the LM head " + describeOp(dot) + " " +
+                     why + " before the cross-entropy")
+                        .str();
+    return std::nullopt;
+  };
   while (logits.hasOneUse()) {
     Operation *user = *logits.getUsers().begin();
     if (auto reshape = dyn_cast<ReshapeOp>(user)) {
       auto type = cast<RankedTensorType>(reshape.getType());
       if (!type.hasStaticShape() || type.getRank() < 1 ||
           type.getShape().back() != classes)
-        return std::nullopt;
+        return refuse("are reshaped by " + describeOp(user) +
+                      ", which changes the class dimension,");
       head.reshapes.push_back(reshape);
       logits = reshape.getResult();
       continue;
     }
+    if (auto add = dyn_cast<AddOp>(user); add && !head.biasAdd) {
+      if (!matchBias(add, logits, head))
+        return refuse("reach " + describeOp(user) +
+                      ", which adds something other than a bias "
+                      "parameter,");
+      logits = add.getResult();
+      continue;
+    }
     auto loss = dyn_cast<CrossEntropyOp>(user);
     if (!loss || loss.getLogits() != logits)
-      return std::nullopt;
+      return refuse("reach " + describeOp(user));
     head.loss = loss;
     return head;
   }
-  return std::nullopt;
+  return refuse("have " + Twine(std::distance(logits.use_begin(),
+                                              logits.use_end())) +
+                " uses (the cross-entropy must be the only one)");
+}
+
+bool VocabPartitioner::matchBias(AddOp add, Value logits, LmHead &head) {
+  Value other = add.getLhs() == logits ? add.getRhs() : add.getLhs();
+  auto broadcast = other.getDefiningOp<BroadcastOp>();
+  auto type = cast<RankedTensorType>(logits.getType());
+  if (other == logits || !broadcast || !broadcast->hasOneUse() ||
+      broadcast.getDims() != ArrayRef<int64_t>{type.getRank() - 1})
+    return false;
+  BlockArgument bias = getParam(func, broadcast.getOperand());
+  if (!bias || !bias.hasOneUse() ||
+      cast<RankedTensorType>(bias.getType()).getRank() != 1 ||
+      func.getArgAttr(bias.getArgNumber(), LoomDialect::getShardAttrName()))
+    return false;
+  head.biasAdd = add;
+  head.biasBroadcast = broadcast;
+  head.bias = bias;
+  return true;
 }
 
 void VocabPartitioner::analyze() {
@@ -157,6 +231,8 @@ void VocabPartitioner::analyze() {
     VocabTable table;
     table.arg = arg;
     bool ok = true;
+    // Why this parameter is not a table, when it looked like one.
+    std::string refusal;
     auto agree = [&](int64_t dim) {
       ok &= table.dim < 0 || table.dim == dim;
       table.dim = dim;
@@ -166,6 +242,10 @@ void VocabPartitioner::analyze() {
         break;
       if (auto gather = dyn_cast<GatherOp>(user)) {
         ok = gather.getData() == arg && dependsOnInput(gather.getIndices());
+        if (!ok)
+          refusal = "its lookup " + describeOp(gather) +
+                    " is not indexed by token ids (a table indexed by "
+                    "positions or constants stays whole)";
         agree(static_cast<int64_t>(gather.getAxis()));
         table.embeddings.push_back(gather);
       } else if (auto transpose = dyn_cast<TransposeOp>(user)) {
@@ -176,8 +256,10 @@ void VocabPartitioner::analyze() {
           if (dot && dot.getRhs() == transpose.getResult())
             head = matchHead(dot, 0);
           ok &= head.has_value();
-          if (!ok)
+          if (!ok) {
+            refusal = headRefusal;
             break;
+          }
           agree(0);
           table.heads.push_back(*head);
         }
@@ -187,13 +269,27 @@ void VocabPartitioner::analyze() {
         if (dot.getRhs() == arg && contracted >= 0)
           head = matchHead(dot, 1 - contracted);
         ok = head.has_value();
+        if (!ok)
+          refusal = headRefusal;
         if (ok) {
           agree(1 - contracted);
           table.heads.push_back(*head);
         }
       } else {
         ok = false;
+        if (!table.embeddings.empty() || !table.heads.empty())
+          refusal = "besides its embedding lookups and LM heads it is read "
+                    "by " +
+                    describeOp(user);
       }
+    }
+    if (!ok && !refusal.empty()) {
+      auto name = func.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), LoomDialect::getNameAttrName());
+      refusals.push_back(
+          {name ? name.getValue().str()
+                : "#" + std::to_string(arg.getArgNumber()),
+           refusal});
     }
     if (!ok || table.dim < 0) {
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": argument #"
@@ -302,6 +398,16 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   localType(dot.getResult());
   for (ReshapeOp reshape : head.reshapes)
     localType(reshape.getResult());
+  // The bias: cut like the table's rows (zero-padded alike).
+  if (head.bias) {
+    localType(head.bias);
+    func.setArgAttr(
+        head.bias.getArgNumber(), LoomDialect::getShardAttrName(),
+        ShardAttr::get(func.getContext(), /*dim=*/0, tp, /*groups=*/1,
+                       table.padded != table.vocab ? table.padded : 0));
+    localType(head.biasBroadcast.getResult());
+    localType(head.biasAdd.getResult());
+  }
 
   CrossEntropyOp loss = head.loss;
   b.setLoc(loss.getLoc());
@@ -393,6 +499,20 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   loss.erase();
 }
 
+void VocabPartitioner::recordRefusals() {
+  if (refusals.empty())
+    return;
+  // loom-tensor-parallel's reasons, with this pass's for table candidates
+  // (more precise for an LM head than the block's).
+  NamedAttrList reasons;
+  if (auto found = func->getAttrOfType<DictionaryAttr>(kTpReplicatedAttrName))
+    reasons.append(found.getValue());
+  for (const auto &[name, why] : refusals)
+    reasons.set(name, StringAttr::get(func.getContext(), why));
+  func->setAttr(kTpReplicatedAttrName,
+                reasons.getDictionary(func.getContext()));
+}
+
 void VocabPartitioner::rewrite() {
   for (VocabTable &table : tables) {
     auto type = cast<RankedTensorType>(table.arg.getType());
@@ -444,6 +564,7 @@ struct VocabParallel
       return;
     VocabPartitioner vocab(func, tp, kMeshGridName);
     vocab.analyze();
+    vocab.recordRefusals();
     // No table: loom-tensor-parallel has warned if it found no block either.
     if (vocab.empty())
       return;

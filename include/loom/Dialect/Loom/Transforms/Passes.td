@@ -647,7 +647,12 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     nothing. A function with no block gets a warning when it has no
     vocabulary table for `loom-vocab-parallel` either (that pass says
     nothing when it finds none), so the two passes warn once when nothing
-    is tensor-parallel.
+    is tensor-parallel. For the parameters of each candidate that does not
+    become a block, the first thing that stopped it (an op without a
+    partition rule or whose rule refuses the cut, a cut value or the weight
+    reaching an op outside the candidate, no row-parallel layer) is
+    recorded, by `loom.name`, in the function's `loom.tp_replicated`
+    dictionary, which `loom-report-sharding` reports.
 
     One MLP with `tp=2` (`x: [B, S, 64]`, `c_fc: [64, 256]`):
 
@@ -699,9 +704,12 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
       whose ids are computed from a non-parameter argument (token ids;
       position tables indexed by constants stay replicated), or
     * an *LM head*: a linear layer (see `loom-tensor-parallel`) `h @ W` /
-      `h @ transpose(W)` without bias whose logits (through `loom.reshape`s
-      that keep the last, class dimension) are only the `logits` of a
-      `loom.cross_entropy`.
+      `h @ transpose(W)` whose logits (through `loom.reshape`s that keep
+      the last, class dimension, and at most one bias: `loom.add` of a
+      rank-1 `loom.param` that only this head reads, broadcast along the
+      class dimension, as BERT's MLM decoder) are only the `logits` of a
+      `loom.cross_entropy`. The bias is cut like the table's rows (and
+      padded alike).
 
     A table used by both (GPT-2's tied embedding) is cut once. With `V`
     rows, each rank holds `L = ceil(V / tp)` of them: rank `r` the rows
@@ -732,8 +740,13 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
 
     The loss and the gradients equal the single-device ones (the gradient
     of the padded rows is zero). A table with any other use stays
-    replicated, which is never an error or a warning: a function with
-    neither a block nor a table gets `loom-tensor-parallel`'s warning. The
+    replicated, which is never an error here: a function with neither a
+    block nor a table gets `loom-tensor-parallel`'s warning, and for a
+    table candidate (an embedding lookup, or a linear layer whose logits
+    reach a cross-entropy over as many classes) the reason it stays whole
+    (the op its logits reach, a lookup not indexed by token ids, another
+    use) is added to the function's `loom.tp_replicated` dictionary, which
+    `loom-report-sharding` reports. The
     collectives run on the tp axis (axis 2) of `shard.grid @mesh`, which
     gets the size `tp` when a table is cut (`@mesh(shape = 1x1xtp)` is
     created when absent). `tp=1` changes nothing. Errors: `tp` below 1, a
@@ -747,6 +760,61 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
            "Number of tensor-parallel ranks T (required, >= 1)">,
     Option<"function", "function", "std::string", /*default=*/"\"main\"",
            "The forward function to partition">,
+  ];
+}
+
+def LoomReportSharding : Pass<"loom-report-sharding", "ModuleOp"> {
+  let summary = "Report which parameters tensor parallelism cut, and warn "
+                "about large ones left replicated";
+  let description = [{
+    Runs after `loom-tensor-parallel` and `loom-vocab-parallel` on the
+    forward function `@F` and tells the user how much of the model the
+    ranks of the tp axis really share. Each `loom.param` argument is
+    *sharded* when it carries `loom.shard` (its full size is its local
+    size times `parts`, padding included), else *replicated*: every tp rank
+    holds and updates all of it.
+
+    For each replicated parameter of at least `min-fraction` of all the
+    parameters' elements (1 % by default), under `tp` > 1, a warning names
+    the parameter, its share and why it stayed replicated: the reason that
+    `loom-tensor-parallel` recorded when a candidate block holding it
+    escaped (in the function's `loom.tp_replicated` dictionary: the op that
+    has no partition rule or refuses the cut, the op outside the block that
+    a cut value or the weight reaches, or a block without a row-parallel
+    layer), else the op that reads it (no linear layer or vocabulary table
+    took it). The ops are named with their ONNX node where the location has
+    one. With `require-sharded` each of these is an error instead and the
+    pass fails (`loomc --require-sharded`).
+
+    With `report`, a JSON file (loomc: `OUTDIR/sharding.json`, copied into
+    `plan.json` as `sharding`):
+
+    ```json
+    {"tp": 2, "parameters": 30, "elements": 120320,
+     "sharded_elements": 98304, "sharded_fraction": 0.817,
+     "per_rank_elements": 71168,
+     "params": [{"name": "h.0.attn.c_attn.weight", "shape": [32, 96],
+                 "elements": 3072, "fraction": 0.0255,
+                 "sharded": {"dim": 1, "parts": 2, "groups": 3}},
+                {"name": "h.0.ln_1.weight", "shape": [32], "elements": 32,
+                 "fraction": 0.0003, "sharded": null,
+                 "replicated_because": "read by 'loom.layer_norm' ..."}
+     ]}
+    ```
+
+    `shape` is the full (unsharded, padded) shape. The IR is not changed.
+    Errors: a missing `function`, a report that cannot be written.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function, after the tensor-parallel passes">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the sharding report (JSON) to this file (- for stdout)">,
+    Option<"requireSharded", "require-sharded", "bool", /*default=*/"false",
+           "Make each large replicated parameter an error, not a warning">,
+    Option<"minFraction", "min-fraction", "double", /*default=*/"0.01",
+           "Warn about replicated parameters of at least this share of all "
+           "parameter elements">,
   ];
 }
 
