@@ -40,7 +40,8 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
                loss: Callable | None = None,
                loss_args: Sequence[Any] = (), input_names: Sequence[str] | None = None,
                trainable: Sequence[str] | None = None, frozen: Sequence[str] | None = None,
-               opset: int = 18, workdir: str | os.PathLike | None = None) -> Module:
+               opset: int = 18, exporter: str = "torchscript",
+               workdir: str | os.PathLike | None = None) -> Module:
     """Imports a `torch.nn.Module` whose forward pass (with `loss`) gives the loss.
 
     * `example_args`: the forward pass's inputs; their shapes and dtypes
@@ -63,7 +64,12 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
     * `input_names`: names of the function arguments (default: the forward
       signature's parameter names, then `target0`, ... for `loss_args`).
     * `trainable` / `frozen`: parameter names or regexes (default: every
-      floating-point parameter is trained).
+      floating-point parameter is trained; the module's buffers that the
+      exporter writes as initializers, such as rotary frequency tables,
+      are imported as constants: `loom-translate --constants`).
+    * `exporter`: "torchscript" (`torch.onnx.export(dynamo=False)`, the
+      default) or "dynamo" (`dynamo=True`, PyTorch's default exporter since
+      2.9, through `torch.export`; needs the `onnxscript` package).
     * `workdir`: where `model.onnx`, `model.mlir` and `model.safetensors`
       go (default: a new temporary directory).
 
@@ -97,9 +103,20 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
     _warn_padding_rows(module)
     out = _workdir(workdir)
     onnx_path = out / "model.onnx"
+    if exporter not in ("torchscript", "dynamo"):
+        raise ValueError(f"exporter must be 'torchscript' or 'dynamo', got {exporter!r}")
+
     def export():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if exporter == "dynamo":
+                # No graph optimisation: it could fold parameters into
+                # constants; the importer folds what is constant itself.
+                torch.onnx.export(model, example_args + loss_args, str(onnx_path),
+                                  input_names=input_names, output_names=["loss"],
+                                  dynamo=True, opset_version=opset, optimize=False,
+                                  external_data=False, verbose=False)
+                return
             torch.onnx.export(model, example_args + loss_args, str(onnx_path),
                               input_names=input_names, output_names=["loss"],
                               dynamo=False, opset_version=opset, export_params=True,
@@ -111,7 +128,8 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
         # The TorchScript exporter converts scaled_dot_product_attention
         # without grouped-query heads only; HuggingFace models compute the
         # same attention eagerly (repeat_kv, matmul, softmax) on request.
-        if "enable_gqa" not in str(e) or not hasattr(module, "set_attn_implementation"):
+        if (exporter != "torchscript" or "enable_gqa" not in str(e)
+                or not hasattr(module, "set_attn_implementation")):
             raise
         previous = getattr(module.config, "_attn_implementation", None)
         warnings.warn(f"{type(module).__name__}: the ONNX exporter cannot convert "
@@ -124,14 +142,33 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
         finally:
             if previous:
                 module.set_attn_implementation(previous)
+    # Buffers (rotary tables, masks) are not parameters: the exporters may
+    # write them as initializers, which Loom would otherwise train; they are
+    # program constants.
+    buffers = _exported_buffers(module, onnx_path, trainable)
     mlir_path = out / "model.mlir"
     # With locations: the ONNX node names reach diagnostics and the compute
     # spans of `train --trace`.
     run_tool("loom-translate", ["--import-onnx", onnx_path, "-o", mlir_path,
                                 "--mlir-print-debuginfo",
                                 *_list_flag("trainable", trainable),
-                                *_list_flag("frozen", frozen)])
+                                *_list_flag("frozen", frozen),
+                                *_list_flag("constants", buffers)])
     return Module(mlir_path.read_text(), out / "model.safetensors")
+
+
+def _exported_buffers(module, onnx_path, trainable) -> list[str]:
+    """The floating-point buffers of `module` that the export wrote as
+    initializers (none when the user chose the trainable set)."""
+    if trainable:
+        return []
+    buffers = {name for name, b in module.named_buffers(remove_duplicate=False)
+               if b.is_floating_point()}
+    if not buffers:
+        return []
+    import onnx
+    graph = onnx.load(str(onnx_path), load_external_data=False).graph
+    return sorted(buffers & {init.name for init in graph.initializer})
 
 
 def _warn_padding_rows(module) -> None:

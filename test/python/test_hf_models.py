@@ -12,6 +12,7 @@ nobody here wrote), and keep the model's parameter names.
 """
 
 import copy
+import re
 import sys
 import warnings
 from contextlib import nullcontext
@@ -32,8 +33,12 @@ transformers = pytest.importorskip("transformers")
 
 VOCAB, SEQ, BATCH, ROWS = 64, 8, 4, 8
 STEPS = 4
-# The share of the parameters tp=2 splits, at least (see the test).
+# The share of the parameters tp=2 splits, at least (measured; see the
+# test). The dynamo exports flatten batch and heads into one dimension
+# around attention ([B, h, S, D] -> [B*h, S, D]), which
+# loom-tensor-parallel does not follow yet: their attention stays whole.
 MIN_SHARDED = {"gpt2": 0.96, "llama": 0.99, "bert": 0.89, "qwen2": 0.99, "neox": 0.97}
+MIN_SHARDED_DYNAMO = {"gpt2": 0.66, "llama": 0.72, "bert": 0.49, "qwen2": 0.71, "neox": 0.58}
 
 
 def make_model(family):
@@ -101,31 +106,48 @@ def pytorch_losses(model, data, steps, make_opt):
     return losses
 
 
-def import_model(family, tmp_path):
+def import_model(family, tmp_path, exporter="torchscript"):
     model = make_model(family)
     data = make_data(seed=3)
     example = {n: torch.from_numpy(v[:BATCH]) for n, v in data.items()}
-    # Grouped-query models go through their eager attention, BERT's padding
-    # row cannot be exported: both say so.
-    expect = {"llama": "eager attention", "qwen2": "eager attention",
-              "bert": r"padding_idx=0\) does not survive the ONNX export"}.get(family)
+    # Grouped-query models go through their eager attention under the
+    # TorchScript exporter, BERT's padding row cannot be exported: both say
+    # so.
+    expect = {"llama": "eager attention", "qwen2": "eager attention"}.get(family)
+    if exporter == "dynamo":
+        expect = None
+    if family == "bert":
+        expect = r"padding_idx=0\) does not survive the ONNX export"
     with pytest.warns(UserWarning, match=expect) if expect else nullcontext():
-        m = loom.from_torch(model, example, workdir=tmp_path / "import")
+        m = loom.from_torch(model, example, exporter=exporter,
+                            workdir=tmp_path / "import")
     return model, data, m
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_stock_model_trains_like_pytorch(family, tmp_path):
-    from safetensors.numpy import load_file
-    model, data, m = import_model(family, tmp_path)
+EXPORTERS = ["torchscript", "dynamo"]
 
-    # The parameters keep the model's own names; tied ones appear once.
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_stock_model_trains_like_pytorch(family, exporter, tmp_path):
+    if exporter == "dynamo":
+        pytest.importorskip("onnxscript")
+    from safetensors.numpy import load_file
+    model, data, m = import_model(family, tmp_path, exporter)
+
+    # The parameters keep the model's own names (a tied one under one of
+    # its names, once); buffers written as initializers are not trained.
     weights = load_file(m.weights)
-    names = dict(model.named_parameters())
+    names = dict(model.named_parameters(remove_duplicate=False))
+    names.update(model.named_buffers(remove_duplicate=False))
     assert set(weights) <= set(names), set(weights) - set(names)
-    assert len(weights) == len({p.data_ptr() for p in model.parameters()})
+    params = {n for n in weights if n not in dict(model.named_buffers())}
+    assert len({names[n].data_ptr() for n in params}) == len(params) == \
+        len({p.data_ptr() for p in model.parameters()})
     for name, value in weights.items():
         np.testing.assert_array_equal(value, names[name].detach().numpy())
+    trained = set(re.findall(r'loom.name = "([^"]+)", loom.param', m.ir))
+    assert trained == params, trained ^ params
 
     expected = pytorch_losses(model, data, STEPS,
                               lambda p: torch.optim.SGD(p, lr=0.1))
@@ -147,12 +169,17 @@ def sharded_fraction(outdir, tp):
     return cut / total
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_stock_model_tensor_parallel(family, tmp_path):
+# Every family from the TorchScript export; from the dynamo export, GPT-2
+# (the others' dynamo graphs stop tensor parallelism at the same place).
+@pytest.mark.parametrize("family,exporter", [(f, "torchscript") for f in FAMILIES]
+                         + [("gpt2", "dynamo")])
+def test_stock_model_tensor_parallel(family, exporter, tmp_path):
     """tp=2: PyTorch's losses, and the share of the model the ranks split,
     from the per-rank weight files and from loomc's report (which must
     agree, and name the reason of every large replicated parameter)."""
-    model, data, m = import_model(family, tmp_path)
+    if exporter == "dynamo":
+        pytest.importorskip("onnxscript")
+    model, data, m = import_model(family, tmp_path, exporter)
     expected = pytorch_losses(model, data, STEPS,
                               lambda p: torch.optim.SGD(p, lr=0.1))
     with warnings.catch_warnings(record=True) as caught:
@@ -171,5 +198,73 @@ def test_stock_model_tensor_parallel(family, tmp_path):
         assert p["replicated_because"], p
         if p["fraction"] >= 0.01:
             assert f"parameter '{p['name']}'" in warned, (p, warned)
-    print(f"{family}: tp=2 shards {measured:.1%} of the parameters")
-    assert measured >= MIN_SHARDED[family], (family, measured, replicated)
+    print(f"{family} ({exporter}): tp=2 shards {measured:.1%} of the parameters")
+    floor = (MIN_SHARDED_DYNAMO if exporter == "dynamo" else MIN_SHARDED)[family]
+    assert measured >= floor, (family, measured, replicated)
+
+
+def test_require_sharded_names_the_replicated_weight(tmp_path):
+    """BERT's position table (2.4 % of this tiny model) is looked up by
+    positions, not token ids, and stays whole: --require-sharded refuses
+    the compile, naming it and why."""
+    _, _, m = import_model("bert", tmp_path)
+    with pytest.raises(loom.LoomError) as info:
+        m.compile(outdir=tmp_path / "tp", mesh="tp=2", require_sharded=True)
+    message = str(info.value)
+    assert ("parameter 'bert.embeddings.position_embeddings.weight' (2.4 % of the "
+            "parameters) stays replicated on all 2 tensor-parallel ranks: its lookup "
+            "'loom.gather' (node '/bert/embeddings/position_embeddings/Gather') is not "
+            "indexed by token ids") in message, message
+    assert "(--require-sharded)" in message
+    assert not (tmp_path / "tp" / "train").exists()
+
+
+def accumulated_losses(model, data, steps, global_batch, micro, make_opt):
+    """PyTorch's loop with data parallelism and gradient accumulation as
+    Loom runs them: each step's global batch is split into micro-batches of
+    `micro` rows, each with its own mean loss (HuggingFace's, over its
+    labelled tokens); the step's loss and gradient are their average."""
+    model = copy.deepcopy(model)
+    model.train()
+    opt = make_opt(model.parameters())
+    total = len(next(iter(data.values())))
+    losses = []
+    for s in range(steps):
+        rows = [(s * global_batch + k) % total for k in range(global_batch)]
+        opt.zero_grad()
+        step_loss = 0.0
+        for c in range(0, global_batch, micro):
+            chunk = {n: torch.from_numpy(v[rows[c:c + micro]]) for n, v in data.items()}
+            loss = model(**chunk).loss / (global_batch // micro)
+            loss.backward()
+            step_loss += float(loss.detach())
+        opt.step()
+        losses.append(step_loss)
+    return losses
+
+
+@pytest.mark.parametrize("family", ["llama"])
+def test_stock_model_3d_parallel(family, tmp_path):
+    """dp=2 x tp=2 x pp=2 (8 ranks, 2 micro-batches of 2 rows per data-
+    parallel rank) with AdamW: PyTorch's losses, and the tensor-parallel
+    cut of the per-rank weights."""
+    model = make_model(family)
+    r = np.random.default_rng(5)
+    rows = 16
+    data = {"input_ids": r.integers(1, VOCAB, (rows, SEQ)).astype(np.int64),
+            "labels": r.integers(0, VOCAB, (rows, SEQ)).astype(np.int64)}
+    data["labels"][r.random((rows, SEQ)) < 0.25] = -100
+    micro, steps = 2, 3
+    example = {n: torch.from_numpy(v[:micro]) for n, v in data.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = loom.from_torch(model, example, workdir=tmp_path / "import")
+    make_opt = lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.01)  # noqa: E731
+    expected = accumulated_losses(model, data, steps, 2 * 2 * micro, micro, make_opt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = m.compile(outdir=tmp_path / "3d", mesh="dp=2,tp=2,pp=2", microbatches=2,
+                            optimizer="adamw", lr=1e-3, weight_decay=0.01)
+    got = program.train(write_data(tmp_path / "data", data), steps, ranks=8)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    assert sharded_fraction(tmp_path / "3d", 2) >= MIN_SHARDED[family]

@@ -1,6 +1,7 @@
 """The ONNX ops of HuggingFace exports that Loom imports as existing or new
 loom ops (Cos/Sin, And/Or/Xor/Not, IsNaN/IsInf, Pad, GatherElements,
-Sum/Mean, Mod, Trilu, CumSum), checked against references nobody here
+Sum/Mean, Mod, Trilu, CumSum; the dynamo exporter's CastLike,
+SplitToSequence and SequenceAt; float64 constants folded), checked against references nobody here
 wrote:
 
 * values: the importer's test models (test/Import/onnx/Inputs/make_onnx.py)
@@ -62,6 +63,11 @@ def inputs_for(name):
     if name == "cumsum":
         return {"x": r.standard_normal((2, 5)).astype(np.float32),
                 "n": r.integers(-50, 50, (3, 2))}
+    if name == "dynamo_ops":
+        return {"x": r.standard_normal((2, 6)).astype(np.float32),
+                "i": r.integers(-9, 9, (2, 6))}
+    if name == "float64_scale":
+        return {"x": r.standard_normal((2, 3)).astype(np.float32)}
     raise KeyError(name)
 
 
@@ -80,7 +86,8 @@ def run_loom(model_path, inputs, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["trig_logic", "sum_mean_mod", "pad",
-                                  "gather_elements", "trilu", "cumsum"])
+                                  "gather_elements", "trilu", "cumsum",
+                                  "dynamo_ops", "float64_scale"])
 def test_values_match_onnx_reference(name, tmp_path):
     from onnx.reference import ReferenceEvaluator
     model_path = tmp_path / f"{name}.onnx"

@@ -21,6 +21,11 @@ struct OnnxImportOptions {
   /// Initializers to train / to freeze, by exact name or regex (anchored).
   /// By default every floating-point initializer is trainable.
   std::vector<std::string> trainable, frozen;
+  /// Floating-point initializers that are program constants, not weights
+  /// (a module's buffers: rotary frequency tables, masks), by exact name or
+  /// regex: evaluated at import like Constant nodes (at most
+  /// onnx_import::kMaxFoldElements elements each).
+  std::vector<std::string> constants;
   /// Bindings for dynamic input dimensions: input name -> full shape.
   llvm::StringMap<std::vector<int64_t>> inputShapes;
   /// Directory that external-data paths are relative to.
@@ -41,7 +46,7 @@ OwningOpRef<ModuleOp> importOnnx(llvm::StringRef bytes,
 
 /// Registers the `import-onnx` translation
 /// (lib/Import/Onnx/OnnxTranslation.cpp) and its options --weights-out,
-/// --no-weights, --trainable, --frozen and --input-shape. The weights go
+/// --no-weights, --trainable, --frozen, --constants and --input-shape. The weights go
 /// next to the driver's `-o` output by default. Calling again does nothing.
 void registerOnnxTranslation();
 

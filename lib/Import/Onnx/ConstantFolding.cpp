@@ -216,6 +216,26 @@ static LogicalResult importRange(Importer &im, const onnx::NodeProto &node) {
   return success();
 }
 
+std::optional<ConstTensor> onnx_import::castConstTensor(const ConstTensor &c,
+                                                        Type to) {
+  bool toFloat = isa<FloatType>(to), toBool = to.isInteger(1);
+  if (!toFloat && !toBool && c.isFloat() &&
+      llvm::any_of(c.f, [](double v) {
+        return !(std::fabs(v) < 9.2e18); // NaN, inf or out of int64 range
+      }))
+    return std::nullopt;
+  ConstTensor r = ConstTensor::make(to, c.shape);
+  for (int64_t k = 0, e = c.size(); k < e; ++k) {
+    if (toFloat)
+      r.f[k] = c.asDouble(k);
+    else if (toBool)
+      r.i[k] = c.asDouble(k) != 0;
+    else
+      r.i[k] = c.isFloat() ? static_cast<int64_t>(c.f[k]) : c.i[k];
+  }
+  return r;
+}
+
 FailureOr<bool> onnx_import::tryFold(Importer &im,
                                      const onnx::NodeProto &node) {
   StringRef type = node.op_type();
@@ -431,19 +451,12 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
   }
   if (type == "Cast") {
     Type to = convertConstElementType(im.intAttr(node, "to", 0), im.ctx);
-    if (!to)
+    std::optional<ConstTensor> c = to ? castConstTensor(*in[0], to)
+                                      : std::nullopt;
+    if (!c)
       return false;
-    bool toBool = to.isInteger(1);
-    if (!to.isInteger(1) && !isa<FloatType>(to) && in[0]->isFloat() &&
-        llvm::any_of(in[0]->f, [](double v) {
-          return !(std::fabs(v) < 9.2e18); // NaN, inf or out of int64 range
-        }))
-      return false;
-    return elementwise(
-        to, [toBool](double a, double) { return toBool ? a != 0 : a; },
-        [toBool](int64_t a, int64_t) -> int64_t {
-          return toBool ? a != 0 : a;
-        });
+    im.defineConst(node, 0, std::move(*c));
+    return true;
   }
   if (type == "Where") {
     if (in.size() != 3 || !in[1] || !in[2])

@@ -334,6 +334,35 @@ static LogicalResult importCast(Importer &im, const onnx::NodeProto &node) {
   return success();
 }
 
+/// CastLike(x, like): Cast to the element type of `like` (the dynamo
+/// exporter's way of typing scalar constants). A known `x` stays known.
+static LogicalResult importCastLike(Importer &im,
+                                    const onnx::NodeProto &node) {
+  Type to = im.inputElementType(node, 1);
+  if (!to)
+    return failure();
+  if (const ConstTensor *c = im.constInput(node, 0)) {
+    if (std::optional<ConstTensor> cast = castConstTensor(*c, to)) {
+      im.defineConst(node, 0, std::move(*cast));
+      return success();
+    }
+  }
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  if (to.isF64())
+    return im.nodeError(node) << "casts a run-time value to float64, which "
+                                 "Loom does not support";
+  if (im.typeOf(*x).getElementType() == to) {
+    im.define(node, 0, *x);
+    return success();
+  }
+  im.define(node, 0,
+            ConvertOp::create(im.b, im.nodeLoc(node),
+                              im.typeOf(*x).clone(to), *x));
+  return success();
+}
+
 static LogicalResult importIdentity(Importer &im, const onnx::NodeProto &node) {
   FailureOr<Value> x = im.input(node, 0);
   if (failed(x))
@@ -407,6 +436,7 @@ void onnx_import::registerElementwiseHandlers(HandlerRegistry &registry) {
       {"Mod", importMod},
       {"Where", importWhere},
       {"Cast", importCast},
+      {"CastLike", importCastLike},
       {"Identity", importIdentity},
       {"Dropout", importDropout},
   });

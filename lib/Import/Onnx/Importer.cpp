@@ -330,10 +330,23 @@ FailureOr<Value> Importer::input(const onnx::NodeProto &node, int k) {
     values[name] = v;
     return v;
   }
+  if (sequences.count(name)) {
+    nodeError(node) << "input '" << name
+                    << "' is a sequence; Loom reads sequences only with "
+                       "SequenceAt at a known position";
+    return failure();
+  }
   nodeError(node) << "input '" << name
                   << "' is not produced by any earlier node, initializer or "
                      "graph input (is the graph topologically sorted?)";
   return failure();
+}
+
+Type Importer::inputElementType(const onnx::NodeProto &node, int k) {
+  if (const ConstTensor *c = constInput(node, k))
+    return c->elementType;
+  FailureOr<Value> v = input(node, k);
+  return failed(v) ? Type() : typeOf(*v).getElementType();
 }
 
 const ConstTensor *Importer::constInput(const onnx::NodeProto &node,

@@ -207,6 +207,11 @@ void registerShapeHandlers(HandlerRegistry &registry);
 void registerContractionHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 
+/// `c` converted to `to` as ONNX's Cast does (floats to integers truncate,
+/// to bool is `!= 0`), or nullopt when a value has no such integer (NaN,
+/// infinities, out of int64's range) (ConstantFolding.cpp).
+std::optional<ConstTensor> castConstTensor(const ConstTensor &c, Type to);
+
 /// Evaluates `node` at import time when all its inputs are known and the
 /// op is one of the shape-arithmetic ops. Returns true when it did
 /// (ConstantFolding.cpp).
@@ -237,6 +242,23 @@ public:
   }
   FailureOr<Value> input(const onnx::NodeProto &node, int k);
   const ConstTensor *constInput(const onnx::NodeProto &node, int k) const;
+  /// The element type of input `k`, known or run-time, without
+  /// materialising a known one; null after reporting a missing input.
+  Type inputElementType(const onnx::NodeProto &node, int k);
+  /// ONNX sequences (SplitToSequence's result), read by SequenceAt: the
+  /// values of sequence `name` in order.
+  void defineSequence(const onnx::NodeProto &node, int k,
+                      SmallVector<Value> elements) {
+    if (k < node.output_size() && !node.output(k).empty())
+      sequences[node.output(k)] = std::move(elements);
+  }
+  const SmallVector<Value> *sequenceInput(const onnx::NodeProto &node,
+                                          int k) const {
+    if (!hasInput(node, k))
+      return nullptr;
+    auto it = sequences.find(node.input(k));
+    return it == sequences.end() ? nullptr : &it->second;
+  }
   FailureOr<ConstTensor> requireConst(const onnx::NodeProto &node, int k,
                                       StringRef what);
   RankedTensorType typeOf(Value v) const {
@@ -380,6 +402,7 @@ private:
   HandlerRegistry handlers;
   llvm::StringMap<Value> values;
   llvm::StringMap<ConstTensor> consts;
+  llvm::StringMap<SmallVector<Value>> sequences;
   llvm::StringMap<unsigned> uses;
   std::vector<::loom::safetensors::Tensor> weights;
 };

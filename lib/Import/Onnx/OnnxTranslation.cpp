@@ -46,6 +46,11 @@ struct OnnxTranslateOptions {
       "frozen",
       cl::desc("Initializers not to train, by name or regex (comma list)"),
       cl::value_desc("names"), cl::cat(category)};
+  cl::list<std::string> constants{
+      "constants",
+      cl::desc("Floating-point initializers that are constants, not weights "
+               "(a module's buffers), by name or regex (comma list)"),
+      cl::value_desc("names"), cl::cat(category)};
   cl::list<std::string> inputShapes{
       "input-shape",
       cl::desc("Bind dynamic input dimensions: NAME=DxDx... (comma list), "
@@ -157,6 +162,7 @@ getImportOptions(OnnxTranslateOptions &flags, StringRef inputFile,
   }
   options.trainable = splitCommaList(getTrainableOption());
   options.frozen = splitCommaList(flags.frozen);
+  options.constants = splitCommaList(flags.constants);
   SmallString<256> dir(inputFile);
   llvm::sys::path::remove_filename(dir);
   options.modelDir = dir.empty() ? std::string(".") : std::string(dir);

@@ -364,6 +364,80 @@ static LogicalResult importSplit(Importer &im, const onnx::NodeProto &node) {
   return success();
 }
 
+/// SplitToSequence(x[, split]): the pieces of `x` along `axis` as a
+/// sequence (split: one size for equal pieces, the last smaller, or the
+/// sizes; without it, pieces of 1, squeezed unless keepdims).
+static LogicalResult importSplitToSequence(Importer &im,
+                                           const onnx::NodeProto &node) {
+  FailureOr<Value> x = im.input(node, 0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = im.typeOf(*x);
+  FailureOr<int64_t> axis =
+      im.normalizeAxis(node, im.intAttr(node, "axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t size = type.getDimSize(*axis);
+  SmallVector<int64_t> sizes;
+  bool squeeze = false;
+  if (im.hasInput(node, 1)) {
+    FailureOr<ConstTensor> split = im.requireConst(node, 1, "split");
+    if (failed(split))
+      return failure();
+    if (split->shape.empty()) {
+      int64_t piece = split->asInt(0);
+      if (piece <= 0)
+        return im.nodeError(node) << "split must be positive, got " << piece;
+      for (int64_t at = 0; at < size; at += piece)
+        sizes.push_back(std::min(piece, size - at));
+    } else {
+      sizes = *constAxes(&*split);
+    }
+  } else {
+    sizes.assign(size, 1);
+    squeeze = im.intAttr(node, "keepdims", 1) == 0;
+  }
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != size)
+    return im.nodeError(node)
+           << "split sizes " << formatDims(sizes) << " do not add up to "
+           << size << ", the size of dimension " << *axis;
+  Location loc = im.nodeLoc(node);
+  FailureOr<SplitOp> op =
+      im.create<SplitOp>(loc, *x, *axis, ArrayRef<int64_t>(sizes));
+  if (failed(op))
+    return failure();
+  SmallVector<Value> pieces(op->getResults().begin(), op->getResults().end());
+  if (squeeze)
+    for (Value &piece : pieces) {
+      SmallVector<int64_t> shape(im.typeOf(piece).getShape());
+      shape.erase(shape.begin() + *axis);
+      piece = im.reshape(piece, shape, loc);
+    }
+  im.defineSequence(node, 0, std::move(pieces));
+  return success();
+}
+
+/// SequenceAt(seq, position): one element of a sequence, at a known
+/// position (negative counts from the end).
+static LogicalResult importSequenceAt(Importer &im,
+                                      const onnx::NodeProto &node) {
+  const SmallVector<Value> *sequence = im.sequenceInput(node, 0);
+  if (!sequence)
+    return im.nodeError(node) << "input 0 must be a sequence that "
+                                 "SplitToSequence made";
+  FailureOr<ConstTensor> position = im.requireConst(node, 1, "position");
+  if (failed(position))
+    return failure();
+  int64_t count = sequence->size(), at = position->asInt(0);
+  if (position->size() != 1 || at < -count || at >= count)
+    return im.nodeError(node) << "position " << at
+                              << " is out of range for a sequence of "
+                              << count << " tensors";
+  im.define(node, 0, (*sequence)[at < 0 ? at + count : at]);
+  return success();
+}
+
 static LogicalResult importSlice(Importer &im, const onnx::NodeProto &node) {
   FailureOr<Value> x = im.input(node, 0);
   FailureOr<ConstTensor> starts = im.requireConst(node, 1, "starts");
@@ -952,6 +1026,8 @@ void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
       {"Expand", importExpand},
       {"Concat", importConcat},
       {"Split", importSplit},
+      {"SplitToSequence", importSplitToSequence},
+      {"SequenceAt", importSequenceAt},
       {"Slice", importSlice},
       {"Gather", importGather},
       {"GatherElements", importGatherElements},

@@ -423,7 +423,8 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
   Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
   for (auto [flag, patterns] :
        {std::make_pair("--trainable", &options.trainable),
-        std::make_pair("--frozen", &options.frozen)}) {
+        std::make_pair("--frozen", &options.frozen),
+        std::make_pair("--constants", &options.constants)}) {
     for (const std::string &p : *patterns) {
       std::string error;
       if (!llvm::Regex("^(" + p + ")$").isValid(error))
@@ -464,10 +465,19 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
                             << onnxTypeName(init.data_type())
                             << " and cannot be trained (--trainable "
                                "names only floating-point initializers)";
-    if (!isa<FloatType>(elementType) || (!trainable && *count <= 1)) {
+    bool constant = isa<FloatType>(elementType) &&
+                    mlir::loom::matchesNameOrPattern(init.name(),
+                                                     options.constants);
+    if (constant && *count > kMaxFoldElements)
+      return emitError(loc) << what << " has " << *count
+                            << " elements, too many to be a --constants "
+                               "initializer (at most "
+                            << kMaxFoldElements << "); freeze it instead";
+    if (!isa<FloatType>(elementType) || (!trainable && *count <= 1) ||
+        constant) {
       // Integer and boolean initializers are program constants (shapes,
       // indices, masks): they are needed to import the graph at all. So are
-      // non-trainable float scalars.
+      // non-trainable float scalars and the --constants.
       FailureOr<ConstTensor> c = readConstTensor(init, what, loc);
       if (failed(c))
         return failure();
@@ -497,7 +507,8 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
   // A pattern that selects nothing is most likely a typo.
   for (auto [flag, patterns] :
        {std::make_pair("--trainable", &options.trainable),
-        std::make_pair("--frozen", &options.frozen)}) {
+        std::make_pair("--frozen", &options.frozen),
+        std::make_pair("--constants", &options.constants)}) {
     for (const std::string &p : *patterns)
       if (llvm::none_of(model.graph().initializer(), [&](const auto &init) {
             return mlir::loom::matchesNameOrPattern(init.name(), p);

@@ -1413,6 +1413,55 @@ def bad_float64_constant():
     return make(nodes, [vi("x", F32, [3])], [vi("y", F32, [3])])
 
 
+@model()
+def dynamo_ops():
+    """What torch.onnx.export(dynamo=True) writes besides the usual ops:
+    CastLike of a constant scalar and of a run-time value, and a
+    SplitToSequence whose pieces SequenceAt reads (GPT-2's fused QKV):
+    sizes given, equal pieces of a scalar size, and pieces of 1 without
+    keepdims."""
+    nodes = [
+        const("half", 0.5, np.float64),
+        node("CastLike", ["half", "x"], ["half32"]),
+        node("Mul", ["x", "half32"], ["scaled"]),
+        node("CastLike", ["i", "x"], ["i32f"]),
+        node("SplitToSequence", ["scaled", "sizes"], ["seq"], axis=1),
+        node("SequenceAt", ["seq", "one"], ["b"]),
+        node("SequenceAt", ["seq", "minus1"], ["c"]),
+        node("SplitToSequence", ["scaled", "two"], ["seq2"], axis=1),
+        node("SequenceAt", ["seq2", "one"], ["d"]),
+        node("SplitToSequence", ["scaled"], ["seq3"], axis=0, keepdims=0),
+        node("SequenceAt", ["seq3", "one"], ["e"]),
+        const("sizes", [1, 2, 3]),
+        const("one", 1),
+        const("minus1", -1),
+        const("two", 2),
+    ]
+    nodes = nodes[-4:] + nodes[:-4]
+    return make(nodes, [vi("x", F32, [2, 6]), vi("i", I64, [2, 6])],
+                [vi("b", F32, [2, 2]), vi("c", F32, [2, 3]), vi("d", F32, [2, 2]),
+                 vi("e", F32, [6]), vi("i32f", F32, [2, 6])])
+
+
+@model(check=False)
+def bad_sequence_use():
+    """A sequence read by an op other than SequenceAt."""
+    nodes = [
+        node("SplitToSequence", ["x"], ["seq"], axis=0),
+        node("Identity", ["seq"], ["y"], name="use_seq"),
+    ]
+    return make(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])])
+
+
+@model()
+def buffer_initializer():
+    """A float initializer that is a buffer (a rotary frequency table):
+    with --constants it is a constant, not a weight."""
+    nodes = [node("Mul", ["x", "inv_freq"], ["y"])]
+    return make(nodes, [vi("x", F32, [2, 4])], [vi("y", F32, [2, 4])],
+                inits=[init("inv_freq", [1.0, 0.5, 0.25, 0.125], np.float32)])
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         print("\n".join(sorted(MODELS)))
