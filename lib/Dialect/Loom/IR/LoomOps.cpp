@@ -1127,30 +1127,65 @@ FailureOr<PartitionRule> ReshapeOp::getPartitionRule(
   const std::optional<ShardedDim> &s = operands[0];
   auto src = dyn_cast<RankedTensorType>(getOperand().getType());
   auto dst = dyn_cast<RankedTensorType>(getType());
-  if (!s || !src || !dst || !src.hasStaticShape() || !dst.hasStaticShape() ||
-      s->groups != 1)
+  if (!s || !src || !dst || !src.hasStaticShape() || !dst.hasStaticShape())
     return failure();
-  // The result dimension that starts where the sharded one starts.
-  int64_t before = 1;
-  for (int64_t i = 0; i < s->dim; ++i)
-    before *= src.getDimSize(i);
-  int64_t at = 0, product = 1;
-  while (at < dst.getRank() && product < before)
-    product *= dst.getDimSize(at++);
-  if (product != before || at == dst.getRank())
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t p = 1;
+    for (int64_t d : dims)
+      p *= d;
+    return p;
+  };
+  ArrayRef<int64_t> in = src.getShape(), out = dst.getShape();
+  int64_t size = in[s->dim];
+  // The result dimension `at` whose start is where the sharded one starts,
+  // or (at == -1) the one that covers its start.
+  int64_t before = product(in.take_front(s->dim));
+  int64_t at = 0, prefix = 1;
+  while (at < dst.getRank() && prefix < before)
+    prefix *= out[at++];
+  if (prefix != before) {
+    // Merged with dimensions before it, and maybe after it ([B, heads, ..]
+    // -> [B*heads, ..] as the dynamo exporter flattens attention, or
+    // [B, kv heads, repeats] -> [B*heads] for grouped-query attention):
+    // each position of the dimensions before is a block of the sharded
+    // one, so the result is cut in groups; the dimensions after stay whole
+    // inside a rank's part.
+    int64_t r = at - 1, outer = product(out.take_front(r)), i0 = 0;
+    while (i0 < s->dim && product(in.take_front(i0)) < outer)
+      ++i0;
+    int64_t j = s->dim + 1;
+    while (j < src.getRank() && product(in.slice(i0, j - i0)) < out[r])
+      ++j;
+    if (product(in.take_front(i0)) != outer ||
+        out[r] != product(in.slice(i0, j - i0)))
+      return failure();
+    int64_t blocks = product(in.slice(i0, s->dim - i0));
+    return followOperand(*this, *s, ShardedDim{r, s->groups * blocks});
+  }
+  if (at == dst.getRank())
     return failure();
+  int64_t newSize = out[at];
+  if (newSize == size)
+    return followOperand(*this, *s, ShardedDim{at, s->groups});
+  if (s->groups != 1) {
+    // A grouped dimension split back into [groups, rest]: the rest is cut
+    // whole (the inverse of the merge above).
+    if (newSize != s->groups || at + 1 == dst.getRank() ||
+        out[at + 1] * s->groups != size)
+      return failure();
+    return followOperand(*this, *s, ShardedDim{at + 1});
+  }
   PartitionRule rule = followOperand(*this, *s, ShardedDim{at});
-  int64_t size = src.getDimSize(s->dim), newSize = dst.getDimSize(at);
   if (newSize < size) {
     // Split into [heads, head size, ...]: the heads are sharded.
     if (size % newSize != 0)
       return failure();
     rule.splitsDim = true;
-  } else if (newSize > size) {
+  } else {
     // Merged with the following dimensions: [heads, head size] -> hidden.
     int64_t merged = 1, i = s->dim;
     while (i < src.getRank() && merged < newSize)
-      merged *= src.getDimSize(i++);
+      merged *= in[i++];
     if (merged != newSize)
       return failure();
   }

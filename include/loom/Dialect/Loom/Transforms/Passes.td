@@ -621,7 +621,11 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     dimensions and `loom.broadcast` of a sharded value (a softmax as JAX
     spells it out), `loom.transpose`, `loom.reshape` (splitting the sharded
     dimension into heads and head size shards the heads; merging heads and
-    head size back shards the merged dimension), `loom.split` along
+    head size back shards the merged dimension; merging dimensions before
+    it into the sharded one, as the dynamo exporter flattens `[B, heads,
+    ..]` into `[B*heads, ..]`, cuts the merged dimension in `B` groups, and
+    splitting such a grouped dimension back into `[B, heads]` cuts the
+    heads whole again), `loom.split` along
     another dimension or into `G` equal parts along the sharded one (a
     fused QKV projection: the weight's output dimension is `G` blocks, each
     cut in `tp` parts), unit-stride `loom.slice` that keeps the whole
