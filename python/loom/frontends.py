@@ -4,7 +4,9 @@ Both go through the exchange formats and `loom-translate`:
 
 * `from_torch`: PyTorch's ONNX exporter (the TorchScript path, with constant
   folding off and training mode on, so parameters stay named initializers
-  and are not folded into constants), then `loom-translate --import-onnx`;
+  and are not folded into constants; or the dynamo path, unoptimised), then
+  `loom-translate --import-onnx`; HuggingFace models are taken as they are
+  (inputs by keyword, the output's `.loss`);
 * `from_jax`: `jax.jit(fn).lower(...)` to StableHLO text, then
   `loom-translate --import-stablehlo`.
 """

@@ -69,7 +69,9 @@ def run(tmp_path, example, mesh, microbatches, policies, opt="adamw"):
 CASES = [
     # (model, mesh, micro-batches, policies)
     ("gpt_example", "tp=2", 1, ("comm-free", "full", "selective")),
-    ("llama_example", "tp=2", 1, ("comm-free", "full", "selective")),
+    # (LLaMA's selective recomputation runs on tp=2,pp=2 below and in
+    # test_overlap_split; full on GPT-2 here.)
+    ("llama_example", "tp=2", 1, ("comm-free",)),
     ("gpt_example", "tp=2,pp=2", 2, ("comm-free", "full")),
     ("llama_example", "tp=2,pp=2", 2, ("selective",)),
     ("gpt_example", "dp=2,tp=2,pp=2", 2, ("comm-free",)),

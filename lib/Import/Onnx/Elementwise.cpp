@@ -314,6 +314,15 @@ static LogicalResult importWhere(Importer &im, const onnx::NodeProto &node) {
                                              im.broadcastTo(*y, *shape, loc)));
 }
 
+/// Defines output 0 of `node` as `x` converted to the element type `to`
+/// (`x` itself when it has it).
+static void defineConverted(Importer &im, const onnx::NodeProto &node, Value x,
+                            Type to) {
+  if (im.typeOf(x).getElementType() != to)
+    x = ConvertOp::create(im.b, im.nodeLoc(node), im.typeOf(x).clone(to), x);
+  im.define(node, 0, x);
+}
+
 static LogicalResult importCast(Importer &im, const onnx::NodeProto &node) {
   FailureOr<Value> x = im.input(node, 0);
   if (failed(x))
@@ -324,13 +333,7 @@ static LogicalResult importCast(Importer &im, const onnx::NodeProto &node) {
     return im.nodeError(node) << "cast to " << onnxTypeName(to)
                               << " is not supported (Loom has float32, "
                                  "float16, bfloat16, int64, int32, bool)";
-  if (im.typeOf(*x).getElementType() == elementType) {
-    im.define(node, 0, *x);
-    return success();
-  }
-  im.define(node, 0,
-            ConvertOp::create(im.b, im.nodeLoc(node),
-                              im.typeOf(*x).clone(elementType), *x));
+  defineConverted(im, node, *x, elementType);
   return success();
 }
 
@@ -353,13 +356,7 @@ static LogicalResult importCastLike(Importer &im,
   if (to.isF64())
     return im.nodeError(node) << "casts a run-time value to float64, which "
                                  "Loom does not support";
-  if (im.typeOf(*x).getElementType() == to) {
-    im.define(node, 0, *x);
-    return success();
-  }
-  im.define(node, 0,
-            ConvertOp::create(im.b, im.nodeLoc(node),
-                              im.typeOf(*x).clone(to), *x));
+  defineConverted(im, node, *x, to);
   return success();
 }
 

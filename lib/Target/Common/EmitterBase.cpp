@@ -9,6 +9,7 @@
 
 #include "loom/Target/Common/EmitterBase.h"
 
+#include "loom/Dialect/Loom/IR/LocationName.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/MeshGrid.h"
 
@@ -30,26 +31,13 @@ static bool isComputeOp(Operation *op) {
              loomrt::ScatterAddOp>(op);
 }
 
-/// The first name in `loc` (an ONNX node's, a JAX op's), or "".
-static StringRef locationName(Location loc) {
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = locationName(inner); !name.empty())
-        return name;
-  if (auto site = dyn_cast<CallSiteLoc>(loc))
-    return locationName(site.getCallee());
-  return "";
-}
-
 /// A compute op's span name: what it computes (its `origin`, else its
 /// kind) and, where the model named it, the model's name.
 static std::string spanName(Operation *op) {
   std::string text = op->getName().stripDialect().str();
   if (auto origin = op->getAttrOfType<StringAttr>("origin"))
     text += " " + origin.getValue().str();
-  if (StringRef name = locationName(op->getLoc()); !name.empty())
+  if (StringRef name = getLocationName(op->getLoc()); !name.empty())
     text += " (" + name.str() + ")";
   return text;
 }

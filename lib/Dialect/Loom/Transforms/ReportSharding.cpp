@@ -71,15 +71,12 @@ struct ReportSharding
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> found =
-        lookupForwardFunction(module, function, "loom-report-sharding");
+    auto found = lookupForwardFunctionAndMesh(module, function, "loom-report-sharding");
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<::loom::Mesh> mesh = getMesh(module);
-    if (failed(mesh))
-      return signalPassFailure();
-    int64_t tp = mesh->tp;
+    func::FuncOp func = found->first;
+    ::loom::Mesh mesh = found->second;
+    int64_t tp = mesh.tp;
 
     auto reasons = func->getAttrOfType<DictionaryAttr>(kTpReplicatedAttrName);
     SmallVector<ParamEntry> params;

@@ -600,18 +600,15 @@ struct TensorParallel
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> found =
-        lookupForwardFunction(module, function, "loom-tensor-parallel");
+    auto found = lookupForwardFunctionAndMesh(module, function, "loom-tensor-parallel");
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<::loom::Mesh> mesh = getMesh(module);
-    if (failed(mesh))
-      return signalPassFailure();
-    if (mesh->tp > 1) {
+    func::FuncOp func = found->first;
+    ::loom::Mesh mesh = found->second;
+    if (mesh.tp > 1) {
       func.emitError() << "loom-tensor-parallel: the module is already "
                           "tensor-parallel (@"
-                       << kMeshGridName << " has " << mesh->tp
+                       << kMeshGridName << " has " << mesh.tp
                        << " ranks on its tp axis)";
       return signalPassFailure();
     }

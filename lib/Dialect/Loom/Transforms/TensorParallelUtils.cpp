@@ -2,25 +2,15 @@
 
 #include "TensorParallelUtils.h"
 
+#include "loom/Dialect/Loom/IR/LocationName.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+
 using namespace mlir;
 using namespace mlir::loom;
 
-/// The first name in `loc` (an ONNX node's, a StableHLO op's), or "".
-static StringRef locationName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = locationName(inner); !name.empty())
-        return name;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return locationName(callSite.getCallee());
-  return "";
-}
-
 std::string tensor_parallel::describeOp(Operation *op) {
   std::string text = ("'" + op->getName().getStringRef() + "'").str();
-  if (StringRef name = locationName(op->getLoc()); !name.empty())
+  if (StringRef name = getLocationName(op->getLoc()); !name.empty())
     text += (" (node '" + name + "')").str();
   return text;
 }
@@ -84,4 +74,16 @@ LogicalResult tensor_parallel::checkTpOption(MLIRContext *context, int64_t tp,
          << pass << ": tp must be >= 1 (option tp=, the number of "
                     "tensor-parallel ranks), got "
          << tp;
+}
+
+FailureOr<std::pair<func::FuncOp, ::loom::Mesh>>
+tensor_parallel::lookupForwardFunctionAndMesh(ModuleOp module, StringRef name,
+                                              StringRef pass) {
+  FailureOr<func::FuncOp> func = lookupForwardFunction(module, name, pass);
+  if (failed(func))
+    return failure();
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  if (failed(mesh))
+    return failure();
+  return std::make_pair(*func, *mesh);
 }

@@ -55,6 +55,11 @@ int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
 FailureOr<func::FuncOp> lookupForwardFunction(ModuleOp module, StringRef name,
                                               StringRef pass);
 
+/// lookupForwardFunction, and the device mesh of `module` (`@mesh`; every
+/// axis 1 when absent).
+FailureOr<std::pair<func::FuncOp, ::loom::Mesh>>
+lookupForwardFunctionAndMesh(ModuleOp module, StringRef name, StringRef pass);
+
 /// Checks option tp= of `pass` in its initialize().
 LogicalResult checkTpOption(MLIRContext *context, int64_t tp, StringRef pass);
 

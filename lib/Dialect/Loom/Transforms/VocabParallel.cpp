@@ -500,17 +500,23 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
 }
 
 void VocabPartitioner::recordRefusals() {
-  if (refusals.empty())
-    return;
   // loom-tensor-parallel's reasons, with this pass's for table candidates
-  // (more precise for an LM head than the block's).
+  // (more precise for an LM head than the block's), less the tables this
+  // pass cuts.
   NamedAttrList reasons;
   if (auto found = func->getAttrOfType<DictionaryAttr>(kTpReplicatedAttrName))
     reasons.append(found.getValue());
   for (const auto &[name, why] : refusals)
     reasons.set(name, StringAttr::get(func.getContext(), why));
-  func->setAttr(kTpReplicatedAttrName,
-                reasons.getDictionary(func.getContext()));
+  for (const VocabTable &table : tables)
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            table.arg.getArgNumber(), LoomDialect::getNameAttrName()))
+      reasons.erase(name);
+  if (reasons.empty())
+    func->removeAttr(kTpReplicatedAttrName);
+  else
+    func->setAttr(kTpReplicatedAttrName,
+                  reasons.getDictionary(func.getContext()));
 }
 
 void VocabPartitioner::rewrite() {
@@ -543,19 +549,16 @@ struct VocabParallel
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> found =
-        lookupForwardFunction(module, function, "loom-vocab-parallel");
+    auto found = lookupForwardFunctionAndMesh(module, function, "loom-vocab-parallel");
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<::loom::Mesh> mesh = getMesh(module);
-    if (failed(mesh))
-      return signalPassFailure();
+    func::FuncOp func = found->first;
+    ::loom::Mesh mesh = found->second;
     // loom-tensor-parallel, which runs first, may have given the tp axis
     // its size; any other size is another compile's.
-    if (mesh->tp != 1 && mesh->tp != tp) {
+    if (mesh.tp != 1 && mesh.tp != tp) {
       func.emitError() << "loom-vocab-parallel: @" << kMeshGridName
-                       << " has " << mesh->tp
+                       << " has " << mesh.tp
                        << " ranks on its tp axis, not tp=" << tp.getValue()
                        << " (run both tensor-parallel passes with one tp)";
       return signalPassFailure();
