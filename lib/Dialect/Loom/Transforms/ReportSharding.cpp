@@ -89,9 +89,7 @@ struct ReportSharding
         continue;
       ParamEntry entry;
       entry.argNumber = i;
-      auto name =
-          func.getArgAttrOfType<StringAttr>(i, LoomDialect::getNameAttrName());
-      entry.name = name ? name.getValue().str() : "#" + std::to_string(i);
+      entry.name = getParamKey(func, i);
       entry.shape.assign(type.getShape().begin(), type.getShape().end());
       entry.localElements = type.getNumElements();
       entry.shard =

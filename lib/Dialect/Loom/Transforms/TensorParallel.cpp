@@ -475,10 +475,7 @@ void Partitioner::recordReplicated() {
     if (find(i) != i || isLive.contains(i))
       continue;
     for (const ParamSlice &param : regions[i].params) {
-      auto name = func.getArgAttrOfType<StringAttr>(
-          param.arg.getArgNumber(), LoomDialect::getNameAttrName());
-      std::string key = name ? name.getValue().str()
-                             : "#" + std::to_string(param.arg.getArgNumber());
+      std::string key = getParamKey(func, param.arg.getArgNumber());
       if (!named.insert(key).second)
         continue;
       reasons.push_back(NamedAttribute(

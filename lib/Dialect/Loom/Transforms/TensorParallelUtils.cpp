@@ -8,6 +8,13 @@
 using namespace mlir;
 using namespace mlir::loom;
 
+std::string tensor_parallel::getParamKey(func::FuncOp func,
+                                         unsigned argNumber) {
+  auto name = func.getArgAttrOfType<StringAttr>(argNumber,
+                                                LoomDialect::getNameAttrName());
+  return name ? name.getValue().str() : "#" + std::to_string(argNumber);
+}
+
 std::string tensor_parallel::describeOp(Operation *op) {
   std::string text = ("'" + op->getName().getStringRef() + "'").str();
   if (StringRef name = getLocationName(op->getLoc()); !name.empty())

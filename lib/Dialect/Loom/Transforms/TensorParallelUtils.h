@@ -30,6 +30,10 @@ constexpr int16_t kTpAxis = static_cast<int16_t>(::loom::MeshAxis::Tp);
 /// (a string naming the op and its ONNX node).
 constexpr llvm::StringLiteral kTpReplicatedAttrName = "loom.tp_replicated";
 
+/// The key of argument `argNumber` of `func` in kTpReplicatedAttrName and
+/// the sharding report: its `loom.name`, else "#<argNumber>".
+std::string getParamKey(func::FuncOp func, unsigned argNumber);
+
 /// How diagnostics name `op`: "'loom.concat'", with " (node 'n')" when its
 /// location carries a name (the ONNX node or the StableHLO op).
 std::string describeOp(Operation *op);

@@ -284,12 +284,7 @@ void VocabPartitioner::analyze() {
       }
     }
     if (!ok && !refusal.empty()) {
-      auto name = func.getArgAttrOfType<StringAttr>(
-          arg.getArgNumber(), LoomDialect::getNameAttrName());
-      refusals.push_back(
-          {name ? name.getValue().str()
-                : "#" + std::to_string(arg.getArgNumber()),
-           refusal});
+      refusals.push_back({getParamKey(func, arg.getArgNumber()), refusal});
     }
     if (!ok || table.dim < 0) {
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": argument #"
@@ -509,9 +504,7 @@ void VocabPartitioner::recordRefusals() {
   for (const auto &[name, why] : refusals)
     reasons.set(name, StringAttr::get(func.getContext(), why));
   for (const VocabTable &table : tables)
-    if (auto name = func.getArgAttrOfType<StringAttr>(
-            table.arg.getArgNumber(), LoomDialect::getNameAttrName()))
-      reasons.erase(name);
+    reasons.erase(getParamKey(func, table.arg.getArgNumber()));
   if (reasons.empty())
     func->removeAttr(kTpReplicatedAttrName);
   else
