@@ -266,7 +266,8 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     StableHLO text, then `loom-translate --import-stablehlo`.
 
     * `example_args`: pytrees of arrays; every leaf becomes one function
-      argument named after its path (`params.w1`, `x`, ...).
+      argument named after its path (`params.w1`, `x`, ...; Flax linen's
+      `params.params.Dense_0.kernel`, an nnx.State's `state.fc1.kernel`).
     * `params`: positions of the arguments that hold trainable parameters;
       their leaves become `loom.param` arguments, and their values (the
       example's) are written to `workdir/model.safetensors` under the same
@@ -284,7 +285,7 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     for i, arg in enumerate(example_args):
         leaves, _ = jax.tree_util.tree_flatten_with_path(arg)
         for path, leaf in leaves:
-            name = sig[i] + "".join(_path_part(k) for k in path)
+            name = sig[i] + "".join(_path_part(k) for k in _variable_path(path))
             names.append(name)
             if i in params:
                 param_names.append(name)
@@ -314,6 +315,14 @@ def _positional_names(fn: Callable, count: int) -> list[str]:
         params = []
     params = params[:count]
     return params + [f"arg{i}" for i in range(len(params), count)]
+
+
+def _variable_path(path):
+    """A leaf's path without the `.value` that an nnx.Variable (Param) in an
+    nnx.State adds: `state.fc1.kernel`, as the module names the parameter."""
+    if path and getattr(path[-1], "name", None) == "value" and not hasattr(path[-1], "key"):
+        return path[:-1]
+    return path
 
 
 def _path_part(key) -> str:

@@ -132,7 +132,8 @@ private:
   bool visit(Operation *op, unsigned region);
   /// A row-parallel linear layer: the only op with partial sums that a block
   /// completes (with an all-reduce).
-  bool visitRowParallel(Operation *op, unsigned region);
+  /// `rhsDim`: the rhs dimension contracted with the lhs's cut one.
+  bool visitRowParallel(Operation *op, int64_t rhsDim, unsigned region);
   /// Makes the replicated operand `index` of `op` sharded as `want`: from a
   /// producer uniform along the dimension (rebuilt in the local shape) or a
   /// bias parameter broadcast along it.
@@ -221,7 +222,11 @@ bool Partitioner::visit(Operation *op, unsigned region) {
     return false;
   }
   if (rule->partialSum)
-    return visitRowParallel(op, region);
+    return visitRowParallel(
+        op, rule->operands.size() > 1 && rule->operands[1]
+                ? rule->operands[1]->dim
+                : -1,
+        region);
   refusal = describeOp(op) + " needs its operands cut in another way";
   if (rule->operands.size() != in.size() ||
       rule->results.size() != op->getNumResults())
@@ -263,13 +268,15 @@ bool Partitioner::visit(Operation *op, unsigned region) {
   return true;
 }
 
-bool Partitioner::visitRowParallel(Operation *op, unsigned region) {
+bool Partitioner::visitRowParallel(Operation *op, int64_t rhsDim,
+                                   unsigned region) {
   auto dot = dyn_cast<DotGeneralOp>(op);
-  int64_t cut = dot ? getLinearContractedDim(func, dot) : -1;
+  int64_t cut = dot && rhsDim >= 0 ? getRowParallelDim(func, dot, rhsDim) : -1;
   if (cut < 0) {
     refusal = describeOp(op) + " sums over the cut dimension but is not a "
-                               "row-parallel linear layer (a rank-2 weight "
-                               "parameter)";
+                               "row-parallel linear layer (a weight "
+                               "parameter, rank 2 or contracted on its "
+                               "leading dimensions)";
     return false;
   }
   opRegion[op] = region;
@@ -298,11 +305,13 @@ bool Partitioner::followReplicated(Operation *op, unsigned index,
   return visitBias(def, want, region, from);
 }
 
-/// A bias added to a sharded value: a rank-1 `loom.param` expanded along
-/// the sharded dimension by `head` (ONNX's Add of a bias: `broadcast %b,
+/// A bias added to a sharded value: a `loom.param` expanded along the
+/// sharded dimension by `head` (ONNX's Add of a bias: `broadcast %b,
 /// dims = [d]`), possibly after other expansions (JAX's `broadcast_in_dim`
 /// to `[1, .., 1, N]`, or Flax's reshape to it, then a broadcast to the
-/// full shape). Every op of the chain is sharded, the parameter cut on its
+/// full shape); rank 1, or more (Flax's DenseGeneral bias [heads,
+/// head_dim]), the parameter cut on the dimension the chain maps the cut
+/// one to. Every op of the chain is sharded, the parameter cut on its
 /// dimension.
 bool Partitioner::visitBias(Operation *head, ShardedDim want, unsigned region,
                             SmallVectorImpl<Value> &from) {
@@ -322,7 +331,7 @@ bool Partitioner::visitBias(Operation *head, ShardedDim want, unsigned region,
     value = def->getOperand(0);
   }
   BlockArgument bias = getParam(func, value);
-  if (!bias || cast<RankedTensorType>(bias.getType()).getRank() != 1)
+  if (!bias)
     return false;
   Value inner;
   for (auto [op, resultDim] : llvm::reverse(chain)) {
@@ -332,7 +341,7 @@ bool Partitioner::visitBias(Operation *head, ShardedDim want, unsigned region,
     shard(op, op->getResult(0), resultDim, want.groups, region, parentsOf);
     inner = op->getResult(0);
   }
-  regions[region].params.push_back({bias, 0, head->getResult(0)});
+  regions[region].params.push_back({bias, dim, head->getResult(0)});
   from.push_back(head->getResult(0));
   return true;
 }
@@ -348,19 +357,19 @@ LogicalResult Partitioner::analyze() {
     if (!region) {
       // A column-parallel linear layer starts a candidate block.
       auto dot = dyn_cast<DotGeneralOp>(op);
-      int64_t contracted = dot ? getLinearContractedDim(func, dot) : -1;
-      if (contracted < 0)
+      int64_t cut = dot ? getColumnParallelDim(func, dot) : -1;
+      if (cut < 0)
         continue;
       unsigned fresh = newRegion();
-      auto type = cast<RankedTensorType>(dot.getType());
-      shard(dot, dot.getResult(), type.getRank() - 1, 1, fresh);
+      // The output features start after the lhs's kept dimensions.
+      auto lhsType = cast<RankedTensorType>(dot.getLhs().getType());
+      shard(dot, dot.getResult(), lhsType.getRank() - 1, 1, fresh);
       TransposeOp transpose;
       BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
       if (transpose)
         opRegion[transpose] = fresh;
       regions[fresh].columns.push_back(dot);
-      regions[fresh].params.push_back(
-          {weight, 1 - contracted, dot.getResult()});
+      regions[fresh].params.push_back({weight, cut, dot.getResult()});
       continue;
     }
     if (!visit(&op, *region))

@@ -60,6 +60,45 @@ int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
   return transpose ? 1 - contracted : contracted;
 }
 
+/// A parameter of rank >= 3 read directly by `dot` (no batching dimension)
+/// whose contracted dimensions are its leading ones, in order, contracted
+/// with the lhs's trailing ones.
+static bool isDenseGeneralWeight(func::FuncOp func, DotGeneralOp dot) {
+  auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
+  auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
+  if (!lhs || !rhs || rhs.getRank() < 3 ||
+      !tensor_parallel::getParam(func, dot.getRhs()) ||
+      !dot.getLhsBatchingDims().empty())
+    return false;
+  ArrayRef<int64_t> lhsDims = dot.getLhsContractingDims(),
+                    rhsDims = dot.getRhsContractingDims();
+  int64_t n = rhsDims.size();
+  if (n == 0 || n >= rhs.getRank() || lhs.getRank() <= n)
+    return false;
+  for (int64_t k = 0; k < n; ++k)
+    if (rhsDims[k] != k || lhsDims[k] != lhs.getRank() - n + k)
+      return false;
+  return true;
+}
+
+int64_t tensor_parallel::getColumnParallelDim(func::FuncOp func,
+                                              DotGeneralOp dot) {
+  if (isDenseGeneralWeight(func, dot))
+    return dot.getRhsContractingDims().size() == 1 ? 1 : -1;
+  int64_t contracted = getLinearContractedDim(func, dot);
+  return contracted < 0 ? -1 : 1 - contracted;
+}
+
+int64_t tensor_parallel::getRowParallelDim(func::FuncOp func, DotGeneralOp dot,
+                                           int64_t rhsDim) {
+  if (isDenseGeneralWeight(func, dot))
+    return rhsDim;
+  int64_t contracted = getLinearContractedDim(func, dot);
+  if (contracted < 0 || dot.getRhsContractingDims()[0] != rhsDim)
+    return -1;
+  return contracted;
+}
+
 FailureOr<func::FuncOp>
 tensor_parallel::lookupForwardFunction(ModuleOp module, StringRef name,
                                        StringRef pass) {

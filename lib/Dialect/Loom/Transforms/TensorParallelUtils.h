@@ -54,6 +54,23 @@ BlockArgument getLinearWeight(func::FuncOp func, Value rhs,
 /// the parameter's, not the rhs's.
 int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
 
+/// The dimension of the weight parameter of `dot` that a column-parallel
+/// cut splits, when `dot` is a linear layer whose output features start at
+/// result dimension lhsRank - 1 (the lhs's last dimension contracted): a
+/// rank-2 weight (see getLinearContractedDim; the dimension not
+/// contracted), or a parameter of rank >= 3 contracted on its first
+/// dimension (Flax's DenseGeneral kernel [in, heads, head_dim]: cut on the
+/// heads). Else -1.
+int64_t getColumnParallelDim(func::FuncOp func, DotGeneralOp dot);
+
+/// The dimension of the weight parameter of `dot` that a row-parallel cut
+/// splits when the lhs is cut on the dimension contracted with rhs
+/// dimension `rhsDim`: a rank-2 weight contracted with the lhs's last
+/// dimension (through its transpose the parameter's dimension), or a
+/// parameter of rank >= 3 whose leading dimensions are contracted (Flax's
+/// DenseGeneral output kernel [heads, head_dim, out]). Else -1.
+int64_t getRowParallelDim(func::FuncOp func, DotGeneralOp dot, int64_t rhsDim);
+
 /// The function `name` of `module` with a body of one block; an error
 /// naming `pass` (and the option) otherwise.
 FailureOr<func::FuncOp> lookupForwardFunction(ModuleOp module, StringRef name,

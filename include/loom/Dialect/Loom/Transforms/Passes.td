@@ -595,20 +595,26 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     `loom.transpose` with permutation `[1, 0]`, PyTorch's `x @ W.t()` as
     ONNX exports it; the transpose is folded into the layer) contracted on
     one dimension with the lhs's last dimension (`[in, out]` or `[out, in]`
-    layout), optionally followed by `loom.add` of a rank-1 `loom.param`
-    bias broadcast along the output dimension, by one `loom.broadcast` or a
+    layout), or a `loom.param` of rank >= 3 contracted on its leading
+    dimensions with the lhs's trailing ones (Flax's `DenseGeneral`: the
+    attention projections' kernels `[in, heads, head_dim]` and the output
+    projection's `[heads, head_dim, out]`), optionally followed by
+    `loom.add` of a `loom.param` bias (rank 1, or `[heads, head_dim]`)
+    broadcast along the output dimensions, by one `loom.broadcast` or a
     chain of broadcasts and `loom.reshape`s that only insert size-1
     dimensions (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, or Flax's
     reshape to it, then a broadcast to the full shape). The pass finds
     *blocks*, regions of ops between:
 
-    * column-parallel linear layers, whose lhs is replicated: `W` and the
-      bias are cut along the output dimension, and the lhs goes through
-      `loom.tp_copy` (Megatron's `f`: identity forward, all-reduce of the
-      gradient backward);
-    * row-parallel linear layers, whose lhs is column-sharded: `W` is cut
-      along the contracted dimension and the product, a partial sum, is
-      `shard.all_reduce`d (Megatron's `g`) before its bias is added.
+    * column-parallel linear layers, whose lhs is replicated and contracted
+      on its last dimension: `W` and the bias are cut along the (first)
+      output dimension (the heads of a `DenseGeneral` kernel), and the lhs
+      goes through `loom.tp_copy` (Megatron's `f`: identity forward,
+      all-reduce of the gradient backward);
+    * row-parallel linear layers, whose lhs is sharded on a contracted
+      dimension: `W` is cut along the dimension contracted with it and the
+      product, a partial sum, is `shard.all_reduce`d (Megatron's `g`)
+      before its bias is added.
 
     In between, the sharded dimension is followed in program order, each
     op saying how through `TensorPartitionInterface` (the pass has no rule
