@@ -21,7 +21,7 @@ help:
 	@echo "            pipeline partition of GPT-3 175B, link bandwidth and"
 	@echo "            overlap of communication and compute over vcluster links,"
 	@echo "            Oases overlap split and recompute on a throttled tp link (root)"
-	@echo "make fuzz   run the ONNX importer fuzzer (FUZZ_SECONDS=300)"
+	@echo "make fuzz   run the ONNX and StableHLO importer fuzzers (FUZZ_SECONDS=300 each)"
 
 build:
 	@utils/setup.sh
@@ -62,3 +62,8 @@ fuzz: build
 	@for m in gemm shape_chain sce_3d slice layer_norm reshape split18 gather; do \
 	  $(PYTHON) test/Import/onnx/Inputs/make_onnx.py $$m build/fuzz-corpus/$$m.onnx; done
 	build/bin/loom-fuzz-onnx -max_total_time=$${FUZZ_SECONDS:-300} -rss_limit_mb=2048 build/fuzz-corpus
+	@mkdir -p build/fuzz-corpus-stablehlo
+	@cp ../shared/conformance/stablehlo/*.mlir build/fuzz-corpus-stablehlo/ 2>/dev/null || true
+	@for f in gelu loss train_step; do \
+	  $(PYTHON) test/Import/stablehlo/Inputs/make_jax.py $$f > build/fuzz-corpus-stablehlo/jax_$$f.mlir; done
+	build/bin/loom-fuzz-stablehlo -max_total_time=$${FUZZ_SECONDS:-300} -rss_limit_mb=2048 -timeout=60 build/fuzz-corpus-stablehlo

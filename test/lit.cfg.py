@@ -32,10 +32,11 @@ tools = [ToolSubst("loom-opt", unresolved="fatal"),
          ToolSubst("loom-translate", unresolved="fatal"),
          ToolSubst("loom-run", unresolved="fatal"),
          ToolSubst("loomc", unresolved="fatal")]
-# The libFuzzer target exists when clang++-22 was found at configure time.
+# The libFuzzer targets exist when clang++-22 was found at configure time.
 if os.path.exists(os.path.join(config.loom_tools_dir, "loom-fuzz-onnx")):
     config.available_features.add("fuzzer")
     tools.append(ToolSubst("loom-fuzz-onnx", unresolved="fatal"))
+    tools.append(ToolSubst("loom-fuzz-stablehlo", unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])
 
 # Tests that build their inputs with Python packages (onnx, torch, jax) use
