@@ -196,6 +196,65 @@ def test_from_jax_take_along_axis_and_optax_loss_match_jax(axis, tmp_path):
                                rtol=1e-5, atol=1e-6)
 
 
+def _jax_window_cases():
+    """name -> (function of x, differentiable): what JAX lowers to pad,
+    reduce_window (cumulative ops, pooling), multi-input reduce (argmax,
+    argmin) and reduce with a multiply body, plus sine and cosine."""
+    from jax import lax
+    import jax.numpy as jnp
+    return {
+        # interior padding, negative (cutting) and positive edges
+        "pad": (lambda x: lax.pad(x, 0.5, [(1, -1, 1), (-2, 3, 2)]), True),
+        "cumsum": (lambda x: jnp.cumsum(x, axis=1), True),
+        # a 40-wide window: the doubling path
+        "cumsum_long": (lambda x: lax.cumsum(jnp.tile(x, (1, 5)), axis=1, reverse=True), True),
+        "cummax": (lambda x: lax.cummax(x, axis=0), False),
+        "cumprod": (lambda x: jnp.cumprod(x, axis=1), True),
+        "max_pool": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME"), False),
+        "sum_pool": (lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (2, 1), "VALID"), True),
+        "argmax": (lambda x: jnp.argmax(x.astype(jnp.int32), axis=1), False),  # ties
+        "argmin": (lambda x: jnp.argmin(x, axis=0), False),
+        "prod": (lambda x: jnp.prod(x, axis=1), True),
+        "sin_cos": (lambda x: jnp.sin(x) * jnp.cos(2 * x), True),
+    }
+
+
+@pytest.mark.parametrize("case", ["pad", "cumsum", "cumsum_long", "cummax", "cumprod", "max_pool",
+                                  "sum_pool", "argmax", "argmin", "prod", "sin_cos"])
+def test_from_jax_pad_windows_argmax_match_jax(case, tmp_path):
+    """Each function imports without a stablehlo op left and loom-run gives
+    JAX's values; for the differentiable ones JAX's own gradient (pads and
+    reverse cumulative sums in its StableHLO) imports and matches too."""
+    jax = pytest.importorskip("jax")
+    np = pytest.importorskip("numpy")
+    fn, differentiable = _jax_window_cases()[case]
+    x = np.random.default_rng(7).normal(size=(6, 8)).astype(np.float32) * 2
+    np.save(tmp_path / "x.npy", x)
+
+    def run(f, name):
+        m = loom.from_jax(f, x, workdir=tmp_path / name)
+        assert "stablehlo." not in m.ir
+        model = m.save(tmp_path / f"{name}.mlir")
+        subprocess.run([str(BUILD / "bin" / "loom-run"), str(model),
+                        f"--output-dir={tmp_path / name / 'out'}",
+                        f"--input=x={tmp_path / 'x.npy'}"],
+                       capture_output=True, text=True, check=True)
+        return np.load(tmp_path / name / "out" / "result0.npy")
+
+    expected = np.asarray(jax.jit(fn)(x))
+    got = run(fn, "forward")
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    if differentiable:
+        w = np.random.default_rng(8).normal(size=expected.shape).astype(np.float32)
+
+        def loss(x):
+            return (fn(x) * w).sum()
+        grad = jax.grad(loss)
+        np.testing.assert_allclose(run(grad, "grad"), np.asarray(jax.jit(grad)(x)),
+                                   rtol=1e-4, atol=1e-5)
+
+
 def test_from_jax_gpt_training_step_imports(tmp_path):
     jax = pytest.importorskip("jax")
     optax = pytest.importorskip("optax")

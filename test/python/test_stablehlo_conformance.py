@@ -51,12 +51,18 @@ SUPPORTED_OPS = {
     sqrt rsqrt convert add subtract multiply divide power maximum minimum and
     or xor not compare select clamp constant iota broadcast_in_dim reshape
     transpose slice concatenate gather dot_general dot reduce return
-    custom_call optimization_barrier""".split()
+    custom_call optimization_barrier sine cosine pad reduce_window""".split()
 } | {"chlo.erf", "chlo.erfc", "chlo.square"}
 SUPPORTED_CUSTOM_CALLS = {"Sharding", "check.expect_eq", "check.expect_almost_eq",
                           "check.expect_close"}
 SUPPORTED_ELEMENT_TYPES = {"f32", "bf16", "f16", "i64", "i32", "i1"}
 INTEGER_TYPES = {"i64", "i32"}
+
+# Bodies of reduce/reduce_window the importer converts, and (sorted) the
+# ops of JAX's argmax/argmin body.
+REDUCE_BODIES = {"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                 "stablehlo.minimum", "stablehlo.and", "stablehlo.or"}
+ARGMAX_BODY = sorted(["compare"] * 4 + ["or"] * 2 + ["and"] + ["select"] * 2)
 
 OP_NAME = re.compile(r'(?<![#\w.])"?((?:stablehlo|chlo)\.[a-z_0-9]+)')
 CUSTOM_CALL = re.compile(r'stablehlo\.custom_call\s+@([\w.$-]+)|call_target_name\s*=\s*"([^"]*)"')
@@ -122,12 +128,23 @@ def form_problems(text):
         if why:
             problems.append(("stablehlo.gather", why))
     for m in re.finditer(r"stablehlo\.reduce\b\"?(\(.*?)(?:applies\s+([\w.]+)|across|\{)", text):
-        if m.group(1).count("init:") > 1:
-            problems.append(("stablehlo.reduce", "reduce of several inputs"))
+        inputs = m.group(1).count("init:")
         body = m.group(2)
-        if body and body not in {"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum",
-                                 "stablehlo.and", "stablehlo.or"}:
+        if body and body not in REDUCE_BODIES:
             problems.append(("stablehlo.reduce", f"reduce body {body}"))
+        if inputs > 1:
+            end = text.find("stablehlo.return", m.end())
+            ops = re.findall(r"=\s*stablehlo\.(\w+)", text[m.end():end])
+            independent = len(ops) == inputs and all(
+                "stablehlo." + op in REDUCE_BODIES for op in ops)
+            if not independent and sorted(ops) != ARGMAX_BODY:
+                problems.append(("stablehlo.reduce",
+                                 "reduce of several inputs, neither independent nor an argmax"))
+    for window in re.finditer(r'"stablehlo\.reduce_window"\(([^)]*)\)\s*<\{([^}]*)\}>', text):
+        if window.group(1).count(",") > 1:
+            problems.append(("stablehlo.reduce_window", "reduce_window of several inputs"))
+        if re.search(r"(base|window)_dilations\s*=\s*array<i64:[^>]*[2-9]", window.group(2)):
+            problems.append(("stablehlo.reduce_window", "reduce_window with dilations"))
     if re.search(r"\bTOTALORDER\b", text):
         problems.append(("stablehlo.compare", "TOTALORDER comparison"))
     for line in text.splitlines():

@@ -3,6 +3,7 @@
 #include "Patterns.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
@@ -60,8 +61,10 @@ struct BroadcastInDimPattern : ShloPattern<shlo::BroadcastInDimOp> {
                      "dimension");
     SmallVector<int64_t> order(dims.size());
     std::iota(order.begin(), order.end(), 0);
-    llvm::stable_sort(order,
-                      [&](int64_t a, int64_t b) { return dims[a] < dims[b]; });
+    // Ties (repeated dimensions, refused by the verifier) keep their order.
+    llvm::sort(order, [&](int64_t a, int64_t b) {
+      return std::make_pair(dims[a], a) < std::make_pair(dims[b], b);
+    });
     Value operand = adaptor.getOperand();
     SmallVector<int64_t> sortedDims;
     for (int64_t i : order)
@@ -124,6 +127,64 @@ struct SlicePattern : ShloPattern<shlo::SliceOp> {
                                rewriter, op.getLoc(), op.getType(),
                                adaptor.getOperand(), op.getStartIndices(),
                                op.getLimitIndices(), op.getStrides()));
+    return success();
+  }
+};
+
+/// `pad` -> concatenations with broadcast pad values (edges), reshapes
+/// around a concatenation (interior) and slices (negative edges); see
+/// padTensor.
+struct PadPattern : ShloPattern<shlo::PadOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, loom::ConcatOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    auto inputType = cast<RankedTensorType>(adaptor.getOperand().getType());
+    auto padType = cast<RankedTensorType>(adaptor.getPaddingValue().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> low = op.getEdgePaddingLow(),
+                      high = op.getEdgePaddingHigh(),
+                      interior = op.getInteriorPadding();
+    int64_t rank = inputType.getRank();
+    bool valid = inputType.hasStaticShape() && resultType.hasStaticShape() &&
+                 resultType.getRank() == rank && padType.getRank() == 0 &&
+                 padType.getElementType() == inputType.getElementType() &&
+                 resultType.getElementType() == inputType.getElementType() &&
+                 static_cast<int64_t>(low.size()) == rank &&
+                 static_cast<int64_t>(high.size()) == rank &&
+                 static_cast<int64_t>(interior.size()) == rank;
+    for (int64_t d = 0; valid && d < rank; ++d) {
+      int64_t n = inputType.getDimSize(d), size = 0;
+      valid = interior[d] >= 0 &&
+              !llvm::MulOverflow(std::max<int64_t>(n - 1, 0), interior[d],
+                                 size) &&
+              !llvm::AddOverflow(size, n, size) &&
+              !llvm::AddOverflow(size, low[d], size) &&
+              !llvm::AddOverflow(size, high[d], size) &&
+              size == resultType.getDimSize(d);
+    }
+    if (!valid)
+      return decline(op, rewriter,
+                     "pad needs static shapes, a 0-d padding value of the "
+                     "operand's element type, one low, high and "
+                     "(non-negative) interior padding per dimension, and the "
+                     "result shape they give");
+    // An empty operand (JAX's associative scans pad some) or result: all
+    // the result holds is padding.
+    if (inputType.getNumElements() == 0 || resultType.getNumElements() == 0) {
+      rewriter.replaceOp(op, loom::BroadcastOp::create(
+                                 rewriter, op.getLoc(), resultType,
+                                 adaptor.getPaddingValue(),
+                                 ArrayRef<int64_t>{}));
+      return success();
+    }
+    rewriter.replaceOp(op, padTensor(rewriter, op.getLoc(),
+                                     adaptor.getOperand(),
+                                     adaptor.getPaddingValue(), low, high,
+                                     interior));
     return success();
   }
 };
@@ -606,6 +667,6 @@ void mlir::loom::shlo_to_loom::populateDataMovementPatterns(
     RewritePatternSet &patterns, UnsupportedReasons &reasons) {
   patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
                ReshapePattern, TransposePattern, SlicePattern,
-               ConcatenatePattern, GatherPattern, ScatterPattern>(
+               PadPattern, ConcatenatePattern, GatherPattern, ScatterPattern>(
       patterns.getContext(), reasons);
 }

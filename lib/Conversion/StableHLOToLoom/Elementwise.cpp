@@ -406,6 +406,8 @@ void mlir::loom::shlo_to_loom::populateElementwisePatterns(
                DirectPattern<shlo::ExpOp, loom::ExpOp>,
                DirectPattern<shlo::LogOp, loom::LogOp>,
                DirectPattern<shlo::TanhOp, loom::TanhOp>,
+               DirectPattern<shlo::SineOp, loom::SinOp>,
+               DirectPattern<shlo::CosineOp, loom::CosOp>,
                DirectPattern<shlo::LogisticOp, loom::SigmoidOp>,
                DirectPattern<shlo::SqrtOp, loom::SqrtOp>,
                DirectPattern<shlo::RsqrtOp, loom::RsqrtOp>,

@@ -58,6 +58,39 @@ TypedAttr getScalarAttr(OpBuilder &builder, Type elementType, double value);
 Value broadcastScalarTo(OpBuilder &builder, Location loc, Value value,
                         RankedTensorType like);
 
+/// Elements `start` to `limit` (exclusive) of dimension `dim` of `input`
+/// (a ranked tensor of static shape).
+Value sliceAlong(OpBuilder &builder, Location loc, Value input, int64_t dim,
+                 int64_t start, int64_t limit);
+
+/// `input` (a ranked tensor of static shape) padded with the 0-d
+/// `padValue` as stablehlo.pad pads: `interior[d]` elements between
+/// neighbours of dimension d, then `low[d]`/`high[d]` elements before/after
+/// it (negative: that many cut). The caller checks that every dimension of
+/// the result is positive.
+Value padTensor(OpBuilder &builder, Location loc, Value input, Value padValue,
+                ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                ArrayRef<int64_t> interior);
+
+/// The associative reductions a StableHLO reduction body can name.
+enum class ReduceKind { Sum, Prod, Max, Min, And, Or };
+
+/// The reductions a body of `count` inputs (`reduce`, `reduce_window`:
+/// block arguments accumulators then elements) computes when they are
+/// independent: result k is one add, multiply, maximum, minimum, and or or
+/// of accumulator k and element k. On i1, maximum is or, minimum and
+/// multiply are and.
+/// Sets `why` on failure.
+FailureOr<SmallVector<ReduceKind>> getReduceKinds(Region &body, unsigned count,
+                                                  std::string &why);
+
+/// Whether `init` is a constant equal to the identity of `kind`.
+bool isReduceIdentity(Value init, ReduceKind kind);
+
+/// `lhs` combined elementwise with `rhs` (same type) by `kind`.
+Value combineByKind(OpBuilder &builder, Location loc, ReduceKind kind,
+                    Value lhs, Value rhs);
+
 /// Base of the patterns: declining records the reason for the report.
 template <typename SrcOp>
 class ShloPattern : public OpConversionPattern<SrcOp> {
@@ -93,6 +126,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns,
                                   UnsupportedReasons &reasons);
 void populateContractionPatterns(RewritePatternSet &patterns,
                                  UnsupportedReasons &reasons);
+void populateReductionPatterns(RewritePatternSet &patterns,
+                               UnsupportedReasons &reasons);
 void populateCallPatterns(RewritePatternSet &patterns,
                           UnsupportedReasons &reasons);
 

@@ -100,6 +100,7 @@ struct ConvertStableHLOToLoomPass
     populateElementwisePatterns(patterns, reasons);
     populateDataMovementPatterns(patterns, reasons);
     populateContractionPatterns(patterns, reasons);
+    populateReductionPatterns(patterns, reasons);
     populateCallPatterns(patterns, reasons);
 
     // stablehlo, chlo and sdy ops have no declared legality: partial

@@ -97,8 +97,8 @@ func.func @unknown_op_form(%a: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @unknown_op_types(%a: tensor<f32>) -> tensor<f32> {
-  // expected-error@+1 {{custom op 'stablehlo.cosine' has 2 operands but its type lists 1}}
-  %0 = stablehlo.cosine %a, %a : (tensor<f32>) -> tensor<f32>
+  // expected-error@+1 {{custom op 'stablehlo.cbrt' has 2 operands but its type lists 1}}
+  %0 = stablehlo.cbrt %a, %a : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

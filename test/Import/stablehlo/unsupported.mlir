@@ -4,14 +4,14 @@
 // then a summary lists them all.
 
 func.func @several(%x: tensor<4x8xf32>, %i: tensor<4x2xi64>, %c: tensor<f32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>) {
-  // expected-error@+2 {{cannot convert 'stablehlo.sine' to loom: unknown op: not part of the StableHLO subset Loom imports (see convert-stablehlo-to-loom for that subset) (first of 2 uses)}}
-  // expected-error@+1 {{StableHLO to loom: 4 unsupported op kind(s): 'stablehlo.sine', 'stablehlo.gather', 'stablehlo.reduce', 'stablehlo.custom_call'}}
-  %0 = stablehlo.sine %x : tensor<4x8xf32>
-  %1 = stablehlo.sine %0 : tensor<4x8xf32>
+  // expected-error@+2 {{cannot convert 'stablehlo.cbrt' to loom: unknown op: not part of the StableHLO subset Loom imports (see convert-stablehlo-to-loom for that subset) (first of 2 uses)}}
+  // expected-error@+1 {{StableHLO to loom: 4 unsupported op kind(s): 'stablehlo.cbrt', 'stablehlo.gather', 'stablehlo.reduce', 'stablehlo.custom_call'}}
+  %0 = stablehlo.cbrt %x : tensor<4x8xf32>
+  %1 = stablehlo.cbrt %0 : tensor<4x8xf32>
   // expected-error@+1 {{cannot convert 'stablehlo.gather' to loom: gather indexes 2 operand dimensions at once; only embedding-form gathers (a take along one axis) are supported}}
   %2 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4xf32>
-  // expected-error@+1 {{cannot convert 'stablehlo.reduce' to loom: reduce body 'stablehlo.multiply' has no loom reduction (supported: add, maximum, minimum; and, or of i1)}}
-  %3 = stablehlo.reduce(%x init: %c) applies stablehlo.multiply across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.reduce' to loom: reduction body 'stablehlo.subtract' has no loom equivalent (supported: add, multiply, maximum, minimum; and, or of i1)}}
+  %3 = stablehlo.reduce(%x init: %c) applies stablehlo.subtract across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
   // expected-error@+1 {{cannot convert 'stablehlo.custom_call' to loom: custom_call target @foo has no loom equivalent (supported: @Sharding, @check.expect_eq, @check.expect_almost_eq, @check.expect_close)}}
   %4 = stablehlo.custom_call @foo(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>
@@ -95,17 +95,55 @@ func.func @compare_types(%a: tensor<4xi32>, %f: tensor<4xf32>, %p: tensor<4xi1>)
 // -----
 
 func.func @reduce_forms(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %c: tensor<f32>, %ci: tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>, tensor<4xi32>) {
-  // expected-error@+2 {{cannot convert 'stablehlo.reduce' to loom: reduce of 2 inputs at once (e.g. an argmax) has no loom equivalent (first of 2 uses)}}
+  // An argmax without JAX's NaN and tie handling.
+  // expected-error@+2 {{cannot convert 'stablehlo.reduce' to loom: reduction body of 2 inputs is not one add, multiply, maximum, minimum, and or or per input of its accumulator and element, nor an argmax/argmin of values and indices (the form jax.numpy.argmax/argmin lower to) (first of 2 uses)}}
   // expected-error@+1 {{1 unsupported op kind(s)}}
   %0:2 = stablehlo.reduce(%x init: %c), (%i init: %ci) across dimensions = [0] : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<f32>, tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>)
    reducer(%a: tensor<f32>, %b: tensor<f32>) (%p: tensor<i32>, %q: tensor<i32>)  {
-    %m = stablehlo.maximum %a, %b : tensor<f32>
-    %n = stablehlo.maximum %p, %q : tensor<i32>
+    %ge = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %m = stablehlo.select %ge, %a, %b : tensor<i1>, tensor<f32>
+    %n = stablehlo.select %ge, %p, %q : tensor<i1>, tensor<i32>
     stablehlo.return %m, %n : tensor<f32>, tensor<i32>
   }
-  // expected-note@+1 {{another use: reduce with a bitwise 'stablehlo.and' body has no loom reduction (only logical and/or of i1)}}
+  // expected-note@+1 {{another use: reduction with a bitwise 'stablehlo.and' body has no loom equivalent (only logical and/or of i1)}}
   %1 = stablehlo.reduce(%i init: %ci) applies stablehlo.and across dimensions = [1] : (tensor<4x8xi32>, tensor<i32>) -> tensor<4xi32>
   return %0#0, %0#1, %1 : tensor<8xf32>, tensor<8xi32>, tensor<4xi32>
+}
+
+// -----
+
+func.func @window_forms(%x: tensor<4x6xf32>, %c: tensor<f32>) -> (tensor<2x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.reduce_window' to loom: reduce_window with base or window dilations has no loom equivalent (first of 3 uses)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = "stablehlo.reduce_window"(%x, %c) <{window_dimensions = array<i64: 2, 2>, window_dilations = array<i64: 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<f32>) -> tensor<2x5xf32>
+  // expected-note@+1 {{another use: reduce_window of several inputs has no loom equivalent}}
+  %1:2 = "stablehlo.reduce_window"(%x, %x, %c, %c) <{window_dimensions = array<i64: 2, 2>}> ({
+  ^bb0(%a: tensor<f32>, %p: tensor<f32>, %b: tensor<f32>, %q: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    %t = stablehlo.add %p, %q : tensor<f32>
+    stablehlo.return %s, %t : tensor<f32>, tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<f32>, tensor<f32>) -> (tensor<3x5xf32>, tensor<3x5xf32>)
+  // expected-note@+1 {{another use: reduce_window result shape does not match its window, strides and padding in dimension 1}}
+  %2 = "stablehlo.reduce_window"(%x, %c) <{window_dimensions = array<i64: 2, 3>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<f32>) -> tensor<3x5xf32>
+  return %0, %1#0, %2 : tensor<2x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+}
+
+// -----
+
+func.func @pad_forms(%x: tensor<2x3xf32>, %c: tensor<f32>, %d: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.pad' to loom: pad needs static shapes, a 0-d padding value of the operand's element type, one low, high and (non-negative) interior padding per dimension, and the result shape they give (first of 2 uses)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.pad %x, %c, low = [1, 0], high = [0, 0], interior = [0, 0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  %1 = stablehlo.pad %x, %c, low = [0, 0], high = [0, 0], interior = [-1, 0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x3xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<3x3xf32>
 }
 
 // -----

@@ -27,14 +27,32 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
     * `dot_general` and `dot` become `dot_general`; operands narrower than
       the result (`bf16 x bf16 -> f32`, `i32 -> i64`) are converted first;
       an `algorithm` is unsupported;
-    * `reduce` with one input and an `add`, `maximum` or `minimum` body
-      becomes `reduce_sum` or `reduce_max` (`minimum` as `-max(-x)` for
-      floats, `-1 - max(-1 - x)` for integers); on `i1`, `or`/`maximum`
-      and `and`/`minimum` bodies become `reduce_max` of the values as `i32`;
-      an init value that is not the identity (0, the lowest value, the
-      highest value, false, true) is combined with the result explicitly;
-      other bodies (`multiply`, ...) and several inputs (argmax) are
-      unsupported;
+    * `reduce` whose body reduces each input on its own with an `add`,
+      `multiply`, `maximum` or `minimum` becomes `reduce_sum` or
+      `reduce_max` per input (`minimum` as `-max(-x)` for floats,
+      `-1 - max(-1 - x)` for integers; `multiply` as products of slices of
+      the reduced dimensions moved last and flattened, in order up to 32
+      elements, by halving beyond); on `i1`, `or`/`maximum` and
+      `and`/`minimum`/`multiply` bodies become `reduce_max` of the values as
+      `i32`; an init value that is not the identity (0, 1, the lowest value,
+      the highest value, false, true) is combined with the result
+      explicitly;
+    * `reduce` of values and indices with the body `jnp.argmax`/`argmin`
+      lower to (the first extremal element, a NaN counting as the extremum)
+      becomes `reduce_max` of the values (negated for argmin), a comparison
+      with it, and the smallest index where it holds; the values' init must
+      be the identity;
+    * `reduce_window` of one input with such a body and no dilations (JAX's
+      `cumsum`/`cummax`/`cumprod` and pooling) pads with the init value,
+      then reduces each window: float sums over windows of at most 32
+      elements as one strided slice per window element added in row-major
+      window order (XLA's order, so the sums round as XLA's do), the rest by
+      doubling along each dimension (windows of 1, 2, 4, ... elements
+      combined: O(log w) ops) and a strided slice;
+    * `pad` becomes concatenations with the broadcast padding value (edges;
+      interior padding as a reshape to `[n, 1]`, a concatenation and a
+      slice) and slices (negative edges);
+    * `sine` and `cosine` become `sin` and `cos`;
     * `gather` in embedding form (one indexed operand dimension, collapsed,
       single elements of the batching dimensions, whole slices of the
       others) becomes `gather`, with the indices clamped into range as
@@ -68,8 +86,9 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
     * `custom_call @check.expect_eq`/`expect_almost_eq`/`expect_close`
       become the `check` ops of the same name; `check` ops stay;
     * other custom_call targets, ops Loom's import dialects do not define
-      (`reduce_window`, `pad`, ...), other `scatter` forms and other `sdy`
-      ops are unsupported.
+      (`while`, `sort`, `select_and_scatter`, ...), other `scatter` forms,
+      other `reduce`/`reduce_window` bodies, `reduce_window` with dilations
+      or several inputs, and other `sdy` ops are unsupported.
 
     Element types the loom dialect lacks (`f64`, `i8`, `ui32`, complex, ...)
     are unsupported. When anything cannot be converted the pass reports one

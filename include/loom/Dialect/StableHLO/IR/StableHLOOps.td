@@ -203,6 +203,8 @@ def StableHLO_Expm1Op : StableHLO_UnaryOp<"exponential_minus_one", "e^x - 1">;
 def StableHLO_LogOp : StableHLO_UnaryOp<"log", "natural logarithm">;
 def StableHLO_Log1pOp : StableHLO_UnaryOp<"log_plus_one", "log(1 + x)">;
 def StableHLO_TanhOp : StableHLO_UnaryOp<"tanh", "hyperbolic tangent">;
+def StableHLO_SineOp : StableHLO_UnaryOp<"sine", "sin(x)">;
+def StableHLO_CosineOp : StableHLO_UnaryOp<"cosine", "cos(x)">;
 def StableHLO_LogisticOp : StableHLO_UnaryOp<"logistic", "1 / (1 + e^-x)">;
 def StableHLO_SqrtOp : StableHLO_UnaryOp<"sqrt", "square root">;
 def StableHLO_RsqrtOp : StableHLO_UnaryOp<"rsqrt", "1 / sqrt(x)">;
@@ -339,6 +341,25 @@ def StableHLO_ConcatenateOp : StableHLO_Op<"concatenate", [Pure]> {
                        "attr-dict `:` functional-type(operands, results)";
 }
 
+def StableHLO_PadOp : StableHLO_Op<"pad", [Pure]> {
+  let summary = "pad with a value: low and high edges (negative: cut), and "
+                "between elements";
+  let description = [{
+    ```mlir
+    %r = stablehlo.pad %x, %zero, low = [0, 1], high = [2, 0], interior = [0, 1]
+        : (tensor<2x3xf32>, tensor<f32>) -> tensor<4x6xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$padding_value,
+                       DenseI64ArrayAttr:$edge_padding_low,
+                       DenseI64ArrayAttr:$edge_padding_high,
+                       DenseI64ArrayAttr:$interior_padding);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` $padding_value `,` `low` `=` "
+      "$edge_padding_low `,` `high` `=` $edge_padding_high `,` `interior` `=` "
+      "$interior_padding attr-dict `:` functional-type(operands, results)";
+}
+
 def StableHLO_GatherOp : StableHLO_Op<"gather", [Pure]> {
   let summary = "gather slices at indices (generic form only, as JAX prints it)";
   let arguments = (ins AnyTensor:$operand, AnyTensor:$start_indices,
@@ -424,6 +445,28 @@ def StableHLO_ReduceOp : StableHLO_Op<"reduce", [RecursiveMemoryEffects,
   let results = (outs Variadic<AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
+}
+
+def StableHLO_ReduceWindowOp : StableHLO_Op<"reduce_window",
+    [RecursiveMemoryEffects, SameVariadicOperandSize]> {
+  let summary = "reduce sliding windows with a body (generic form only, as "
+                "JAX prints it)";
+  let description = [{
+    Each result element reduces one window of the inputs padded with the
+    init values (`padding`: one `[low, high]` row per dimension), windows
+    `window_dimensions` wide placed `window_strides` apart. JAX emits it for
+    `cumsum`/`cummax` (a window as long as the axis, padded in front) and
+    pooling.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs,
+                       Variadic<AnyTensor>:$init_values,
+                       DenseI64ArrayAttr:$window_dimensions,
+                       OptionalAttr<DenseI64ArrayAttr>:$window_strides,
+                       OptionalAttr<DenseI64ArrayAttr>:$base_dilations,
+                       OptionalAttr<DenseI64ArrayAttr>:$window_dilations,
+                       OptionalAttr<I64ElementsAttr>:$padding);
+  let results = (outs Variadic<AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
 }
 
 def StableHLO_ReturnOp : StableHLO_Op<"return", [Pure, Terminator]> {
