@@ -38,13 +38,19 @@ def _list_flag(flag: str, names: Sequence[str] | str | None) -> list[str]:
     return [f"--{flag}={','.join(names)}"]
 
 
-def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
+def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = None, *,
                loss: Callable | None = None,
                loss_args: Sequence[Any] = (), input_names: Sequence[str] | None = None,
                trainable: Sequence[str] | None = None, frozen: Sequence[str] | None = None,
-               opset: int = 18, exporter: str = "torchscript",
+               opset: int = 18, exporter: str | None = None,
                workdir: str | os.PathLike | None = None) -> Module:
     """Imports a `torch.nn.Module` whose forward pass (with `loss`) gives the loss.
+
+    `module` may also be a `torch.export.ExportedProgram` (what
+    `torch.export.export(model, args, kwargs)` returns): its module is
+    imported through the dynamo exporter, with the program's example inputs
+    unless `example_args` are given, and the parameters keep the original
+    model's names.
 
     * `example_args`: the forward pass's inputs; their shapes and dtypes
       become the model's static input types. A mapping passes them by
@@ -70,8 +76,9 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
       exporter writes as initializers, such as rotary frequency tables,
       are imported as constants: `loom-translate --constants`).
     * `exporter`: "torchscript" (`torch.onnx.export(dynamo=False)`, the
-      default) or "dynamo" (`dynamo=True`, PyTorch's default exporter since
-      2.9, through `torch.export`; needs the `onnxscript` package).
+      default for modules) or "dynamo" (`dynamo=True`, PyTorch's default
+      exporter since 2.9, through `torch.export`; needs the `onnxscript`
+      package; the default and only choice for an `ExportedProgram`).
     * `workdir`: where `model.onnx`, `model.mlir` and `model.safetensors`
       go (default: a new temporary directory).
 
@@ -79,6 +86,23 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any], *,
     """
     import torch
 
+    if isinstance(module, torch.export.ExportedProgram):
+        if exporter not in (None, "dynamo"):
+            raise ValueError("an ExportedProgram is imported through the dynamo "
+                             f"exporter, not {exporter!r}")
+        exporter = "dynamo"
+        if example_args is None:
+            args, kwargs = module.example_inputs or ((), {})
+            if args and kwargs:
+                raise ValueError("the ExportedProgram's example inputs mix "
+                                 "positional and keyword arguments: pass "
+                                 "example_args")
+            example_args = dict(kwargs) if kwargs else tuple(args)
+        module = module.module()
+    if example_args is None:
+        raise ValueError("example_args are needed (only an ExportedProgram "
+                         "brings its own)")
+    exporter = exporter or "torchscript"
     keywords = None
     if isinstance(example_args, Mapping):
         if loss is not None or loss_args:

@@ -158,6 +158,28 @@ def test_stock_model_trains_like_pytorch(family, exporter, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
+def test_exported_program_trains_like_pytorch(tmp_path):
+    """A `torch.export` program of a stock model (what a user holds after
+    `torch.export.export(model, (), {"input_ids": ..., "labels": ...})`)
+    imports with the model's parameter names and trains with PyTorch's
+    losses. HF's mask indexing reaches ONNX as GatherND."""
+    pytest.importorskip("onnxscript")
+    model = make_model("gpt2")
+    model.config.use_cache = False  # a DynamicCache output cannot be exported
+    data = make_data(seed=3)
+    example = {n: torch.from_numpy(v[:BATCH]) for n, v in data.items()}
+    program = torch.export.export(model, (), example)
+    m = loom.from_torch(program, workdir=tmp_path / "import")
+    check_names(model, m)
+    expected = pytorch_losses(model, data, STEPS,
+                              lambda p: torch.optim.SGD(p, lr=0.1))
+    got = m.compile(outdir=tmp_path / "one", optimizer="sgd", lr=0.1).train(
+        write_data(tmp_path / "data", data), STEPS)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    with pytest.raises(ValueError, match="dynamo exporter"):
+        loom.from_torch(program, exporter="torchscript")
+
+
 def sharded_fraction(outdir, tp):
     """The share of the parameters' elements that the tp ranks split,
     measured from the weight files: a parameter is sharded when rank 0's

@@ -1,11 +1,12 @@
 //===- ShapeOps.cpp - ONNX shape ops --------------------------------------===//
 //
 // Reshape, Transpose, Unsqueeze, Squeeze, Flatten, Expand, Concat, Split,
-// Slice, Gather, GatherElements, Pad and Trilu of run-time values, and the
-// ONNX shape rules (Reshape's 0 and -1, (un)squeezed axes, shape operands)
-// that the constant folding of known tensors applies too. GatherElements,
-// Pad and Trilu of known tensors are evaluated here; of run-time values
-// they become existing loom ops (a gather on the flattened data; concats
+// Slice, Gather, GatherElements, GatherND, Pad and Trilu of run-time values,
+// and the ONNX shape rules (Reshape's 0 and -1, (un)squeezed axes, shape
+// operands) that the constant folding of known tensors applies too.
+// GatherElements, GatherND, Pad and Trilu of known tensors are evaluated
+// here; of run-time values they become existing loom ops (a gather on the
+// flattened data; concats
 // of constant blocks or gathers at constant indices; a select under an
 // iota mask), so they lower and differentiate like those.
 //
@@ -687,6 +688,157 @@ static LogicalResult importGatherElements(Importer &im,
 }
 
 //===----------------------------------------------------------------------===//
+// GatherND
+//===----------------------------------------------------------------------===//
+
+/// GatherND(data, indices, batch_dims = b): with K the last dimension of
+/// the indices, out[B, M] = data[B, indices[B, M, 0..K), ...], B the b
+/// batch coordinates. The leading b + K data dimensions are flattened; the
+/// flat position of each index vector (its batch coordinates from iotas,
+/// its K coordinates wrapped when negative) selects a row of that
+/// flattened data with one loom.gather (whose VJP is a scatter_add), as in
+/// GatherElements. Known data and indices fold; known indices are checked.
+static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
+  const ConstTensor *cdata = im.constInput(node, 0);
+  const ConstTensor *cidx = im.constInput(node, 1);
+  Value data, indices;
+  if (!cdata) {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    data = *v;
+  }
+  if (!cidx) {
+    FailureOr<Value> v = im.input(node, 1);
+    if (failed(v))
+      return failure();
+    indices = *v;
+  }
+  SmallVector<int64_t> dataShape =
+      cdata ? cdata->shape : SmallVector<int64_t>(im.typeOf(data).getShape());
+  SmallVector<int64_t> idxShape =
+      cidx ? cidx->shape : SmallVector<int64_t>(im.typeOf(indices).getShape());
+  Type idxType =
+      cidx ? cidx->elementType : im.typeOf(indices).getElementType();
+  if (!isa<IntegerType>(idxType) || idxType.isInteger(1))
+    return im.nodeError(node)
+           << "indices must be int32 or int64, not " << idxType;
+  int64_t batchDims = im.intAttr(node, "batch_dims", 0);
+  int64_t rank = dataShape.size(), idxRank = idxShape.size();
+  if (idxRank < 1 || batchDims < 0 || batchDims >= std::min(rank, idxRank))
+    return im.nodeError(node)
+           << "batch_dims " << batchDims << " must be below the ranks of data "
+           << formatDims(dataShape) << " and indices " << formatDims(idxShape);
+  int64_t k = idxShape.back();
+  if (k < 1 || batchDims + k > rank)
+    return im.nodeError(node)
+           << "index vectors of " << k << " coordinates (the last dimension "
+           << "of indices " << formatDims(idxShape) << ") must index 1 to "
+           << rank - batchDims << " dimensions of data "
+           << formatDims(dataShape) << " after its " << batchDims
+           << " batch dimensions";
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (idxShape[d] != dataShape[d])
+      return im.nodeError(node)
+             << "batch dimension " << d << " of indices "
+             << formatDims(idxShape) << " differs from data's "
+             << formatDims(dataShape);
+  ArrayRef<int64_t> lead = ArrayRef<int64_t>(dataShape).take_front(batchDims + k);
+  ArrayRef<int64_t> rest = ArrayRef<int64_t>(dataShape).drop_front(batchDims + k);
+  SmallVector<int64_t> posShape(idxShape.begin(), idxShape.end() - 1);
+  SmallVector<int64_t> outShape(posShape);
+  llvm::append_range(outShape, rest);
+  std::optional<int64_t> leadCount = numElements(lead);
+  std::optional<int64_t> restCount = numElements(rest);
+  std::optional<int64_t> count = numElements(posShape);
+  if (!leadCount || !restCount || !count)
+    return im.nodeError(node) << "shapes " << formatDims(dataShape) << " and "
+                              << formatDims(idxShape) << " are too large";
+  SmallVector<int64_t> leadStrides = computeStrides(lead);
+  SmallVector<int64_t> posStrides = computeStrides(posShape);
+  Location loc = im.nodeLoc(node);
+
+  if (cidx) {
+    if (*count > kMaxFoldElements && !cdata)
+      return im.nodeError(node) << "constant indices of " << *count * k
+                                << " elements are too large to import";
+    ConstTensor flat = ConstTensor::make(im.b.getI64Type(), posShape);
+    for (int64_t p = 0; p < *count; ++p) {
+      int64_t pos = 0;
+      for (int64_t d = 0; d < batchDims; ++d)
+        pos += (p / posStrides[d]) % posShape[d] * leadStrides[d];
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t size = lead[batchDims + j];
+        int64_t v = cidx->i[p * k + j];
+        if (v < -size || v >= size)
+          return im.nodeError(node)
+                 << "index " << v << " is out of range for dimension "
+                 << batchDims + j << " of size " << size;
+        pos += (v < 0 ? v + size : v) * leadStrides[batchDims + j];
+      }
+      flat.i[p] = pos;
+    }
+    if (cdata) {
+      if (*count * *restCount > kMaxFoldElements)
+        return im.nodeError(node) << "a result of " << *count * *restCount
+                                  << " elements is too large to fold";
+      ConstTensor c = ConstTensor::make(cdata->elementType, outShape);
+      for (int64_t p = 0; p < *count; ++p)
+        for (int64_t r = 0; r < *restCount; ++r)
+          copyElement(*cdata, flat.i[p] * *restCount + r, c,
+                      p * *restCount + r);
+      im.defineConst(node, 0, std::move(c));
+      return success();
+    }
+    indices = im.materialize(flat, loc);
+  } else {
+    // position = sum over batch dims of iota * stride
+    //          + sum over j of wrap(indices[..., j]) * stride(b + j).
+    auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
+    if (idxType != im.b.getI64Type())
+      indices = ConvertOp::create(im.b, loc, i64, indices);
+    auto posType = RankedTensorType::get(posShape, im.b.getI64Type());
+    Value position;
+    auto accumulate = [&](Value term, int64_t stride) {
+      if (stride != 1)
+        term = MulOp::create(im.b, loc, term, im.splat(stride, posType, loc));
+      position = position ? Value(AddOp::create(im.b, loc, position, term))
+                          : term;
+    };
+    for (int64_t d = 0; d < batchDims; ++d)
+      accumulate(IotaOp::create(im.b, loc, posType, d), leadStrides[d]);
+    for (int64_t j = 0; j < k; ++j) {
+      SmallVector<int64_t> start(idxRank, 0), limit(idxShape),
+          step(idxRank, 1);
+      start.back() = j;
+      limit.back() = j + 1;
+      FailureOr<SliceOp> column =
+          im.create<SliceOp>(loc, indices, ArrayRef<int64_t>(start),
+                             ArrayRef<int64_t>(limit), ArrayRef<int64_t>(step));
+      if (failed(column))
+        return failure();
+      Value coord = im.reshape(*column, posShape, loc);
+      int64_t size = lead[batchDims + j];
+      Value negative = CompareOp::create(im.b, loc, ComparisonDirection::lt,
+                                         coord, im.splat(0, posType, loc));
+      coord = SelectOp::create(
+          im.b, loc, negative,
+          AddOp::create(im.b, loc, coord, im.splat(size, posType, loc)),
+          coord);
+      accumulate(coord, leadStrides[batchDims + j]);
+    }
+    indices = position;
+  }
+  if (cdata)
+    data = *im.input(node, 0);
+  SmallVector<int64_t> flatShape{*leadCount};
+  llvm::append_range(flatShape, rest);
+  Value flatData = im.reshape(data, flatShape, loc);
+  return im.defineResult(
+      node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
+}
+
+//===----------------------------------------------------------------------===//
 // Pad
 //===----------------------------------------------------------------------===//
 
@@ -1031,6 +1183,7 @@ void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
       {"Slice", importSlice},
       {"Gather", importGather},
       {"GatherElements", importGatherElements},
+      {"GatherND", importGatherND},
       {"Pad", importPad},
       {"Trilu", importTrilu},
   });
