@@ -13,6 +13,7 @@ Both go through the exchange formats and `loom-translate`:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import tempfile
@@ -168,10 +169,11 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = 
         finally:
             if previous:
                 module.set_attn_implementation(previous)
-    # Buffers (rotary tables, masks) are not parameters: the exporters may
-    # write them as initializers, which Loom would otherwise train; they are
-    # program constants.
-    buffers = _exported_buffers(module, onnx_path, trainable)
+    # Buffers (rotary tables, masks) and tensors the loss captures (class
+    # weights) are not parameters: the exporters may write them as
+    # initializers, which Loom would otherwise train; they are program
+    # constants.
+    buffers = _constant_initializers(module, onnx_path, trainable)
     mlir_path = out / "model.mlir"
     # With locations: the ONNX node names reach diagnostics and the compute
     # spans of `train --trace`.
@@ -183,18 +185,21 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = 
     return Module(mlir_path.read_text(), out / "model.safetensors")
 
 
-def _exported_buffers(module, onnx_path, trainable) -> list[str]:
-    """The floating-point buffers of `module` that the export wrote as
-    initializers (none when the user chose the trainable set)."""
+def _constant_initializers(module, onnx_path, trainable) -> list[str]:
+    """The floating-point initializers of the export that are not
+    parameters of `module` (its buffers, tensors a loss function captures,
+    which the dynamo exporter lifts as `lifted_tensor_N`); none when the
+    user chose the trainable set."""
     if trainable:
         return []
-    buffers = {name for name, b in module.named_buffers(remove_duplicate=False)
-               if b.is_floating_point()}
-    if not buffers:
-        return []
     import onnx
+    from onnx import TensorProto
+    floats = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+              TensorProto.DOUBLE}
     graph = onnx.load(str(onnx_path), load_external_data=False).graph
-    return sorted(buffers & {init.name for init in graph.initializer})
+    params = {name for name, _ in module.named_parameters(remove_duplicate=False)}
+    return sorted(init.name for init in graph.initializer
+                  if init.data_type in floats and init.name not in params)
 
 
 def _warn_padding_rows(module) -> None:
@@ -245,8 +250,26 @@ def _make_with_loss():
             self._num_inputs = num_inputs
 
         def forward(self, *args):
-            out = self._inner(*args[:self._num_inputs])
+            with self._direct_state_shared():
+                out = self._inner(*args[:self._num_inputs])
             return self._loss(out, *args[self._num_inputs:])
+
+        @contextlib.contextmanager
+        def _direct_state_shared(self):
+            """While the wrapped module runs, its own (non-child) parameters
+            and buffers are looked up in this module's dictionaries, which
+            hold the same tensors under the same names: torch.export swaps
+            the tensors of the module it exports for traced ones there, and
+            would otherwise see the wrapped module's originals as constants
+            (`lifted_tensor_0`, losing the names)."""
+            inner = self._inner
+            saved = inner.__dict__["_parameters"], inner.__dict__["_buffers"]
+            inner.__dict__["_parameters"] = self._parameters
+            inner.__dict__["_buffers"] = self._buffers
+            try:
+                yield
+            finally:
+                inner.__dict__["_parameters"], inner.__dict__["_buffers"] = saved
 
     return WithLoss
 
@@ -277,7 +300,8 @@ def _KeywordLoss(module, keywords):
 
     class KeywordLoss(WithLoss):
         def forward(self, *args):
-            return _loss_of(self._inner(**dict(zip(self._keywords, args))))
+            with self._direct_state_shared():
+                return _loss_of(self._inner(**dict(zip(self._keywords, args))))
 
     wrapped = KeywordLoss(module, None, len(keywords))
     wrapped._keywords = list(keywords)

@@ -69,9 +69,8 @@ def run(tmp_path, example, mesh, microbatches, policies, opt="adamw"):
 CASES = [
     # (model, mesh, micro-batches, policies)
     ("gpt_example", "tp=2", 1, ("comm-free", "full", "selective")),
-    # (LLaMA's selective recomputation runs on tp=2,pp=2 below and in
-    # test_overlap_split; full on GPT-2 here.)
-    ("llama_example", "tp=2", 1, ("comm-free",)),
+    # (LLaMA runs selective recomputation, on tp=2,pp=2 below and on tp=2
+    # in test_overlap_split; comm-free and full run on GPT-2: suite time.)
     ("gpt_example", "tp=2,pp=2", 2, ("comm-free", "full")),
     ("llama_example", "tp=2,pp=2", 2, ("selective",)),
     ("gpt_example", "dp=2,tp=2,pp=2", 2, ("comm-free",)),

@@ -43,11 +43,38 @@ static LogicalResult importLogSoftmax(Importer &im,
                          im.create<LogSoftmaxOp>(im.nodeLoc(node), *x, *axis));
 }
 
+/// LayerNormalization's optional outputs Mean and InvStdDev (when read):
+/// the mean and 1/sqrt(variance + epsilon) over the normalised dimensions
+/// `axis`.., in f32 (the default stash_type), with those dimensions kept as
+/// size 1. They are computed apart from the fused loom.layer_norm, from
+/// ops with VJPs, so gradients through them are exact too.
+static void defineLayerNormStatistics(Importer &im, const onnx::NodeProto &node,
+                                      Value x, int64_t axis, double eps) {
+  Location loc = im.nodeLoc(node);
+  RankedTensorType type = im.typeOf(x);
+  int64_t rank = type.getRank();
+  if (!type.getElementType().isF32()) {
+    type = type.clone(im.b.getF32Type());
+    x = ConvertOp::create(im.b, loc, type, x);
+  }
+  SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+  SmallVector<int64_t> outer = llvm::to_vector(llvm::seq<int64_t>(0, axis));
+  auto statType = type.clone(type.getShape().take_front(axis));
+  SmallVector<int64_t> keptShape(type.getShape().take_front(axis));
+  keptShape.append(rank - axis, 1);
+  Value mean = ReduceMeanOp::create(im.b, loc, statType, x, dims);
+  Value centered = SubOp::create(
+      im.b, loc, x, BroadcastOp::create(im.b, loc, type, mean, outer));
+  Value variance = ReduceMeanOp::create(
+      im.b, loc, statType, MulOp::create(im.b, loc, centered, centered), dims);
+  Value invStdDev = RsqrtOp::create(
+      im.b, loc, AddOp::create(im.b, loc, variance, im.splat(eps, statType, loc)));
+  im.define(node, 1, im.reshape(mean, keptShape, loc));
+  im.define(node, 2, im.reshape(invStdDev, keptShape, loc));
+}
+
 static LogicalResult importLayerNorm(Importer &im,
                                      const onnx::NodeProto &node) {
-  if (failed(im.requireUnused(node, 1, "Mean")) ||
-      failed(im.requireUnused(node, 2, "InvStdDev")))
-    return failure();
   FailureOr<Value> x = im.input(node, 0), scale = im.input(node, 1);
   if (failed(x) || failed(scale))
     return failure();
@@ -72,6 +99,8 @@ static LogicalResult importLayerNorm(Importer &im,
     bias = *bv;
   }
   double eps = im.floatAttr(node, "epsilon", 1e-5f);
+  if (im.isOutputUsed(node, 1) || im.isOutputUsed(node, 2))
+    defineLayerNormStatistics(im, node, *x, *axis, eps);
   return im.defineResult(node, 0,
                          im.create<LayerNormOp>(im.nodeLoc(node), *x, *s, bias,
                                                 im.b.getI64IntegerAttr(*axis),

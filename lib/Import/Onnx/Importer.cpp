@@ -194,8 +194,7 @@ InFlightDiagnostic Importer::nodeError(const onnx::NodeProto &node) {
 
 LogicalResult Importer::requireUnused(const onnx::NodeProto &node, int k,
                                       StringRef what) {
-  if (k < node.output_size() && !node.output(k).empty() &&
-      uses.lookup(node.output(k)) > 0)
+  if (isOutputUsed(node, k))
     return nodeError(node) << "output " << k << " (" << what
                            << ") is used, which Loom does not support";
   return success();

@@ -277,6 +277,11 @@ public:
     if (k < node.output_size() && !node.output(k).empty())
       consts[node.output(k)] = std::move(t);
   }
+  /// Whether output `k` of `node` is named and read by a node or the graph.
+  bool isOutputUsed(const onnx::NodeProto &node, int k) const {
+    return k < node.output_size() && !node.output(k).empty() &&
+           uses.lookup(node.output(k)) > 0;
+  }
   LogicalResult requireUnused(const onnx::NodeProto &node, int k,
                               StringRef what);
   /// Reads the value of a TensorProto (a Constant's attribute); `what`

@@ -60,9 +60,53 @@ static LogicalResult importReduce(Importer &im, const onnx::NodeProto &node) {
       im.create<OpTy>(im.nodeLoc(node), *x, ArrayRef<int64_t>(dims), keepdims));
 }
 
+/// `weights`-weighted ONNX cross-entropy from loom's per-sample one:
+/// loss_i * w[label_i] (0 where the label is `ignore`), then `none`, their
+/// sum, or (mean) their sum over the sum of the weights used, as ONNX and
+/// PyTorch define the weighted mean. Built from ops with VJPs.
+static FailureOr<Value> weightedCrossEntropy(Importer &im, Location loc,
+                                             Value scores, Value labels,
+                                             Value weights,
+                                             LossReduction reduction,
+                                             IntegerAttr ignore) {
+  RankedTensorType labelType = im.typeOf(labels);
+  auto perSample = labelType.clone(im.typeOf(scores).getElementType());
+  FailureOr<CrossEntropyOp> losses = im.create<CrossEntropyOp>(
+      loc, scores, labels, LossReduction::none, ignore);
+  if (failed(losses))
+    return failure();
+  Value ignored;
+  if (ignore) {
+    ignored = CompareOp::create(
+        im.b, loc, ComparisonDirection::eq, labels,
+        im.splat(static_cast<double>(ignore.getInt()), labelType, loc));
+    labels = SelectOp::create(im.b, loc, ignored, im.splat(0, labelType, loc),
+                              labels);
+  }
+  FailureOr<GatherOp> gathered =
+      im.create<GatherOp>(loc, weights, labels, int64_t(0));
+  if (failed(gathered))
+    return failure();
+  Value w = *gathered;
+  if (ignored)
+    w = SelectOp::create(im.b, loc, ignored, im.splat(0, perSample, loc), w);
+  Value weighted = MulOp::create(im.b, loc, *losses, w);
+  if (reduction == LossReduction::none)
+    return weighted;
+  auto scalar = RankedTensorType::get({}, perSample.getElementType());
+  SmallVector<int64_t> all =
+      llvm::to_vector(llvm::seq<int64_t>(0, perSample.getRank()));
+  Value total = ReduceSumOp::create(im.b, loc, scalar, weighted, all);
+  if (reduction == LossReduction::sum)
+    return total;
+  return Value(DivOp::create(im.b, loc, total,
+                             ReduceSumOp::create(im.b, loc, scalar, w, all)));
+}
+
 static LogicalResult importCrossEntropy(Importer &im,
                                         const onnx::NodeProto &node,
-                                        Value scores, Value labels) {
+                                        Value scores, Value labels,
+                                        Value weights = {}) {
   // ONNX puts the classes in dimension 1; loom wants them last.
   Location loc = im.nodeLoc(node);
   int64_t rank = im.typeOf(scores).getRank();
@@ -106,28 +150,58 @@ static LogicalResult importCrossEntropy(Importer &im,
   IntegerAttr ignore;
   if (im.attr(node, "ignore_index"))
     ignore = im.b.getI64IntegerAttr(im.intAttr(node, "ignore_index", 0));
+  if (weights) {
+    RankedTensorType wType = im.typeOf(weights);
+    int64_t classes = im.typeOf(scores).getShape().back();
+    if (wType.getRank() != 1 || wType.getDimSize(0) != classes ||
+        wType.getElementType() != im.typeOf(scores).getElementType())
+      return im.nodeError(node)
+             << "class weights of type " << wType << " must be a vector of "
+             << classes << " " << im.typeOf(scores).getElementType()
+             << " (one per class)";
+    FailureOr<Value> loss =
+        weightedCrossEntropy(im, loc, scores, labels, weights, r, ignore);
+    if (failed(loss))
+      return failure();
+    im.define(node, 0, *loss);
+    return success();
+  }
   return im.defineResult(
       node, 0, im.create<CrossEntropyOp>(loc, scores, labels, r, ignore));
 }
 
+/// Input `k` of `node`, or a null value when the node omits it.
+static FailureOr<Value> optionalInput(Importer &im, const onnx::NodeProto &node,
+                                      int k) {
+  if (!im.hasInput(node, k))
+    return Value();
+  return im.input(node, k);
+}
+
+/// SoftmaxCrossEntropyLoss(scores, labels[, weights]); its second output,
+/// log_prob, is LogSoftmax over the class axis 1.
 static LogicalResult importSoftmaxCrossEntropy(Importer &im,
                                                const onnx::NodeProto &node) {
-  if (im.hasInput(node, 2))
-    return im.nodeError(node) << "class weights (input 2) are not supported";
-  if (failed(im.requireUnused(node, 1, "log_prob")))
-    return failure();
   FailureOr<Value> scores = im.input(node, 0), labels = im.input(node, 1);
   if (failed(scores) || failed(labels))
     return failure();
-  return importCrossEntropy(im, node, *scores, *labels);
+  FailureOr<Value> weights = optionalInput(im, node, 2);
+  if (failed(weights))
+    return failure();
+  if (im.isOutputUsed(node, 1) && im.typeOf(*scores).getRank() >= 2) {
+    FailureOr<LogSoftmaxOp> logProb =
+        im.create<LogSoftmaxOp>(im.nodeLoc(node), *scores, int64_t(1));
+    if (failed(logProb))
+      return failure();
+    im.define(node, 1, *logProb);
+  }
+  return importCrossEntropy(im, node, *scores, *labels, *weights);
 }
 
 static LogicalResult importNllLoss(Importer &im, const onnx::NodeProto &node) {
   // NLL(log_softmax(x, axis=1)) == cross_entropy(x): Loom imports that pair
   // and nothing else (NLL of arbitrary inputs has no loom op). The
   // LogSoftmax, if nothing else uses it, is removed as dead code.
-  if (im.hasInput(node, 2))
-    return im.nodeError(node) << "class weights (input 2) are not supported";
   const onnx::NodeProto *producer =
       im.hasInput(node, 0) ? im.producers.lookup(node.input(0)) : nullptr;
   if (!producer || producer->op_type() != "LogSoftmax")
@@ -147,7 +221,10 @@ static LogicalResult importNllLoss(Importer &im, const onnx::NodeProto &node) {
     return im.nodeError(node) << "the LogSoftmax feeding this loss normalises "
                                  "axis "
                               << *axis << ", not the class axis 1";
-  return importCrossEntropy(im, node, *logits, *labels);
+  FailureOr<Value> weights = optionalInput(im, node, 2);
+  if (failed(weights))
+    return failure();
+  return importCrossEntropy(im, node, *logits, *labels, *weights);
 }
 
 /// CumSum(x, axis) with `exclusive` and `reverse`. Known input folds (sums

@@ -571,6 +571,45 @@ static void copyElement(const ConstTensor &from, int64_t src, ConstTensor &to,
 // GatherElements
 //===----------------------------------------------------------------------===//
 
+/// The data (input 0) and indices (input 1) of GatherElements/GatherND:
+/// each a known tensor (`cdata`/`cidx`, the value then null) or a run-time
+/// value, with their shapes; the indices are checked to be int32/int64.
+struct GatherOperands {
+  const ConstTensor *cdata = nullptr, *cidx = nullptr;
+  Value data, indices;
+  SmallVector<int64_t> dataShape, idxShape;
+  Type idxType;
+};
+
+static FailureOr<GatherOperands> readGatherOperands(Importer &im,
+                                                    const onnx::NodeProto &node) {
+  GatherOperands r;
+  r.cdata = im.constInput(node, 0);
+  r.cidx = im.constInput(node, 1);
+  if (!r.cdata) {
+    FailureOr<Value> v = im.input(node, 0);
+    if (failed(v))
+      return failure();
+    r.data = *v;
+  }
+  if (!r.cidx) {
+    FailureOr<Value> v = im.input(node, 1);
+    if (failed(v))
+      return failure();
+    r.indices = *v;
+  }
+  r.dataShape = r.cdata ? r.cdata->shape
+                        : SmallVector<int64_t>(im.typeOf(r.data).getShape());
+  r.idxShape = r.cidx ? r.cidx->shape
+                      : SmallVector<int64_t>(im.typeOf(r.indices).getShape());
+  r.idxType =
+      r.cidx ? r.cidx->elementType : im.typeOf(r.indices).getElementType();
+  if (!isa<IntegerType>(r.idxType) || r.idxType.isInteger(1))
+    return im.nodeError(node)
+           << "indices must be int32 or int64, not " << r.idxType;
+  return r;
+}
+
 /// GatherElements(data, indices, axis): out[p] = data[p with its `axis`
 /// coordinate replaced by indices[p]]. Known data and indices fold; known
 /// indices become a constant of flat positions into the flattened data,
@@ -578,30 +617,14 @@ static void copyElement(const ConstTensor &from, int64_t src, ConstTensor &to,
 /// loom.gather on the flattened data (whose VJP is a scatter_add).
 static LogicalResult importGatherElements(Importer &im,
                                           const onnx::NodeProto &node) {
-  const ConstTensor *cdata = im.constInput(node, 0);
-  const ConstTensor *cidx = im.constInput(node, 1);
-  Value data, indices;
-  if (!cdata) {
-    FailureOr<Value> v = im.input(node, 0);
-    if (failed(v))
-      return failure();
-    data = *v;
-  }
-  if (!cidx) {
-    FailureOr<Value> v = im.input(node, 1);
-    if (failed(v))
-      return failure();
-    indices = *v;
-  }
-  SmallVector<int64_t> dataShape =
-      cdata ? cdata->shape : SmallVector<int64_t>(im.typeOf(data).getShape());
-  SmallVector<int64_t> idxShape =
-      cidx ? cidx->shape : SmallVector<int64_t>(im.typeOf(indices).getShape());
-  Type idxType =
-      cidx ? cidx->elementType : im.typeOf(indices).getElementType();
-  if (!isa<IntegerType>(idxType) || idxType.isInteger(1))
-    return im.nodeError(node)
-           << "indices must be int32 or int64, not " << idxType;
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  const ConstTensor *cdata = operands->cdata, *cidx = operands->cidx;
+  Value data = operands->data, indices = operands->indices;
+  ArrayRef<int64_t> dataShape = operands->dataShape,
+                    idxShape = operands->idxShape;
+  Type idxType = operands->idxType;
   int64_t rank = dataShape.size();
   if (rank == 0 || static_cast<int64_t>(idxShape.size()) != rank)
     return im.nodeError(node) << "indices of shape " << formatDims(idxShape)
@@ -699,30 +722,14 @@ static LogicalResult importGatherElements(Importer &im,
 /// flattened data with one loom.gather (whose VJP is a scatter_add), as in
 /// GatherElements. Known data and indices fold; known indices are checked.
 static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
-  const ConstTensor *cdata = im.constInput(node, 0);
-  const ConstTensor *cidx = im.constInput(node, 1);
-  Value data, indices;
-  if (!cdata) {
-    FailureOr<Value> v = im.input(node, 0);
-    if (failed(v))
-      return failure();
-    data = *v;
-  }
-  if (!cidx) {
-    FailureOr<Value> v = im.input(node, 1);
-    if (failed(v))
-      return failure();
-    indices = *v;
-  }
-  SmallVector<int64_t> dataShape =
-      cdata ? cdata->shape : SmallVector<int64_t>(im.typeOf(data).getShape());
-  SmallVector<int64_t> idxShape =
-      cidx ? cidx->shape : SmallVector<int64_t>(im.typeOf(indices).getShape());
-  Type idxType =
-      cidx ? cidx->elementType : im.typeOf(indices).getElementType();
-  if (!isa<IntegerType>(idxType) || idxType.isInteger(1))
-    return im.nodeError(node)
-           << "indices must be int32 or int64, not " << idxType;
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  const ConstTensor *cdata = operands->cdata, *cidx = operands->cidx;
+  Value data = operands->data, indices = operands->indices;
+  ArrayRef<int64_t> dataShape = operands->dataShape,
+                    idxShape = operands->idxShape;
+  Type idxType = operands->idxType;
   int64_t batchDims = im.intAttr(node, "batch_dims", 0);
   int64_t rank = dataShape.size(), idxRank = idxShape.size();
   if (idxRank < 1 || batchDims < 0 || batchDims >= std::min(rank, idxRank))

@@ -101,7 +101,7 @@
 
 // RUN: %loompy %S/Inputs/make_onnx.py bad_sce_weights %t.sce_weights.onnx
 // RUN: not loom-translate --import-onnx %t.sce_weights.onnx -o - 2>&1 | FileCheck %s --check-prefix=SCEW --implicit-check-not=error:
-// SCEW: sce_weights.onnx:0:0: error: node 'sce' (SoftmaxCrossEntropyLoss): class weights (input 2) are not supported
+// SCEW: sce_weights.onnx:0:0: error: node 'sce' (SoftmaxCrossEntropyLoss): class weights of type 'tensor<7xf32>' must be a vector of 10 'f32' (one per class)
 
 // RUN: %loompy %S/Inputs/make_onnx.py bad_nll %t.nll.onnx
 // RUN: not loom-translate --import-onnx %t.nll.onnx -o - 2>&1 | FileCheck %s --check-prefix=NLL --implicit-check-not=error:

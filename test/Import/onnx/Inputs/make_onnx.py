@@ -1095,7 +1095,7 @@ def bad_sce_weights():
     nodes = [node("SoftmaxCrossEntropyLoss", ["scores", "labels", "w"], ["loss"],
                   name="sce")]
     return make(nodes, [vi("scores", F32, [4, 10]), vi("labels", I64, [4]),
-                        vi("w", F32, [10])], [vi("loss", F32, [])])
+                        vi("w", F32, [7])], [vi("loss", F32, [])])
 
 
 @model(check=False)
