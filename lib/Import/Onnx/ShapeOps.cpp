@@ -1,14 +1,14 @@
 //===- ShapeOps.cpp - ONNX shape ops --------------------------------------===//
 //
 // Reshape, Transpose, Unsqueeze, Squeeze, Flatten, Expand, Concat, Split,
-// Slice, Gather, GatherElements, GatherND, Pad and Trilu of run-time values,
-// and the ONNX shape rules (Reshape's 0 and -1, (un)squeezed axes, shape
-// operands) that the constant folding of known tensors applies too.
-// GatherElements, GatherND, Pad and Trilu of known tensors are evaluated
-// here; of run-time values they become existing loom ops (a gather on the
-// flattened data; concats
-// of constant blocks or gathers at constant indices; a select under an
-// iota mask), so they lower and differentiate like those.
+// Slice, Gather, GatherElements, GatherND, ScatterElements, Pad and Trilu of
+// run-time values, and the ONNX shape rules (Reshape's 0 and -1,
+// (un)squeezed axes, shape operands) that the constant folding of known
+// tensors applies too. GatherElements, GatherND, Pad and Trilu of known
+// tensors are evaluated here; of run-time values they become existing loom
+// ops (a gather or scatter_add on the flattened data; concats of constant
+// blocks or gathers at constant indices; a select under an iota mask), so
+// they lower and differentiate like those.
 //
 //===----------------------------------------------------------------------===//
 
@@ -610,21 +610,23 @@ static FailureOr<GatherOperands> readGatherOperands(Importer &im,
   return r;
 }
 
-/// GatherElements(data, indices, axis): out[p] = data[p with its `axis`
-/// coordinate replaced by indices[p]]. Known data and indices fold; known
-/// indices become a constant of flat positions into the flattened data,
-/// run-time ones that position computed from iotas, and the result is one
-/// loom.gather on the flattened data (whose VJP is a scatter_add).
-static LogicalResult importGatherElements(Importer &im,
-                                          const onnx::NodeProto &node) {
-  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
-  if (failed(operands))
-    return failure();
-  const ConstTensor *cdata = operands->cdata, *cidx = operands->cidx;
-  Value data = operands->data, indices = operands->indices;
-  ArrayRef<int64_t> dataShape = operands->dataShape,
-                    idxShape = operands->idxShape;
-  Type idxType = operands->idxType;
+/// Flat positions into the data of the elements GatherElements and
+/// ScatterElements address: element p of the indices names the data element
+/// at p's coordinates with its `axis` coordinate replaced by indices[p]
+/// (negative ones counted from the end). Known indices give checked
+/// constant positions (`known`), run-time ones positions computed from
+/// iotas (`value`). Also checks the shapes and reads `axis`.
+struct ElementPositions {
+  std::optional<ConstTensor> known;
+  Value value;
+  int64_t total = 0; // elements of the data
+};
+
+static FailureOr<ElementPositions>
+elementPositions(Importer &im, const onnx::NodeProto &node,
+                 const GatherOperands &operands) {
+  ArrayRef<int64_t> dataShape = operands.dataShape,
+                    idxShape = operands.idxShape;
   int64_t rank = dataShape.size();
   if (rank == 0 || static_cast<int64_t>(idxShape.size()) != rank)
     return im.nodeError(node) << "indices of shape " << formatDims(idxShape)
@@ -649,10 +651,11 @@ static LogicalResult importGatherElements(Importer &im,
   SmallVector<int64_t> idxStrides = computeStrides(idxShape);
   int64_t size = dataShape[*axis];
   Location loc = im.nodeLoc(node);
+  ElementPositions result;
+  result.total = *total;
 
-  if (cidx) {
-    // Flat positions into the data, checked now.
-    if (*count > kMaxFoldElements && !cdata)
+  if (const ConstTensor *cidx = operands.cidx) {
+    if (*count > kMaxFoldElements && !operands.cdata)
       return im.nodeError(node) << "constant indices of " << *count
                                 << " elements are too large to import";
     ConstTensor flat = ConstTensor::make(im.b.getI64Type(), idxShape);
@@ -671,43 +674,132 @@ static LogicalResult importGatherElements(Importer &im,
       }
       flat.i[p] = pos;
     }
-    if (cdata) {
-      ConstTensor c = ConstTensor::make(cdata->elementType, idxShape);
-      for (int64_t p = 0; p < *count; ++p)
-        copyElement(*cdata, flat.i[p], c, p);
-      im.defineConst(node, 0, std::move(c));
-      return success();
-    }
-    indices = im.materialize(flat, loc);
-  } else {
-    // Run-time indices: wrap negative ones, then
-    // position = index * stride(axis) + sum over d != axis of iota_d * stride(d).
-    auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
-    if (idxType != im.b.getI64Type())
-      indices = ConvertOp::create(im.b, loc, i64, indices);
-    Value zero = im.splat(0, i64, loc);
-    Value negative =
-        CompareOp::create(im.b, loc, ComparisonDirection::lt, indices, zero);
-    indices = SelectOp::create(
-        im.b, loc, negative,
-        AddOp::create(im.b, loc, indices, im.splat(size, i64, loc)), indices);
-    if (strides[*axis] != 1)
-      indices = MulOp::create(im.b, loc, indices,
-                              im.splat(strides[*axis], i64, loc));
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == *axis || idxShape[d] == 1)
-        continue;
-      Value coord = IotaOp::create(im.b, loc, i64, d);
-      if (strides[d] != 1)
-        coord = MulOp::create(im.b, loc, coord, im.splat(strides[d], i64, loc));
-      indices = AddOp::create(im.b, loc, indices, coord);
-    }
+    result.known = std::move(flat);
+    return result;
   }
-  if (cdata)
-    data = *im.input(node, 0);
-  Value flatData = im.reshape(data, {*total}, loc);
+  // Run-time indices: wrap negative ones, then
+  // position = index * stride(axis) + sum over d != axis of iota_d * stride(d).
+  Value indices = operands.indices;
+  auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
+  if (operands.idxType != im.b.getI64Type())
+    indices = ConvertOp::create(im.b, loc, i64, indices);
+  Value zero = im.splat(0, i64, loc);
+  Value negative =
+      CompareOp::create(im.b, loc, ComparisonDirection::lt, indices, zero);
+  indices = SelectOp::create(
+      im.b, loc, negative,
+      AddOp::create(im.b, loc, indices, im.splat(size, i64, loc)), indices);
+  if (strides[*axis] != 1)
+    indices =
+        MulOp::create(im.b, loc, indices, im.splat(strides[*axis], i64, loc));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == *axis || idxShape[d] == 1)
+      continue;
+    Value coord = IotaOp::create(im.b, loc, i64, d);
+    if (strides[d] != 1)
+      coord = MulOp::create(im.b, loc, coord, im.splat(strides[d], i64, loc));
+    indices = AddOp::create(im.b, loc, indices, coord);
+  }
+  result.value = indices;
+  return result;
+}
+
+/// GatherElements(data, indices, axis): out[p] = data[p with its `axis`
+/// coordinate replaced by indices[p]]. Known data and indices fold; else one
+/// loom.gather on the flattened data at the elements' positions (whose VJP
+/// is a scatter_add).
+static LogicalResult importGatherElements(Importer &im,
+                                          const onnx::NodeProto &node) {
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  FailureOr<ElementPositions> positions =
+      elementPositions(im, node, *operands);
+  if (failed(positions))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  if (positions->known && operands->cdata) {
+    ConstTensor c =
+        ConstTensor::make(operands->cdata->elementType, operands->idxShape);
+    for (int64_t p = 0, n = c.size(); p < n; ++p)
+      copyElement(*operands->cdata, positions->known->i[p], c, p);
+    im.defineConst(node, 0, std::move(c));
+    return success();
+  }
+  Value indices = positions->known ? im.materialize(*positions->known, loc)
+                                   : positions->value;
+  FailureOr<Value> data = im.input(node, 0);
+  if (failed(data))
+    return failure();
+  Value flatData = im.reshape(*data, {positions->total}, loc);
   return im.defineResult(
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
+}
+
+/// ScatterElements(data, indices, updates, axis, reduction): the data with
+/// updates[p] written (`none`) or added (`add`) at the element
+/// GatherElements would read for p. On the flattened data: `add` is one
+/// loom.scatter_add; `none` scatter_adds the updates and a count of writes
+/// into zeros and selects the written elements (duplicate indices, for
+/// which ONNX leaves `none` undefined, add up).
+static LogicalResult importScatterElements(Importer &im,
+                                           const onnx::NodeProto &node) {
+  std::string reduction = im.stringAttr(node, "reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return im.nodeError(node) << "reduction '" << reduction
+                              << "' is not supported (only none and add)";
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  FailureOr<Value> updates = im.input(node, 2);
+  if (failed(updates))
+    return failure();
+  if (im.typeOf(*updates).getShape() != ArrayRef<int64_t>(operands->idxShape))
+    return im.nodeError(node)
+           << "updates of shape "
+           << formatDims(im.typeOf(*updates).getShape())
+           << " must have the shape of indices, "
+           << formatDims(operands->idxShape);
+  FailureOr<ElementPositions> positions =
+      elementPositions(im, node, *operands);
+  if (failed(positions))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  Value indices = positions->known ? im.materialize(*positions->known, loc)
+                                   : positions->value;
+  FailureOr<Value> data = im.input(node, 0);
+  if (failed(data))
+    return failure();
+  RankedTensorType dataType = im.typeOf(*data);
+  if (im.typeOf(*updates).getElementType() != dataType.getElementType())
+    return im.nodeError(node) << "updates must have the element type of data, "
+                              << dataType.getElementType();
+  Value flatData = im.reshape(*data, {positions->total}, loc);
+  RankedTensorType flatType = im.typeOf(flatData);
+  auto scatter = [&](Value target, Value values) {
+    return im.create<ScatterAddOp>(loc, target, indices, values, int64_t(0));
+  };
+  Value result;
+  if (reduction == "add") {
+    FailureOr<ScatterAddOp> added = scatter(flatData, *updates);
+    if (failed(added))
+      return failure();
+    result = *added;
+  } else {
+    FailureOr<ScatterAddOp> values =
+        scatter(im.splat(0, flatType, loc), *updates);
+    auto countType = flatType.clone(im.b.getI32Type());
+    FailureOr<ScatterAddOp> writes = scatter(
+        im.splat(0, countType, loc),
+        im.splat(1, im.typeOf(*updates).clone(im.b.getI32Type()), loc));
+    if (failed(values) || failed(writes))
+      return failure();
+    Value written = CompareOp::create(im.b, loc, ComparisonDirection::gt,
+                                      *writes, im.splat(0, countType, loc));
+    result = SelectOp::create(im.b, loc, written, *values, flatData);
+  }
+  im.define(node, 0, im.reshape(result, dataType.getShape(), loc));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1191,6 +1283,7 @@ void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
       {"Gather", importGather},
       {"GatherElements", importGatherElements},
       {"GatherND", importGatherND},
+      {"ScatterElements", importScatterElements},
       {"Pad", importPad},
       {"Trilu", importTrilu},
   });
