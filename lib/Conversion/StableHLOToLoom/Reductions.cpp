@@ -515,8 +515,8 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
         getReduceKinds(op.getBody(), 1, why);
     if (failed(kinds))
       return decline(op, rewriter, why);
-    std::optional<ReduceKind> kind = kinds->front();
-    bool isBool = *kind == ReduceKind::And || *kind == ReduceKind::Or;
+    ReduceKind kind = kinds->front();
+    bool isBool = kind == ReduceKind::And || kind == ReduceKind::Or;
     if (failed(requireTypes(op, isBool ? kBool : kNumeric,
                             loom::SliceOp::getOperationName(), rewriter)))
       return failure();
@@ -583,23 +583,23 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
     int64_t volume = 1;
     for (int64_t w : window)
       volume = std::min<int64_t>(volume * w, kInOrderWindowLimit + 1);
-    if (*kind == ReduceKind::Sum &&
+    if (kind == ReduceKind::Sum &&
         isa<FloatType>(inputType.getElementType()) &&
         volume <= kInOrderWindowLimit) {
-      x = reduceWindowsInOrder(rewriter, loc, *kind, x, resultType, window,
+      x = reduceWindowsInOrder(rewriter, loc, kind, x, resultType, window,
                                strides);
     } else {
       for (int64_t d = 0; d < rank; ++d)
         if (window[d] > 1)
-          x = reduceWindowsAlong(rewriter, loc, *kind, x, d, window[d]);
+          x = reduceWindowsAlong(rewriter, loc, kind, x, d, window[d]);
       if (llvm::any_of(strides, [](int64_t s) { return s > 1; })) {
         SmallVector<int64_t> starts(rank, 0);
         x = loom::SliceOp::create(rewriter, loc, resultType, x, starts, counts,
                                   strides);
       }
     }
-    if (!isReduceIdentity(init, *kind))
-      x = combineByKind(rewriter, loc, *kind, x,
+    if (!isReduceIdentity(init, kind))
+      x = combineByKind(rewriter, loc, kind, x,
                         broadcastScalarTo(rewriter, loc, init, resultType));
     rewriter.replaceOp(op, x);
     return success();
