@@ -3,6 +3,7 @@
 #include "loom/Support/Safetensors.h"
 #include "loom/Support/AtomicFile.h"
 
+#include <cassert>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -309,8 +310,12 @@ private:
 
 } // namespace
 
-std::string serialize(const std::vector<Tensor> &tensors,
-                      const std::map<std::string, std::string> &metadata) {
+/// The 8-byte length and the JSON header of `tensors`; `dataBytes` is set to
+/// the size of the data that follows.
+static std::string
+serializeHeader(const std::vector<Tensor> &tensors,
+                const std::map<std::string, std::string> &metadata,
+                uint64_t &dataBytes) {
   std::string header = "{";
   bool first = true;
   if (!metadata.empty()) {
@@ -341,30 +346,49 @@ std::string serialize(const std::vector<Tensor> &tensors,
         header += ',';
       header += std::to_string(t.shape[i]);
     }
+    uint64_t size = t.byteSize();
     header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
-              std::to_string(offset + t.data.size()) + "]}";
-    offset += t.data.size();
+              std::to_string(offset + size) + "]}";
+    offset += size;
   }
   header += '}';
   // Pad with spaces so the data starts 8-byte aligned.
   while (header.size() % 8)
     header += ' ';
+  dataBytes = offset;
 
   std::string out;
-  out.reserve(8 + header.size() + offset);
   uint64_t n = header.size();
   for (int i = 0; i < 8; ++i)
     out += static_cast<char>((n >> (8 * i)) & 0xFF);
-  out += header;
-  for (const Tensor &t : tensors)
+  return out + header;
+}
+
+std::string serialize(const std::vector<Tensor> &tensors,
+                      const std::map<std::string, std::string> &metadata) {
+  uint64_t dataBytes = 0;
+  std::string out = serializeHeader(tensors, metadata, dataBytes);
+  out.reserve(out.size() + dataBytes);
+  for (const Tensor &t : tensors) {
+    assert(t.fileSlice.path.empty() && "serialize() writes in-memory tensors");
     out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
+  }
   return out;
 }
 
 std::string writeFile(const std::string &path,
                       const std::vector<Tensor> &tensors,
                       const std::map<std::string, std::string> &metadata) {
-  return writeFileAtomically(path, serialize(tensors, metadata));
+  uint64_t dataBytes = 0;
+  AtomicFileWriter file(path);
+  file.write(serializeHeader(tensors, metadata, dataBytes));
+  for (const Tensor &t : tensors) {
+    if (t.fileSlice.path.empty())
+      file.write(t.data.data(), t.data.size());
+    else
+      file.copyFrom(t.fileSlice.path, t.fileSlice.offset, t.fileSlice.size);
+  }
+  return file.commit();
 }
 
 std::string parse(const std::string &bytes, std::vector<Tensor> &tensors,

@@ -30,6 +30,10 @@ struct OnnxImportOptions {
   llvm::StringMap<std::vector<int64_t>> inputShapes;
   /// Directory that external-data paths are relative to.
   std::string modelDir;
+  /// The file whose whole content the imported bytes are, when there is
+  /// one: large weights are copied from it into the weights file by the
+  /// kernel instead of through this process's memory.
+  std::string modelFile;
 };
 
 /// Supported opset range of the default ONNX domain.

@@ -21,25 +21,41 @@ namespace loom {
 namespace safetensors {
 
 /// One tensor: its dtype name as safetensors spells it ("F32", "F16",
-/// "BF16", "I64", "I32", "BOOL", ...), its shape and its raw bytes.
+/// "BF16", "I64", "I32", "BOOL", ...), its shape and its raw bytes: in
+/// `data`, or, for writing only, `size` bytes at `offset` of the file
+/// `path` of `fileSlice` (weights that stay in a model file: the kernel
+/// copies them, they never pass through this process's memory).
+struct FileSlice {
+  std::string path;
+  uint64_t offset = 0, size = 0;
+};
+
 struct Tensor {
   std::string name;
   std::string dtype;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
+  FileSlice fileSlice;
+
+  /// The number of bytes written for this tensor.
+  uint64_t byteSize() const {
+    return fileSlice.path.empty() ? data.size() : fileSlice.size;
+  }
 };
 
 /// Bytes per element of a safetensors dtype, or 0 if unknown.
 size_t dtypeSize(const std::string &dtype);
 
-/// Serialises `tensors` (in the given order) with `metadata` into the bytes
-/// of a safetensors file.
+/// Serialises `tensors` (in the given order, all in memory: no file
+/// slices) with `metadata` into the bytes of a safetensors file.
 std::string serialize(const std::vector<Tensor> &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
 /// Writes a safetensors file atomically: to `path` + ".tmp-<pid>", then
 /// renamed over `path`, so a crash never leaves a half-written file where a
-/// good one was. Returns an empty string on success, else the error.
+/// good one was. The tensors are written one after the other from where
+/// they are (never gathered into one buffer). Returns an empty string on
+/// success, else the error.
 std::string writeFile(const std::string &path,
                       const std::vector<Tensor> &tensors,
                       const std::map<std::string, std::string> &metadata = {});

@@ -36,6 +36,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -106,9 +107,13 @@ LogicalResult onnx_import::sameElementType(InFlightDiagnostic &&diag, Type x,
 //===----------------------------------------------------------------------===//
 
 Importer::Importer(MLIRContext *ctx, const onnx::ModelProto &model,
-                   const OnnxImportOptions &options, StringRef fileName)
+                   const OnnxImportOptions &options, StringRef fileName,
+                   ArrayRef<StreamedData> rawData)
     : ctx(ctx), b(ctx), model(model), options(options),
       fileName(fileName.str()) {
+  for (const StreamedData &data : rawData)
+    if (data.initializer < model.graph().initializer_size())
+      streamedRawData[&model.graph().initializer(data.initializer)] = data;
   registerElementwiseHandlers(handlers);
   registerContractionHandlers(handlers);
   registerShapeHandlers(handlers);
@@ -576,14 +581,31 @@ OwningOpRef<ModuleOp> mlir::loom::importOnnx(StringRef bytes,
                                              const OnnxImportOptions &options,
                                              MLIRContext *context) {
   context->loadDialect<LoomDialect, func::FuncDialect>();
+  // Large weights stay in `bytes` (the drivers memory-map the file): the
+  // parser sees the model without them, and they are written to the
+  // weights file from where they are.
+  constexpr size_t kStreamedBytes = 4096;
+  std::optional<StrippedModel> stripped =
+      stripInitializerData(bytes, kStreamedBytes);
+  StringRef parsed = stripped ? StringRef(stripped->bytes) : bytes;
   onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (parsed.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size()))) {
     emitError(FileLineColLoc::get(context, fileName, 0, 0))
         << "'" << fileName
         << "' is not a valid ONNX protobuf (truncated or another format?)";
     return nullptr;
   }
-  Importer importer(context, model, options, fileName);
+  // Weights are copied from the model file only when `bytes` are its whole
+  // content (not, say, one part of a split input).
+  OnnxImportOptions effective = options;
+  uint64_t fileSize = 0;
+  if (!effective.modelFile.empty() &&
+      (llvm::sys::fs::file_size(effective.modelFile, fileSize) ||
+       fileSize != bytes.size()))
+    effective.modelFile.clear();
+  Importer importer(context, model, effective, fileName,
+                    stripped ? ArrayRef(stripped->rawData)
+                             : ArrayRef<StreamedData>());
   return importer.run();
 }

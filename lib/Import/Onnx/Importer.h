@@ -22,7 +22,9 @@
 //                        folding shares;
 //   Contraction.cpp      MatMul and Gemm, Softmax/LogSoftmax and
 //                        LayerNormalization;
-//   Losses.cpp           reductions, CumSum and the cross-entropy losses.
+//   Losses.cpp           reductions, CumSum and the cross-entropy losses;
+//   StreamedWeights.cpp  cuts large initializer data out of the bytes the
+//                        protobuf parser sees (read from the file instead).
 //
 // A handler is a free function of its family file that imports one node
 // through the Importer's helpers; each family file registers its handlers
@@ -217,14 +219,38 @@ std::optional<ConstTensor> castConstTensor(const ConstTensor &c, Type to);
 /// (ConstantFolding.cpp).
 FailureOr<bool> tryFold(Importer &im, const onnx::NodeProto &node);
 
+/// The raw data of an initializer that was cut out of the parsed bytes: a
+/// view into the model's bytes and its offset there.
+struct StreamedData {
+  int initializer = 0;
+  StringRef bytes;
+  uint64_t offset = 0;
+};
+
+/// A model's bytes with the large raw_data payloads of its initializers cut
+/// out, and those payloads (StreamedWeights.cpp).
+struct StrippedModel {
+  std::string bytes;
+  std::vector<StreamedData> rawData;
+};
+
+/// `model` with every initializer raw_data of at least `minBytes` cut out;
+/// nullopt when there is none or the bytes are not a well-formed message
+/// (parse them as they are).
+std::optional<StrippedModel> stripInitializerData(StringRef model,
+                                                  size_t minBytes);
+
 //===----------------------------------------------------------------------===//
 // The importer
 //===----------------------------------------------------------------------===//
 
 class Importer {
 public:
+  /// `streamedRawData`: the raw data of initializers that
+  /// stripInitializerData cut out of `model` (by initializer index).
   Importer(MLIRContext *ctx, const onnx::ModelProto &model,
-           const OnnxImportOptions &options, StringRef fileName);
+           const OnnxImportOptions &options, StringRef fileName,
+           ArrayRef<StreamedData> streamedRawData = {});
 
   OwningOpRef<ModuleOp> run();
 
@@ -400,8 +426,15 @@ private:
                                 StringRef what, Location loc,
                                 std::vector<uint8_t> &bytes);
 
+  /// The raw data of `t`: its raw_data field, or the bytes cut out of it
+  /// before parsing; nullopt when it has neither.
+  std::optional<StringRef> rawData(const onnx::TensorProto &t) const;
+
   const onnx::ModelProto &model;
   const OnnxImportOptions &options;
+  /// Initializer raw data that was never parsed into `model` (views into
+  /// the model's bytes, which outlive the import).
+  llvm::DenseMap<const onnx::TensorProto *, StreamedData> streamedRawData;
   std::string fileName;
   int64_t opset = 0;
   HandlerRegistry handlers;

@@ -166,6 +166,8 @@ getImportOptions(OnnxTranslateOptions &flags, StringRef inputFile,
   SmallString<256> dir(inputFile);
   llvm::sys::path::remove_filename(dir);
   options.modelDir = dir.empty() ? std::string(".") : std::string(dir);
+  if (inputFile != "-" && inputFile != "<stdin>")
+    options.modelFile = inputFile.str();
   for (const std::string &binding : splitCommaList(flags.inputShapes)) {
     auto [name, dims] = StringRef(binding).split('=');
     name = name.trim();

@@ -122,6 +122,16 @@ static std::optional<int64_t> parseExternalInt(StringRef text) {
   return v;
 }
 
+std::optional<StringRef>
+Importer::rawData(const onnx::TensorProto &t) const {
+  auto streamed = streamedRawData.find(&t);
+  if (streamed != streamedRawData.end())
+    return streamed->second.bytes;
+  if (t.has_raw_data())
+    return StringRef(t.raw_data());
+  return std::nullopt;
+}
+
 LogicalResult Importer::readTensorBytes(const onnx::TensorProto &t,
                                         Type elementType, StringRef what,
                                         Location loc,
@@ -196,12 +206,12 @@ LogicalResult Importer::readTensorBytes(const onnx::TensorProto &t,
                             << "' for " << what;
     return success();
   }
-  if (t.has_raw_data()) {
-    if (static_cast<int64_t>(t.raw_data().size()) != want)
-      return emitError(loc) << what << " has " << t.raw_data().size()
+  if (std::optional<StringRef> raw = rawData(t)) {
+    if (static_cast<int64_t>(raw->size()) != want)
+      return emitError(loc) << what << " has " << raw->size()
                             << " bytes of raw data but its shape " << need
                             << " (truncated or corrupt model?)";
-    bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    bytes.assign(raw->begin(), raw->end());
     return success();
   }
   auto copy = [&](const auto &field, auto convert) -> LogicalResult {
@@ -441,8 +451,7 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
     if (!initNames.insert(init.name()).second)
       return emitError(loc) << what << " is defined twice";
     if (init.has_data_location() &&
-        init.data_location() == onnx::TensorProto::EXTERNAL &&
-        init.has_raw_data())
+        init.data_location() == onnx::TensorProto::EXTERNAL && rawData(init))
       return emitError(loc) << what
                             << " has both raw data and external data";
     Type elementType = convertElementType(init.data_type(), ctx);
@@ -500,8 +509,19 @@ Importer::importInitializers(SmallVectorImpl<Type> &argTypes,
     t.name = init.name();
     t.dtype = safetensorsDType(elementType);
     t.shape.assign(shape.begin(), shape.end());
-    if (failed(readTensorBytes(init, elementType, what, loc, t.data)))
+    // Large raw data is copied into the weights file from the model file
+    // (never through memory), once its size is checked against the shape.
+    auto streamed = streamedRawData.find(&init);
+    int64_t width = byteWidth(elementType);
+    if (streamed != streamedRawData.end() && !options.modelFile.empty() &&
+        *count <= std::numeric_limits<int64_t>::max() / width &&
+        static_cast<int64_t>(streamed->second.bytes.size()) ==
+            *count * width) {
+      t.fileSlice = {options.modelFile, streamed->second.offset,
+                     streamed->second.bytes.size()};
+    } else if (failed(readTensorBytes(init, elementType, what, loc, t.data))) {
       return failure();
+    }
     weights.push_back(std::move(t));
   }
   // A pattern that selects nothing is most likely a typo.

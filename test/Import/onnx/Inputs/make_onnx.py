@@ -780,6 +780,55 @@ def external_short(out):
         f.truncate(os.path.getsize(out + ".data") - 4)
 
 
+def streamed_graph():
+    """Initializers of 4 KiB and more (their raw data is written to the
+    weights file straight from the model's bytes) beside small and typed
+    ones (parsed as usual)."""
+    rng = np.random.default_rng(7)
+    nodes = [
+        node("MatMul", ["x", "big"], ["xb"]),
+        node("Cast", ["half"], ["half32"], to=F32),
+        node("MatMul", ["xb", "typed"], ["xt"]),
+        node("Add", ["xt", "small"], ["y"]),
+        node("Gather", ["half32", "rows"], ["picked"], axis=0),
+        node("ReduceSum", ["picked"], ["total"], keepdims=0),
+    ]
+    inits = [
+        init("big", rng.standard_normal((64, 32)).astype(np.float32)),
+        init("half", rng.standard_normal((64, 64)).astype(np.float16)),
+        helper.make_tensor("typed", F32, [32, 40],
+                           rng.standard_normal(32 * 40).astype(np.float32)),
+        init("small", [0.5, -0.5, 1.0, 2.0] * 10, np.float32),
+        init("rows", np.arange(1024) % 64, np.int64),  # 8 KiB constant
+    ]
+    return make(nodes, [vi("x", F32, [2, 64])],
+                [vi("y", F32, [2, 40]), vi("total", F32, [])], inits)
+
+
+@model()
+def streamed():
+    return streamed_graph()
+
+
+@model(check=False)
+def streamed_short():
+    """'big' has 4 bytes of raw data fewer than its shape needs."""
+    m = streamed_graph()
+    big = m.graph.initializer[0]
+    big.raw_data = big.raw_data[:-4]
+    return m
+
+
+@model(check=False)
+def streamed_truncated(out):
+    """The file ends inside the raw data of 'half'."""
+    data = streamed_graph().SerializeToString()
+    cut = data.index(numpy_helper.to_array(
+        streamed_graph().graph.initializer[1]).tobytes()) + 100
+    with open(out, "wb") as f:
+        f.write(data[:cut])
+
+
 @model()
 def mlp_dynamic():
     """An MLP with a symbolic batch: fc1/fc2 weights and biases."""
