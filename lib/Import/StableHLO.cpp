@@ -3,6 +3,7 @@
 // parse (Loom's stablehlo/chlo/check/sdy import dialects; parsing verifies)
 //   -> inline (JAX's private helpers reached through func.call)
 //   -> symbol-dce (drop the helpers)
+//   -> raise-stablehlo-cross-entropy (optax's spelled-out loss)
 //   -> convert-stablehlo-to-loom
 //   -> verify.
 //
@@ -43,6 +44,7 @@ OwningOpRef<ModuleOp> mlir::loom::importStableHLO(llvm::SourceMgr &sourceMgr,
   PassManager pm(context, ModuleOp::getOperationName());
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
+  pm.addPass(createRaiseStableHLOCrossEntropy());
   pm.addPass(createConvertStableHLOToLoom());
   if (failed(pm.run(*module)) || failed(verify(*module)))
     return {};

@@ -3,8 +3,9 @@ StableHLO: `loomc --mesh tp=2` on 2 ranks and `--mesh dp=2,tp=2` on 4.
 
 JAX's MLP and GPT (test/python/models/jax_models.py; the GPT's embedding
 gathers with i32 ids) are imported by
-`loom.from_jax`, compiled with loom-tensor-parallel (and loom-vocab-parallel,
-which leaves the GPT's tables whole) and trained with AdamW
+`loom.from_jax`, compiled with loom-tensor-parallel and loom-vocab-parallel
+(which cuts the GPT's tied wte by vocabulary rows: optax's loss is raised
+to a loom.cross_entropy at import) and trained with AdamW
 (the tp ranks of a data-parallel group read the same rows): every logged
 loss must agree within 1e-4 (relative) with `jax.value_and_grad` +
 `optax.adamw` on the same (global) batches. The partitioned IR must have
@@ -37,18 +38,22 @@ from test_training import (STEPS, import_jax, jax_adamw_losses, jax_data,  # noq
 LR, WEIGHT_DECAY = 1e-3, 0.01
 
 
-# model: (example maker, input names, classes, Megatron blocks: one tp_copy
-# and one all_reduce each, per-rank cuts of some weights {name: dim, or
-# (dim, groups) for a fused projection cut group by group}).
+# model: (example maker, input names, classes, (tp_copy, all_reduce) count:
+# one each per Megatron block, and for a vocabulary-parallel table one
+# tp_copy (the LM head's input) and four all_reduces (the embedding's sum,
+# the loss's row max, sum of exponentials and target logit), per-rank cuts
+# of some weights {name: dim, or (dim, groups) for a fused projection cut
+# group by group}).
 MODELS = {
-    "mlp": ("mlp_example", ["x", "labels"], 10, 1,
+    "mlp": ("mlp_example", ["x", "labels"], 10, (1, 1),
             {"params.fc1.w": 1, "params.fc1.b": 0, "params.fc2.w": 0}),
     # Two layers of attention + MLP blocks; the embedding gathers with JAX's
-    # i32 ids (the tied wte stays replicated).
-    "gpt": ("gpt_example", ["ids", "labels"], 50, 4,
-            {f"params.blocks.{i}.{name}": cut for i in range(2) for name, cut in {
-                "qkv.w": (1, 3), "qkv.b": (0, 3), "proj.w": 0, "fc.w": 1,
-                "fc.b": 0, "out.w": 0}.items()}),
+    # i32 ids, the tied wte is cut by vocabulary rows.
+    "gpt": ("gpt_example", ["ids", "labels"], 50, (4 + 1, 4 + 4),
+            {"params.wte": 0,
+             **{f"params.blocks.{i}.{name}": cut for i in range(2) for name, cut in {
+                 "qkv.w": (1, 3), "qkv.b": (0, 3), "proj.w": 0, "fc.w": 1,
+                 "fc.b": 0, "out.w": 0}.items()}}),
 }
 
 
@@ -73,17 +78,17 @@ GLOBAL_BATCH = 8
 @pytest.mark.parametrize("mesh", sorted(MESHES))
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_jax_tensor_parallel_matches_jax_adamw(model, mesh, tmp_path):
-    _, names, classes, blocks, cuts = MODELS[model]
+    _, names, classes, (tp_copies, all_reduces), cuts = MODELS[model]
     dp, tp = MESHES[mesh]
     params, inputs, m = import_jax(MODELS[model][0], model, tmp_path, GLOBAL_BATCH // dp)
 
     # The passes find the blocks in the StableHLO import (W [in, out], biases
-    # as broadcast chains), and no vocabulary table.
+    # as broadcast chains) and the GPT's vocabulary table.
     ir = m.run_pass("builtin.module(inline, symbol-dce, loom-shape-inference, "
                     f"loom-tensor-parallel{{function=main tp={tp}}}, "
                     f"loom-vocab-parallel{{function=main tp={tp}}})").ir
-    assert ir.count("loom.tp_copy") == blocks, ir
-    assert ir.count("shard.all_reduce") == blocks, ir
+    assert ir.count("loom.tp_copy") == tp_copies, ir
+    assert ir.count("shard.all_reduce") == all_reduces, ir
 
     data = jax_data(names, inputs, classes, seed=3)
     expected = jax_adamw_losses(model, params, names, data, GLOBAL_BATCH)

@@ -100,4 +100,37 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
                            "::mlir::loom::shlo::check::CheckDialect"];
 }
 
+def RaiseStableHLOCrossEntropy
+    : Pass<"raise-stablehlo-cross-entropy", "ModuleOp"> {
+  let summary = "Recognise softmax cross-entropy spelled out in StableHLO "
+                "(optax's integer-label loss) as loom.cross_entropy";
+  let description = [{
+    JAX has no cross-entropy op: optax's
+    `softmax_cross_entropy_with_integer_labels(logits, labels)` lowers to a
+    logsumexp over the class (last) dimension minus a `take_along_axis`
+    gather of one logit per row. This pass rewrites
+
+    ```
+    log(|reduce_add(exp(logits - shift))|) + shift  -  take(logits, idx)
+    log(|reduce_add(exp(logits - shift))|)          -  take(logits - shift, idx)
+    ```
+
+    (the `abs` optional; `shift` any per-row value broadcast along the
+    classes, JAX's guarded row max; `take` a gather whose batching
+    dimensions are all the leading ones and which takes one class per row,
+    followed by unit reshapes, `x[..., 0]` gathers and JAX's fill-mode
+    selects of NaN) into `loom.cross_entropy %logits, %idx reduction = none`
+    on the gather's indices reshaped to the rows' shape (JAX has already
+    wrapped negative labels). The spelled-out ops nothing else uses are
+    erased. Run after inlining and before `convert-stablehlo-to-loom`, so
+    that `loom-vocab-parallel` can cut a tied or untied LM head before the
+    loss, as it does for the ONNX exports' `SoftmaxCrossEntropyLoss`.
+
+    Difference: JAX returns NaN for a label outside `[-C, C)` (its fill
+    mode); `loom.cross_entropy` requires labels in range: the runtime stops
+    with an error naming the label and its sample.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+}
+
 #endif // LOOM_CONVERSION_STABLEHLOTOLOOM_PASSES_TD
