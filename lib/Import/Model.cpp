@@ -36,6 +36,7 @@ OwningOpRef<ModuleOp> mlir::loom::importModel(llvm::StringRef path,
     onnx.frozen = options.frozen;
     onnx.modelDir = llvm::sys::path::parent_path(path).str();
     onnx.modelFile = path.str();
+    onnx.batch = options.batch;
     llvm::StringRef bytes = input->getBuffer();
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
     return importOnnx(bytes, path, onnx, context);

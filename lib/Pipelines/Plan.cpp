@@ -125,6 +125,7 @@ json::Value mlir::loom::toJSON(const TrainingOptions &o) {
                             {"pp", o.mesh.pp}}},
       {"rank_layout", ::loom::Mesh::layout()},
       {"microbatches", o.microbatches},
+      {"micro_batch", o.microBatch},
       {"schedule", stringifyPipelineScheduleKind(o.schedule)},
       {"stage_boundaries", boundariesToJSON(o.stageBoundaries)},
       {"memory_budget", o.memoryBudget},
@@ -225,6 +226,7 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
         return false;
   }
   if (!readInt(*object, "microbatches", o.microbatches, path, 1) ||
+      !readInt(*object, "micro_batch", o.microBatch, path, 0) ||
       !readEnum(*object, "schedule", o.schedule, path) ||
       !readInt(*object, "memory_budget", o.memoryBudget, path, 0) ||
       !readInt(*object, "bucket_bytes", o.bucketBytes, path, 0))

@@ -32,6 +32,9 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.microbatches < 1)
     return "--microbatches must be >= 1, got " +
            std::to_string(o.microbatches);
+  if (o.microBatch < 0)
+    return "--micro-batch must be >= 0 (0: the model's batch), got " +
+           std::to_string(o.microBatch);
   if (o.memoryBudget < 0)
     return "--memory-budget must be >= 0, got " +
            std::to_string(o.memoryBudget);

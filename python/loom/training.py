@@ -19,6 +19,7 @@ _FLAGS = {
     "eps": "--eps", "clip_grad_norm": "--clip-grad-norm", "lr_schedule": "--lr-schedule",
     "warmup_steps": "--warmup-steps", "total_steps": "--total-steps",
     "min_lr": "--min-lr", "loss": "--loss", "microbatches": "--microbatches",
+    "micro_batch": "--micro-batch",
     "schedule": "--schedule", "memory_budget": "--memory-budget", "plan": "--plan",
     "batch": "--batch", "bucket_bytes": "--bucket-bytes", "recompute": "--recompute",
     "overlap_split": "--overlap-split",

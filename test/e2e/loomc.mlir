@@ -56,6 +56,14 @@
 // The model's batch is 3: 2 micro-batches make a step of 6 rows.
 // RUN: not loomc %s -o %t.err --microbatches 2 --batch 8 --emit-only 2>&1 | FileCheck %s --check-prefix=MODELBATCH
 // MODELBATCH: loomc: error: --batch 8 in 2 micro-batch(es) needs a model of batch size 4, but the model's batch size is 3 (its batch dimension is static: export it with batch 4)
+// --micro-batch: this model's batch (3) is fixed by its static shapes.
+// RUN: loomc %s -o %t.mb3 --micro-batch 3 --emit-only
+// RUN: FileCheck %s --check-prefix=MBPLAN < %t.mb3/plan.json
+// MBPLAN: "micro_batch": 3
+// RUN: not loomc %s -o %t.err --micro-batch 4 --emit-only 2>&1 | FileCheck %s --check-prefix=MBFIXED
+// MBFIXED: loomc: error: --micro-batch 4: the model's batch is fixed at 3 by its argument 'x' (its shapes are static); compile it at --micro-batch 3, or import an ONNX export with a dynamic batch axis
+// RUN: not loomc %s -o %t.err --micro-batch -2 --emit-only 2>&1 | FileCheck %s --check-prefix=MBNEG
+// MBNEG: loomc: error: --micro-batch must be >= 0 (0: the model's batch), got -2
 // RUN: loomc %s -o %t.mb --microbatches 2 --batch 6 --emit-only
 // RUN: not loomc %s -o %t.err --microbatches 0 2>&1 | FileCheck %s --check-prefix=MICRO
 // MICRO: loomc: error: --microbatches must be >= 1, got 0

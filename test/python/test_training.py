@@ -286,3 +286,49 @@ def test_mpirun_np_1_equals_a_direct_run(tmp_path):
     direct = program.train(data_dir, 5, log=tmp_path / "direct.csv")
     launched = program.train(data_dir, 5, log=tmp_path / "mpirun.csv", mpirun=True)
     assert launched == direct
+
+
+def export_gpt(tmp_path, name, dynamic):
+    """The test GPT exported by TorchScript with a dynamic batch axis (or the
+    example's fixed batch of 2)."""
+    import warnings
+    from models import torch_models
+    model, args = torch_models.gpt_example()
+    names = ["ids", "labels"]
+    path = tmp_path / name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, path, input_names=names, output_names=["loss"],
+                          dynamic_axes={n: {0: "batch"} for n in names} if dynamic else None,
+                          dynamo=False, opset_version=18, do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING)
+    return model, args, names, path
+
+
+def test_dynamic_batch_export_compiles_at_any_micro_batch(tmp_path):
+    """One export with a dynamic batch axis, compiled by `loomc --micro-batch`
+    at 2 and 4 rows: each program trains like PyTorch stepping through the
+    same rows 2 or 4 at a time (the two loss curves differ, so each matches
+    only at its own batch); a fixed-batch export asked for another size is
+    an error naming the input that fixes it."""
+    import json
+    import subprocess
+    from loom._tools import find_tool
+
+    model, args, names, path = export_gpt(tmp_path, "gpt.onnx", dynamic=True)
+    data = make_data(names, args, 4, 50, seed=5)  # 8 rows
+    options, make_opt = OPTIMIZERS["sgd"]
+    for micro in (2, 4):
+        out = tmp_path / f"b{micro}"
+        subprocess.run([find_tool("loomc"), str(path), "-o", str(out), "--micro-batch",
+                        str(micro), "--optimizer", "sgd", "--lr", "0.1"], check=True)
+        assert json.loads((out / "plan.json").read_text())["micro_batch"] == micro
+        got = loom.Program(out).train(write_data(tmp_path / "data", data), 6)
+        expected = torch_losses(model, names, data, micro, 6, make_opt)
+        np.testing.assert_allclose(got, expected, rtol=1e-4)
+
+    _, _, _, fixed = export_gpt(tmp_path, "fixed.onnx", dynamic=False)
+    proc = subprocess.run([find_tool("loomc"), str(fixed), "-o", str(tmp_path / "bad"),
+                           "--micro-batch", "4"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "graph input 'ids' fixes the batch at 2" in proc.stderr, proc.stderr

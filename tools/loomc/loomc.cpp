@@ -126,6 +126,13 @@ cl::opt<int64_t> microbatches(
              "rank, pipelined over the stages (gradient accumulation when "
              "pp=1)"),
     cl::init(1), cl::cat(category));
+cl::opt<int64_t> microBatch(
+    "micro-batch",
+    cl::desc("Rows per micro-batch (default: the model's batch). An ONNX "
+             "model exported with a dynamic batch axis is imported at this "
+             "size, so one export compiles for any size; a model whose "
+             "batch is fixed must have this one"),
+    cl::value_desc("rows"), cl::init(0), cl::cat(category));
 cl::opt<int64_t> stepBatch(
     "batch",
     cl::desc("Rows per step and data-parallel rank, checked against the "
@@ -276,6 +283,7 @@ FailureOr<TrainingOptions> buildOptions() {
     if (std::string e = ::loom::parseMesh(mesh, o.mesh); !e.empty())
       return fail("--mesh: " + e), failure();
   take(microbatches, o.microbatches);
+  take(microBatch, o.microBatch);
   take(overlapSplit, o.overlapSplit);
   take(maxInflightCollectives, o.maxInflightCollectives);
   if (given(pipelineSchedule)) {
@@ -450,6 +458,7 @@ int run(int argc, char **argv) {
   importOptions.trainable.assign(trainable.begin(), trainable.end());
   importOptions.frozen.assign(frozen.begin(), frozen.end());
   importOptions.hasWeightsFile = !weightsFile.empty();
+  importOptions.batch = options.microBatch;
   OwningOpRef<ModuleOp> module = mlir::loom::importModel(
       modelFile, importOptions, &context, sourceMgr, "loomc");
   if (!module || failed(verify(*module)))
@@ -459,6 +468,29 @@ int run(int argc, char **argv) {
   func::FuncOp entry = mlir::loom::findEntryFunction(*module);
   if (!entry)
     return failAndClean("the model has no public function");
+  // A model whose batch is fixed (loom IR and StableHLO have static shapes)
+  // compiles only at that micro-batch: the first data argument says it.
+  if (options.microBatch > 0) {
+    for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+      auto type = dyn_cast<ShapedType>(entry.getArgumentTypes()[i]);
+      if (!type || type.getRank() == 0 ||
+          entry.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))
+        continue;
+      if (type.getDimSize(0) != options.microBatch) {
+        auto name = entry.getArgAttrOfType<StringAttr>(
+            i, mlir::loom::LoomDialect::getNameAttrName());
+        return failAndClean(
+            "--micro-batch " + std::to_string(options.microBatch) +
+            ": the model's batch is fixed at " +
+            std::to_string(type.getDimSize(0)) + " by its argument '" +
+            (name ? name.getValue().str() : std::to_string(i)) +
+            "' (its shapes are static); compile it at --micro-batch " +
+            std::to_string(type.getDimSize(0)) +
+            ", or import an ONNX export with a dynamic batch axis");
+      }
+      break;
+    }
+  }
   options.function = entry.getName().str();
 
   // --recompute auto: each stage's policy, by the device budget (unless

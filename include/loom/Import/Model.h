@@ -26,6 +26,9 @@ struct ModelImportOptions {
   std::vector<std::string> trainable, frozen;
   /// .mlir: a weights file was given for it (ONNX models carry theirs).
   bool hasWeightsFile = false;
+  /// Rows per micro-batch (0: the model's): ONNX inputs with a dynamic
+  /// batch are bound to it (OnnxImportOptions::batch).
+  int64_t batch = 0;
 };
 
 /// Imports `path`: `.onnx` through the ONNX importer, a file holding

@@ -28,6 +28,11 @@ struct OnnxImportOptions {
   std::vector<std::string> constants;
   /// Bindings for dynamic input dimensions: input name -> full shape.
   llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Re-batching (0: off): dimension 0 of every graph input whose batch is
+  /// dynamic is bound to this size (inputs bound by inputShapes aside).
+  /// When no input has a dynamic dimension 0, the model's batch is fixed:
+  /// an input whose dimension 0 differs is an error.
+  int64_t batch = 0;
   /// Directory that external-data paths are relative to.
   std::string modelDir;
   /// The file whose whole content the imported bytes are, when there is

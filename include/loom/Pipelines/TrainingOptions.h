@@ -51,6 +51,10 @@ struct TrainingOptions {
   /// Micro-batches per step (pipelined over the stages; gradient
   /// accumulation when pp = 1).
   int64_t microbatches = 1;
+  /// Rows of one micro-batch (0: the model's own batch). A model imported
+  /// from ONNX with a dynamic batch axis is imported at this size; a model
+  /// whose batch is fixed must have this one.
+  int64_t microBatch = 0;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
   /// Ops that must begin a stage: sequence positions or ONNX node names.
   std::vector<std::string> stageBoundaries;

@@ -607,5 +607,13 @@ OwningOpRef<ModuleOp> mlir::loom::importOnnx(StringRef bytes,
   Importer importer(context, model, effective, fileName,
                     stripped ? ArrayRef(stripped->rawData)
                              : ArrayRef<StreamedData>());
-  return importer.run();
+  OwningOpRef<ModuleOp> module = importer.run();
+  if (!module && importer.boundBatch())
+    emitError(FileLineColLoc::get(context, fileName, 0, 0))
+        << "(the graph inputs' dynamic batch was bound to the micro-batch "
+        << options.batch
+        << ": a node that failed above may compute with the batch the model "
+           "was exported with, e.g. a Reshape to a constant shape; export "
+           "with dynamic shapes so that its shape follows the inputs)";
+  return module;
 }

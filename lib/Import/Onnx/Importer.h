@@ -253,6 +253,8 @@ public:
            ArrayRef<StreamedData> streamedRawData = {});
 
   OwningOpRef<ModuleOp> run();
+  /// Whether options.batch bound a dynamic graph input dimension.
+  bool boundBatch() const { return batchBound; }
 
   // --- what handlers use ----------------------------------------------------
   MLIRContext *ctx;
@@ -443,6 +445,7 @@ private:
   llvm::StringMap<SmallVector<Value>> sequences;
   llvm::StringMap<unsigned> uses;
   std::vector<::loom::safetensors::Tensor> weights;
+  bool batchBound = false;
 };
 
 } // namespace onnx_import

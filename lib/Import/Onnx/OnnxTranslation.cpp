@@ -2,7 +2,7 @@
 //
 //   loom-translate --import-onnx model.onnx -o model.mlir
 //       [--weights-out FILE] [--no-weights] [--trainable LIST] [--frozen LIST]
-//       [--input-shape name=1x128,...]
+//       [--input-shape name=1x128,...] [--micro-batch N]
 //
 // The weights go to a safetensors file next to the output (model.safetensors
 // for -o model.mlir), written by the import itself and only when it
@@ -51,6 +51,11 @@ struct OnnxTranslateOptions {
       cl::desc("Floating-point initializers that are constants, not weights "
                "(a module's buffers), by name or regex (comma list)"),
       cl::value_desc("names"), cl::cat(category)};
+  cl::opt<int64_t> microBatch{
+      "micro-batch",
+      cl::desc("Bind dimension 0 of the graph inputs with a dynamic batch "
+               "to this size (a model with a fixed batch must have it)"),
+      cl::value_desc("rows"), cl::init(0), cl::cat(category)};
   cl::list<std::string> inputShapes{
       "input-shape",
       cl::desc("Bind dynamic input dimensions: NAME=DxDx... (comma list), "
@@ -111,7 +116,14 @@ getImportOptions(OnnxTranslateOptions &flags, StringRef inputFile,
                            "other (--no-weights reads and writes no weights)");
     return failure();
   }
+  if (flags.microBatch < 0) {
+    reportCommandLineError("--micro-batch must be >= 1 (or 0: the model's "
+                           "batch), got " +
+                           std::to_string(flags.microBatch));
+    return failure();
+  }
   OnnxImportOptions options;
+  options.batch = flags.microBatch;
   options.noWeights = flags.noWeights;
   options.weightsOut = flags.weightsOut.empty()
                            ? defaultWeightsPath(outputFile)

@@ -329,6 +329,17 @@ Importer::importInputs(SmallVectorImpl<Type> &argTypes,
            << (inputs.empty() ? std::string("none") : llvm::join(inputs, ", "))
            << ")";
   }
+  // Re-batching: with a dynamic batch somewhere, the dynamic batches are
+  // bound; without, the model's batch is fixed and must be the one asked.
+  auto hasDynamicBatch = [&](const onnx::ValueInfoProto &in) {
+    if (initializers.contains(in.name()) ||
+        options.inputShapes.count(in.name()) || !in.type().has_tensor_type())
+      return false;
+    const auto &tt = in.type().tensor_type();
+    return tt.has_shape() && tt.shape().dim_size() > 0 &&
+           !tt.shape().dim(0).has_dim_value();
+  };
+  bool dynamicBatch = llvm::any_of(model.graph().input(), hasDynamicBatch);
   for (const auto &in : model.graph().input()) {
     // Older exporters list initializers as graph inputs too.
     if (initializers.contains(in.name()))
@@ -388,6 +399,23 @@ Importer::importInputs(SmallVectorImpl<Type> &argTypes,
                << " does not match its declared shape " << formatDims(shape)
                << " (same rank; only dynamic dimensions may be bound)";
       shape = *met;
+    }
+    if (options.batch > 0 && !hasBinding && !shape.empty()) {
+      if (ShapedType::isDynamic(shape[0])) {
+        shape[0] = options.batch;
+        batchBound = true;
+      } else if (!dynamicBatch && shape[0] != options.batch) {
+        return emitError(loc)
+               << "micro-batch " << options.batch << " asked, but graph input '"
+               << in.name() << "' fixes the batch at " << shape[0]
+               << " (its dimension 0 is static: the model was exported with "
+                  "that batch); re-export it with a dynamic batch axis "
+                  "(torch.onnx.export(..., dynamic_axes={'"
+               << in.name()
+               << "': {0: 'batch'}}), or dynamic_shapes with dynamo=True), "
+                  "or compile it at micro-batch "
+               << shape[0];
+      }
     }
     for (auto [d, size] : llvm::enumerate(shape)) {
       if (!ShapedType::isDynamic(size))

@@ -850,6 +850,15 @@ def mlp_dynamic():
                 [vi("loss", F32, [])], inits)
 
 
+@model()
+def batch_fixed_reshape():
+    """A dynamic batch that a Reshape to a constant shape fixes at 2."""
+    nodes = [const("shape", [2, 4]),
+             node("Reshape", ["x", "shape"], ["y"], name="fix_batch"),
+             node("Relu", ["y"], ["out"])]
+    return make(nodes, [vi("x", F32, ["batch", 4])], [vi("out", F32, [2, 4])])
+
+
 # ---------------------------------------------------------------------------
 # Malformed models (not checked)
 # ---------------------------------------------------------------------------
