@@ -39,6 +39,28 @@ def _list_flag(flag: str, names: Sequence[str] | str | None) -> list[str]:
     return [f"--{flag}={','.join(names)}"]
 
 
+def _batch_of(leaves) -> int | None:
+    """Dimension 0 of the first input that has one: the example batch."""
+    return next((int(x.shape[0]) for x in leaves if len(getattr(x, "shape", ())) >= 1),
+                None)
+
+
+def _resized(x, batch: int, rows: int):
+    """`x` with `rows` rows (the example's repeated, or the first ones) when
+    its dimension 0 is the example `batch`; any other input as it is."""
+    import numpy as np
+    if len(getattr(x, "shape", ())) < 1 or x.shape[0] != batch:
+        return x
+    index = np.arange(rows) % batch
+    try:
+        import torch
+        if isinstance(x, torch.Tensor):
+            return x[torch.as_tensor(index)]
+    except ImportError:
+        pass
+    return np.asarray(x)[index]
+
+
 def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = None, *,
                loss: Callable | None = None,
                loss_args: Sequence[Any] = (), input_names: Sequence[str] | None = None,
@@ -83,11 +105,21 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = 
     * `workdir`: where `model.onnx`, `model.mlir` and `model.safetensors`
       go (default: a new temporary directory).
 
+    The module's batch is the example's (dimension 0 of the first input);
+    `Module.compile(micro_batch=b)` exports again with the inputs of that
+    batch resized to b rows (not for an `ExportedProgram`, whose shapes
+    are fixed).
+
     Raises `loom.LoomError` with the importer's diagnostics on failure.
     """
     import torch
 
+    retrace_args = dict(module=module, example_args=example_args, loss=loss,
+                        loss_args=loss_args, input_names=input_names,
+                        trainable=trainable, frozen=frozen, opset=opset,
+                        exporter=exporter)
     if isinstance(module, torch.export.ExportedProgram):
+        retrace_args = None
         if exporter not in (None, "dynamo"):
             raise ValueError("an ExportedProgram is imported through the dynamo "
                              f"exporter, not {exporter!r}")
@@ -182,7 +214,21 @@ def from_torch(module, example_args: Sequence[Any] | Mapping[str, Any] | None = 
                                 *_list_flag("trainable", trainable),
                                 *_list_flag("frozen", frozen),
                                 *_list_flag("constants", buffers)])
-    return Module(mlir_path.read_text(), out / "model.safetensors")
+    result = Module(mlir_path.read_text(), out / "model.safetensors")
+    result.batch = _batch_of(example_args + loss_args)
+    if retrace_args is not None and result.batch is not None:
+        def retrace(rows, r=retrace_args, batch=result.batch):
+            args = r["example_args"]
+            if isinstance(args, Mapping):
+                args = {k: _resized(v, batch, rows) for k, v in args.items()}
+            else:
+                args = tuple(_resized(a, batch, rows) for a in args)
+            return from_torch(**{**r, "example_args": args,
+                                 "loss_args": tuple(_resized(a, batch, rows)
+                                                    for a in r["loss_args"])},
+                              workdir=out / f"batch{rows}")
+        result._retrace = retrace
+    return result
 
 
 def _constant_initializers(module, onnx_path, trainable) -> list[str]:
@@ -321,6 +367,10 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
       example's) are written to `workdir/model.safetensors` under the same
       names: the module's weights.
 
+    The module's batch is dimension 0 of the first leaf of the other
+    arguments; `Module.compile(micro_batch=b)` traces again with the leaves
+    of that batch resized to b rows.
+
     Raises `loom.LoomError` with the importer's diagnostics on failure.
     """
     import jax
@@ -349,11 +399,21 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     if param_names:
         args.append(f"--trainable={','.join(param_names)}")
     run_tool("loom-translate", args)
-    if not weights:
-        return Module(mlir_path.read_text(), None)
-    from safetensors.numpy import save_file
-    save_file(weights, str(out / "model.safetensors"))
-    return Module(mlir_path.read_text(), out / "model.safetensors")
+    if weights:
+        from safetensors.numpy import save_file
+        save_file(weights, str(out / "model.safetensors"))
+    result = Module(mlir_path.read_text(),
+                    out / "model.safetensors" if weights else None)
+    data = [a for i, a in enumerate(example_args) if i not in params]
+    result.batch = _batch_of(jax.tree_util.tree_leaves(data))
+    if result.batch is not None:
+        def retrace(rows, batch=result.batch):
+            resized = [a if i in params else jax.tree_util.tree_map(
+                lambda leaf: _resized(leaf, batch, rows), a)
+                for i, a in enumerate(example_args)]
+            return from_jax(fn, *resized, params=params, workdir=out / f"batch{rows}")
+        result._retrace = retrace
+    return result
 
 
 def _positional_names(fn: Callable, count: int) -> list[str]:

@@ -19,6 +19,10 @@ class Module:
     def __init__(self, ir: str, weights: str | os.PathLike | None = None):
         self.ir = ir
         self.weights = str(weights) if weights is not None else None
+        # Set by loom.from_torch / loom.from_jax: the example batch, and a
+        # function that imports the same model traced at another batch.
+        self.batch: int | None = None
+        self._retrace = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Module":
@@ -67,9 +71,18 @@ class Module:
 
         `target="cuda"` emits CUDA (built by nvcc for a GPU; with
         `cuda_emulate=True` built as host code that runs on the CPU).
+
+        `micro_batch=b` compiles for b rows per micro-batch: a module from
+        `loom.from_torch` or `loom.from_jax` is traced again with its
+        example inputs repeated or cut to b rows (the IR has static
+        shapes); any other module must already have that batch.
         """
         from .training import compile_module
-        return compile_module(self, optimizer=optimizer, mesh=mesh, target=target,
+        module = self
+        micro = options.get("micro_batch")
+        if micro and self._retrace is not None and micro != self.batch:
+            module = self._retrace(int(micro))
+        return compile_module(module, optimizer=optimizer, mesh=mesh, target=target,
                               outdir=outdir, **options)
 
     def __repr__(self) -> str:

@@ -345,3 +345,33 @@ def test_dynamic_batch_export_compiles_at_any_micro_batch(tmp_path):
                            "--micro-batch", "4"], capture_output=True, text=True)
     assert proc.returncode != 0
     assert "graph input 'ids' fixes the batch at 2" in proc.stderr, proc.stderr
+
+
+def test_traced_modules_compile_at_another_micro_batch(tmp_path):
+    """Modules of loom.from_torch (traced at 4 rows) and loom.from_jax
+    (traced at 4) compiled with micro_batch=2 and 8 are traced again at
+    that batch and train like PyTorch / JAX + optax stepping through the
+    same rows 2 or 8 at a time; a module whose IR was transformed cannot be
+    traced again, and loomc names the argument that fixes its batch."""
+    model, args, names, m = import_example("mlp_example", tmp_path)
+    assert m.batch == 4
+    data = make_data(names, args, 4, 10, seed=2)  # 16 rows
+    options, make_opt = OPTIMIZERS["sgd"]
+    program = m.compile(outdir=tmp_path / "torch2", micro_batch=2, **options)
+    got = program.train(write_data(tmp_path / "data", data), 6)
+    np.testing.assert_allclose(got, torch_losses(model, names, data, 2, 6, make_opt),
+                               rtol=1e-4)
+    with pytest.raises(loom.LoomError, match="the model's batch is fixed at 4 by its "
+                                             "argument 'x'"):
+        m.run_pass(["--loom-shape-inference"]).compile(outdir=tmp_path / "bad",
+                                                       micro_batch=2, **options)
+
+    example, jnames, classes = JAX_MODELS["mlp"]
+    params, inputs, jm = import_jax(example, "mlp", tmp_path / "jax")
+    assert jm.batch == 4
+    jdata = jax_data(jnames, inputs, classes, seed=4)  # 12 rows
+    program = jm.compile(outdir=tmp_path / "jax8", micro_batch=8, optimizer="adamw",
+                         lr=1e-3, weight_decay=0.01)
+    got = program.train(write_data(tmp_path / "jdata", jdata), STEPS)
+    np.testing.assert_allclose(got, jax_adamw_losses("mlp", params, jnames, jdata, 8),
+                               rtol=1e-4)
