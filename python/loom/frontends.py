@@ -355,9 +355,16 @@ def _KeywordLoss(module, keywords):
 
 
 def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
+             arg_names: Sequence[str] | None = None,
              workdir: str | os.PathLike | None = None) -> Module:
     """Imports a JAX function: `jax.jit(fn).lower(*example_args)` as
     StableHLO text, then `loom-translate --import-stablehlo`.
+
+    `fn` may also be a `jax.export.Exported` (or its `serialize()`d bytes),
+    e.g. one exported with a symbolic batch (`jax.export.symbolic_shape`):
+    it is lowered at the example arguments' shapes and its shapes refined
+    by JAX (its shape assertions checked), so a shape-polymorphic export
+    imports at any batch.
 
     * `example_args`: pytrees of arrays; every leaf becomes one function
       argument named after its path (`params.w1`, `x`, ...; Flax linen's
@@ -366,6 +373,9 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
       their leaves become `loom.param` arguments, and their values (the
       example's) are written to `workdir/model.safetensors` under the same
       names: the module's weights.
+    * `arg_names`: names of the positional arguments (default: `fn`'s
+      parameter names; `arg0`, `arg1`, ... where it has none, as an
+      `Exported`).
 
     The module's batch is dimension 0 of the first leaf of the other
     arguments; `Module.compile(micro_batch=b)` traces again with the leaves
@@ -376,10 +386,17 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
     import jax
     import numpy as np
 
+    if isinstance(fn, (bytes, bytearray)):
+        fn = jax.export.deserialize(bytearray(fn))
+    exported = isinstance(fn, jax.export.Exported)
     names = []
     param_names = []
     weights = {}
-    sig = _positional_names(fn, len(example_args))
+    sig = (list(arg_names) if arg_names is not None
+           else _positional_names(fn, len(example_args)))
+    if len(sig) != len(example_args):
+        raise ValueError(f"arg_names has {len(sig)} names for "
+                         f"{len(example_args)} arguments")
     for i, arg in enumerate(example_args):
         leaves, _ = jax.tree_util.tree_flatten_with_path(arg)
         for path, leaf in leaves:
@@ -389,7 +406,11 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
                 param_names.append(name)
                 weights[name] = np.ascontiguousarray(np.asarray(leaf))
     # keep_unused: one StableHLO argument per leaf, even if fn ignores it.
-    text = jax.jit(fn, keep_unused=True).lower(*example_args).as_text()
+    if exported:
+        text = _refined_stablehlo(jax.jit(fn.call, keep_unused=True)
+                                  .lower(*example_args))
+    else:
+        text = jax.jit(fn, keep_unused=True).lower(*example_args).as_text()
     out = _workdir(workdir)
     src = out / "model.stablehlo.mlir"
     src.write_text(text)
@@ -411,9 +432,25 @@ def from_jax(fn: Callable, *example_args, params: Sequence[int] = (),
             resized = [a if i in params else jax.tree_util.tree_map(
                 lambda leaf: _resized(leaf, batch, rows), a)
                 for i, a in enumerate(example_args)]
-            return from_jax(fn, *resized, params=params, workdir=out / f"batch{rows}")
+            return from_jax(fn, *resized, params=params, arg_names=sig,
+                            workdir=out / f"batch{rows}")
         result._retrace = retrace
     return result
+
+
+def _refined_stablehlo(lowered) -> str:
+    """The StableHLO text of a lowered call of an `Exported`, its symbolic
+    shapes refined to the call's static ones by JAX's own shape refinement
+    (the step XLA runs before compiling such a module)."""
+    try:
+        from jax._src.interpreters.mlir import refine_polymorphic_shapes
+    except ImportError as e:  # a JAX without it
+        raise ValueError("this JAX has no shape refinement for exported "
+                         "modules (jax._src.interpreters.mlir."
+                         "refine_polymorphic_shapes); export the function "
+                         "without symbolic shapes or pass the function "
+                         "itself") from e
+    return str(refine_polymorphic_shapes(lowered.compiler_ir("stablehlo")))
 
 
 def _positional_names(fn: Callable, count: int) -> list[str]:

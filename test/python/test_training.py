@@ -375,3 +375,29 @@ def test_traced_modules_compile_at_another_micro_batch(tmp_path):
     got = program.train(write_data(tmp_path / "jdata", jdata), STEPS)
     np.testing.assert_allclose(got, jax_adamw_losses("mlp", params, jnames, jdata, 8),
                                rtol=1e-4)
+
+
+def test_jax_shape_polymorphic_export_imports_at_any_batch(tmp_path):
+    """A JAX export with a symbolic batch (jax.export with symbolic_shape,
+    serialized and read back) imports at the batch of the example inputs
+    (4: static shapes, no shape assertions left) and compiles at 8: both
+    train like JAX + optax on the same rows."""
+    jax = pytest.importorskip("jax")
+    from jax import export
+    from models import jax_models
+    _, names, classes = JAX_MODELS["mlp"]
+    params, x, labels = jax_models.mlp_example()
+    b, = export.symbolic_shape("b")
+    blob = export.export(jax.jit(jax_models.mlp))(
+        params, jax.ShapeDtypeStruct((b, *x.shape[1:]), x.dtype),
+        jax.ShapeDtypeStruct((b,), labels.dtype)).serialize()
+    m = loom.from_jax(blob, params, x, labels, params=(0,),
+                      arg_names=["params", "x", "labels"], workdir=tmp_path / "import")
+    assert m.batch == 4 and "?x" not in m.ir and "tensor<4x16xf32>" in m.ir
+    data = write_data(tmp_path / "data", jax_data(names, [x, labels], classes, seed=4))
+    for micro in (4, 8):
+        program = m.compile(outdir=tmp_path / f"b{micro}", micro_batch=micro,
+                            optimizer="adamw", lr=1e-3, weight_decay=0.01)
+        expected = jax_adamw_losses("mlp", params, names,
+                                    jax_data(names, [x, labels], classes, seed=4), micro)
+        np.testing.assert_allclose(program.train(data, STEPS), expected, rtol=1e-4)
