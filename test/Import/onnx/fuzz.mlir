@@ -9,5 +9,6 @@
 // RUN: %loompy %S/Inputs/make_onnx.py slice %t/corpus/slice.onnx
 // RUN: %loompy %S/Inputs/make_onnx.py layer_norm %t/corpus/layer_norm.onnx
 // RUN: %loompy %S/Inputs/make_onnx.py bad_short_raw %t/corpus/bad_short_raw.onnx
+// RUN: %loompy %S/Inputs/make_onnx.py streamed %t/corpus/streamed.onnx
 // RUN: loom-fuzz-onnx -runs=4000 -seed=1 -rss_limit_mb=2048 %t/corpus 2>&1 | FileCheck %s
 // CHECK: Done 4000 runs
