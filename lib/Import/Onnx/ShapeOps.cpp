@@ -1,8 +1,8 @@
 //===- ShapeOps.cpp - ONNX shape ops --------------------------------------===//
 //
 // Reshape, Transpose, Unsqueeze, Squeeze, Flatten, Expand, Concat, Split,
-// Slice, Gather, GatherElements, GatherND, ScatterElements, Pad and Trilu of
-// run-time values, and the ONNX shape rules (Reshape's 0 and -1,
+// Slice, Gather, GatherElements, GatherND, ScatterElements, ScatterND, Pad
+// and Trilu of run-time values, and the ONNX shape rules (Reshape's 0 and -1,
 // (un)squeezed axes, shape operands) that the constant folding of known
 // tensors applies too. GatherElements, GatherND, Pad and Trilu of known
 // tensors are evaluated here; of run-time values they become existing loom
@@ -736,6 +736,39 @@ static LogicalResult importGatherElements(Importer &im,
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
 }
 
+/// `target` with `updates` scattered along axis 0 at `indices` (loom.
+/// scatter_add's form: updates shaped indices ++ target's other
+/// dimensions), ONNX's `reduction` being `add` (one scatter_add) or `none`
+/// (the updates and a count of writes scatter_added into zeros, the written
+/// elements selected; duplicate indices, for which ONNX leaves `none`
+/// undefined, add up). Shared by ScatterElements and ScatterND.
+static FailureOr<Value> scatterInto(Importer &im, const onnx::NodeProto &node,
+                                    StringRef reduction, Value target,
+                                    Value indices, Value updates) {
+  Location loc = im.nodeLoc(node);
+  RankedTensorType targetType = im.typeOf(target);
+  auto scatter = [&](Value into, Value values) {
+    return im.create<ScatterAddOp>(loc, into, indices, values, int64_t(0));
+  };
+  if (reduction == "add") {
+    FailureOr<ScatterAddOp> added = scatter(target, updates);
+    if (failed(added))
+      return failure();
+    return Value(*added);
+  }
+  FailureOr<ScatterAddOp> values =
+      scatter(im.splat(0, targetType, loc), updates);
+  auto countType = targetType.clone(im.b.getI32Type());
+  FailureOr<ScatterAddOp> writes = scatter(
+      im.splat(0, countType, loc),
+      im.splat(1, im.typeOf(updates).clone(im.b.getI32Type()), loc));
+  if (failed(values) || failed(writes))
+    return failure();
+  Value written = CompareOp::create(im.b, loc, ComparisonDirection::gt,
+                                    *writes, im.splat(0, countType, loc));
+  return Value(SelectOp::create(im.b, loc, written, *values, target));
+}
+
 /// ScatterElements(data, indices, updates, axis, reduction): the data with
 /// updates[p] written (`none`) or added (`add`) at the element
 /// GatherElements would read for p. On the flattened data: `add` is one
@@ -775,30 +808,11 @@ static LogicalResult importScatterElements(Importer &im,
     return im.nodeError(node) << "updates must have the element type of data, "
                               << dataType.getElementType();
   Value flatData = im.reshape(*data, {positions->total}, loc);
-  RankedTensorType flatType = im.typeOf(flatData);
-  auto scatter = [&](Value target, Value values) {
-    return im.create<ScatterAddOp>(loc, target, indices, values, int64_t(0));
-  };
-  Value result;
-  if (reduction == "add") {
-    FailureOr<ScatterAddOp> added = scatter(flatData, *updates);
-    if (failed(added))
-      return failure();
-    result = *added;
-  } else {
-    FailureOr<ScatterAddOp> values =
-        scatter(im.splat(0, flatType, loc), *updates);
-    auto countType = flatType.clone(im.b.getI32Type());
-    FailureOr<ScatterAddOp> writes = scatter(
-        im.splat(0, countType, loc),
-        im.splat(1, im.typeOf(*updates).clone(im.b.getI32Type()), loc));
-    if (failed(values) || failed(writes))
-      return failure();
-    Value written = CompareOp::create(im.b, loc, ComparisonDirection::gt,
-                                      *writes, im.splat(0, countType, loc));
-    result = SelectOp::create(im.b, loc, written, *values, flatData);
-  }
-  im.define(node, 0, im.reshape(result, dataType.getShape(), loc));
+  FailureOr<Value> result =
+      scatterInto(im, node, reduction, flatData, indices, *updates);
+  if (failed(result))
+    return failure();
+  im.define(node, 0, im.reshape(*result, dataType.getShape(), loc));
   return success();
 }
 
@@ -806,23 +820,28 @@ static LogicalResult importScatterElements(Importer &im,
 // GatherND
 //===----------------------------------------------------------------------===//
 
-/// GatherND(data, indices, batch_dims = b): with K the last dimension of
-/// the indices, out[B, M] = data[B, indices[B, M, 0..K), ...], B the b
-/// batch coordinates. The leading b + K data dimensions are flattened; the
-/// flat position of each index vector (its batch coordinates from iotas,
-/// its K coordinates wrapped when negative) selects a row of that
-/// flattened data with one loom.gather (whose VJP is a scatter_add), as in
-/// GatherElements. Known data and indices fold; known indices are checked.
-static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
-  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
-  if (failed(operands))
-    return failure();
-  const ConstTensor *cdata = operands->cdata, *cidx = operands->cidx;
-  Value data = operands->data, indices = operands->indices;
-  ArrayRef<int64_t> dataShape = operands->dataShape,
-                    idxShape = operands->idxShape;
-  Type idxType = operands->idxType;
-  int64_t batchDims = im.intAttr(node, "batch_dims", 0);
+/// The rows of the data flattened over its leading b + K dimensions that
+/// GatherND/ScatterND index vectors address (K the last dimension of the
+/// indices, b the batch dimensions): each vector's flat position, its batch
+/// coordinates from iotas and its K coordinates wrapped when negative.
+/// Known indices give checked constant positions (`known`), run-time ones
+/// i64 positions (`value`), shaped like the indices without their last
+/// dimension (`posShape`); `rest` are the data dimensions after the indexed
+/// ones. Also checks the shapes.
+struct NDPositions {
+  std::optional<ConstTensor> known;
+  Value value;
+  SmallVector<int64_t> posShape, rest;
+  int64_t leadCount = 0, restCount = 0, count = 0;
+};
+
+static FailureOr<NDPositions> ndPositions(Importer &im,
+                                          const onnx::NodeProto &node,
+                                          const GatherOperands &operands,
+                                          int64_t batchDims) {
+  const ConstTensor *cidx = operands.cidx;
+  ArrayRef<int64_t> dataShape = operands.dataShape,
+                    idxShape = operands.idxShape;
   int64_t rank = dataShape.size(), idxRank = idxShape.size();
   if (idxRank < 1 || batchDims < 0 || batchDims >= std::min(rank, idxRank))
     return im.nodeError(node)
@@ -842,30 +861,32 @@ static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
              << "batch dimension " << d << " of indices "
              << formatDims(idxShape) << " differs from data's "
              << formatDims(dataShape);
-  ArrayRef<int64_t> lead = ArrayRef<int64_t>(dataShape).take_front(batchDims + k);
-  ArrayRef<int64_t> rest = ArrayRef<int64_t>(dataShape).drop_front(batchDims + k);
-  SmallVector<int64_t> posShape(idxShape.begin(), idxShape.end() - 1);
-  SmallVector<int64_t> outShape(posShape);
-  llvm::append_range(outShape, rest);
+  NDPositions r;
+  ArrayRef<int64_t> lead = dataShape.take_front(batchDims + k);
+  r.rest.assign(dataShape.begin() + batchDims + k, dataShape.end());
+  r.posShape.assign(idxShape.begin(), idxShape.end() - 1);
   std::optional<int64_t> leadCount = numElements(lead);
-  std::optional<int64_t> restCount = numElements(rest);
-  std::optional<int64_t> count = numElements(posShape);
+  std::optional<int64_t> restCount = numElements(r.rest);
+  std::optional<int64_t> count = numElements(r.posShape);
   if (!leadCount || !restCount || !count)
     return im.nodeError(node) << "shapes " << formatDims(dataShape) << " and "
                               << formatDims(idxShape) << " are too large";
+  r.leadCount = *leadCount;
+  r.restCount = *restCount;
+  r.count = *count;
   SmallVector<int64_t> leadStrides = computeStrides(lead);
-  SmallVector<int64_t> posStrides = computeStrides(posShape);
+  SmallVector<int64_t> posStrides = computeStrides(r.posShape);
   Location loc = im.nodeLoc(node);
 
   if (cidx) {
-    if (*count > kMaxFoldElements && !cdata)
+    if (*count > kMaxFoldElements && !operands.cdata)
       return im.nodeError(node) << "constant indices of " << *count * k
                                 << " elements are too large to import";
-    ConstTensor flat = ConstTensor::make(im.b.getI64Type(), posShape);
+    ConstTensor flat = ConstTensor::make(im.b.getI64Type(), r.posShape);
     for (int64_t p = 0; p < *count; ++p) {
       int64_t pos = 0;
       for (int64_t d = 0; d < batchDims; ++d)
-        pos += (p / posStrides[d]) % posShape[d] * leadStrides[d];
+        pos += (p / posStrides[d]) % r.posShape[d] * leadStrides[d];
       for (int64_t j = 0; j < k; ++j) {
         int64_t size = lead[batchDims + j];
         int64_t v = cidx->i[p * k + j];
@@ -877,64 +898,130 @@ static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
       }
       flat.i[p] = pos;
     }
-    if (cdata) {
-      if (*count * *restCount > kMaxFoldElements)
-        return im.nodeError(node) << "a result of " << *count * *restCount
-                                  << " elements is too large to fold";
-      ConstTensor c = ConstTensor::make(cdata->elementType, outShape);
-      for (int64_t p = 0; p < *count; ++p)
-        for (int64_t r = 0; r < *restCount; ++r)
-          copyElement(*cdata, flat.i[p] * *restCount + r, c,
-                      p * *restCount + r);
-      im.defineConst(node, 0, std::move(c));
-      return success();
-    }
-    indices = im.materialize(flat, loc);
-  } else {
-    // position = sum over batch dims of iota * stride
-    //          + sum over j of wrap(indices[..., j]) * stride(b + j).
-    auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
-    if (idxType != im.b.getI64Type())
-      indices = ConvertOp::create(im.b, loc, i64, indices);
-    auto posType = RankedTensorType::get(posShape, im.b.getI64Type());
-    Value position;
-    auto accumulate = [&](Value term, int64_t stride) {
-      if (stride != 1)
-        term = MulOp::create(im.b, loc, term, im.splat(stride, posType, loc));
-      position = position ? Value(AddOp::create(im.b, loc, position, term))
-                          : term;
-    };
-    for (int64_t d = 0; d < batchDims; ++d)
-      accumulate(IotaOp::create(im.b, loc, posType, d), leadStrides[d]);
-    for (int64_t j = 0; j < k; ++j) {
-      SmallVector<int64_t> start(idxRank, 0), limit(idxShape),
-          step(idxRank, 1);
-      start.back() = j;
-      limit.back() = j + 1;
-      FailureOr<SliceOp> column =
-          im.create<SliceOp>(loc, indices, ArrayRef<int64_t>(start),
-                             ArrayRef<int64_t>(limit), ArrayRef<int64_t>(step));
-      if (failed(column))
-        return failure();
-      Value coord = im.reshape(*column, posShape, loc);
-      int64_t size = lead[batchDims + j];
-      Value negative = CompareOp::create(im.b, loc, ComparisonDirection::lt,
-                                         coord, im.splat(0, posType, loc));
-      coord = SelectOp::create(
-          im.b, loc, negative,
-          AddOp::create(im.b, loc, coord, im.splat(size, posType, loc)),
-          coord);
-      accumulate(coord, leadStrides[batchDims + j]);
-    }
-    indices = position;
+    r.known = std::move(flat);
+    return r;
   }
-  if (cdata)
-    data = *im.input(node, 0);
-  SmallVector<int64_t> flatShape{*leadCount};
-  llvm::append_range(flatShape, rest);
-  Value flatData = im.reshape(data, flatShape, loc);
+  // position = sum over batch dims of iota * stride
+  //          + sum over j of wrap(indices[..., j]) * stride(b + j).
+  Value indices = operands.indices;
+  auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
+  if (operands.idxType != im.b.getI64Type())
+    indices = ConvertOp::create(im.b, loc, i64, indices);
+  auto posType = RankedTensorType::get(r.posShape, im.b.getI64Type());
+  Value position;
+  auto accumulate = [&](Value term, int64_t stride) {
+    if (stride != 1)
+      term = MulOp::create(im.b, loc, term, im.splat(stride, posType, loc));
+    position =
+        position ? Value(AddOp::create(im.b, loc, position, term)) : term;
+  };
+  for (int64_t d = 0; d < batchDims; ++d)
+    accumulate(IotaOp::create(im.b, loc, posType, d), leadStrides[d]);
+  for (int64_t j = 0; j < k; ++j) {
+    SmallVector<int64_t> start(idxRank, 0), limit(idxShape), step(idxRank, 1);
+    start.back() = j;
+    limit.back() = j + 1;
+    FailureOr<SliceOp> column =
+        im.create<SliceOp>(loc, indices, ArrayRef<int64_t>(start),
+                           ArrayRef<int64_t>(limit), ArrayRef<int64_t>(step));
+    if (failed(column))
+      return failure();
+    Value coord = im.reshape(*column, r.posShape, loc);
+    int64_t size = lead[batchDims + j];
+    Value negative = CompareOp::create(im.b, loc, ComparisonDirection::lt,
+                                       coord, im.splat(0, posType, loc));
+    coord = SelectOp::create(
+        im.b, loc, negative,
+        AddOp::create(im.b, loc, coord, im.splat(size, posType, loc)), coord);
+    accumulate(coord, leadStrides[batchDims + j]);
+  }
+  r.value = position;
+  return r;
+}
+
+/// GatherND(data, indices, batch_dims = b): out[B, M] = data[B, indices[B,
+/// M, 0..K), ...], B the b batch coordinates: one loom.gather (whose VJP is
+/// a scatter_add) of the rows ndPositions gives from the data flattened over
+/// its leading b + K dimensions. Known data and indices fold.
+static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  FailureOr<NDPositions> positions =
+      ndPositions(im, node, *operands, im.intAttr(node, "batch_dims", 0));
+  if (failed(positions))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  if (positions->known && operands->cdata) {
+    int64_t rows = positions->count, width = positions->restCount;
+    if (rows * width > kMaxFoldElements)
+      return im.nodeError(node) << "a result of " << rows * width
+                                << " elements is too large to fold";
+    SmallVector<int64_t> outShape(positions->posShape);
+    llvm::append_range(outShape, positions->rest);
+    ConstTensor c = ConstTensor::make(operands->cdata->elementType, outShape);
+    for (int64_t p = 0; p < rows; ++p)
+      for (int64_t e = 0; e < width; ++e)
+        copyElement(*operands->cdata, positions->known->i[p] * width + e, c,
+                    p * width + e);
+    im.defineConst(node, 0, std::move(c));
+    return success();
+  }
+  Value indices = positions->known ? im.materialize(*positions->known, loc)
+                                   : positions->value;
+  FailureOr<Value> data = im.input(node, 0);
+  if (failed(data))
+    return failure();
+  SmallVector<int64_t> flatShape{positions->leadCount};
+  llvm::append_range(flatShape, positions->rest);
+  Value flatData = im.reshape(*data, flatShape, loc);
   return im.defineResult(
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
+}
+
+/// ScatterND(data, indices, updates, reduction): the data with each update
+/// slice updates[M] written (`none`) or added (`add`) at the row
+/// GatherND would read for indices[M] (no batch dimensions): scatterInto
+/// along axis 0 of the data flattened over its indexed dimensions.
+static LogicalResult importScatterND(Importer &im,
+                                     const onnx::NodeProto &node) {
+  std::string reduction = im.stringAttr(node, "reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return im.nodeError(node) << "reduction '" << reduction
+                              << "' is not supported (only none and add)";
+  FailureOr<GatherOperands> operands = readGatherOperands(im, node);
+  if (failed(operands))
+    return failure();
+  FailureOr<NDPositions> positions = ndPositions(im, node, *operands, 0);
+  if (failed(positions))
+    return failure();
+  FailureOr<Value> data = im.input(node, 0);
+  FailureOr<Value> updates = im.input(node, 2);
+  if (failed(data) || failed(updates))
+    return failure();
+  RankedTensorType dataType = im.typeOf(*data);
+  SmallVector<int64_t> updatesShape(positions->posShape);
+  llvm::append_range(updatesShape, positions->rest);
+  RankedTensorType updatesType = im.typeOf(*updates);
+  if (updatesType.getShape() != ArrayRef<int64_t>(updatesShape) ||
+      updatesType.getElementType() != dataType.getElementType())
+    return im.nodeError(node)
+           << "updates of type " << updatesType << " must be "
+           << formatDims(updatesShape) << " of " << dataType.getElementType()
+           << " (the indices' shape without its last dimension, then the "
+              "data dimensions they do not index)";
+  Location loc = im.nodeLoc(node);
+  Value indices = positions->known ? im.materialize(*positions->known, loc)
+                                   : positions->value;
+  SmallVector<int64_t> flatShape{positions->leadCount};
+  llvm::append_range(flatShape, positions->rest);
+  FailureOr<Value> result =
+      scatterInto(im, node, reduction, im.reshape(*data, flatShape, loc),
+                  indices, *updates);
+  if (failed(result))
+    return failure();
+  im.define(node, 0, im.reshape(*result, dataType.getShape(), loc));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1284,6 +1371,7 @@ void onnx_import::registerShapeHandlers(HandlerRegistry &registry) {
       {"GatherElements", importGatherElements},
       {"GatherND", importGatherND},
       {"ScatterElements", importScatterElements},
+      {"ScatterND", importScatterND},
       {"Pad", importPad},
       {"Trilu", importTrilu},
   });

@@ -145,6 +145,14 @@
 // RUN: not loom-translate --import-onnx %t.ge_index.onnx -o - 2>&1 | FileCheck %s --check-prefix=GEINDEX --implicit-check-not=error:
 // GEINDEX: ge_index.onnx:0:0: error: node 'ge' (GatherElements): index 3 is out of range for dimension 1 of size 3
 
+// RUN: %loompy %S/Inputs/make_onnx.py bad_scatter_nd_updates %t.snd_updates.onnx
+// RUN: not loom-translate --import-onnx %t.snd_updates.onnx -o - 2>&1 | FileCheck %s --check-prefix=SNDUPD --implicit-check-not=error:
+// SNDUPD: snd_updates.onnx:0:0: error: node 'snd' (ScatterND): updates of type 'tensor<2x3xf32>' must be [2, 2] of 'f32' (the indices' shape without its last dimension, then the data dimensions they do not index)
+
+// RUN: %loompy %S/Inputs/make_onnx.py bad_scatter_nd_mul %t.snd_mul.onnx
+// RUN: not loom-translate --import-onnx %t.snd_mul.onnx -o - 2>&1 | FileCheck %s --check-prefix=SNDMUL --implicit-check-not=error:
+// SNDMUL: snd_mul.onnx:0:0: error: node 'snd' (ScatterND): reduction 'mul' is not supported (only none and add)
+
 // RUN: %loompy %S/Inputs/make_onnx.py bad_trilu_rank %t.trilu_rank.onnx
 // RUN: not loom-translate --import-onnx %t.trilu_rank.onnx -o - 2>&1 | FileCheck %s --check-prefix=TRIRANK --implicit-check-not=error:
 // TRIRANK: trilu_rank.onnx:0:0: error: node 'tri' (Trilu): the input must have rank 2 or more, not 1

@@ -68,6 +68,26 @@
 // GE-NEXT: %[[RUNTIME:.*]] = loom.gather %[[FLAT2]][%[[P]]], axis = 0 : (tensor<6xf32>, tensor<1x3xi64>) -> tensor<1x3xf32>
 // GE-NEXT: return %[[KNOWN]], %[[RUNTIME]] :
 
+// RUN: %loompy %S/Inputs/make_onnx.py scatter_nd %t.snd.onnx
+// RUN: loom-translate --import-onnx %t.snd.onnx -o - | FileCheck %s --check-prefix=SND
+// SND-LABEL: func.func @main(%arg0: tensor<3x2xf32> {loom.name = "x"}, %arg1: tensor<2x2xf32> {loom.name = "u"})
+// Known index vectors [[2], [-3]]: rows 2 and 0 of the data (indexed over
+// its first dimension, so no flattening). `none`: the updates and a count
+// of writes scatter_added into zeros, the written rows selected.
+// SND-NEXT: %[[ROWS:.*]] = loom.constant dense<[2, 0]> : tensor<2xi64>
+// SND-NEXT: %[[Z:.*]] = loom.constant dense<0.000000e+00> : tensor<3x2xf32>
+// SND-NEXT: %[[VALUES:.*]] = loom.scatter_add %[[Z]][%[[ROWS]]], %arg1, axis = 0
+// SND-NEXT: %[[ONES:.*]] = loom.constant dense<1> : tensor<2x2xi32>
+// SND-NEXT: %[[ZI:.*]] = loom.constant dense<0> : tensor<3x2xi32>
+// SND-NEXT: %[[WRITES:.*]] = loom.scatter_add %[[ZI]][%[[ROWS]]], %[[ONES]], axis = 0
+// SND-NEXT: %[[ZI2:.*]] = loom.constant dense<0> : tensor<3x2xi32>
+// SND-NEXT: %[[WRITTEN:.*]] = loom.compare gt, %[[WRITES]], %[[ZI2]]
+// SND-NEXT: %[[NONE:.*]] = loom.select %[[WRITTEN]], %[[VALUES]], %arg0
+// `add`: one scatter_add into the data.
+// SND-NEXT: %[[ROWS2:.*]] = loom.constant dense<[2, 0]> : tensor<2xi64>
+// SND-NEXT: %[[ADD:.*]] = loom.scatter_add %arg0[%[[ROWS2]]], %arg1, axis = 0
+// SND-NEXT: return %[[NONE]], %[[ADD]] :
+
 // RUN: %loompy %S/Inputs/make_onnx.py trilu %t.trilu.onnx
 // RUN: loom-translate --import-onnx %t.trilu.onnx -o - | FileCheck %s --check-prefix=TRILU
 // TRILU-LABEL: func.func @main(%arg0: tensor<2x3x4xf32> {loom.name = "x"})

@@ -1360,6 +1360,36 @@ def gather_elements():
 
 
 @model()
+def scatter_nd():
+    """Rows 2 and -3 (= 0) of a [3, 2] data: written, and added."""
+    nodes = [
+        node("ScatterND", ["x", "rows", "u"], ["written"]),
+        node("ScatterND", ["x", "rows", "u"], ["added"], reduction="add"),
+    ]
+    inits = [init("rows", [[2], [-3]], np.int64)]
+    return make(nodes, [vi("x", F32, [3, 2]), vi("u", F32, [2, 2])],
+                [vi("written", F32, [3, 2]), vi("added", F32, [3, 2])],
+                inits, opset=18)
+
+
+@model(check=False)
+def bad_scatter_nd_updates():
+    nodes = [node("ScatterND", ["x", "rows", "u"], ["y"], name="snd")]
+    inits = [init("rows", [[2], [0]], np.int64)]
+    return make(nodes, [vi("x", F32, [3, 2]), vi("u", F32, [2, 3])],
+                [vi("y", F32, [3, 2])], inits, opset=18)
+
+
+@model(check=False)
+def bad_scatter_nd_mul():
+    nodes = [node("ScatterND", ["x", "rows", "u"], ["y"], name="snd",
+                  reduction="mul")]
+    inits = [init("rows", [[2], [0]], np.int64)]
+    return make(nodes, [vi("x", F32, [3, 2]), vi("u", F32, [2, 2])],
+                [vi("y", F32, [3, 2])], inits, opset=18)
+
+
+@model()
 def trilu():
     nodes = [
         node("Trilu", ["x"], ["upper"]),
