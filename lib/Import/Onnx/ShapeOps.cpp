@@ -610,6 +610,27 @@ static FailureOr<GatherOperands> readGatherOperands(Importer &im,
   return r;
 }
 
+/// The run-time indices of `operands`, as int64.
+static Value widenedIndices(Importer &im, const GatherOperands &operands,
+                            Location loc) {
+  if (operands.idxType == im.b.getI64Type())
+    return operands.indices;
+  auto i64 = RankedTensorType::get(operands.idxShape, im.b.getI64Type());
+  return ConvertOp::create(im.b, loc, i64, operands.indices);
+}
+
+/// Run-time int64 `indices` into a dimension of `size`, the negative ones
+/// counted from its end (ONNX's rule).
+static Value wrapNegative(Importer &im, Value indices, int64_t size,
+                          Location loc) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  Value negative = CompareOp::create(im.b, loc, ComparisonDirection::lt,
+                                     indices, im.splat(0, type, loc));
+  return SelectOp::create(
+      im.b, loc, negative,
+      AddOp::create(im.b, loc, indices, im.splat(size, type, loc)), indices);
+}
+
 /// Flat positions into the data of the elements GatherElements and
 /// ScatterElements address: element p of the indices names the data element
 /// at p's coordinates with its `axis` coordinate replaced by indices[p]
@@ -679,16 +700,8 @@ elementPositions(Importer &im, const onnx::NodeProto &node,
   }
   // Run-time indices: wrap negative ones, then
   // position = index * stride(axis) + sum over d != axis of iota_d * stride(d).
-  Value indices = operands.indices;
-  auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
-  if (operands.idxType != im.b.getI64Type())
-    indices = ConvertOp::create(im.b, loc, i64, indices);
-  Value zero = im.splat(0, i64, loc);
-  Value negative =
-      CompareOp::create(im.b, loc, ComparisonDirection::lt, indices, zero);
-  indices = SelectOp::create(
-      im.b, loc, negative,
-      AddOp::create(im.b, loc, indices, im.splat(size, i64, loc)), indices);
+  Value indices = wrapNegative(im, widenedIndices(im, operands, loc), size, loc);
+  auto i64 = cast<RankedTensorType>(indices.getType());
   if (strides[*axis] != 1)
     indices =
         MulOp::create(im.b, loc, indices, im.splat(strides[*axis], i64, loc));
@@ -736,6 +749,16 @@ static LogicalResult importGatherElements(Importer &im,
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
 }
 
+/// The `reduction` of a ScatterElements/ScatterND node: none or add.
+static FailureOr<std::string> scatterReduction(Importer &im,
+                                               const onnx::NodeProto &node) {
+  std::string reduction = im.stringAttr(node, "reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return im.nodeError(node) << "reduction '" << reduction
+                              << "' is not supported (only none and add)";
+  return reduction;
+}
+
 /// `target` with `updates` scattered along axis 0 at `indices` (loom.
 /// scatter_add's form: updates shaped indices ++ target's other
 /// dimensions), ONNX's `reduction` being `add` (one scatter_add) or `none`
@@ -777,10 +800,9 @@ static FailureOr<Value> scatterInto(Importer &im, const onnx::NodeProto &node,
 /// which ONNX leaves `none` undefined, add up).
 static LogicalResult importScatterElements(Importer &im,
                                            const onnx::NodeProto &node) {
-  std::string reduction = im.stringAttr(node, "reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    return im.nodeError(node) << "reduction '" << reduction
-                              << "' is not supported (only none and add)";
+  FailureOr<std::string> reduction = scatterReduction(im, node);
+  if (failed(reduction))
+    return failure();
   FailureOr<GatherOperands> operands = readGatherOperands(im, node);
   if (failed(operands))
     return failure();
@@ -809,7 +831,7 @@ static LogicalResult importScatterElements(Importer &im,
                               << dataType.getElementType();
   Value flatData = im.reshape(*data, {positions->total}, loc);
   FailureOr<Value> result =
-      scatterInto(im, node, reduction, flatData, indices, *updates);
+      scatterInto(im, node, *reduction, flatData, indices, *updates);
   if (failed(result))
     return failure();
   im.define(node, 0, im.reshape(*result, dataType.getShape(), loc));
@@ -903,10 +925,7 @@ static FailureOr<NDPositions> ndPositions(Importer &im,
   }
   // position = sum over batch dims of iota * stride
   //          + sum over j of wrap(indices[..., j]) * stride(b + j).
-  Value indices = operands.indices;
-  auto i64 = RankedTensorType::get(idxShape, im.b.getI64Type());
-  if (operands.idxType != im.b.getI64Type())
-    indices = ConvertOp::create(im.b, loc, i64, indices);
+  Value indices = widenedIndices(im, operands, loc);
   auto posType = RankedTensorType::get(r.posShape, im.b.getI64Type());
   Value position;
   auto accumulate = [&](Value term, int64_t stride) {
@@ -926,13 +945,8 @@ static FailureOr<NDPositions> ndPositions(Importer &im,
                            ArrayRef<int64_t>(limit), ArrayRef<int64_t>(step));
     if (failed(column))
       return failure();
-    Value coord = im.reshape(*column, r.posShape, loc);
-    int64_t size = lead[batchDims + j];
-    Value negative = CompareOp::create(im.b, loc, ComparisonDirection::lt,
-                                       coord, im.splat(0, posType, loc));
-    coord = SelectOp::create(
-        im.b, loc, negative,
-        AddOp::create(im.b, loc, coord, im.splat(size, posType, loc)), coord);
+    Value coord = wrapNegative(im, im.reshape(*column, r.posShape, loc),
+                               lead[batchDims + j], loc);
     accumulate(coord, leadStrides[batchDims + j]);
   }
   r.value = position;
@@ -985,10 +999,9 @@ static LogicalResult importGatherND(Importer &im, const onnx::NodeProto &node) {
 /// along axis 0 of the data flattened over its indexed dimensions.
 static LogicalResult importScatterND(Importer &im,
                                      const onnx::NodeProto &node) {
-  std::string reduction = im.stringAttr(node, "reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    return im.nodeError(node) << "reduction '" << reduction
-                              << "' is not supported (only none and add)";
+  FailureOr<std::string> reduction = scatterReduction(im, node);
+  if (failed(reduction))
+    return failure();
   FailureOr<GatherOperands> operands = readGatherOperands(im, node);
   if (failed(operands))
     return failure();
@@ -1016,7 +1029,7 @@ static LogicalResult importScatterND(Importer &im,
   SmallVector<int64_t> flatShape{positions->leadCount};
   llvm::append_range(flatShape, positions->rest);
   FailureOr<Value> result =
-      scatterInto(im, node, reduction, im.reshape(*data, flatShape, loc),
+      scatterInto(im, node, *reduction, im.reshape(*data, flatShape, loc),
                   indices, *updates);
   if (failed(result))
     return failure();
