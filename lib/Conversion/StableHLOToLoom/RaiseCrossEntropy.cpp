@@ -45,15 +45,14 @@ SmallVector<int64_t> nonUnitSizes(RankedTensorType type) {
   return sizes;
 }
 
-/// Whether `big` (shape S ++ [C]) is `small` (shape S) repeated along the
-/// last dimension, through broadcast_in_dim and unit-dimension reshapes:
-/// big[i..., c] == small[i...].
-bool broadcastsAlongLast(Value big, Value small) {
-  RankedTensorType bigType = rankedType(big), smallType = rankedType(small);
-  if (!bigType || !smallType || !bigType.hasStaticShape() ||
-      smallType.getRank() + 1 != bigType.getRank() ||
-      smallType.getShape() != bigType.getShape().drop_back())
-    return false;
+/// The value `small` (shape S) that `big` (shape S ++ [C]) repeats along
+/// its last dimension through broadcast_in_dim and unit-dimension reshapes
+/// (big[i..., c] == small[i...]), following them back to `stopAt` if given,
+/// else as far as they go; null if there is none.
+Value perRowSource(Value big, Value stopAt = {}) {
+  RankedTensorType bigType = rankedType(big);
+  if (!bigType || !bigType.hasStaticShape() || bigType.getRank() < 1)
+    return {};
   // pos[d]: the dimension of `small` (a leading one of `big`) that
   // dimension d of the current value indexes; -1: the class dimension, or
   // a unit dimension.
@@ -61,14 +60,14 @@ bool broadcastsAlongLast(Value big, Value small) {
   SmallVector<int64_t> pos = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
   pos.push_back(-1);
   Value current = big;
-  while (current != small) {
+  while (current != stopAt) {
     RankedTensorType type = rankedType(current);
     Operation *def = current.getDefiningOp();
     if (auto bcast = dyn_cast_or_null<shlo::BroadcastInDimOp>(def)) {
       RankedTensorType in = rankedType(bcast.getOperand());
       ArrayRef<int64_t> dims = bcast.getBroadcastDimensions();
       if (!in || static_cast<int64_t>(dims.size()) != in.getRank())
-        return false;
+        return {};
       // A dimension the broadcast creates or expands must be the class
       // dimension (or of size 1).
       for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -76,7 +75,7 @@ bool broadcastsAlongLast(Value big, Value small) {
         bool expanded = k == dims.end() ||
                         in.getDimSize(k - dims.begin()) != type.getDimSize(d);
         if (expanded && pos[d] != -1 && type.getDimSize(d) != 1)
-          return false;
+          return {};
       }
       SmallVector<int64_t> next;
       for (auto [k, d] : llvm::enumerate(dims))
@@ -88,7 +87,7 @@ bool broadcastsAlongLast(Value big, Value small) {
     if (auto reshape = dyn_cast_or_null<shlo::ReshapeOp>(def)) {
       RankedTensorType in = rankedType(reshape.getOperand());
       if (!in || nonUnitSizes(in) != nonUnitSizes(type))
-        return false;
+        return {};
       SmallVector<int64_t> kept;
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.getDimSize(d) != 1)
@@ -101,12 +100,15 @@ bool broadcastsAlongLast(Value big, Value small) {
       current = reshape.getOperand();
       continue;
     }
-    return false;
+    break;
   }
+  RankedTensorType smallType = rankedType(current);
+  if (!smallType || smallType.getShape() != bigType.getShape().drop_back())
+    return {};
   for (int64_t d = 0; d < smallType.getRank(); ++d)
     if (smallType.getDimSize(d) != 1 && pos[d] != d)
-      return false;
-  return true;
+      return {};
+  return current;
 }
 
 /// The value of every element of `v` when it is a float constant (possibly
@@ -259,19 +261,10 @@ struct RaiseCrossEntropy : OpRewritePattern<shlo::SubtractOp> {
     // Either the shift is added back and the take reads the logits, or it
     // is not and the take reads the shifted logits (lse and take both
     // shifted): logsumexp(logits) - logits[label] either way.
+    // The shift: JAX's (guarded) row max, or any value per row.
     Value taken = shift ? logits : shifted.getResult();
-    Value rowShift = shift;
-    if (!rowShift) {
-      // Any per-row value: find it through the broadcast.
-      Value b = shifted.getRhs();
-      while (Operation *def = b.getDefiningOp()) {
-        if (!isa<shlo::BroadcastInDimOp, shlo::ReshapeOp>(def))
-          break;
-        b = def->getOperand(0);
-      }
-      rowShift = b;
-    }
-    if (!broadcastsAlongLast(shifted.getRhs(), rowShift))
+    Value rowShift = perRowSource(shifted.getRhs(), shift);
+    if (!rowShift || (shift && rowShift != shift))
       return rewriter.notifyMatchFailure(op, "the shift is not per row");
     Value labels = matchTakeAlongLast(rewriter, op.getRhs(), taken);
     if (!labels)
