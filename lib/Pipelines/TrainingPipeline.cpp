@@ -102,6 +102,7 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
       dp.function = grad;
       dp.dp = o.mesh.dp;
       dp.bucketBytes = o.bucketBytes;
+      dp.sparseEmbeddingGrad = o.sparseEmbeddingGrad;
       pm.addPass(createLoomDataParallel(dp));
     }
     LoomOptimizerOptions opt;
@@ -317,6 +318,13 @@ struct TrainingPipelineOptions
       llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
                        clEnumValN(SwapPolicy::host, "host",
                                   "to a host pool (loom-swap)"))};
+  Option<Switch> sparseEmbeddingGrad{
+      *this, "sparse-embedding-grad",
+      llvm::cl::desc("Embedding gradients exchanged by rows under dp"),
+      llvm::cl::init(Switch::off),
+      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
+                       clEnumValN(Switch::on, "on", ""),
+                       clEnumValN(Switch::automatic, "auto", ""))};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
@@ -368,6 +376,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.maxInflightCollectives = p.maxInflightCollectives;
         o.deviceMemory = p.deviceMemory;
         o.swap = p.swap;
+        o.sparseEmbeddingGrad = p.sparseEmbeddingGrad;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         o.shardingReport = p.shardingReport;

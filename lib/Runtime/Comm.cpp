@@ -174,6 +174,8 @@ void Context::initComm() {
   hostNames.clear();
   for (int r = 0; r < size; ++r)
     hostNames.emplace_back(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  MPI_Comm_dup(comm, &rowSparseComms[0]);
+  MPI_Comm_set_errhandler(rowSparseComms[0], MPI_ERRORS_RETURN);
   engine = std::make_unique<CommEngine>(clockStart);
 }
 
@@ -192,6 +194,8 @@ void Context::initGroups(int dp, int tp, int pp) {
   for (int g = 1; g < kNumGroups; ++g) {
     MPI_Comm_split(comm, colours[g], keys[g], &groupComms[g]);
     MPI_Comm_set_errhandler(groupComms[g], MPI_ERRORS_RETURN);
+    MPI_Comm_dup(groupComms[g], &rowSparseComms[g]);
+    MPI_Comm_set_errhandler(rowSparseComms[g], MPI_ERRORS_RETURN);
     MPI_Comm_rank(groupComms[g], &groupRanks[g]);
     MPI_Comm_size(groupComms[g], &groupSizes[g]);
     // The world ranks of the group, in group order.
@@ -211,9 +215,12 @@ void Context::initGroups(int dp, int tp, int pp) {
 
 void Context::freeComm() {
   engine.reset(); // joins the communication thread
-  for (int g = 1; g < kNumGroups; ++g)
-    if (groupComms[g] != MPI_COMM_NULL)
+  for (int g = 0; g < kNumGroups; ++g) {
+    if (g > 0 && groupComms[g] != MPI_COMM_NULL)
       MPI_Comm_free(&groupComms[g]);
+    if (rowSparseComms[g] != MPI_COMM_NULL)
+      MPI_Comm_free(&rowSparseComms[g]);
+  }
   if (comm != MPI_COMM_NULL)
     MPI_Comm_free(&comm);
   comm = MPI_COMM_NULL;
@@ -244,6 +251,28 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
   pending.group = group;
   if (op == ReduceOp::Avg)
     pending.avgSize = groupSize(ctx, group);
+  return submit(ctx, std::move(pending));
+}
+
+CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,
+                                   int64_t width, Group group) {
+  requireComm(ctx, "rowSparseAllReduce");
+  size_t g = groupIndex(ctx, "rowSparseAllReduce", group);
+  if (rows < 0 || width < 0 || (rows > 0 && width > 0 && !buffer))
+    fail(ctx, "rowSparseAllReduce",
+         ("invalid buffer of " + std::to_string(rows) + " rows of " +
+          std::to_string(width) + " floats")
+             .c_str());
+  PendingComm pending;
+  pending.kind = PendingComm::Kind::AllReduce;
+  pending.rowSparse = true;
+  pending.comm = ctx.rowSparseComms[g] != MPI_COMM_NULL ? ctx.rowSparseComms[g]
+                                                         : ctx.comm;
+  pending.op = MPI_SUM;
+  pending.buffer = buffer;
+  pending.count = rows * width;
+  pending.width = width;
+  pending.group = group;
   return submit(ctx, std::move(pending));
 }
 

@@ -15,6 +15,14 @@
 // activations). Publishing completions in issue order made that receive
 // wait for the send, a deadlock between the two ranks.
 //
+// A row-sparse all-reduce (rowSparseAllReduceStart) is two collectives on
+// its group's row-sparse communicator: an all-gather of the ranks' row
+// counts, then, once that completed, all-gathers of their row indices and
+// rows; its sum is formed here when the second completes. Its second
+// collective is posted later than operations issued after it, so these
+// all-reduces run one at a time on communicators of their own: every rank
+// posts their collectives in the same order.
+//
 // Polling: while operations are in flight the thread tests them, and
 // sleeps between rounds that completed nothing, from 5 us doubling to
 // 200 us, so that a rank whose transfer waits on a slow link does not take
@@ -28,6 +36,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <tuple>
 #include <utility>
 
 namespace loom {
@@ -126,6 +135,85 @@ bool CommEngine::wait(int64_t id, double timeoutSeconds, PendingComm &done) {
   return true;
 }
 
+void CommEngine::postRowCounts(PendingComm &op) {
+  // This rank's rows holding a nonzero (a NaN counts), packed.
+  const float *data = static_cast<const float *>(op.buffer);
+  const int64_t rows = op.width > 0 ? op.count / op.width : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = data + r * op.width;
+    if (std::any_of(row, row + op.width, [](float v) { return v != 0.0f; })) {
+      op.rowIndices.push_back(r);
+      op.rowValues.insert(op.rowValues.end(), row, row + op.width);
+    }
+  }
+  op.localRows = static_cast<int64_t>(op.rowIndices.size());
+  op.sentBytes = int64_t{sizeof(int64_t)} +
+                 op.localRows * (int64_t{sizeof(int64_t)} +
+                                 op.width * int64_t{sizeof(float)});
+  int size = 1;
+  MPI_Comm_size(op.comm, &size);
+  op.rankRows.assign(static_cast<size_t>(size), 0);
+  MPI_Request request;
+  int code = MPI_Iallgather(&op.localRows, 1, MPI_INT64_T, op.rankRows.data(),
+                            1, MPI_INT64_T, op.comm, &request);
+  if (code != MPI_SUCCESS) {
+    op.error = code;
+    return;
+  }
+  op.requests.push_back(request);
+}
+
+void CommEngine::postRows(PendingComm &op) {
+  op.phase = 1;
+  op.requests.clear();
+  // MPI counts are ints: rows per rank, rows of `width` floats each.
+  std::vector<int> counts, offsets;
+  int64_t total = 0;
+  for (int64_t n : op.rankRows) {
+    counts.push_back(static_cast<int>(n));
+    offsets.push_back(static_cast<int>(total));
+    total += n;
+  }
+  if (total > INT_MAX || op.width > INT_MAX) {
+    op.error = MPI_ERR_COUNT;
+    return;
+  }
+  op.allIndices.resize(static_cast<size_t>(total));
+  op.allValues.resize(static_cast<size_t>(total * op.width));
+  MPI_Type_contiguous(static_cast<int>(op.width), MPI_FLOAT, &op.rowType);
+  MPI_Type_commit(&op.rowType);
+  int mine = static_cast<int>(op.localRows);
+  for (auto [send, recv, type] :
+       {std::tuple{static_cast<void *>(op.rowIndices.data()),
+                   static_cast<void *>(op.allIndices.data()), MPI_INT64_T},
+        std::tuple{static_cast<void *>(op.rowValues.data()),
+                   static_cast<void *>(op.allValues.data()), op.rowType}}) {
+    MPI_Request request;
+    int code = MPI_Iallgatherv(send, mine, type, recv, counts.data(),
+                               offsets.data(), type, op.comm, &request);
+    if (code != MPI_SUCCESS) {
+      op.error = code;
+      return;
+    }
+    op.requests.push_back(request);
+  }
+  op.statuses.resize(op.requests.size());
+}
+
+void CommEngine::sumRows(PendingComm &op) {
+  // Every rank adds the same rows in the same (rank) order: the ranks end
+  // with identical sums.
+  float *data = static_cast<float *>(op.buffer);
+  std::fill(data, data + op.count, 0.0f);
+  const float *value = op.allValues.data();
+  for (int64_t index : op.allIndices) {
+    float *row = data + index * op.width;
+    for (int64_t j = 0; j < op.width; ++j)
+      row[j] += value[j];
+    value += op.width;
+  }
+}
+
 void CommEngine::post(Slot &slot) {
   PendingComm &op = slot.op;
   // `request` is read after the call that fills it returned.
@@ -135,7 +223,9 @@ void CommEngine::post(Slot &slot) {
     if (code == MPI_SUCCESS)
       op.requests.push_back(request);
   };
-  if (op.kind == PendingComm::Kind::AllReduce) {
+  if (op.rowSparse) {
+    postRowCounts(op);
+  } else if (op.kind == PendingComm::Kind::AllReduce) {
     float *data = static_cast<float *>(op.buffer);
     for (int64_t begin = 0; begin < op.count; begin += kMaxChunk) {
       int n = static_cast<int>(std::min(kMaxChunk, op.count - begin));
@@ -164,10 +254,25 @@ void CommEngine::post(Slot &slot) {
   op.statuses.resize(op.requests.size());
 }
 
-bool CommEngine::test(Slot &slot) {
+CommEngine::Progress CommEngine::test(Slot &slot) {
   PendingComm &op = slot.op;
-  if (op.requests.empty())
-    return true;
+  if (!op.requests.empty() && !testRequests(op))
+    return Progress::Pending;
+  if (!op.rowSparse)
+    return Progress::Done;
+  if (op.error == MPI_SUCCESS && op.phase == 0) {
+    postRows(op);
+    if (op.error == MPI_SUCCESS)
+      return Progress::Advanced;
+  }
+  if (op.rowType != MPI_DATATYPE_NULL)
+    MPI_Type_free(&op.rowType);
+  if (op.error == MPI_SUCCESS)
+    sumRows(op);
+  return Progress::Done;
+}
+
+bool CommEngine::testRequests(PendingComm &op) {
   int flag = 0;
   int code = MPI_Testall(static_cast<int>(op.requests.size()),
                          op.requests.data(), &flag, op.statuses.data());
@@ -190,7 +295,7 @@ void CommEngine::loop() {
   std::unique_lock<std::mutex> lock(mutex);
   auto pause = kMinPause;
   for (;;) {
-    if (toPost.empty() && inFlight.empty()) {
+    if (toPost.empty() && inFlight.empty() && rowSparseWaiting.empty()) {
       if (stopping)
         return;
       workReady.wait(lock);
@@ -205,6 +310,13 @@ void CommEngine::loop() {
       int64_t id = toPost.front();
       toPost.pop_front();
       Slot *slot = slots[static_cast<size_t>(id)].get();
+      if (slot->op.rowSparse) {
+        if (rowSparseBusy >= 0) {
+          rowSparseWaiting.push_back(id);
+          continue;
+        }
+        rowSparseBusy = id;
+      }
       lock.unlock();
       post(*slot);
       lock.lock();
@@ -219,12 +331,26 @@ void CommEngine::loop() {
       pending.emplace_back(id, slots[static_cast<size_t>(id)].get());
     lock.unlock();
     std::vector<int64_t> finished;
-    for (auto [id, slot] : pending)
-      if (test(*slot)) {
+    bool rowSparseReleased = false;
+    for (auto [id, slot] : pending) {
+      Progress progress = test(*slot);
+      if (progress != Progress::Pending && id == rowSparseBusy)
+        rowSparseReleased = true;
+      if (progress == Progress::Done) {
         slot->op.completedAt = now();
         finished.push_back(id);
       }
+    }
     lock.lock();
+    if (rowSparseReleased) {
+      // The next row-sparse all-reduce may post its first collective.
+      rowSparseBusy = -1;
+      if (!rowSparseWaiting.empty()) {
+        toPost.push_front(rowSparseWaiting.front());
+        rowSparseWaiting.pop_front();
+      }
+      progressed = true;
+    }
     if (!finished.empty()) {
       for (int64_t id : finished) {
         slots[static_cast<size_t>(id)]->state = Slot::State::Complete;

@@ -126,6 +126,26 @@ struct PendingComm {
   /// size) once complete.
   int avgSize = 0;
 
+  /// A row-sparse all-reduce (rowSparseAllReduceStart): `count` floats as
+  /// `count / width` rows. Exchanged in two collectives on the group's own
+  /// row-sparse communicator: the ranks' row counts (phase 0), then their
+  /// row indices and rows (phase 1); the sum is formed on completion.
+  bool rowSparse = false;
+  int64_t width = 0;
+  int phase = 0;
+  /// This rank's nonzero rows: their indices and values, packed.
+  std::vector<int64_t> rowIndices;
+  std::vector<float> rowValues;
+  int64_t localRows = 0;
+  /// Every rank's row count (phase 0), then all ranks' rows (phase 1).
+  std::vector<int64_t> rankRows;
+  std::vector<int64_t> allIndices;
+  std::vector<float> allValues;
+  MPI_Datatype rowType = MPI_DATATYPE_NULL;
+  /// Bytes this rank contributed (its count, indices and rows), for the
+  /// statistics.
+  int64_t sentBytes = 0;
+
   // Set by the communication thread.
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
@@ -178,8 +198,17 @@ private:
   struct Slot;
   void loop();
   void post(Slot &slot);
-  /// Tests the slot's requests (MPI_Testall); true once all completed.
-  bool test(Slot &slot);
+  enum class Progress { Pending, Advanced, Done };
+  /// Tests the slot's requests (MPI_Testall): Done once the operation
+  /// completed, Advanced when a row-sparse all-reduce finished its first
+  /// collective and posted its second.
+  Progress test(Slot &slot);
+  /// Row-sparse all-reduce phases (Progress.cpp).
+  void postRowCounts(PendingComm &op);
+  void postRows(PendingComm &op);
+  void sumRows(PendingComm &op);
+  /// MPI_Testall of op's requests; true once all completed (or failed).
+  bool testRequests(PendingComm &op);
 
   std::mutex mutex;
   std::condition_variable workReady; ///< submit() / stop -> the thread
@@ -189,6 +218,11 @@ private:
   std::deque<int64_t> toPost;
   /// Posted operations not yet complete, in issue order.
   std::vector<int64_t> inFlight;
+  /// The row-sparse all-reduce between its two collectives (-1: none);
+  /// the next ones wait in `rowSparseWaiting` (issue order) so that every rank posts
+  /// the collectives of its row-sparse communicators in one order.
+  int64_t rowSparseBusy = -1;
+  std::deque<int64_t> rowSparseWaiting;
   bool stopping = false;
   std::chrono::steady_clock::time_point start;
   std::thread thread;
@@ -291,6 +325,12 @@ public:
   /// this rank's index in it and its size.
   MPI_Comm groupComms[kNumGroups] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL,
                             MPI_COMM_NULL};
+  /// Per Group: a duplicate of its communicator for the row-sparse
+  /// all-reduces, whose second collective is posted only once the first
+  /// completed; on their own communicator (and one at a time, CommEngine)
+  /// every rank posts them in the same order whatever else is in flight.
+  MPI_Comm rowSparseComms[kNumGroups] = {MPI_COMM_NULL, MPI_COMM_NULL,
+                                         MPI_COMM_NULL, MPI_COMM_NULL};
   int groupRanks[kNumGroups] = {0, 0, 0, 0};
   int groupSizes[kNumGroups] = {1, 1, 1, 1};
   /// Per Group: the world ranks of its members, in group order.

@@ -150,7 +150,10 @@ void traceOp(Context &ctx, const char *name, double begin) {
 void recordComm(Context &ctx, const PendingComm &done, double waitBegin,
                 double waitEnd) {
   int kind = static_cast<int>(done.kind);
-  int64_t bytes = done.kind == PendingComm::Kind::AllReduce
+  // A row-sparse all-reduce counts what this rank contributed: its row
+  // count, row indices and rows.
+  int64_t bytes = done.rowSparse ? done.sentBytes
+                  : done.kind == PendingComm::Kind::AllReduce
                       ? done.count * int64_t{sizeof(float)}
                       : done.count;
   CommStat &stat = ctx.recorder.stats[static_cast<int>(done.group)][kind];

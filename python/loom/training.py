@@ -25,6 +25,7 @@ _FLAGS = {
     "overlap_split": "--overlap-split",
     "max_inflight_collectives": "--max-inflight-collectives",
     "device_memory": "--device-memory", "swap": "--swap",
+    "sparse_embedding_grad": "--sparse-embedding-grad",
 }
 
 

@@ -425,14 +425,21 @@ def test_trace_comm_stats_and_per_rank_memory_counters(work):
         assert json.loads((work / f"mem-{rank}.json").read_text())["arena_bytes"] == 0
     stats = json.loads((work / "stats.json").read_text())["ranks"]
     assert [r["rank"] for r in stats] == [0, 1]
-    per_step_floats = 4 * 1000 + (8 << 20)  # four reductions + the big one
+    # four reductions, the big one, the two between the row-sparse ones
+    per_step_floats = 4 * 1000 + (8 << 20) + 2 * 1000
+    # The three row-sparse all-reduces count what the rank sent: a count (8
+    # bytes) and per touched row its index (8) and 5 floats. Rank 0 touches
+    # rows {0, 1} of the first table, rank 1 rows {0, 1, 3} of the first
+    # two; the third is all zeros.
+    sparse = {0: (8 + 2 * 28) + 8 + 8, 1: 2 * (8 + 3 * 28) + 8}
     for r in stats:
         ar = r["kinds"]["all_reduce"]
-        assert ar["ops"] == 2 * 5 and ar["bytes"] == 2 * 4 * per_step_floats, r
+        assert ar["ops"] == 2 * 10, r
+        assert ar["bytes"] == 2 * (4 * per_step_floats + sparse[r["rank"]]), r
         # ring, zero-byte, big and small before a receive, big ring
         assert r["kinds"]["send"]["ops"] == 2 * 5
         assert r["kinds"]["send"]["bytes"] == 2 * (800 + 0 + (16 << 20) + 4 + (16 << 20))
-        assert r["groups"]["world"]["ops"] == 2 * 15
+        assert r["groups"]["world"]["ops"] == 2 * 20
         assert ar["seconds"] > 0 and ar["wait_seconds"] >= 0
 
     trace = json.loads((work / "trace.json").read_text())["traceEvents"]
@@ -444,7 +451,7 @@ def test_trace_comm_stats_and_per_rank_memory_counters(work):
         tracks = {e["tid"] for e in mine}
         steps = [e for e in mine if e["name"].startswith("step ")]
         comm = [e for e in mine if e["cat"] == "comm"]
-        assert len(steps) == 2 and len(comm) == 2 * 15
+        assert len(steps) == 2 and len(comm) == 2 * 20
         assert len(tracks) >= 2  # compute and at least one comm lane
         # Every operation lies inside a step, on the aligned clock.
         for c in comm:

@@ -166,6 +166,14 @@ cl::opt<std::string> swapPolicy(
              "a host pool between their forward and backward uses; CPU "
              "target); peer and auto are not in this build yet"),
     cl::init("none"), cl::cat(category));
+cl::opt<std::string> sparseEmbeddingGrad(
+    "sparse-embedding-grad",
+    cl::desc("Under dp, exchange embedding gradients by rows (TriRace): off "
+             "(default: every gradient in a dense all-reduce bucket), on "
+             "(every embedding table whose gradient only its lookups "
+             "touch), auto (those where the rows take fewer bytes than the "
+             "table); the update is unchanged"),
+    cl::value_desc("off|on|auto"), cl::init("off"), cl::cat(category));
 cl::opt<int64_t> bucketBytes(
     "bucket-bytes",
     cl::desc("Largest data-parallel gradient bucket, bytes (0: per gradient)"),
@@ -323,6 +331,15 @@ FailureOr<TrainingOptions> buildOptions() {
                   swapPolicy + "'"),
              failure();
     o.swap = *kind;
+  }
+  if (given(sparseEmbeddingGrad)) {
+    std::optional<mlir::loom::Switch> kind =
+        mlir::loom::symbolizeSwitch(sparseEmbeddingGrad);
+    if (!kind)
+      return fail("--sparse-embedding-grad must be off, on or auto, got '" +
+                  sparseEmbeddingGrad + "'"),
+             failure();
+    o.sparseEmbeddingGrad = *kind;
   }
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);

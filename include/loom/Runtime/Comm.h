@@ -45,6 +45,14 @@ int groupSize(Context &ctx, Group group);
 /// the group's size.
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
                           ReduceOp op, Group group = Group::World);
+/// The sum over `group` of `rows` rows of `width` floats of which few are
+/// nonzero (a data-parallel embedding gradient, loom.row_sparse): each rank
+/// sends the indices and values of its rows holding a nonzero, and every
+/// rank adds all of them, in rank order, into the zeroed buffer. The result
+/// is allReduceStart's sum up to the order of the additions; the bytes
+/// sent grow with the rows touched, not with the table.
+CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,
+                                   int64_t width, Group group = Group::World);
 /// Point-to-point: `peer` is a rank of `group` (its index in the group).
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group = Group::World);

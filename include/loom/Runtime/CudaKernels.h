@@ -112,6 +112,10 @@ void copyStrided(Context &ctx, const void *src, void *dst, int64_t elemBytes,
 // Communication over NCCL (device buffers); see Comm.h.
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
                           ReduceOp op, Group group = Group::World);
+/// On the GPU a dense all-reduce of the table (the same sum); emulated,
+/// the CPU runtime's row exchange.
+CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,
+                                   int64_t width, Group group = Group::World);
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group = Group::World);
 CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,

@@ -155,7 +155,10 @@ public:
     Value handle = loomrt::AllReduceStartOp::create(
         rewriter, loc, loomrt::HandleType::get(rewriter.getContext()), out,
         rewriter.getStringAttr(*reductionName(allReduce)),
-        allReduce.getGridAttr(), allReduce.getGridAxesAttr());
+        allReduce.getGridAttr(), allReduce.getGridAxesAttr(),
+        allReduce->hasAttr(LoomDialect::getRowSparseAttrName())
+            ? rewriter.getUnitAttr()
+            : UnitAttr());
     state.addPendingValue(allReduce.getResult(), handle);
     rewriter.replaceOp(allReduce, out);
     return success();

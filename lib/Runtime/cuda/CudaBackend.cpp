@@ -384,6 +384,16 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
   return finishCollective(ctx, s);
 }
 
+CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,
+                                   int64_t width, Group group) {
+  // NCCL has no all-gather of varying sizes without a host round trip for
+  // the counts: the GPU sums the whole table (the same sum; the bytes of a
+  // dense all-reduce). Documented in docs/training.md.
+  if (rows < 0 || width < 0)
+    fail(ctx, "rowSparseAllReduce", "negative size");
+  return cuda::allReduceStart(ctx, buffer, rows * width, ReduceOp::Sum, group);
+}
+
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group) {
   CudaState &s = state(ctx);

@@ -201,6 +201,12 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
   return rt::allReduceStart(ctx, buffer, count, op, group);
 }
 
+CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,
+                                   int64_t width, Group group) {
+  state(ctx);
+  return rt::rowSparseAllReduceStart(ctx, buffer, rows, width, group);
+}
+
 CommHandle sendStart(Context &ctx, const void *buffer, int64_t bytes, int peer,
                      int tag, Group group) {
   state(ctx);

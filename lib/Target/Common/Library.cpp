@@ -154,10 +154,18 @@ EmitterBase::emitAllReduceStart(loomrt::AllReduceStartOp start) {
                    : reduction == "avg" ? "ReduceOp::Avg"
                                         : "ReduceOp::Sum";
   const char *group = groupEnum(start.getMeshAxis());
+  ArrayRef<int64_t> s = shape(start.getBuffer());
+  if (start.getRowSparse()) {
+    // Rows of dimension 0, each of the remaining dimensions' elements.
+    line() << "const CommHandle " << n << " = "
+           << libraryCall("rowSparseAllReduceStart", true)
+           << name(start.getBuffer()) << ", " << s.front() << ", "
+           << numElements(s.drop_front()) << ", " << group << ");\n";
+    return success();
+  }
   line() << "const CommHandle " << n << " = "
          << libraryCall("allReduceStart", true) << name(start.getBuffer())
-         << ", " << numElements(shape(start.getBuffer())) << ", " << op
-         << ", " << group << ");\n";
+         << ", " << numElements(s) << ", " << op << ", " << group << ");\n";
   return success();
 }
 

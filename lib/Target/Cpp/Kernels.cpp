@@ -40,8 +40,8 @@ void Emitter::printStep() {
 
 std::string Emitter::libraryCall(StringRef fn, bool cpuTakesCtx) {
   // Comm.h's operations are loom::rt's own; the kernels are in cpu::.
-  bool comm = fn == "allReduceStart" || fn == "sendStart" ||
-              fn == "recvStart" || fn == "wait";
+  bool comm = fn == "allReduceStart" || fn == "rowSparseAllReduceStart" ||
+              fn == "sendStart" || fn == "recvStart" || fn == "wait";
   return ((comm ? "" : "cpu::") + fn + "(" + (cpuTakesCtx ? "ctx, " : ""))
       .str();
 }

@@ -6,7 +6,8 @@
 // whole batch. Gradients are packed into buckets in the order the backward
 // pass produces them; each bucket is all-reduced right after its last
 // gradient is defined, so that its communication overlaps the remaining
-// backward compute.
+// backward compute. Embedding gradients can instead be exchanged by rows
+// (sparse-embedding-grad): their all-reduce is marked `loom.row_sparse`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -54,6 +56,8 @@ struct Gradient {
   int64_t ready;
   RankedTensorType type;
   int64_t bytes;
+  /// Exchanged by rows (its own all-reduce, marked `loom.row_sparse`).
+  bool rowSparse = false;
 };
 
 /// Gradients reduced by one all-reduce, in ready order.
@@ -71,21 +75,27 @@ std::string resultName(func::FuncOp func, unsigned index) {
 /// Greedy DDP-style packing of `gradients` (in ready order) into buckets of
 /// at most `limit` bytes; `limit == 0` puts every gradient in its own
 /// bucket. A gradient larger than `limit` is a bucket by itself; a bucket
-/// holds one element type.
+/// holds one element type. A row-sparse gradient is a bucket by itself and
+/// leaves the dense bucket being filled open.
 SmallVector<Bucket> packBuckets(MutableArrayRef<Gradient> gradients,
                                 int64_t limit) {
   SmallVector<Bucket> buckets;
+  std::optional<size_t> open;
   int64_t bytes = 0;
   for (Gradient &gradient : gradients) {
-    bool fits = !buckets.empty() && limit > 0 &&
-                bytes + gradient.bytes <= limit &&
-                buckets.back().front()->type.getElementType() ==
+    if (gradient.rowSparse) {
+      buckets.push_back({&gradient});
+      continue;
+    }
+    bool fits = open && limit > 0 && bytes + gradient.bytes <= limit &&
+                buckets[*open].front()->type.getElementType() ==
                     gradient.type.getElementType();
     if (!fits) {
+      open = buckets.size();
       buckets.emplace_back();
       bytes = 0;
     }
-    buckets.back().push_back(&gradient);
+    buckets[*open].push_back(&gradient);
     bytes += gradient.bytes;
   }
   return buckets;
@@ -97,6 +107,57 @@ bool isHoistableConstant(Operation *op) {
          op->hasTrait<::mlir::OpTrait::ConstantLike>();
 }
 
+/// When `value` is row-sparse (Passes.td): built from scatter_adds along
+/// axis 0 into zeros, their sums, products with and quotients by splat
+/// constants, an
+/// upper bound on its rows that can be nonzero (the indices scattered);
+/// else nothing.
+std::optional<int64_t> touchedRows(Value value) {
+  if (matchPattern(value, m_AnyZeroFloat()))
+    return 0;
+  Operation *def = value.getDefiningOp();
+  if (auto scatter = dyn_cast_or_null<ScatterAddOp>(def)) {
+    if (scatter.getAxis() != 0)
+      return std::nullopt;
+    std::optional<int64_t> base = touchedRows(scatter.getTarget());
+    auto indices = cast<RankedTensorType>(scatter.getIndices().getType());
+    if (!base || !indices.hasStaticShape())
+      return std::nullopt;
+    return *base + indices.getNumElements();
+  }
+  if (auto add = dyn_cast_or_null<AddOp>(def)) {
+    std::optional<int64_t> lhs = touchedRows(add.getLhs());
+    std::optional<int64_t> rhs = touchedRows(add.getRhs());
+    if (!lhs || !rhs)
+      return std::nullopt;
+    return *lhs + *rhs;
+  }
+  // Scaled by a splat constant (the mean over micro-batches divides).
+  auto isSplat = [](Value v) {
+    DenseElementsAttr attr;
+    return matchPattern(v, m_Constant(&attr)) && attr.isSplat();
+  };
+  if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+    if (isSplat(mul.getRhs()))
+      return touchedRows(mul.getLhs());
+    if (isSplat(mul.getLhs()))
+      return touchedRows(mul.getRhs());
+  }
+  if (auto div = dyn_cast_or_null<DivOp>(def))
+    if (isSplat(div.getRhs()))
+      return touchedRows(div.getLhs());
+  return std::nullopt;
+}
+
+/// Whether exchanging `rows` touched rows of a `type` table (index and
+/// row each) over `ranks` ranks moves fewer bytes than a ring all-reduce
+/// of the whole table: each rank sends its rows to the D-1 others against
+/// 2(D-1)/D of the table.
+bool rowsAreCheaper(RankedTensorType type, int64_t rows, int64_t ranks) {
+  int64_t width = type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+  return ranks * rows * (width + 1) < 2 * type.getDimSize(0) * width;
+}
+
 /// Emits the averaging ops, all tagged `loom.phase = "backward"`.
 class Averager {
 public:
@@ -105,11 +166,16 @@ public:
         phase(builder.getNamedAttr(LoomDialect::PhaseAttrHelper::getNameStr(),
                                    builder.getStringAttr("backward"))) {}
 
-  /// `value` summed over the ranks and multiplied by 1/D.
-  Value average(Location loc, Value value) {
+  /// `value` summed over the ranks and multiplied by 1/D; `rowSparse`
+  /// marks the all-reduce `loom.row_sparse`.
+  Value average(Location loc, Value value, bool rowSparse = false) {
     auto type = cast<RankedTensorType>(value.getType());
-    Value sum = tag(shard::AllReduceOp::create(
+    auto allReduce = tag(shard::AllReduceOp::create(
         builder, loc, type, kMeshGridName, ArrayRef<int16_t>{kDpAxis}, value));
+    if (rowSparse)
+      allReduce->setAttr(LoomDialect::getRowSparseAttrName(),
+                         builder.getUnitAttr());
+    Value sum = allReduce.getResult();
     auto scale = DenseElementsAttr::get(
         type, builder.getFloatAttr(type.getElementType(),
                                    1.0 / static_cast<double>(ranks)));
@@ -122,7 +188,7 @@ public:
   /// one all-reduce.
   SmallVector<Value> averageBucket(Location loc, const Bucket &bucket) {
     if (bucket.size() == 1)
-      return {average(loc, bucket.front()->value)};
+      return {average(loc, bucket.front()->value, bucket.front()->rowSparse)};
     SmallVector<Value> flat;
     SmallVector<int64_t> sizes;
     for (Gradient *gradient : bucket) {
@@ -187,6 +253,9 @@ private:
   LogicalResult collectGradients(func::FuncOp grad,
                                  SmallVectorImpl<Gradient> &gradients);
   
+  /// Marks the gradients exchanged by rows (sparse-embedding-grad); warns
+  /// when `on` finds no embedding gradient in the module.
+  void chooseRowSparse(func::FuncOp grad, MutableArrayRef<Gradient> gradients);
   void rewrite(func::FuncOp grad, MutableArrayRef<Gradient> gradients);
 
   /// An error at `func`'s location that names the pass and the function;
@@ -211,7 +280,6 @@ LogicalResult DataParallel::initialize(MLIRContext *context) {
     return fail() << "bucket-bytes must be >= 0 (0: one bucket per "
                      "gradient), got "
                   << bucketBytes.getValue();
-  
   return success();
 }
 
@@ -262,6 +330,37 @@ DataParallel::collectGradients(func::FuncOp grad,
     gradients[it->second].results.push_back(r);
   }
   return success();
+}
+
+void DataParallel::chooseRowSparse(func::FuncOp grad,
+                                   MutableArrayRef<Gradient> gradients) {
+  if (sparseEmbeddingGrad == Switch::off)
+    return;
+  for (Gradient &gradient : gradients) {
+    if (gradient.type.getRank() == 0 ||
+        !gradient.type.getElementType().isF32())
+      continue;
+    std::optional<int64_t> rows = touchedRows(gradient.value);
+    if (!rows || *rows == 0)
+      continue;
+    gradient.rowSparse = sparseEmbeddingGrad == Switch::on ||
+                         rowsAreCheaper(gradient.type, *rows, dp);
+  }
+  if (sparseEmbeddingGrad != Switch::on)
+    return;
+  // Once per module: by the function of the first stage (or the only one).
+  auto stage = grad->getAttrOfType<IntegerAttr>(
+      LoomDialect::StageAttrHelper::getNameStr());
+  if (stage && stage.getInt() != 0)
+    return;
+  bool anyEmbedding = false;
+  getOperation().walk([&](ScatterAddOp op) { anyEmbedding |= op.getAxis() == 0; });
+  if (!anyEmbedding)
+    mlir::emitWarning(grad.getLoc())
+        << "loom-data-parallel: sparse-embedding-grad=on (loomc "
+           "--sparse-embedding-grad on): the model has no embedding "
+           "gradient (a loom.scatter_add of a lookup's rows) to exchange "
+           "by rows; every gradient is all-reduced densely";
 }
 
 void DataParallel::rewrite(func::FuncOp grad,
@@ -359,5 +458,6 @@ void DataParallel::runOnOperation() {
   if (failed(getOrCreateMeshGrid(getOperation(), ::loom::MeshAxis::Dp, dp,
                                  "loom-data-parallel")))
     return signalPassFailure();
+  chooseRowSparse(*grad, gradients);
   rewrite(*grad, gradients);
 }

@@ -224,6 +224,18 @@ static LogicalResult verifyMeshAxis(Operation *op, SymbolTableCollection &table,
   return success();
 }
 
+LogicalResult AllReduceStartOp::verify() {
+  if (!getRowSparse())
+    return success();
+  if (getReduction() != "sum")
+    return emitOpError("row_sparse sums rows; reduction must be \"sum\", got \"")
+           << getReduction() << "\"";
+  if (cast<MemRefType>(getBuffer().getType()).getRank() < 1)
+    return emitOpError("row_sparse exchanges rows (dimension 0) of a buffer "
+                       "of rank >= 1");
+  return success();
+}
+
 LogicalResult AllReduceStartOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifyMeshAxis(*this, table, getGridAttr(), getGridAxes());
 }

@@ -75,6 +75,10 @@ def Loom_Dialect : Dialect {
     /// result is a constant for the gradient (the global maximum of the
     /// logits of a vocabulary-parallel cross-entropy).
     "::mlir::UnitAttr":$stop_gradient,
+    /// Unit, on a data-parallel `shard.all_reduce` (sum) of a gradient that
+    /// only an embedding's lookups touch (loom-data-parallel): the runtime
+    /// exchanges only the rows (dimension 0) that are nonzero on some rank.
+    "::mlir::UnitAttr":$row_sparse,
     /// i64, on an op, a stage function or a call: its pipeline stage.
     "::mlir::IntegerAttr":$stage,
     /// i64, on a partitioned function: its number of stages.
@@ -134,6 +138,9 @@ def Loom_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
       return StopGradientAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getRowSparseAttrName() {
+      return RowSparseAttrHelper::getNameStr();
     }
   }];
 }

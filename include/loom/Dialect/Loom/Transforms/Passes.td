@@ -536,6 +536,25 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
       whole backward pass, which runs while the buckets are in flight.
     * The results of `@F_grad` are replaced by the averaged values; every
       added op carries `loom.phase = "backward"`.
+    * **Row-sparse embedding gradients** (TriRace; `sparse-embedding-grad`,
+      loomc's `--sparse-embedding-grad`). A gradient is *row-sparse* when it
+      is built only from `loom.scatter_add`s along axis 0 into zeros (the
+      VJP of an embedding lookup `loom.gather %table[%ids], axis = 0`),
+      their sums (a table looked up twice, micro-batch accumulation) and
+      products with or quotients by splat constants (the mean over
+      micro-batches): at most as many of its rows are nonzero as
+      there are indices, `n`. With `on` every row-sparse gradient, with
+      `auto` those for which the row exchange moves fewer bytes than a
+      ring all-reduce of the whole table (`dp * n * (w + 1) < 2 * rows * w`
+      for a table of `rows` rows of `w` elements), leaves its bucket and
+      gets its own `shard.all_reduce` marked `loom.row_sparse`. The result
+      is the same sum (the interpreter reduces it densely); the runtime
+      exchanges only the rows that are nonzero on some rank (row indices
+      and rows) and sums them (docs/training.md), so the optimizer's dense
+      update is unchanged. A table whose gradient also has a dense part
+      (an embedding tied to the LM head) is never row-sparse. `on` on a
+      module without any embedding gradient is a warning naming the
+      option.
 
     A bucket holding the gradients of `fc2.bias` (`%gb`, ready first) and
     `fc2.weight` (`%gw`), with `dp=2` (each op also has `loom.phase`):
@@ -573,7 +592,16 @@ def LoomDataParallel : Pass<"loom-data-parallel", "ModuleOp"> {
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "The gradient function (default: the only function whose name "
            "ends in _grad)">,
-    
+    Option<"sparseEmbeddingGrad", "sparse-embedding-grad",
+           "::mlir::loom::Switch", /*default=*/"::mlir::loom::Switch::off",
+           "Exchange embedding gradients by rows: off, on or auto (by bytes)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::Switch::off, "off",
+                        "every gradient in a dense bucket"),
+             clEnumValN(::mlir::loom::Switch::on, "on",
+                        "every row-sparse gradient by rows"),
+             clEnumValN(::mlir::loom::Switch::automatic, "auto",
+                        "by rows where that moves fewer bytes"))}]>,
   ];
 }
 

@@ -312,16 +312,24 @@ def LoomRT_AllReduceStartOp : LoomRT_CollectiveOp<"all_reduce_start"> {
     returns. `reduction` is `sum`, `max`, `min` or `avg`; the group is the
     ranks that differ from this one only along `grid_axes` of `grid`.
 
+    `row_sparse` (from `loom.row_sparse`, a data-parallel embedding
+    gradient; `sum` only, rank >= 1): the same sum, exchanged by rows
+    (dimension 0): each rank sends the indices and values of its rows
+    that hold a nonzero, every rank adds all of them into a zeroed buffer
+    in rank order (`rowSparseAllReduceStart`, docs/training.md).
+
     ```mlir
     %h = loomrt.all_reduce_start %buf on @mesh grid_axes = [2] {reduction = "sum"} : memref<4x8xf32>
     ```
   }];
   let arguments = (ins LoomRT_F32Buffer:$buffer, StrAttr:$reduction,
-                       FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);
+                       FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes,
+                       UnitAttr:$row_sparse);
   let results = (outs LoomRT_HandleType:$handle);
   let assemblyFormat = [{
     $buffer `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($buffer)
   }];
+  let hasVerifier = 1;
 }
 
 def LoomRT_SendStartOp : LoomRT_CollectiveOp<"send_start"> {

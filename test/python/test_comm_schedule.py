@@ -1,0 +1,114 @@
+"""TriRace (issue 16): the communication of hybrid data + pipeline (+
+tensor) parallel training.
+
+Row-sparse embedding gradients (`--sparse-embedding-grad`): an untied
+token table of a wide vocabulary is exchanged by the rows a batch touches.
+The references are PyTorch's own loop (AdamW: every row of the table still
+decays and moves by its moments, so a sparse *update* would differ) and the
+dense exchange; `--comm-stats` must show fewer data-parallel bytes, and the
+program must really exchange rows (`rowSparseAllReduceStart` in the step),
+so a dense program cannot pass.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import loom
+
+sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPI_MARKS  # noqa: E402
+
+pytestmark = MPI_MARKS
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from test_pipeline_parallel import parse_mesh  # noqa: E402
+from test_training import OPTIMIZERS, make_data, torch_losses, write_data  # noqa: E402
+
+VOCAB = 2000
+HIDDEN = 32
+STEPS = 4
+NAMES = ["ids", "labels"]
+
+
+def llama(tmp_path, batch, workdir):
+    """The LLaMA-style test model (untied embedding and head) with a wide
+    vocabulary, imported at `batch` rows (the weights do not depend on it)."""
+    from models import torch_models
+    model, args = torch_models.llama_example(batch=batch, vocab=VOCAB)
+    return model, args, loom.from_torch(model, args, input_names=NAMES,
+                                        workdir=tmp_path / workdir)
+
+
+def dp_bytes(stats_file):
+    ranks = json.loads(Path(stats_file).read_text())["ranks"]
+    return [rank["groups"]["dp"]["bytes"] for rank in ranks if "dp" in rank["groups"]]
+
+
+def run(tmp_path, mesh, microbatches, micro, mode, expected=None, opt="adamw"):
+    """Compiles and trains on `mesh`; returns (losses, step sources, dp bytes
+    per rank), checking the losses against PyTorch's loop on the global
+    batch."""
+    axes = parse_mesh(mesh)
+    global_batch = axes["dp"] * microbatches * micro
+    model, args, m = llama(tmp_path, micro, "import-micro")
+    data = make_data(NAMES, args, 3 * global_batch // micro, VOCAB, seed=7)
+    data_dir = write_data(tmp_path / "data", data)
+    options, make_opt = OPTIMIZERS[opt]
+    if expected is None:
+        expected = torch_losses(model, NAMES, data, global_batch, STEPS, make_opt)
+    out = tmp_path / f"{mode}-{mesh.replace(',', '-')}"
+    program = m.compile(outdir=out, mesh=mesh, microbatches=microbatches,
+                        sparse_embedding_grad=mode, **options)
+    stats = out / "stats.json"
+    got = program.train(data_dir, STEPS, ranks=program.mesh_size(),
+                        extra_args=["--comm-stats", str(stats)])
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    sources = "".join(p.read_text() for p in sorted(out.glob("step*.cpp")))
+    return got, sources, dp_bytes(stats), expected
+
+
+def test_sparse_embedding_gradients_send_fewer_bytes_with_the_same_losses(tmp_path):
+    """dp=2, AdamW: off, on and auto against PyTorch; the table's 2000x32
+    floats (256,000 bytes a step) shrink to the rows of 16 ids."""
+    off, off_src, off_bytes, expected = run(tmp_path, "dp=2", 1, 2, "off")
+    assert "rowSparseAllReduceStart" not in off_src
+    for mode in ("on", "auto"):
+        got, src, sparse_bytes, _ = run(tmp_path, "dp=2", 1, 2, mode, expected)
+        assert src.count("rowSparseAllReduceStart") == 1, mode
+        np.testing.assert_allclose(got, off, rtol=1e-5)
+        table = VOCAB * HIDDEN * 4
+        # Each rank sends at most 16 rows (ids, 8 bytes, and 32 floats) and
+        # a count a step instead of the table.
+        most = 8 + 16 * (8 + HIDDEN * 4)
+        for dense, sparse in zip(off_bytes, sparse_bytes):
+            assert dense - sparse >= STEPS * (table - most), (dense, sparse)
+
+
+@pytest.mark.parametrize("mesh,microbatches", [
+    ("dp=2,pp=2", 2), ("dp=2,tp=2,pp=2", 2), ("dp=4", 1)])
+def test_sparse_embedding_gradients_on_hybrid_meshes(mesh, microbatches, tmp_path):
+    """With micro-batches the table's gradient is a sum of scatter_adds; under
+    tp the vocabulary-parallel slice takes part. Every run matches PyTorch."""
+    _, src, sparse_bytes, _ = run(tmp_path, mesh, microbatches, 1, "on")
+    calls = re.findall(r"rowSparseAllReduceStart\(ctx, \w+, (\d+), (\d+), Group::Dp\)", src)
+    # The token table: under tp=2 each rank's vocabulary slice (1000 rows).
+    rows = VOCAB // parse_mesh(mesh)["tp"]
+    assert calls == [(str(rows), str(HIDDEN))], calls
+    assert all(b > 0 for b in sparse_bytes)
+
+
+def test_sparse_embedding_grad_on_a_model_without_embedding_warns(tmp_path):
+    from test_training import import_example
+    _, _, _, m = import_example("mlp_example", tmp_path, 2)
+    with pytest.warns(loom.LoomWarning, match="sparse-embedding-grad"):
+        m.compile(outdir=tmp_path / "out", mesh="dp=2", optimizer="sgd",
+                  sparse_embedding_grad="on")
+    with pytest.raises(loom.LoomError, match="--sparse-embedding-grad must be off, on or auto"):
+        m.compile(outdir=tmp_path / "bad", mesh="dp=2", optimizer="sgd",
+                  sparse_embedding_grad="sometimes")
