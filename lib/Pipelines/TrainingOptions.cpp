@@ -77,8 +77,5 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.swap == SwapPolicy::host && o.target != Target::cpu)
     return "--swap host: the swap copies are implemented on the CPU backend "
            "only so far; use --target cpu";
-  if (o.commSchedule != Switch::off)
-    return "--comm-schedule: this build has no loom-comm-schedule pass yet; "
-           "use off";
   return "";
 }

@@ -135,6 +135,10 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     inflight.max = o.maxInflightCollectives;
     pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
   }
+  // TriRace: pipeline transfers posted as early as their data allows
+  // (a program without stages has none).
+  if (o.commSchedule != Switch::off && o.mesh.pp > 1)
+    pm.addPass(mlir::loomrt::createLoomCommSchedule());
   if (o.swap == SwapPolicy::host) {
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;
@@ -318,6 +322,14 @@ struct TrainingPipelineOptions
       llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
                        clEnumValN(SwapPolicy::host, "host",
                                   "to a host pool (loom-swap)"))};
+  Option<Switch> commSchedule{
+      *this, "comm-schedule",
+      llvm::cl::desc("Pipeline transfers posted as early as their data "
+                     "allows (loom-comm-schedule)"),
+      llvm::cl::init(Switch::on),
+      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
+                       clEnumValN(Switch::on, "on", ""),
+                       clEnumValN(Switch::automatic, "auto", ""))};
   Option<Switch> sparseEmbeddingGrad{
       *this, "sparse-embedding-grad",
       llvm::cl::desc("Embedding gradients exchanged by rows under dp"),
@@ -377,6 +389,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.deviceMemory = p.deviceMemory;
         o.swap = p.swap;
         o.sparseEmbeddingGrad = p.sparseEmbeddingGrad;
+        o.commSchedule = p.commSchedule;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         o.shardingReport = p.shardingReport;

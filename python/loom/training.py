@@ -25,7 +25,7 @@ _FLAGS = {
     "overlap_split": "--overlap-split",
     "max_inflight_collectives": "--max-inflight-collectives",
     "device_memory": "--device-memory", "swap": "--swap",
-    "sparse_embedding_grad": "--sparse-embedding-grad",
+    "sparse_embedding_grad": "--sparse-embedding-grad", "comm_schedule": "--comm-schedule",
 }
 
 

@@ -112,3 +112,38 @@ def test_sparse_embedding_grad_on_a_model_without_embedding_warns(tmp_path):
     with pytest.raises(loom.LoomError, match="--sparse-embedding-grad must be off, on or auto"):
         m.compile(outdir=tmp_path / "bad", mesh="dp=2", optimizer="sgd",
                   sparse_embedding_grad="sometimes")
+
+
+def stage_source(step_cpp, stage):
+    """The text of `namespace stage<k>` of a pipelined step.cpp."""
+    start = step_cpp.index(f"namespace stage{stage} {{")
+    end = step_cpp.find("namespace stage", start + 1)
+    return step_cpp[start:end if end > 0 else None]
+
+
+@pytest.mark.parametrize("mesh", ["dp=2,pp=2", "dp=2,tp=2,pp=2"])
+def test_comm_schedule_on_and_off_match_pytorch(mesh, tmp_path):
+    """loom-comm-schedule (on by default) posts transfers early; both orders
+    train to PyTorch's losses. With it on, the first stage posts its
+    gradient receive before its first GEMM (at the top of the step); with
+    it off, only after the forward pass."""
+    axes = parse_mesh(mesh)
+    microbatches, micro = 2, 1
+    global_batch = axes["dp"] * microbatches * micro
+    model, args, m = llama(tmp_path, micro, "import")
+    data = make_data(NAMES, args, 3 * global_batch // micro, VOCAB, seed=3)
+    data_dir = write_data(tmp_path / "data", data)
+    options, make_opt = OPTIMIZERS["sgd"]
+    expected = torch_losses(model, NAMES, data, global_batch, STEPS, make_opt)
+    first = {}
+    for mode in ("off", "on"):
+        program = m.compile(outdir=tmp_path / mode, mesh=mesh, microbatches=microbatches,
+                            comm_schedule=mode, **options)
+        got = program.train(data_dir, STEPS, ranks=program.mesh_size())
+        np.testing.assert_allclose(got, expected, rtol=1e-4)
+        stage0 = stage_source((program.outdir / "step.cpp").read_text(), 0)
+        first[mode] = (stage0.index("recvStart("), stage0.index("gemm"))
+        pipeline = json.loads((program.outdir / "plan.json").read_text())["pipeline"]
+        assert ("loom-comm-schedule" in pipeline) == (mode == "on"), pipeline
+    assert first["on"][0] < first["on"][1], first
+    assert first["off"][0] > first["off"][1], first

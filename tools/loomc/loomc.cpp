@@ -166,6 +166,13 @@ cl::opt<std::string> swapPolicy(
              "a host pool between their forward and backward uses; CPU "
              "target); peer and auto are not in this build yet"),
     cl::init("none"), cl::cat(category));
+cl::opt<std::string> commSchedule(
+    "comm-schedule",
+    cl::desc("TriRace: post each pipeline send right after its data is "
+             "computed and each receive as soon as the previous one from "
+             "that peer was consumed (loom-comm-schedule): on (default), "
+             "off (the schedule's order, for comparison), auto (= on)"),
+    cl::value_desc("on|off|auto"), cl::init("on"), cl::cat(category));
 cl::opt<std::string> sparseEmbeddingGrad(
     "sparse-embedding-grad",
     cl::desc("Under dp, exchange embedding gradients by rows (TriRace): off "
@@ -331,6 +338,15 @@ FailureOr<TrainingOptions> buildOptions() {
                   swapPolicy + "'"),
              failure();
     o.swap = *kind;
+  }
+  if (given(commSchedule)) {
+    std::optional<mlir::loom::Switch> kind =
+        mlir::loom::symbolizeSwitch(commSchedule);
+    if (!kind)
+      return fail("--comm-schedule must be on, off or auto, got '" +
+                  commSchedule + "'"),
+             failure();
+    o.commSchedule = *kind;
   }
   if (given(sparseEmbeddingGrad)) {
     std::optional<mlir::loom::Switch> kind =

@@ -82,8 +82,9 @@ struct TrainingOptions {
   SwapPolicy swap = SwapPolicy::none;
   /// Bytes of device memory per rank (0: unbounded).
   int64_t deviceMemory = 0;
-  /// TriRace's joint ordering of a rank's communication.
-  Switch commSchedule = Switch::off;
+  /// TriRace: pipeline transfers posted as early as their data allows
+  /// (loom-comm-schedule; auto means on).
+  Switch commSchedule = Switch::on;
   /// Embedding gradients exchanged by rows under dp.
   Switch sparseEmbeddingGrad = Switch::off;
 

@@ -131,8 +131,8 @@ def LoomRT_KernelOp : LoomRT_Op<"kernel", [
     }
     ```
   }];
-  let arguments = (ins Variadic<LoomRT_Buffer>:$ins,
-                       Variadic<LoomRT_Buffer>:$outs,
+  let arguments = (ins Arg<Variadic<LoomRT_Buffer>, "", [MemRead]>:$ins,
+                       Arg<Variadic<LoomRT_Buffer>, "", [MemWrite]>:$outs,
                        StrAttr:$origin,
                        OptionalAttr<ArrayAttr>:$in_strides);
   let regions = (region SizedRegion<1>:$body);
@@ -164,7 +164,7 @@ def LoomRT_ReduceOp : LoomRT_Op<"reduce"> {
     order). Sums accumulate in double and are rounded once, as `loom-run`
     does; `max` propagates NaN.
   }];
-  let arguments = (ins LoomRT_Buffer:$input, LoomRT_Buffer:$output,
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$input, Arg<LoomRT_Buffer, "", [MemWrite]>:$output,
                        LoomRT_ReduceKindAttr:$kind, DenseI64ArrayAttr:$dims,
                        StrAttr:$origin);
   let assemblyFormat = [{
@@ -181,7 +181,7 @@ def LoomRT_CopyOp : LoomRT_Op<"copy"> {
      source[source_offset + sum(i * source_strides)]` (in elements). A
     stride of 0 in `source_strides` broadcasts.
   }];
-  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target,
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$source, Arg<LoomRT_Buffer, "", [MemWrite]>:$target,
                        DenseI64ArrayAttr:$shape,
                        DenseI64ArrayAttr:$source_strides, I64Attr:$source_offset,
                        DenseI64ArrayAttr:$target_strides, I64Attr:$target_offset,
@@ -193,7 +193,7 @@ def LoomRT_CopyOp : LoomRT_Op<"copy"> {
 
 def LoomRT_IotaOp : LoomRT_Op<"iota"> {
   let summary = "Fills a buffer with its index along `dim`";
-  let arguments = (ins LoomRT_Buffer:$output, I64Attr:$dim);
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemWrite]>:$output, I64Attr:$dim);
   let assemblyFormat = "$dim `outs` `(` $output `:` type($output) `)` attr-dict";
 }
 
@@ -217,8 +217,8 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
     `a_strides[2]` apart (BLAS's leading dimension); likewise `b`. `c` is
     dense, as in the plain form; `a_batched`/`b_batched` are then unused.
   }];
-  let arguments = (ins LoomRT_F32Buffer:$a, LoomRT_F32Buffer:$b,
-                       LoomRT_F32Buffer:$c, I64Attr:$batch, I64Attr:$m,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$a, Arg<LoomRT_F32Buffer, "", [MemRead]>:$b,
+                       Arg<LoomRT_F32Buffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
                        I64Attr:$n, I64Attr:$k, BoolAttr:$trans_a,
                        BoolAttr:$trans_b, BoolAttr:$a_batched,
                        BoolAttr:$b_batched, StrAttr:$origin,
@@ -233,7 +233,7 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
 
 def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {
   let summary = "Softmax or log-softmax along `axis` (runtime library)";
-  let arguments = (ins LoomRT_F32Buffer:$input, LoomRT_F32Buffer:$output,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$input, Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output,
                        I64Attr:$axis, BoolAttr:$log, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
@@ -242,10 +242,10 @@ def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {
 
 def LoomRT_LayerNormOp : LoomRT_Op<"layer_norm", [AttrSizedOperandSegments]> {
   let summary = "Layer or RMS normalisation over dims [axis, rank) (runtime library)";
-  let arguments = (ins LoomRT_F32Buffer:$input,
-                       Optional<LoomRT_F32Buffer>:$scale,
-                       Optional<LoomRT_F32Buffer>:$bias,
-                       LoomRT_F32Buffer:$output, I64Attr:$axis,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$input,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$scale,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output, I64Attr:$axis,
                        F64Attr:$epsilon, BoolAttr:$rms, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $input (`scale` $scale^)? (`bias` $bias^)? `:` type(operands) `)`
@@ -255,8 +255,8 @@ def LoomRT_LayerNormOp : LoomRT_Op<"layer_norm", [AttrSizedOperandSegments]> {
 
 def LoomRT_CrossEntropyOp : LoomRT_Op<"cross_entropy"> {
   let summary = "Softmax cross-entropy of logits [n, c] and labels [n] (runtime library)";
-  let arguments = (ins LoomRT_F32Buffer:$logits, LoomRT_IndexBuffer:$labels,
-                       LoomRT_F32Buffer:$output, StrAttr:$reduction,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$logits, Arg<LoomRT_IndexBuffer, "", [MemRead]>:$labels,
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output, StrAttr:$reduction,
                        OptionalAttr<I64Attr>:$ignore_index, StrAttr:$origin);
   let assemblyFormat = [{
     $reduction `ins` `(` $logits `,` $labels `:` type($logits) `,` type($labels) `)`
@@ -266,8 +266,8 @@ def LoomRT_CrossEntropyOp : LoomRT_Op<"cross_entropy"> {
 
 def LoomRT_GatherOp : LoomRT_Op<"gather"> {
   let summary = "Rows of `data` along `axis` picked by `indices` (runtime library)";
-  let arguments = (ins LoomRT_Buffer:$data, LoomRT_IndexBuffer:$indices,
-                       LoomRT_Buffer:$output, I64Attr:$axis, StrAttr:$origin);
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$data, Arg<LoomRT_IndexBuffer, "", [MemRead]>:$indices,
+                       Arg<LoomRT_Buffer, "", [MemWrite]>:$output, I64Attr:$axis, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $data `,` $indices `:` type($data) `,` type($indices) `)`
     `outs` `(` $output `:` type($output) `)` attr-dict
@@ -276,8 +276,8 @@ def LoomRT_GatherOp : LoomRT_Op<"gather"> {
 
 def LoomRT_ScatterAddOp : LoomRT_Op<"scatter_add"> {
   let summary = "`target` plus `updates` added at `indices` along `axis` (runtime library)";
-  let arguments = (ins LoomRT_F32Buffer:$target, LoomRT_IndexBuffer:$indices,
-                       LoomRT_F32Buffer:$updates, LoomRT_F32Buffer:$output,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$target, Arg<LoomRT_IndexBuffer, "", [MemRead]>:$indices,
+                       Arg<LoomRT_F32Buffer, "", [MemRead]>:$updates, Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output,
                        I64Attr:$axis, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $target `,` $indices `,` $updates `:` type($target) `,`
@@ -322,7 +322,7 @@ def LoomRT_AllReduceStartOp : LoomRT_CollectiveOp<"all_reduce_start"> {
     %h = loomrt.all_reduce_start %buf on @mesh grid_axes = [2] {reduction = "sum"} : memref<4x8xf32>
     ```
   }];
-  let arguments = (ins LoomRT_F32Buffer:$buffer, StrAttr:$reduction,
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead, MemWrite]>:$buffer, StrAttr:$reduction,
                        FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes,
                        UnitAttr:$row_sparse);
   let results = (outs LoomRT_HandleType:$handle);
@@ -349,7 +349,7 @@ def LoomRT_SendStartOp : LoomRT_CollectiveOp<"send_start"> {
     loomrt.wait %h
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$buffer, FlatSymbolRefAttr:$grid,
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$buffer, FlatSymbolRefAttr:$grid,
                        DenseI16ArrayAttr:$grid_axes, I64Attr:$peer,
                        I64Attr:$tag);
   let results = (outs LoomRT_HandleType:$handle);
@@ -370,7 +370,7 @@ def LoomRT_RecvStartOp : LoomRT_CollectiveOp<"recv_start"> {
     %h = loomrt.recv_start %buf on @mesh grid_axes = [1] {peer = 0 : i64, tag = 0 : i64} : memref<4x8xf32>
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$buffer, FlatSymbolRefAttr:$grid,
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemWrite]>:$buffer, FlatSymbolRefAttr:$grid,
                        DenseI16ArrayAttr:$grid_axes, I64Attr:$peer,
                        I64Attr:$tag);
   let results = (outs LoomRT_HandleType:$handle);
@@ -389,7 +389,7 @@ def LoomRT_GridIndexOp : LoomRT_CollectiveOp<"grid_index"> {
     loomrt.grid_index on @mesh grid_axes = [2] outs(%r : memref<i64>)
     ```
   }];
-  let arguments = (ins MemRefRankOf<[I64], [0]>:$output,
+  let arguments = (ins Arg<MemRefRankOf<[I64], [0]>, "", [MemWrite]>:$output,
                        FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes);
   let assemblyFormat = [{
     `on` $grid `grid_axes` `=` $grid_axes `outs` `(` $output `:` type($output) `)` attr-dict
@@ -415,7 +415,7 @@ def LoomRT_SwapOutOp : LoomRT_Op<"swap_out"> {
     loomrt.wait %h
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target);
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$source, Arg<LoomRT_Buffer, "", [MemWrite]>:$target);
   let results = (outs LoomRT_HandleType:$handle);
   let assemblyFormat = [{
     $source `to` $target attr-dict `:` type($source) `,` type($target)
@@ -438,7 +438,7 @@ def LoomRT_SwapInOp : LoomRT_Op<"swap_in"> {
     loomrt.wait %h
     ```
   }];
-  let arguments = (ins LoomRT_Buffer:$source, LoomRT_Buffer:$target);
+  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$source, Arg<LoomRT_Buffer, "", [MemWrite]>:$target);
   let results = (outs LoomRT_HandleType:$handle);
   let assemblyFormat = [{
     $source `to` $target attr-dict `:` type($source) `,` type($target)

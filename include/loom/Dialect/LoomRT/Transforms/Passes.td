@@ -173,4 +173,55 @@ def LoomMaxInflightCollectives : Pass<"loom-max-inflight-collectives",
   ];
 }
 
+def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
+  let summary = "Post every pipeline transfer as early as its data allows "
+                "(TriRace)";
+  let description = [{
+    The lowering starts a transfer where the schedule put the
+    `shard.send` / `shard.recv`: a send after whatever compute the stage
+    program placed between its value's definition and the send (in the
+    backward pass, the input gradient is ready before the weight
+    gradients are computed), a receive right before its first use, so
+    that a rank waits the whole transfer out even when the peer sent long
+    before. This pass turns each pipeline exchange into two one-way
+    transfers, each posted as early as its data allows (TriRace, Li et
+    al., TPDS 2024), in every function of the module:
+
+    * **Sends** move up, with their buffer and copy, to right after the
+      last op that writes the sent buffer (or a view of it; a `wait`
+      completes the writes of the transfer it waits for): the copy reads
+      the same values, earlier. Being placed right after the producer,
+      a send is posted ahead of any data-parallel bucket that became ready
+      at the same point: critical pipeline transfers go first.
+    * **Receives** move up, with their buffer, to right after the `wait` of
+      the previous receive from the same peer of the same group (or the
+      previous receive's start, keeping their order; or the top of the
+      body): one receive per peer is prefetched while the previous one's
+      data is consumed, so a message that arrives early lands in its
+      buffer at once and the wait finds it there. The buffer is live from
+      the new start (the memory plan sees it).
+
+    Waits stay where they are, and so does every other op: no value
+    changes, only when transfers are posted. Each group has its own
+    communicator in the runtime (and the communication thread never blocks
+    on one), so a data-parallel all-reduce in flight does not hold back a
+    pipeline transfer. An op whose memory effects are unknown stops a
+    move. `loomc --comm-schedule off` leaves the lowering's order (for
+    comparison).
+
+    ```mlir
+    // before: the gradient %dx for the previous stage is sent after the
+    // weight gradient is computed; the next activation is received right
+    // before its use
+    loomrt.gemm ins(...) outs(%dx ...)
+    loomrt.gemm ins(...) outs(%dw ...)
+    %b = loomrt.alloc {category = "activation"} : memref<2x4x16xf32>
+    loomrt.copy ins(%dx ...) outs(%b ...) {origin = "send", ...}
+    %s = loomrt.send_start %b on @mesh grid_axes = [1] {peer = 0, tag = 1}
+    // after: the alloc, copy and send_start are right after the gemm that
+    // writes %dx, before the one that writes %dw
+    ```
+  }];
+}
+
 #endif // LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD

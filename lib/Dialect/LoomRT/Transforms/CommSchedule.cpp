@@ -1,0 +1,175 @@
+//===- CommSchedule.cpp - Post pipeline transfers as early as possible ----===//
+//
+// Implements -loom-comm-schedule (see Passes.td): sends move up to right
+// after the last writer of the sent buffer, receives up to right after the
+// wait of the previous receive from the same peer. Moves are decided from
+// the ops' memory effects (LoomRTOps.td declares them per operand); a wait
+// counts as writing the buffers of the transfer it completes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Dialect/LoomRT/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir {
+namespace loomrt {
+#define GEN_PASS_DEF_LOOMCOMMSCHEDULE
+#include "loom/Dialect/LoomRT/Transforms/Passes.h.inc"
+} // namespace loomrt
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer `value` is a view of (itself when it is not a view).
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<loomrt::ViewOp>())
+    value = view.getSource();
+  return value;
+}
+
+/// What `op` does to buffer `root` (or a view of it).
+struct Access {
+  bool reads = false;
+  bool writes = false;
+};
+
+Access accessOf(Operation *op, Value root) {
+  Access access;
+  // A wait completes the writes of the transfer or copy it waits for.
+  if (auto wait = dyn_cast<loomrt::WaitOp>(op)) {
+    if (Operation *start = wait.getHandle().getDefiningOp())
+      access.writes = accessOf(start, root).writes;
+    return access;
+  }
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects) {
+    // Unknown: it may touch anything.
+    access.reads = access.writes = true;
+    return access;
+  }
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  for (const MemoryEffects::EffectInstance &effect : instances) {
+    Value value = effect.getValue();
+    if (!value || rootBuffer(value) != root)
+      continue;
+    access.reads |= isa<MemoryEffects::Read>(effect.getEffect());
+    access.writes |= isa<MemoryEffects::Write>(effect.getEffect());
+  }
+  return access;
+}
+
+/// Whether `op` defines `value` or one of the views it is taken through.
+bool definesAlias(Operation *op, Value value) {
+  for (;;) {
+    if (value.getDefiningOp() == op)
+      return true;
+    auto view = value.getDefiningOp<loomrt::ViewOp>();
+    if (!view)
+      return false;
+    value = view.getSource();
+  }
+}
+
+/// Moves `ops` (in order) to right after `anchor`, or to the top of
+/// `block` when `anchor` is null.
+void moveUp(ArrayRef<Operation *> ops, Operation *anchor, Block &block) {
+  for (Operation *op : llvm::reverse(ops)) {
+    if (anchor)
+      op->moveAfter(anchor);
+    else
+      op->moveBefore(&block, block.begin());
+  }
+}
+
+/// A send lowered as `alloc; copy source -> buffer; send_start buffer`:
+/// the three ops, or nothing when it has another shape.
+std::optional<std::array<Operation *, 3>> sendPattern(loomrt::SendStartOp send) {
+  auto copy = dyn_cast_or_null<loomrt::CopyOp>(send->getPrevNode());
+  if (!copy || copy.getTarget() != send.getBuffer())
+    return std::nullopt;
+  auto alloc = send.getBuffer().getDefiningOp<loomrt::AllocOp>();
+  if (!alloc || alloc->getBlock() != send->getBlock() ||
+      !alloc->isBeforeInBlock(copy))
+    return std::nullopt;
+  return std::array<Operation *, 3>{alloc, copy, send};
+}
+
+/// Whether two transfers run between the same ranks: one group, one peer.
+template <typename A, typename B> bool samePeer(A a, B b) {
+  return a.getGrid() == b.getGrid() && a.getGridAxes() == b.getGridAxes() &&
+         a.getPeer() == b.getPeer();
+}
+
+struct CommSchedule
+    : public mlir::loomrt::impl::LoomCommScheduleBase<CommSchedule> {
+  using Base::Base;
+
+  /// Sends: right after the last op that writes what they send.
+  void moveSends(Block &block) {
+    SmallVector<loomrt::SendStartOp> sends(block.getOps<loomrt::SendStartOp>());
+    for (loomrt::SendStartOp send : sends) {
+      std::optional<std::array<Operation *, 3>> ops = sendPattern(send);
+      if (!ops)
+        continue;
+      auto [alloc, copy, start] = *ops;
+      Value source = cast<loomrt::CopyOp>(copy).getSource();
+      Value root = rootBuffer(source);
+      Operation *anchor = alloc->getPrevNode();
+      for (; anchor; anchor = anchor->getPrevNode())
+        if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
+          break;
+      moveUp({alloc, copy, start}, anchor, block);
+    }
+  }
+
+  /// Receives: right after the previous receive from the same peer was
+  /// waited for (or started).
+  void moveRecvs(Block &block) {
+    SmallVector<loomrt::RecvStartOp> recvs(block.getOps<loomrt::RecvStartOp>());
+    for (loomrt::RecvStartOp recv : recvs) {
+      auto alloc = recv.getBuffer().getDefiningOp<loomrt::AllocOp>();
+      if (!alloc || alloc->getBlock() != &block)
+        continue;
+      Value root = recv.getBuffer();
+      Operation *anchor = recv->getPrevNode();
+      for (; anchor; anchor = anchor->getPrevNode()) {
+        if (anchor == alloc.getOperation())
+          continue;
+        if (auto other = dyn_cast<loomrt::RecvStartOp>(anchor))
+          if (samePeer(other, recv))
+            break;
+        if (auto wait = dyn_cast<loomrt::WaitOp>(anchor))
+          if (auto other =
+                  wait.getHandle().getDefiningOp<loomrt::RecvStartOp>())
+            if (samePeer(other, recv))
+              break;
+        Access access = accessOf(anchor, root);
+        if (access.reads || access.writes)
+          break;
+        // Unknown ops stop the move (waits are known: they complete
+        // other transfers).
+        if (!isa<MemoryEffectOpInterface, loomrt::WaitOp>(anchor))
+          break;
+      }
+      moveUp({alloc, recv}, anchor, block);
+    }
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      for (Block &block : func.getBody()) {
+        moveSends(block);
+        moveRecvs(block);
+      }
+  }
+};
+
+} // namespace
