@@ -77,3 +77,27 @@ def run_comm_bench(name, mode, rate, **settings):
         sys.exit(f"{name}: the run failed:\n{proc.stderr}")
     import json
     return json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("{")))
+
+
+def timed_run(program, data, steps, *, hosts=2, rate=None, extra=(), threads=1):
+    """Seconds one run of `program` (a loom.Program) takes for `steps`
+    steps on `hosts` virtual hosts over links of `rate`; its loss log is
+    OUTDIR/<rate>-<steps>.csv."""
+    import subprocess
+    import time
+    log = program.outdir / f"{rate or 'unlimited'}-{steps}.csv"
+    cmd = vcluster_command([str(program.executable), "--data", str(data), "--steps",
+                            str(steps), "--log", str(log), "--quiet", *extra],
+                           hosts=hosts, rate=rate)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, env=vcluster_env(OMP_NUM_THREADS=threads),
+                   capture_output=True, cwd=program.outdir)
+    return time.perf_counter() - start
+
+
+def per_step(program, data, steps, repeat, **run):
+    """Seconds per step without start-up: (time of 2N steps - time of N
+    steps) / N, each the minimum of `repeat` runs (timed_run's keywords)."""
+    short = min(timed_run(program, data, steps, **run) for _ in range(repeat))
+    long = min(timed_run(program, data, 2 * steps, **run) for _ in range(repeat))
+    return (long - short) / steps

@@ -166,8 +166,9 @@ void CommEngine::postRowCounts(PendingComm &op) {
 void CommEngine::postRows(PendingComm &op) {
   op.phase = 1;
   op.requests.clear();
-  // MPI counts are ints: rows per rank, rows of `width` floats each.
-  std::vector<int> counts, offsets;
+  // MPI counts are ints: rows per rank, rows of `width` floats each. The
+  // arrays live in `op`: MPI reads them until the all-gathers complete.
+  std::vector<int> &counts = op.rowCounts, &offsets = op.rowOffsets;
   int64_t total = 0;
   for (int64_t n : op.rankRows) {
     counts.push_back(static_cast<int>(n));

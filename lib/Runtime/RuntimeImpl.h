@@ -139,6 +139,9 @@ struct PendingComm {
   int64_t localRows = 0;
   /// Every rank's row count (phase 0), then all ranks' rows (phase 1).
   std::vector<int64_t> rankRows;
+  /// Phase 1's per-rank counts and offsets in rows (MPI reads them until
+  /// the all-gathers complete).
+  std::vector<int> rowCounts, rowOffsets;
   std::vector<int64_t> allIndices;
   std::vector<float> allValues;
   MPI_Datatype rowType = MPI_DATATYPE_NULL;

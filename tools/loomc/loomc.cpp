@@ -247,6 +247,25 @@ int fail(const Twine &message) {
   return 1;
 }
 
+/// Sets `field` from an enumerated flag given on the command line (its
+/// spelling is the enum's, `symbolize`); an unknown value is an error
+/// listing `spellings`. Returns false after reporting it.
+template <typename E>
+bool takeEnum(const cl::opt<std::string> &flag, E &field,
+              std::optional<E> (*symbolize)(llvm::StringRef),
+              llvm::StringRef spellings, llvm::StringRef hint = "") {
+  if (flag.getNumOccurrences() == 0)
+    return true;
+  std::optional<E> kind = symbolize(flag.getValue());
+  if (!kind) {
+    fail("--" + flag.ArgStr + " must be " + spellings + ", got '" +
+         flag.getValue() + "'" + hint);
+    return false;
+  }
+  field = *kind;
+  return true;
+}
+
 /// One line on what tensor parallelism cut (from loom-report-sharding's
 /// report); the warnings about what it did not are the pass's.
 void printShardingSummary(const llvm::json::Value &report) {
@@ -301,62 +320,29 @@ FailureOr<TrainingOptions> buildOptions() {
   take(microBatch, o.microBatch);
   take(overlapSplit, o.overlapSplit);
   take(maxInflightCollectives, o.maxInflightCollectives);
-  if (given(pipelineSchedule)) {
-    std::optional<mlir::loom::PipelineScheduleKind> kind =
-        mlir::loom::symbolizePipelineScheduleKind(pipelineSchedule);
-    if (!kind)
-      return fail("--schedule must be 1f1b or gpipe, got '" +
-                  pipelineSchedule +
-                  "' (the learning-rate schedule is --lr-schedule)"),
-             failure();
-    o.schedule = *kind;
-  }
+  if (!takeEnum(pipelineSchedule, o.schedule,
+                mlir::loom::symbolizePipelineScheduleKind, "1f1b or gpipe",
+                " (the learning-rate schedule is --lr-schedule)"))
+    return failure();
   if (given(stageBoundaries))
     o.stageBoundaries.assign(stageBoundaries.begin(), stageBoundaries.end());
   take(memoryBudget, o.memoryBudget);
-  if (given(recompute)) {
-    std::optional<mlir::loom::RecomputePolicy> policy =
-        mlir::loom::symbolizeRecomputePolicy(recompute);
-    if (!policy)
-      return fail("--recompute must be none, full, selective, comm-free or "
-                  "auto, got '" +
-                  recompute + "'"),
-             failure();
-    o.recompute = *policy;
-  }
+  if (!takeEnum(recompute, o.recompute, mlir::loom::symbolizeRecomputePolicy,
+                "none, full, selective, comm-free or auto"))
+    return failure();
   take(bucketBytes, o.bucketBytes);
   take(requireSharded, o.requireSharded);
   if (given(deviceMemory))
     if (std::string e = ::loom::parseByteSize(deviceMemory, o.deviceMemory);
         !e.empty())
       return fail("--device-memory: " + e), failure();
-  if (given(swapPolicy)) {
-    std::optional<mlir::loom::SwapPolicy> kind =
-        mlir::loom::symbolizeSwapPolicy(swapPolicy);
-    if (!kind)
-      return fail("--swap must be none, host, peer or auto, got '" +
-                  swapPolicy + "'"),
-             failure();
-    o.swap = *kind;
-  }
-  if (given(commSchedule)) {
-    std::optional<mlir::loom::Switch> kind =
-        mlir::loom::symbolizeSwitch(commSchedule);
-    if (!kind)
-      return fail("--comm-schedule must be on, off or auto, got '" +
-                  commSchedule + "'"),
-             failure();
-    o.commSchedule = *kind;
-  }
-  if (given(sparseEmbeddingGrad)) {
-    std::optional<mlir::loom::Switch> kind =
-        mlir::loom::symbolizeSwitch(sparseEmbeddingGrad);
-    if (!kind)
-      return fail("--sparse-embedding-grad must be off, on or auto, got '" +
-                  sparseEmbeddingGrad + "'"),
-             failure();
-    o.sparseEmbeddingGrad = *kind;
-  }
+  if (!takeEnum(swapPolicy, o.swap, mlir::loom::symbolizeSwapPolicy,
+                "none, host, peer or auto") ||
+      !takeEnum(commSchedule, o.commSchedule, mlir::loom::symbolizeSwitch,
+                "on, off or auto") ||
+      !takeEnum(sparseEmbeddingGrad, o.sparseEmbeddingGrad,
+                mlir::loom::symbolizeSwitch, "off, on or auto"))
+    return failure();
   if (given(target) || planFile.empty()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
     if (!kind)
