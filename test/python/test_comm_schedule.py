@@ -147,3 +147,16 @@ def test_comm_schedule_on_and_off_match_pytorch(mesh, tmp_path):
         assert ("loom-comm-schedule" in pipeline) == (mode == "on"), pipeline
     assert first["on"][0] < first["on"][1], first
     assert first["off"][0] > first["off"][1], first
+
+
+def test_plan_file_keeps_the_communication_choices(tmp_path):
+    _, _, m = llama(tmp_path, 1, "import")
+    first = m.compile(outdir=tmp_path / "first", mesh="dp=2,pp=2", microbatches=2,
+                      comm_schedule="off", sparse_embedding_grad="on", optimizer="sgd")
+    plan = json.loads((first.outdir / "plan.json").read_text())
+    assert (plan["comm_schedule"], plan["sparse_embedding_grad"]) == ("off", "on"), plan
+    second = m.compile(outdir=tmp_path / "second", plan=str(first.outdir / "plan.json"),
+                       optimizer="sgd")
+    assert (second.outdir / "step.cpp").read_text() == (first.outdir / "step.cpp").read_text()
+    with pytest.raises(loom.LoomError, match="--comm-schedule must be on, off or auto"):
+        m.compile(outdir=tmp_path / "bad", mesh="dp=2,pp=2", comm_schedule="early")

@@ -190,6 +190,9 @@ def test_multi_host_training_matches_one_host(example, mesh, hosts, microbatches
         assert "allReduceStart" in step_cpp
     if axes["pp"] > 1:
         assert "sendStart" in step_cpp and "recvStart" in step_cpp
+        # The transfers as loom-comm-schedule (on by default) posts them.
+        plan = json.loads((tmp_path / "prog" / "plan.json").read_text())
+        assert "loom-comm-schedule" in plan["pipeline"], plan["pipeline"]
     one_host = program.train(data_dir, STEPS, log=tmp_path / "one.csv", mpirun=True)
     spread = program.train(data_dir, STEPS, log=tmp_path / "spread.csv", hosts=hosts,
                            link="1gbit", extra_args=["--comm-stats",
