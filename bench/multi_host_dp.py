@@ -13,16 +13,14 @@ checks that the first losses agree. Never fails on a timing.
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
-from measure import vcluster_command, vcluster_env  # noqa: E402
+from measure import per_step  # noqa: E402
 
 
 def main():
@@ -61,29 +59,17 @@ def main():
     program = m.compile(optimizer="adamw", lr=1e-3, mesh="dp=2", outdir=work / "dp2")
     threads = max(1, (os.cpu_count() or 2) // 2)
 
-    def timed(steps, rate):
-        log = work / f"{rate or 'unlimited'}-{steps}.csv"
-        cmd = vcluster_command([str(program.executable), "--data", str(data), "--steps",
-                                str(steps), "--log", str(log), "--quiet"], rate=rate)
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, env=vcluster_env(OMP_NUM_THREADS=threads),
-                       capture_output=True)
-        return time.perf_counter() - t
+    def step_time(rate):
+        return per_step(program, data, args.steps, args.repeat, rate=rate, threads=threads)
 
-    def per_step(rate):
-        n = args.steps
-        short = min(timed(n, rate) for _ in range(args.repeat))
-        long = min(timed(2 * n, rate) for _ in range(args.repeat))
-        return (long - short) / n
-
-    first = lambda rate: float((work / f"{rate or 'unlimited'}-{args.steps}.csv")
+    first = lambda rate: float((program.outdir / f"{rate or 'unlimited'}-{args.steps}.csv")
                                .read_text().splitlines()[1].split(",")[1])
-    base = per_step(None)
+    base = step_time(None)
     print(f"GPT-2-style model, dp=2 on 2 virtual hosts, global batch {args.global_batch}, "
           f"AdamW, {threads} thread(s) per rank")
     print(f"  unlimited link: {1 / base:7.2f} steps/s ({base * 1e3:.1f} ms/step)")
     for rate in args.rates.split(","):
-        t = per_step(rate)
+        t = step_time(rate)
         print(f"  {rate:>14}: {1 / t:7.2f} steps/s ({t * 1e3:.1f} ms/step), "
               f"ratio to unlimited {base / t:.2f}")
         if abs(first(rate) - first(None)) > 1e-5 * abs(first(None)):

@@ -22,17 +22,15 @@ full. Prints figures only; never fails on a timing.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
-from measure import vcluster_command, vcluster_env  # noqa: E402
+from measure import per_step, timed_run  # noqa: E402
 
 
 def main():
@@ -86,19 +84,10 @@ def main():
             return None
 
     def timed(program, steps, rate, extra=()):
-        log = program.outdir / f"{rate or 'unlimited'}-{steps}.csv"
-        cmd = vcluster_command([str(program.executable), "--data", str(data), "--steps",
-                                str(steps), "--log", str(log), "--quiet", *extra], rate=rate)
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, env=vcluster_env(OMP_NUM_THREADS=threads),
-                       capture_output=True, cwd=program.outdir)
-        return time.perf_counter() - t
+        return timed_run(program, data, steps, rate=rate, extra=extra, threads=threads)
 
-    def per_step(program, rate):
-        n = args.steps
-        short = min(timed(program, n, rate) for _ in range(args.repeat))
-        long = min(timed(program, 2 * n, rate) for _ in range(args.repeat))
-        return (long - short) / n
+    def step_time(program, rate):
+        return per_step(program, data, args.steps, args.repeat, rate=rate, threads=threads)
 
     def tp_bytes_per_step(program):
         stats = program.outdir / "stats.json"
@@ -115,7 +104,7 @@ def main():
         return max(f["peak_live_bytes"] for f in functions)
 
     base = compile_("none", 1)
-    compute0 = per_step(base, None)
+    compute0 = step_time(base, None)
     nbytes = tp_bytes_per_step(base)
     if args.link:
         rate = args.link
@@ -133,8 +122,8 @@ def main():
             program = base if (policy, split) == ("none", 1) else compile_(policy, split)
             if program is None:
                 continue
-            compute = compute0 if program is base else per_step(program, None)
-            step = per_step(program, rate)
+            compute = compute0 if program is base else step_time(program, None)
+            step = step_time(program, rate)
             mine = nbytes if program is base else tp_bytes_per_step(program)
             comm = mine * 8 / bits_per_s
             hidden = (compute + comm - step) / min(compute, comm)
