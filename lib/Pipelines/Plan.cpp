@@ -141,6 +141,7 @@ json::Value mlir::loom::toJSON(const TrainingOptions &o) {
       {"require_sharded", o.requireSharded},
       {"comm_schedule", stringifySwitch(o.commSchedule)},
       {"sparse_embedding_grad", stringifySwitch(o.sparseEmbeddingGrad)},
+      {"pipeline_weights", o.pipelineWeights},
   };
 }
 
@@ -286,7 +287,8 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
          readBool(*object, "require_sharded", o.requireSharded, path) &&
          readEnum(*object, "comm_schedule", o.commSchedule, path) &&
          readEnum(*object, "sparse_embedding_grad", o.sparseEmbeddingGrad,
-                  path);
+                  path) &&
+         readInt(*object, "pipeline_weights", o.pipelineWeights, path, 1);
 }
 
 bool mlir::loom::fromJSON(const json::Value &value, Plan &plan,

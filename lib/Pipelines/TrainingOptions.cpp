@@ -77,5 +77,27 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.swap == SwapPolicy::host && o.target != Target::cpu)
     return "--swap host: the swap copies are implemented on the CPU backend "
            "only so far; use --target cpu";
+  if (o.pipelineWeights != 1 && o.pipelineWeights != 2)
+    return "--pipeline-weights must be 1 or 2 (PipeDream-2BW), got " +
+           std::to_string(o.pipelineWeights);
+  if (o.pipelineWeights == 2) {
+    // W(t+1) = W(t) - lr * grad f(W(t-1)) holds when the first step's zero
+    // pending gradient changes nothing (loom-two-weight-versions).
+    const OptimizerOptions &opt = o.optimizer;
+    if (o.mesh.dp < 2)
+      return "--pipeline-weights 2 overlaps the data-parallel gradient "
+             "exchange with the next step: it needs --mesh dp=2 or more";
+    if (opt.kind != OptimizerKind::sgd)
+      return "--pipeline-weights 2 needs --optimizer sgd (" +
+             stringifyOptimizerKind(opt.kind).str() +
+             " would count the first step's empty pending gradient as a "
+             "step)";
+    if (opt.weightDecay > 0)
+      return "--pipeline-weights 2 needs --weight-decay 0 (decay would move "
+             "the weights on the first step, which has no gradient yet)";
+    if (opt.schedule != LrSchedule::constant)
+      return "--pipeline-weights 2 needs --lr-schedule constant (the "
+             "schedule would run one step ahead of the gradients)";
+  }
   return "";
 }

@@ -123,6 +123,14 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomOptimizer(opt));
   }
 
+  // PipeDream-2BW: each step reduces the previous step's buckets.
+  if (o.pipelineWeights == 2) {
+    LoomTwoWeightVersionsOptions versions;
+    for (const std::string &step : stepFunctions(o))
+      versions.functions.push_back(step);
+    pm.addPass(createLoomTwoWeightVersions(versions));
+  }
+
   // Elementwise chains as one loop each; buffers, kernels and library
   // calls; the arena; the mesh check.
   pm.addNestedPass<func::FuncOp>(createLoomFuseElementwise());
@@ -322,6 +330,10 @@ struct TrainingPipelineOptions
       llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
                        clEnumValN(SwapPolicy::host, "host",
                                   "to a host pool (loom-swap)"))};
+  Option<int64_t> pipelineWeights{
+      *this, "pipeline-weights",
+      llvm::cl::desc("Weight versions: 1, or 2 (PipeDream-2BW)"),
+      llvm::cl::init(1)};
   Option<Switch> commSchedule{
       *this, "comm-schedule",
       llvm::cl::desc("Pipeline transfers posted as early as their data "
@@ -390,6 +402,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.swap = p.swap;
         o.sparseEmbeddingGrad = p.sparseEmbeddingGrad;
         o.commSchedule = p.commSchedule;
+        o.pipelineWeights = p.pipelineWeights;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;
         o.shardingReport = p.shardingReport;

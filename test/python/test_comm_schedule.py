@@ -162,3 +162,78 @@ def test_plan_file_keeps_the_communication_choices(tmp_path):
     assert (second.outdir / "step.cpp").read_text() == (first.outdir / "step.cpp").read_text()
     with pytest.raises(loom.LoomError, match="--comm-schedule must be on, off or auto"):
         m.compile(outdir=tmp_path / "bad", mesh="dp=2,pp=2", comm_schedule="early")
+
+
+def torch_two_weight_versions(model, data, batch, steps, lr, momentum):
+    """PyTorch's loop of PipeDream-2BW's rule W(t+1) = W(t) - lr grad f(W(t-1)),
+    W(-1) = W(0): the loss logged at step t is computed with W(t-1)."""
+    import copy
+    from test_training import batch_rows
+    model = copy.deepcopy(model)
+    previous = copy.deepcopy(model)  # W(t-1)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    total = len(data["ids"])
+    losses = []
+    for s in range(steps):
+        rows = batch_rows(s, batch, total)
+        previous.zero_grad()
+        loss = previous(*[torch.from_numpy(data[n][rows]) for n in NAMES])
+        loss.backward()
+        grads = [p.grad.clone() for p in previous.parameters()]
+        previous.load_state_dict(model.state_dict())  # W(t) for the next step
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        opt.step()
+        losses.append(float(loss.detach()))
+    return losses
+
+
+@pytest.mark.parametrize("mesh,microbatches", [
+    ("dp=2", 1), ("dp=4", 1), ("dp=2,pp=2", 2), ("dp=2,tp=2,pp=2", 2)])
+def test_two_weight_versions_follow_the_2bw_rule(mesh, microbatches, tmp_path):
+    """--pipeline-weights 2: each step all-reduces the previous step's
+    gradient buckets (state pending_grad.<k>) at its top, so the exchange
+    overlaps the step's forward and backward; the losses follow PyTorch's
+    loop of the 2BW rule, and not the ordinary one."""
+    axes = parse_mesh(mesh)
+    micro = 1
+    global_batch = axes["dp"] * microbatches * micro
+    model, args, m = llama(tmp_path, micro, "import")
+    data = make_data(NAMES, args, 3 * global_batch // micro, VOCAB, seed=5)
+    data_dir = write_data(tmp_path / "data", data)
+    lr, momentum, steps = 0.2, 0.9, 6
+    expected = torch_two_weight_versions(model, data, global_batch, steps, lr, momentum)
+    ordinary = torch_losses(model, NAMES, data, global_batch, steps,
+                            lambda p: torch.optim.SGD(p, lr=lr, momentum=momentum))
+    assert max(abs(a - b) for a, b in zip(expected, ordinary)) > 1e-3
+    program = m.compile(outdir=tmp_path / "2bw", mesh=mesh, microbatches=microbatches,
+                        optimizer="sgd", lr=lr, momentum=momentum, pipeline_weights=2)
+    plan = json.loads((program.outdir / "plan.json").read_text())
+    assert plan["pipeline_weights"] == 2 and "loom-two-weight-versions" in plan["pipeline"]
+    step_cpp = (program.outdir / "step.cpp").read_text()
+    assert "pending_grad.0" in step_cpp
+    got = program.train(data_dir, steps, ranks=program.mesh_size())
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+    if mesh == "dp=2":
+        # The pending gradients are state: a run resumed from a checkpoint
+        # continues the same curve.
+        ckpt, log = tmp_path / "ckpt", tmp_path / "resumed.csv"
+        program.train(data_dir, steps // 2, log=log, checkpoint_dir=ckpt,
+                      checkpoint_every=steps // 2, ranks=2)
+        resumed = program.train(data_dir, steps, log=log, checkpoint_dir=ckpt,
+                                checkpoint_every=steps // 2, resume=True, ranks=2)
+        np.testing.assert_allclose(resumed, got, rtol=1e-6)
+
+
+def test_two_weight_versions_refuse_what_they_cannot_serve(tmp_path):
+    _, _, m = llama(tmp_path, 1, "import")
+    for options, message in [
+            (dict(mesh="dp=2", optimizer="adamw"), "needs --optimizer sgd"),
+            (dict(mesh="dp=2", optimizer="sgd", weight_decay=0.1), "needs --weight-decay 0"),
+            (dict(mesh="dp=2", optimizer="sgd", lr_schedule="cosine", total_steps=10),
+             "needs --lr-schedule constant"),
+            (dict(mesh="pp=2", microbatches=2, optimizer="sgd"), "needs --mesh dp=2 or more"),
+            (dict(mesh="dp=2", optimizer="sgd", pipeline_weights=3), "must be 1 or 2")]:
+        options.setdefault("pipeline_weights", 2)
+        with pytest.raises(loom.LoomError, match=message):
+            m.compile(outdir=tmp_path / "bad", **options)

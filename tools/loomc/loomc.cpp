@@ -185,6 +185,14 @@ cl::opt<int64_t> bucketBytes(
     "bucket-bytes",
     cl::desc("Largest data-parallel gradient bucket, bytes (0: per gradient)"),
     cl::init(25 * 1024 * 1024), cl::cat(category));
+cl::opt<int64_t> pipelineWeights(
+    "pipeline-weights",
+    cl::desc("Weight versions: 1 (default), or 2 for PipeDream-2BW's rule "
+             "W(t+1) = W(t) - lr*grad f(W(t-1)): each step's data-parallel "
+             "gradient all-reduce overlaps the next step's forward and "
+             "backward (needs dp > 1, SGD without weight decay, a constant "
+             "learning rate)"),
+    cl::value_desc("1|2"), cl::init(1), cl::cat(category));
 cl::opt<int64_t> overlapSplit(
     "overlap-split",
     cl::desc("Oases: split each micro-batch into K sub-batches interleaved "
@@ -319,6 +327,7 @@ FailureOr<TrainingOptions> buildOptions() {
   take(microbatches, o.microbatches);
   take(microBatch, o.microBatch);
   take(overlapSplit, o.overlapSplit);
+  take(pipelineWeights, o.pipelineWeights);
   take(maxInflightCollectives, o.maxInflightCollectives);
   if (!takeEnum(pipelineSchedule, o.schedule,
                 mlir::loom::symbolizePipelineScheduleKind, "1f1b or gpipe",

@@ -87,6 +87,9 @@ struct TrainingOptions {
   Switch commSchedule = Switch::on;
   /// Embedding gradients exchanged by rows under dp.
   Switch sparseEmbeddingGrad = Switch::off;
+  /// Weight versions: 1, or 2 for PipeDream-2BW's rule (the dp gradient
+  /// exchange of a step overlaps the next step; loom-two-weight-versions).
+  int64_t pipelineWeights = 1;
 
   /// Under tp > 1, make each large parameter left replicated an error
   /// (loom-report-sharding), not a warning.

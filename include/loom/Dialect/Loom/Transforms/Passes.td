@@ -984,6 +984,45 @@ def LoomMarkLayers : Pass<"loom-mark-layers", "ModuleOp"> {
   ];
 }
 
+def LoomTwoWeightVersions : Pass<"loom-two-weight-versions", "ModuleOp"> {
+  let summary = "Overlap each step's data-parallel gradient all-reduce with "
+                "the next step's forward and backward (PipeDream-2BW)";
+  let description = [{
+    Rewrites each step function (`loom-optimizer`'s output, after
+    `loom-data-parallel`) so that the weights follow PipeDream-2BW's rule
+    (Narayanan et al. 2021; TriRace's part on data-parallel overlap):
+
+    ```
+    W(t+1) = W(t) - lr * grad f(W(t-1)),   W(-1) = W(0)
+    ```
+
+    The loss logged at step t is computed with W(t-1). Each data-parallel
+    gradient bucket's `shard.all_reduce` (every all-reduce on the dp axis but
+    the loss's) now reduces a new state argument `pending_grad.<k>` (the
+    bucket as the previous step left it, unreduced; zeros before the first
+    step) and moves to the top of the body, and the bucket this step
+    computes is returned as that state's new value. The lowering starts the
+    all-reduce at the top and waits for it before the update reads it, so
+    the previous step's gradient exchange overlaps this step's whole forward
+    and backward pass; it costs one more gradient buffer per bucket.
+
+    The rule above holds exactly when the update applied to a zero gradient
+    changes nothing: SGD (with any momentum, Nesterov or not) without
+    weight decay, at a constant learning rate (the first step applies the
+    zero pending gradient; clipping a zero gradient changes nothing
+    either). Other optimizers, weight decay, learning-rate schedules and a
+    step without data-parallel all-reduces are errors naming the option
+    (loomc checks the options first).
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    ListOption<"functions", "function", "std::string",
+               "The step functions (default: every function with a "
+               "result marked loom.updates)">,
+  ];
+}
+
 def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
   let summary = "Recompute chosen forward activations in the backward pass "
                 "instead of keeping them";

@@ -1,0 +1,151 @@
+//===- TwoWeightVersions.cpp - Defer the dp gradient exchange a step ------===//
+//
+// Implements -loom-two-weight-versions (see Passes.td): each data-parallel
+// gradient bucket's all-reduce reduces the bucket the previous step left in
+// a state argument, at the top of the step, and the step's own bucket is
+// returned as that state's next value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_LOOMTWOWEIGHTVERSIONS
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+bool isStepFunction(func::FuncOp func) {
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, LoomDialect::getUpdatesAttrName()))
+      return true;
+  return false;
+}
+
+bool onDpAxis(shard::AllReduceOp op) {
+  return getMeshAxis(op.getGridAttr(), op.getGridAxes()) ==
+         ::loom::MeshAxis::Dp;
+}
+
+/// The all-reduce the returned loss (result 0) is averaged by: the dp
+/// all-reduce its value is computed from, through the 1/D scale.
+Operation *lossAllReduce(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> work{ret.getOperand(0)};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(def))
+      if (onDpAxis(reduce))
+        return reduce;
+    llvm::append_range(work, def->getOperands());
+  }
+  return nullptr;
+}
+
+struct TwoWeightVersions
+    : public mlir::loom::impl::LoomTwoWeightVersionsBase<TwoWeightVersions> {
+  using Base::Base;
+
+  LogicalResult rewrite(func::FuncOp func);
+  void runOnOperation() override;
+};
+
+LogicalResult TwoWeightVersions::rewrite(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  Operation *loss = lossAllReduce(func);
+  SmallVector<shard::AllReduceOp> buckets;
+  for (auto reduce : body.getOps<shard::AllReduceOp>())
+    if (onDpAxis(reduce) && reduce.getOperation() != loss)
+      buckets.push_back(reduce);
+  if (buckets.empty())
+    return func.emitError()
+           << "loom-two-weight-versions: @" << func.getSymName()
+           << " has no data-parallel gradient all-reduce to overlap with the "
+              "next step (two weight versions need dp > 1, after "
+              "loom-data-parallel)";
+
+  // New state arguments go after the existing ones, before the data.
+  unsigned at = 0;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
+        func.getArgAttr(i, LoomDialect::getStateAttrName()))
+      at = i + 1;
+  Builder b(func.getContext());
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> pendingResults;
+  for (auto [k, reduce] : llvm::enumerate(buckets)) {
+    std::string name = "pending_grad." + std::to_string(k);
+    Type type = reduce.getInput().getType();
+    NamedAttrList attrs;
+    attrs.set(LoomDialect::getStateAttrName(), b.getUnitAttr());
+    attrs.set(LoomDialect::getNameAttrName(), b.getStringAttr(name));
+    unsigned index = at + static_cast<unsigned>(k);
+    if (failed(func.insertArgument(index, type, attrs.getDictionary(func.getContext()),
+                                   reduce.getLoc())))
+      return failure();
+    // This step's bucket, unreduced, is the next step's pending one.
+    Value local = reduce.getInput();
+    pendingResults.push_back(local);
+    reduce.getInputMutable().assign(func.getArgument(index));
+    reduce->moveBefore(&body, body.begin());
+  }
+  // Arguments after `at` moved: `loom.updates` naming them must follow.
+  unsigned added = static_cast<unsigned>(buckets.size());
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto updates = func.getResultAttrOfType<IntegerAttr>(
+            i, LoomDialect::getUpdatesAttrName());
+        updates && updates.getInt() >= static_cast<int64_t>(at))
+      func.setResultAttr(i, LoomDialect::getUpdatesAttrName(),
+                         b.getI64IntegerAttr(updates.getInt() + added));
+  unsigned first = func.getNumResults();
+  for (auto [k, value] : llvm::enumerate(pendingResults)) {
+    unsigned result = first + static_cast<unsigned>(k);
+    NamedAttrList attrs;
+    attrs.set(LoomDialect::getNameAttrName(),
+              b.getStringAttr("pending_grad." + std::to_string(k)));
+    attrs.set(LoomDialect::getUpdatesAttrName(),
+              b.getI64IntegerAttr(at + static_cast<int64_t>(k)));
+    if (failed(func.insertResult(result, value.getType(),
+                                 attrs.getDictionary(func.getContext()))))
+      return failure();
+    ret.getOperandsMutable().append(value);
+  }
+  return success();
+}
+
+void TwoWeightVersions::runOnOperation() {
+  SmallVector<func::FuncOp> targets;
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    if (functions.empty() ? isStepFunction(func)
+                          : llvm::is_contained(functions, func.getSymName()))
+      targets.push_back(func);
+  if (targets.empty()) {
+    getOperation().emitError("loom-two-weight-versions: no step function "
+                             "(a function with loom.updates results; run it "
+                             "after loom-optimizer)");
+    return signalPassFailure();
+  }
+  for (func::FuncOp func : targets)
+    if (failed(rewrite(func)))
+      return signalPassFailure();
+}
+
+} // namespace
