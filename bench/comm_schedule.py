@@ -20,8 +20,10 @@ For each configuration:
   lr grad f(W(t-1)), so only the first loss is the same).
 
 it prints the step time ((time of 2N steps - time of N) / N, min of
---repeat), the data-parallel and pipeline bytes a rank sends per step
-(`--comm-stats`), the first loss (all must agree), and writes one step's
+--repeat), the data-parallel and pipeline bytes a rank sends in the first
+step (`--comm-stats` of a one-step run; with two weight versions that
+step exchanges the zero pending gradient, so its row-sparse table
+exchange sends nothing), the first loss (all must agree), and writes one step's
 timeline (`--trace`, Chrome/Perfetto JSON) per configuration. Ratios
 against `off`. Prints figures only; never fails on a timing.
 """
@@ -106,7 +108,7 @@ def main():
         loss = float(log.read_text().splitlines()[1].split(",")[1])
         results[label] = step
         print(f"  {label:>22}: {step * 1e3:8.1f} ms/step, dp {sent['dp'] / 1e6:6.2f} MB, "
-              f"pp {sent['pp'] / 1e6:5.2f} MB per rank and step, first loss {loss:.6f}, "
+              f"pp {sent['pp'] / 1e6:5.2f} MB per rank in step 1, first loss {loss:.6f}, "
               f"timeline {trace}")
     base = results["off"]
     for label in results:
