@@ -43,20 +43,17 @@ bool onDpAxis(shard::AllReduceOp op) {
          ::loom::MeshAxis::Dp;
 }
 
-/// The all-reduce the returned loss (result 0) is averaged by: the dp
-/// all-reduce its value is computed from, through the 1/D scale.
+/// The all-reduce the returned loss (result 0) is averaged by:
+/// loom-data-parallel returns `loom.mul(all_reduce(loss), 1/D)`.
 Operation *lossAllReduce(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<Value> work{ret.getOperand(0)};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def)
-      continue;
-    if (auto reduce = dyn_cast<shard::AllReduceOp>(def))
+  auto scale = ret.getOperand(0).getDefiningOp<MulOp>();
+  if (!scale)
+    return nullptr;
+  for (Value operand : scale->getOperands())
+    if (auto reduce = operand.getDefiningOp<shard::AllReduceOp>())
       if (onDpAxis(reduce))
         return reduce;
-    llvm::append_range(work, def->getOperands());
-  }
   return nullptr;
 }
 
