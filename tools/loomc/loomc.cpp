@@ -23,6 +23,7 @@
 #include "loom/Pipelines/Plan.h"
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
+#include "loom/Planner/Search.h"
 #include "loom/Support/AtomicFile.h"
 #include "loom/Support/ByteSize.h"
 #include "loom/Target/Cpp/BuildCommand.h"
@@ -218,9 +219,22 @@ cl::opt<std::string> recompute(
 cl::opt<std::string> planFile(
     "plan",
     cl::desc("Read the mesh, micro-batches, schedule and stage boundaries "
-             "from a plan (JSON, as loomc writes OUTDIR/plan.json); flags "
-             "given on the command line override it"),
-    cl::value_desc("plan.json"), cl::cat(category));
+             "from a plan (JSON, as loomc writes OUTDIR/plan.json and "
+             "loom-plan -o writes); flags given on the command line override "
+             "it. 'auto': let the planner choose them for --cluster, --gpus "
+             "and --global-batch (what the flags fix is not searched)"),
+    cl::value_desc("plan.json|auto"), cl::cat(category));
+cl::opt<std::string> clusterSpec(
+    "cluster",
+    cl::desc("--plan auto: the cluster spec (a bundled name, see loom-plan "
+             "--list-clusters, or a JSON file)"),
+    cl::value_desc("SPEC"), cl::cat(category));
+cl::opt<int64_t> planGpus("gpus", cl::desc("--plan auto: GPUs to plan for"),
+                          cl::value_desc("N"), cl::init(0), cl::cat(category));
+cl::opt<int64_t> globalBatch(
+    "global-batch",
+    cl::desc("--plan auto: samples per step over all data-parallel replicas"),
+    cl::value_desc("G"), cl::init(0), cl::cat(category));
 cl::opt<std::string> target(
     "target",
     cl::desc("cpu (C++, OUTDIR/step.cpp) or cuda (CUDA, OUTDIR/step.cu: "
@@ -301,9 +315,11 @@ void printShardingSummary(const llvm::json::Value &report) {
 
 /// TrainingOptions from the defaults, then --plan, then the flags given on
 /// the command line (which override the plan).
+bool planFromFile() { return !planFile.empty() && planFile != "auto"; }
+
 FailureOr<TrainingOptions> buildOptions() {
   TrainingOptions o;
-  if (!planFile.empty()) {
+  if (planFromFile()) {
     std::string error;
     std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(planFile, &error);
     if (!input)
@@ -321,7 +337,7 @@ FailureOr<TrainingOptions> buildOptions() {
     if (given(flag))
       field = flag;
   };
-  if (given(mesh) || planFile.empty())
+  if (given(mesh) || !planFromFile())
     if (std::string e = ::loom::parseMesh(mesh, o.mesh); !e.empty())
       return fail("--mesh: " + e), failure();
   take(microbatches, o.microbatches);
@@ -352,7 +368,7 @@ FailureOr<TrainingOptions> buildOptions() {
       !takeEnum(sparseEmbeddingGrad, o.sparseEmbeddingGrad,
                 mlir::loom::symbolizeSwitch, "off, on or auto"))
     return failure();
-  if (given(target) || planFile.empty()) {
+  if (given(target) || !planFromFile()) {
     std::optional<mlir::loom::Target> kind = mlir::loom::symbolizeTarget(target);
     if (!kind)
       return fail("--target must be cpu or cuda, got '" + target + "'"),
@@ -362,7 +378,7 @@ FailureOr<TrainingOptions> buildOptions() {
   o.loss = lossName;
 
   mlir::loom::OptimizerOptions &opt = o.optimizer;
-  if (given(optimizer) || planFile.empty()) {
+  if (given(optimizer) || !planFromFile()) {
     std::optional<mlir::loom::OptimizerKind> kind =
         mlir::loom::symbolizeOptimizerKind(optimizer);
     if (!kind)
@@ -371,7 +387,7 @@ FailureOr<TrainingOptions> buildOptions() {
              failure();
     opt.kind = *kind;
   }
-  if (planFile.empty())
+  if (!planFromFile())
     opt.lr = lr;
   take(lr, opt.lr);
   take(momentum, opt.momentum);
@@ -384,7 +400,7 @@ FailureOr<TrainingOptions> buildOptions() {
   }
   take(eps, opt.eps);
   take(clipGradNorm, opt.clipGradNorm);
-  if (given(lrSchedule) || planFile.empty()) {
+  if (given(lrSchedule) || !planFromFile()) {
     std::optional<mlir::loom::LrSchedule> kind =
         mlir::loom::symbolizeLrSchedule(lrSchedule);
     if (!kind)
@@ -406,6 +422,70 @@ FailureOr<TrainingOptions> buildOptions() {
                 ": every micro-batch has the same number of rows"),
            failure();
   return o;
+}
+
+/// --plan auto: the planner's best plan for --cluster, --gpus and
+/// --global-batch, searching what the command line does not fix, applied
+/// to `o`. Returns an error message, empty on success.
+std::string planAutomatically(ModuleOp module, StringRef function,
+                              TrainingOptions &o) {
+  namespace planner = mlir::loom::planner;
+  auto given = [](const cl::Option &opt) { return opt.getNumOccurrences() > 0; };
+  if (clusterSpec.empty() || planGpus < 1 || globalBatch < 1)
+    return "--plan auto needs --cluster SPEC, --gpus N and --global-batch G";
+  llvm::Expected<planner::ClusterSpec> spec =
+      planner::loadClusterSpec(clusterSpec);
+  if (!spec)
+    return "--plan auto: " + llvm::toString(spec.takeError());
+  planner::SearchOptions search;
+  search.gpus = planGpus;
+  search.globalBatch = globalBatch;
+  search.optimizer = o.optimizer.kind;
+  if (given(mesh)) {
+    if (o.mesh.numRanks() != planGpus)
+      return "--plan auto: --mesh " + mesh + " has " +
+             std::to_string(o.mesh.numRanks()) + " ranks but --gpus is " +
+             std::to_string(planGpus);
+    search.mesh = o.mesh;
+  }
+  if (given(microbatches))
+    search.microbatches = o.microbatches;
+  if (given(pipelineSchedule))
+    search.schedule = o.schedule;
+  if (given(recompute) &&
+      o.recompute != mlir::loom::RecomputePolicy::automatic)
+    search.recompute = o.recompute;
+  if (given(overlapSplit))
+    search.overlapSplit = o.overlapSplit;
+  planner::ProfileCache profiles(module, function.str());
+  std::string error;
+  planner::SearchResult result =
+      planner::searchPlans(profiles, *spec, search, error);
+  if (!error.empty())
+    return "--plan auto: " + error;
+  if (result.ranked.empty()) {
+    std::string closest;
+    for (const auto &[reason, rej] : result.rejected)
+      if (!rej.closest.rejected.empty())
+        closest = "; the closest, " + rej.closest.candidate.describe() + ", " +
+                  rej.closest.rejected;
+    return "--plan auto: no plan fits " + std::to_string(planGpus) + " GPUs of '" +
+           spec->name + "'" + closest +
+           " (loom-plan lists the candidates and why each was rejected)";
+  }
+  const planner::Estimate &best = result.ranked.front();
+  o.mesh = best.candidate.mesh;
+  o.microbatches = best.candidate.microbatches;
+  o.schedule = best.candidate.schedule;
+  o.recompute = best.candidate.recompute;
+  o.overlapSplit = best.candidate.overlapSplit;
+  llvm::errs() << llvm::format(
+      "loomc: --plan auto on %lld x %s: %s (predicted %.4g s/step, %.4g "
+      "tokens/s; of %lld plans priced, %zu fit)\n",
+      static_cast<long long>(planGpus), spec->name.c_str(),
+      best.candidate.describe().c_str(), best.stepTime, best.tokensPerSecond,
+      static_cast<long long>(result.evaluated), result.ranked.size());
+  return "";
 }
 
 int run(int argc, char **argv) {
@@ -520,6 +600,15 @@ int run(int argc, char **argv) {
     }
   }
   options.function = entry.getName().str();
+
+  if (planFile == "auto") {
+    if (std::string e = planAutomatically(*module, options.function, options);
+        !e.empty())
+      return failAndClean(e);
+    if (std::string e = mlir::loom::verifyTrainingOptions(options); !e.empty())
+      return failAndClean("--plan auto chose options this build refuses: " + e);
+    lap("plan auto");
+  }
 
   // --recompute auto: each stage's policy, by the device budget (unless
   // the plan already says).

@@ -1,0 +1,77 @@
+//===- ModelProfile.h - What one rank of a tp group computes ----*- C++ -*-===//
+//
+// The planner's view of a model: the forward function after the
+// tensor-parallel passes of one tp degree (loom-tensor-parallel,
+// loom-vocab-parallel, loom-mark-layers: the same passes loomc runs), as a
+// sequence of ops in program order with what the cost model needs from
+// each (CostInterface flops and bytes, the collectives the passes put in,
+// activation sizes, which parameters it first reads). Profiles are
+// symbolic (shapes only), so a 175B-parameter model profiles in seconds;
+// the search prices every candidate plan from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLANNER_MODELPROFILE_H
+#define LOOM_PLANNER_MODELPROFILE_H
+
+#include "loom/Planner/ClusterSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+namespace planner {
+
+struct ProfiledOp {
+  std::string name;
+  /// CostInterface counts at the profiled batch (one tp rank's share).
+  double flops = 0, bytes = 0;
+  bool gemm = false;
+  /// Whether the op reads the data (its cost grows with the rows).
+  bool perRow = false;
+  /// The layer loom-mark-layers put it in (-1: outside every layer).
+  int64_t layer = -1;
+  /// Scores, masking and softmax of attention (results ending in S x S).
+  bool attentionCore = false;
+  /// Bytes of a forward collective (shard.all_reduce) over the tp group,
+  /// and of the backward one a loom.tp_copy stands for.
+  double forwardCommBytes = 0, backwardCommBytes = 0;
+  /// Activation bytes its results keep for the backward pass.
+  double savedBytes = 0;
+  /// Bytes and elements of the parameters it is the first to read.
+  double paramBytes = 0, paramElements = 0;
+  /// Activation bytes live across the point just before it (what a
+  /// pipeline cut there sends).
+  double crossBytes = 0;
+};
+
+struct ModelProfile {
+  int64_t tp = 1;
+  /// Rows (samples) of the model's batch, and tokens per sample (the
+  /// product of the first data argument's other dimensions).
+  int64_t batch = 1, tokensPerSample = 1;
+  NumberFormat format = NumberFormat::fp32;
+  int64_t elementBytes = 4;
+  std::vector<ProfiledOp> ops;
+  int64_t layers = 0;
+  /// The whole model (tp = 1), for MFU: forward flops at `batch` and
+  /// parameter elements.
+  double modelForwardFlops = 0;
+  double modelParams = 0;
+};
+
+/// Profiles entry function `function` of `module` (not modified) as one
+/// rank of a tp group of `tp`. On failure (the passes refuse the model at
+/// this tp, e.g. heads not divisible) returns failure with the reason in
+/// `error`.
+FailureOr<ModelProfile> profileModel(ModuleOp module, llvm::StringRef function,
+                                     int64_t tp, std::string &error);
+
+} // namespace planner
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_PLANNER_MODELPROFILE_H

@@ -1,0 +1,133 @@
+//===- Search.h - Price and search training plans --------------*- C++ -*-===//
+//
+// The planner: for a model (profiled per tp degree), a cluster spec, a GPU
+// count and a global batch, it enumerates plans (dp x tp x pp, micro-batch
+// size and count, pipeline schedule, recomputation, the Oases overlap
+// split), partitions each pipeline into stages, prices every stage with the
+// cost model, drops the plans that do not fit the GPU's memory, plays the
+// rest through the simulator and ranks them by step time. Fields the user
+// fixed (`--mesh`, `--microbatches`, ...) are not searched.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLANNER_SEARCH_H
+#define LOOM_PLANNER_SEARCH_H
+
+#include "loom/Pipelines/TrainingOptions.h"
+#include "loom/Planner/ClusterSpec.h"
+#include "loom/Planner/ModelProfile.h"
+#include "loom/Planner/Simulator.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+namespace planner {
+
+/// One plan the search prices.
+struct Candidate {
+  ::loom::Mesh mesh;
+  /// Rows per micro-batch and micro-batches per step (per dp rank).
+  int64_t microBatch = 1, microbatches = 1;
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  RecomputePolicy recompute = RecomputePolicy::none;
+  int64_t overlapSplit = 1;
+
+  std::string describe() const;
+};
+
+struct StageEstimate {
+  /// Ops [begin, end) of the profiled forward function.
+  size_t begin = 0, end = 0;
+  StageWork work;
+  /// Device bytes: parameters, gradients, optimizer state, activations
+  /// (per micro-batch times the micro-batches in flight), transfer buffers
+  /// and the spec's reserve.
+  double params = 0, grads = 0, optimizerState = 0, activations = 0,
+         inFlight = 0, buffers = 0, reserved = 0, deviceBytes = 0;
+};
+
+struct Estimate {
+  Candidate candidate;
+  /// Empty when the plan fits; else why it was rejected.
+  std::string rejected;
+  std::vector<StageEstimate> stages;
+  SimResult sim;
+  double stepTime = 0, tokensPerSecond = 0, mfu = 0, tflopsPerGpu = 0;
+  double memoryPerDevice = 0;
+  double usdPerHour = 0, tokensPerUsd = 0;
+};
+
+struct SearchOptions {
+  int64_t gpus = 0;
+  int64_t globalBatch = 0;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  /// Micro-batch sizes to try (rows; empty: the model's batch).
+  std::vector<int64_t> microBatchSizes;
+  /// Fixed choices (unset: searched).
+  std::optional<::loom::Mesh> mesh;
+  std::optional<int64_t> microbatches;
+  std::optional<PipelineScheduleKind> schedule;
+  std::optional<RecomputePolicy> recompute;
+  std::optional<int64_t> overlapSplit;
+  /// Rank plans over the GPU's memory too (what-if evaluations).
+  bool ignoreMemory = false;
+  /// Largest tp searched (0: the GPUs of a node).
+  int64_t maxTensorParallel = 0;
+  /// Called with a line of progress now and then (may be null).
+  llvm::function_ref<void(llvm::StringRef)> progress = nullptr;
+};
+
+struct SearchResult {
+  /// Every fitting plan, fastest first.
+  std::vector<Estimate> ranked;
+  /// Plans that do not fit, by reason (a count and the closest one).
+  struct Rejection {
+    int64_t count = 0;
+    Estimate closest;
+  };
+  std::map<std::string, Rejection> rejected;
+  int64_t evaluated = 0;
+};
+
+/// Profiles of a model per tp degree, computed on first use.
+class ProfileCache {
+public:
+  ProfileCache(ModuleOp module, std::string function)
+      : module(module), function(std::move(function)) {}
+  /// Null (with the reason in `error`) when the model cannot be cut tp
+  /// ways.
+  const ModelProfile *get(int64_t tp, std::string &error);
+
+private:
+  ModuleOp module;
+  std::string function;
+  std::map<int64_t, std::optional<ModelProfile>> profiles;
+  std::map<int64_t, std::string> errors;
+};
+
+/// Prices one plan (no search); `record` keeps the simulator's events.
+Estimate evaluatePlan(const ModelProfile &profile, const ModelProfile &whole,
+                      const ClusterSpec &spec, const Candidate &candidate,
+                      const SearchOptions &options, bool record);
+
+/// Searches the plans `options` leaves open. Errors (no plan divides the
+/// batch, the GPU count does not fit the cluster, the model cannot be
+/// cut): the message in `error`, naming the closest feasible alternative.
+SearchResult searchPlans(ProfileCache &profiles, const ClusterSpec &spec,
+                         const SearchOptions &options, std::string &error);
+
+/// The TrainingOptions that compile `candidate` (loomc --plan).
+TrainingOptions trainingOptions(const Candidate &candidate,
+                                OptimizerKind optimizer);
+
+} // namespace planner
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_PLANNER_SEARCH_H

@@ -1,0 +1,216 @@
+//===- ModelProfile.cpp - Profile a forward graph for the planner ---------===//
+
+#include "loom/Planner/ModelProfile.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::planner;
+
+namespace {
+
+double bytesOf(Type type) {
+  std::optional<int64_t> b = loom::detail::getNumBytes(type);
+  return b ? static_cast<double>(*b) : 0.0;
+}
+
+/// Whether the backward pass of `user` reads its operand `value`: not for
+/// ops whose vector-Jacobian product is linear in the cotangent alone
+/// (sums, copies, views, collectives), nor for the values of a select.
+bool backwardReads(Operation *user, Value value) {
+  static constexpr llvm::StringLiteral linear[] = {
+      "loom.add",       "loom.sub",          "loom.neg",
+      "loom.broadcast", "loom.reshape",      "loom.transpose",
+      "loom.split",     "loom.concat",       "loom.reduce_sum",
+      "loom.tp_copy",   "loom.convert",      "loom.slice",
+      "loom.pad",       "loom.stop_gradient", "shard.all_reduce",
+      "shard.all_gather", "shard.reduce_scatter", "func.return"};
+  llvm::StringRef name = user->getName().getStringRef();
+  if (llvm::is_contained(linear, name))
+    return false;
+  if (name == "loom.select")
+    return user->getOperand(0) == value;
+  return true;
+}
+
+/// Ops whose backward pass reads their own result.
+bool backwardReadsResult(Operation *op) {
+  return isa<SoftmaxOp, ExpOp>(op);
+}
+
+} // namespace
+
+FailureOr<ModelProfile>
+mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
+                                  int64_t tp, std::string &error) {
+  OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
+  MLIRContext *context = module->getContext();
+
+  // The diagnostics of a refused tp degree become the error, not output.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
+      diagnostics = diag.str();
+    return success();
+  });
+  PassManager pm(context, ModuleOp::getOperationName());
+  pm.addPass(createLoomShapeInference());
+  if (tp > 1) {
+    LoomTensorParallelOptions tpOptions;
+    tpOptions.function = function.str();
+    tpOptions.tp = tp;
+    pm.addPass(createLoomTensorParallel(tpOptions));
+    LoomVocabParallelOptions vocab;
+    vocab.function = function.str();
+    vocab.tp = tp;
+    pm.addPass(createLoomVocabParallel(vocab));
+  }
+  LoomMarkLayersOptions layers;
+  layers.function = function.str();
+  pm.addPass(createLoomMarkLayers(layers));
+  if (failed(pm.run(*clone))) {
+    error = "tp=" + std::to_string(tp) + ": " +
+            (diagnostics.empty() ? std::string("the passes failed")
+                                 : diagnostics);
+    return failure();
+  }
+
+  auto func = clone->lookupSymbol<func::FuncOp>(function);
+  if (!func || func.isExternal()) {
+    error = "the model has no function @" + function.str();
+    return failure();
+  }
+
+  ModelProfile profile;
+  profile.tp = tp;
+
+  // Data arguments: the batch, tokens per sample and the element type.
+  llvm::DenseSet<Value> perRow;
+  bool seenData = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Value arg = func.getArgument(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (func.getArgAttr(i, LoomDialect::getParamAttrName())) {
+      if (type && isa<FloatType>(type.getElementType())) {
+        Type element = type.getElementType();
+        profile.elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+        profile.format = element.isBF16()   ? NumberFormat::bf16
+                         : element.isF16() ? NumberFormat::fp16
+                                           : NumberFormat::fp32;
+      }
+      continue;
+    }
+    perRow.insert(arg);
+    if (!seenData && type && type.getRank() >= 1) {
+      seenData = true;
+      profile.batch = std::max<int64_t>(1, type.getDimSize(0));
+      int64_t tokens = 1;
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        tokens *= std::max<int64_t>(1, type.getDimSize(d));
+      profile.tokensPerSample = tokens;
+    }
+  }
+  // Sequence length for the attention core: the last dimension of the
+  // first data argument of rank >= 2.
+  int64_t seq = profile.tokensPerSample;
+
+  llvm::DenseMap<Operation *, size_t> position;
+  llvm::DenseSet<Value> seenParams;
+  int64_t maxLayer = -1;
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    position[&op] = profile.ops.size();
+    ProfiledOp p;
+    p.name = op.getName().getStringRef().str();
+    for (Value operand : op.getOperands()) {
+      if (perRow.contains(operand))
+        p.perRow = true;
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (arg && arg.getOwner() == &body &&
+          func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()) &&
+          seenParams.insert(arg).second) {
+        p.paramBytes += bytesOf(arg.getType());
+        if (std::optional<int64_t> n =
+                loom::detail::getNumElements(arg.getType()))
+          p.paramElements += static_cast<double>(*n);
+      }
+    }
+    if (p.perRow)
+      for (Value result : op.getResults())
+        perRow.insert(result);
+    if (auto cost = dyn_cast<CostInterface>(&op)) {
+      p.flops = static_cast<double>(cost.getFlopCount().value_or(0));
+      p.bytes = static_cast<double>(cost.getBytesAccessed().value_or(0));
+    }
+    p.gemm = isa<DotGeneralOp>(op);
+    if (auto layer = op.getAttrOfType<IntegerAttr>("loom.layer")) {
+      p.layer = layer.getInt();
+      maxLayer = std::max(maxLayer, p.layer);
+    }
+    for (Value result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (type && type.getRank() >= 2 && seq > 1 &&
+          type.getDimSize(type.getRank() - 1) == seq &&
+          type.getDimSize(type.getRank() - 2) == seq && p.perRow)
+        p.attentionCore = true;
+    }
+    if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+            shard::AllToAllOp>(op))
+      for (Value result : op.getResults())
+        p.forwardCommBytes += bytesOf(result.getType());
+    if (isa<TpCopyOp>(op))
+      p.backwardCommBytes += bytesOf(op.getResult(0).getType());
+    // What the backward pass keeps of this op: each result some op's
+    // vector-Jacobian product reads.
+    if (p.perRow)
+      for (Value result : op.getResults())
+        if (backwardReadsResult(&op) ||
+            llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return backwardReads(user, result);
+            }))
+          p.savedBytes += bytesOf(result.getType());
+    profile.ops.push_back(std::move(p));
+  }
+  profile.layers = maxLayer + 1;
+
+  // Activation bytes live across each point: +size after the definition,
+  // -size after the last use.
+  std::vector<double> delta(profile.ops.size() + 1, 0.0);
+  for (Operation &op : body.without_terminator()) {
+    size_t def = position[&op];
+    if (!profile.ops[def].perRow)
+      continue;
+    for (Value result : op.getResults()) {
+      size_t last = def;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        auto it = top ? position.find(top) : position.end();
+        last = std::max(last, it == position.end() ? profile.ops.size()
+                                                   : it->second);
+      }
+      if (last > def) {
+        double b = bytesOf(result.getType());
+        delta[def + 1] += b;
+        delta[std::min(last, profile.ops.size() - 1) + 1] -= b;
+      }
+    }
+  }
+  double live = 0;
+  for (size_t i = 0; i < profile.ops.size(); ++i) {
+    live += delta[i];
+    profile.ops[i].crossBytes = std::max(0.0, live);
+  }
+  return profile;
+}

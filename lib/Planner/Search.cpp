@@ -1,0 +1,472 @@
+//===- Search.cpp - Price and search training plans -----------------------===//
+
+#include "loom/Planner/Search.h"
+
+#include "loom/Planner/CostModel.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::planner;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+/// loom-data-parallel's default bucket (PyTorch DDP's).
+constexpr double kBucketBytes = 25.0 * 1024 * 1024;
+
+using Partition = std::vector<std::pair<size_t, size_t>>;
+
+/// Cuts the ops into `pp` contiguous stages of about equal time (each op
+/// weighed by the cost model at the profiled batch).
+std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
+                                   const CostModel &cm) {
+  size_t n = profile.ops.size();
+  if (pp < 1 || static_cast<size_t>(pp) > n)
+    return std::nullopt;
+  std::vector<double> prefix(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const ProfiledOp &op = profile.ops[i];
+    prefix[i + 1] = prefix[i] + cm.kernelTime(op.flops, op.bytes, op.gemm);
+  }
+  Partition stages;
+  size_t begin = 0;
+  for (int64_t k = 1; k < pp; ++k) {
+    double target = prefix[n] * k / pp;
+    size_t cut = std::lower_bound(prefix.begin() + begin + 1,
+                                  prefix.begin() + n + 1, target) -
+                 prefix.begin();
+    // Leave at least one op for each stage still to come.
+    cut = std::clamp<size_t>(cut, begin + 1, n - (pp - k));
+    stages.push_back({begin, cut});
+    begin = cut;
+  }
+  stages.push_back({begin, n});
+  return stages;
+}
+
+/// What a stage costs per micro-batch, before the schedule and the
+/// recomputation policy are chosen.
+struct StageSums {
+  double forward = 0, forwardComm = 0, backwardComm = 0, attentionCore = 0;
+  double saved = 0, attentionSaved = 0, layerInputs = 0, outsideSaved = 0,
+         maxLayerSaved = 0, commOutputs = 0;
+  double params = 0, paramElements = 0;
+  double inBytes = 0, outBytes = 0;
+  bool hasLayers = false;
+};
+
+std::vector<StageSums> sumStages(const ModelProfile &profile,
+                                 const Partition &stages, int64_t rows,
+                                 int64_t split, const CostModel &cm) {
+  int64_t tp = profile.tp;
+  double full = static_cast<double>(rows) / profile.batch;
+  double sub = full / split;
+  std::vector<StageSums> sums;
+  for (auto [begin, end] : stages) {
+    StageSums s;
+    std::map<int64_t, double> perLayer;
+    int64_t layer = -2;
+    for (size_t i = begin; i < end; ++i) {
+      const ProfiledOp &op = profile.ops[i];
+      double scale = op.perRow ? sub : 1.0;
+      double times = op.perRow ? split : 1.0;
+      double t = cm.kernelTime(op.flops * scale, op.bytes * scale, op.gemm);
+      s.forward += times * t;
+      if (op.attentionCore)
+        s.attentionCore += times * t;
+      if (op.forwardCommBytes > 0)
+        s.forwardComm +=
+            times * cm.allReduceTime(op.forwardCommBytes * scale, tp, 1);
+      if (op.backwardCommBytes > 0)
+        s.backwardComm +=
+            times * cm.allReduceTime(op.backwardCommBytes * scale, tp, 1);
+      double saved = op.savedBytes * (op.perRow ? full : 1.0);
+      s.saved += saved;
+      if (op.attentionCore)
+        s.attentionSaved += saved;
+      if (op.layer >= 0) {
+        s.hasLayers = true;
+        if (op.layer != layer)
+          s.layerInputs += op.crossBytes * full;
+        perLayer[op.layer] += saved;
+        s.commOutputs += op.forwardCommBytes * (op.perRow ? full : 1.0);
+      } else {
+        s.outsideSaved += saved;
+      }
+      layer = op.layer;
+      s.params += op.paramBytes;
+      s.paramElements += op.paramElements;
+    }
+    for (auto &[l, bytes] : perLayer)
+      s.maxLayerSaved = std::max(s.maxLayerSaved, bytes);
+    s.inBytes = begin > 0 ? profile.ops[begin].crossBytes * full : 0;
+    s.outBytes =
+        end < profile.ops.size() ? profile.ops[end].crossBytes * full : 0;
+    sums.push_back(s);
+  }
+  return sums;
+}
+
+std::string gib(double bytes) {
+  return llvm::formatv("{0:f2} GiB", bytes / kGiB).str();
+}
+
+Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
+                const ClusterSpec &spec, const Candidate &c,
+                const SearchOptions &options, const Partition &stages,
+                const std::vector<StageSums> &sums, const CostModel &cm,
+                bool record) {
+  Estimate e;
+  e.candidate = c;
+  int64_t P = c.mesh.pp, tp = c.mesh.tp, dp = c.mesh.dp, M = c.microbatches;
+  int64_t K = c.overlapSplit;
+  double w = profile.elementBytes;
+  bool adam = options.optimizer != OptimizerKind::sgd;
+  std::vector<StageWork> work;
+  double worst = 0;
+  int64_t worstStage = 0;
+  for (int64_t k = 0; k < P; ++k) {
+    const StageSums &s = sums[k];
+    StageEstimate st;
+    st.begin = stages[k].first;
+    st.end = stages[k].second;
+    StageWork &sw = st.work;
+    sw.forward = s.forward;
+    sw.backward = 2.0 * s.forward;
+    // Oases: with K sub-batches, one's all-reduce runs while another
+    // computes; at least one sub-batch's share stays exposed.
+    auto exposed = [&](double comm, double compute) {
+      if (K <= 1)
+        return comm;
+      return std::max(comm / K, comm - compute * (K - 1) / K);
+    };
+    sw.forwardComm = exposed(s.forwardComm, sw.forward);
+    sw.backwardComm = exposed(s.backwardComm, sw.backward);
+    double activations = s.saved;
+    switch (c.recompute) {
+    case RecomputePolicy::none:
+    case RecomputePolicy::automatic:
+      break;
+    case RecomputePolicy::selective:
+      sw.recompute = s.attentionCore;
+      activations = s.saved - s.attentionSaved;
+      break;
+    case RecomputePolicy::full:
+      // Keep each layer's input; replay the layer, collectives included.
+      sw.recompute = s.forward + s.forwardComm;
+      activations = s.layerInputs + s.outsideSaved + s.maxLayerSaved;
+      break;
+    case RecomputePolicy::CommFree:
+      // Keep the collectives' results too: the replay computes only.
+      sw.recompute = s.forward;
+      activations =
+          s.layerInputs + s.outsideSaved + s.maxLayerSaved + s.commOutputs;
+      break;
+    }
+    if (k + 1 < P)
+      sw.sendNext = cm.sendTime(s.outBytes, ::loom::Mesh(c.mesh).rank({0, k, 0}),
+                                ::loom::Mesh(c.mesh).rank({0, k + 1, 0}), tp);
+    // Data parallelism: the stage's gradients, in buckets; all but the last
+    // can overlap the last backward.
+    double gradBytes = s.params;
+    sw.gradAllReduce = cm.allReduceTime(gradBytes, dp, P * tp);
+    double buckets = std::max(1.0, std::ceil(gradBytes / kBucketBytes));
+    sw.gradAllReduceHidden = sw.gradAllReduce * (buckets - 1) / buckets;
+    double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
+    sw.optimizer = s.paramElements * (3.0 * w + 2.0 * stateBytes) /
+                       (spec.gpu.memoryBandwidth * spec.efficiency.memory) +
+                   spec.efficiency.launch;
+    st.params = s.params;
+    st.grads = s.params;
+    st.optimizerState = s.paramElements * stateBytes;
+    st.activations = activations;
+    st.inFlight = P == 1 ? 1
+                  : c.schedule == PipelineScheduleKind::GPipe
+                      ? static_cast<double>(M)
+                      : static_cast<double>(std::min<int64_t>(M, P - k));
+    st.buffers = 2.0 * (s.inBytes + s.outBytes);
+    st.reserved = static_cast<double>(spec.reservedBytes);
+    st.deviceBytes = st.params + st.grads + st.optimizerState +
+                     st.activations * st.inFlight + st.buffers + st.reserved;
+    if (st.deviceBytes > worst) {
+      worst = st.deviceBytes;
+      worstStage = k;
+    }
+    work.push_back(sw);
+    e.stages.push_back(st);
+  }
+  e.memoryPerDevice = worst;
+  if (!options.ignoreMemory &&
+      worst > static_cast<double>(spec.gpu.memoryBytes))
+    e.rejected = llvm::formatv("over memory: stage {0} needs {1} of {2}",
+                               worstStage, gib(worst),
+                               gib(static_cast<double>(spec.gpu.memoryBytes)))
+                     .str();
+  e.sim = simulateStep(work, M,
+                       c.schedule == PipelineScheduleKind::GPipe
+                           ? SimSchedule::gpipe
+                           : SimSchedule::oneFOneB,
+                       record);
+  e.stepTime = e.sim.stepTime;
+  double samples = static_cast<double>(options.globalBatch);
+  e.tokensPerSecond = samples * profile.tokensPerSample / e.stepTime;
+  double modelFlops = 3.0 * whole.modelForwardFlops * samples / whole.batch;
+  double gpus = static_cast<double>(c.mesh.numRanks());
+  e.tflopsPerGpu = modelFlops / e.stepTime / gpus / 1e12;
+  e.mfu = modelFlops / e.stepTime / gpus / cm.peak();
+  e.usdPerHour = gpus * spec.price.usdPerGpuHour;
+  e.tokensPerUsd = e.tokensPerSecond * 3600.0 / e.usdPerHour;
+  return e;
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0)
+      out.push_back(d);
+  return out;
+}
+
+} // namespace
+
+std::string Candidate::describe() const {
+  std::string s = llvm::formatv("dp={0},tp={1},pp={2} mb={3}x{4}", mesh.dp,
+                                mesh.tp, mesh.pp, microBatch, microbatches)
+                      .str();
+  if (mesh.pp > 1)
+    s += std::string(" ") + stringifyPipelineScheduleKind(schedule).str();
+  if (recompute != RecomputePolicy::none)
+    s += " recompute=" + stringifyRecomputePolicy(recompute).str();
+  if (overlapSplit > 1)
+    s += " split=" + std::to_string(overlapSplit);
+  return s;
+}
+
+const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
+  auto it = profiles.find(tp);
+  if (it == profiles.end()) {
+    std::string e;
+    FailureOr<ModelProfile> p = profileModel(module, function, tp, e);
+    if (failed(p)) {
+      errors[tp] = e;
+      it = profiles.emplace(tp, std::nullopt).first;
+    } else {
+      it = profiles.emplace(tp, std::move(*p)).first;
+    }
+    // The whole model's totals (for MFU) come from the tp = 1 profile.
+    if (it->second && tp == 1) {
+      double flops = 0, params = 0;
+      for (const ProfiledOp &op : it->second->ops) {
+        flops += op.flops;
+        params += op.paramElements;
+      }
+      it->second->modelForwardFlops = flops;
+      it->second->modelParams = params;
+    }
+  }
+  if (!it->second) {
+    error = errors[tp];
+    return nullptr;
+  }
+  return &*it->second;
+}
+
+Estimate mlir::loom::planner::evaluatePlan(const ModelProfile &profile,
+                                           const ModelProfile &whole,
+                                           const ClusterSpec &spec,
+                                           const Candidate &candidate,
+                                           const SearchOptions &options,
+                                           bool record) {
+  CostModel cm(spec, profile.format);
+  std::optional<Partition> stages =
+      partition(profile, candidate.mesh.pp, cm);
+  if (!stages) {
+    Estimate e;
+    e.candidate = candidate;
+    e.rejected = llvm::formatv("pp={0} exceeds the model's {1} ops",
+                               candidate.mesh.pp, profile.ops.size())
+                     .str();
+    return e;
+  }
+  std::vector<StageSums> sums =
+      sumStages(profile, *stages, candidate.microBatch,
+                candidate.overlapSplit, cm);
+  return finish(profile, whole, spec, candidate, options, *stages, sums, cm,
+                record);
+}
+
+SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
+                                              const ClusterSpec &spec,
+                                              const SearchOptions &options,
+                                              std::string &error) {
+  SearchResult result;
+  int64_t N = options.gpus, G = options.globalBatch;
+  auto say = [&](const std::string &line) {
+    if (options.progress)
+      options.progress(line);
+  };
+  if (spec.maxNodes > 0 && N > spec.maxNodes * spec.gpusPerNode) {
+    error = llvm::formatv("--gpus {0}: cluster '{1}' has at most {2} GPUs "
+                          "(max_nodes {3} x gpus_per_node {4}); use --gpus {2} "
+                          "or fewer",
+                          N, spec.name, spec.maxNodes * spec.gpusPerNode,
+                          spec.maxNodes, spec.gpusPerNode)
+                .str();
+    return result;
+  }
+  const ModelProfile *whole = profiles.get(1, error);
+  if (!whole)
+    return result;
+  error.clear();
+  std::vector<int64_t> sizes = options.microBatchSizes;
+  if (sizes.empty())
+    sizes.push_back(whole->batch);
+
+  int64_t maxTp = options.maxTensorParallel > 0 ? options.maxTensorParallel
+                                                : spec.gpusPerNode;
+  std::vector<int64_t> tps;
+  if (options.mesh)
+    tps.push_back(options.mesh->tp);
+  else
+    for (int64_t d : divisors(N))
+      if (d <= maxTp)
+        tps.push_back(d);
+
+  std::string divisibility, tpErrors;
+  for (int64_t tp : tps) {
+    std::string e;
+    const ModelProfile *profile = profiles.get(tp, e);
+    if (!profile) {
+      tpErrors += (tpErrors.empty() ? "" : "; ") + e;
+      continue;
+    }
+    say(llvm::formatv("profiled tp={0}: {1} ops, {2} layers", tp,
+                      profile->ops.size(), profile->layers)
+            .str());
+    CostModel cm(spec, profile->format);
+    std::vector<int64_t> pps;
+    if (options.mesh)
+      pps.push_back(options.mesh->pp);
+    else
+      for (int64_t d : divisors(N / tp))
+        if (profile->layers == 0 ? d <= 2 : d <= profile->layers + 2)
+          pps.push_back(d);
+    for (int64_t pp : pps) {
+      if (N % (tp * pp) != 0)
+        continue;
+      int64_t dp = N / (tp * pp);
+      if (options.mesh && options.mesh->dp != dp)
+        continue;
+      std::optional<Partition> stages = partition(*profile, pp, cm);
+      if (!stages)
+        continue;
+      for (int64_t mb : sizes) {
+        if (G % (dp * mb) != 0) {
+          divisibility = llvm::formatv("dp={0} x micro-batch {1}", dp, mb);
+          ++result.rejected["global batch not divisible"].count;
+          continue;
+        }
+        int64_t M = G / (dp * mb);
+        if (options.microbatches && *options.microbatches != M)
+          continue;
+        std::vector<int64_t> splits;
+        if (options.overlapSplit)
+          splits.push_back(*options.overlapSplit);
+        else {
+          splits.push_back(1);
+          if (tp > 1)
+            splits.push_back(2);
+        }
+        for (int64_t K : splits) {
+          std::vector<StageSums> sums =
+              sumStages(*profile, *stages, mb, K, cm);
+          std::vector<PipelineScheduleKind> schedules;
+          if (options.schedule)
+            schedules.push_back(*options.schedule);
+          else {
+            schedules.push_back(PipelineScheduleKind::OneFOneB);
+            if (pp > 1)
+              schedules.push_back(PipelineScheduleKind::GPipe);
+          }
+          std::vector<RecomputePolicy> policies;
+          if (options.recompute)
+            policies.push_back(*options.recompute);
+          else {
+            policies.push_back(RecomputePolicy::none);
+            if (profile->layers > 0) {
+              policies.push_back(RecomputePolicy::selective);
+              policies.push_back(RecomputePolicy::full);
+              if (tp > 1)
+                policies.push_back(RecomputePolicy::CommFree);
+            }
+          }
+          for (PipelineScheduleKind schedule : schedules)
+            for (RecomputePolicy policy : policies) {
+              Candidate c;
+              c.mesh.dp = dp;
+              c.mesh.tp = tp;
+              c.mesh.pp = pp;
+              c.microBatch = mb;
+              c.microbatches = M;
+              c.schedule = schedule;
+              c.recompute = policy;
+              c.overlapSplit = K;
+              Estimate e = finish(*profile, *whole, spec, c, options, *stages,
+                                  sums, cm, /*record=*/false);
+              ++result.evaluated;
+              if (result.evaluated % 2000 == 0)
+                say(llvm::formatv("{0} plans priced", result.evaluated).str());
+              if (!e.rejected.empty()) {
+                std::string reason =
+                    e.rejected.substr(0, e.rejected.find(':'));
+                SearchResult::Rejection &r = result.rejected[reason];
+                if (r.count == 0 ||
+                    e.memoryPerDevice < r.closest.memoryPerDevice)
+                  r.closest = e;
+                ++r.count;
+                continue;
+              }
+              result.ranked.push_back(std::move(e));
+            }
+        }
+      }
+    }
+  }
+  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+                   [](const Estimate &a, const Estimate &b) {
+                     return a.stepTime < b.stepTime;
+                   });
+  if (result.ranked.empty() && result.evaluated == 0) {
+    if (!tpErrors.empty() && options.mesh)
+      error = tpErrors;
+    else if (!divisibility.empty())
+      error = llvm::formatv("--global-batch {0}: no plan divides it ({1} "
+                            "does not); use a multiple of it",
+                            G, divisibility)
+                  .str();
+    else if (!tpErrors.empty())
+      error = tpErrors;
+    else
+      error = "no plan to price (the fixed choices exclude every plan)";
+  }
+  return result;
+}
+
+TrainingOptions mlir::loom::planner::trainingOptions(const Candidate &c,
+                                                     OptimizerKind optimizer) {
+  TrainingOptions o;
+  o.mesh = c.mesh;
+  o.microbatches = c.microbatches;
+  o.microBatch = c.microBatch;
+  o.schedule = c.schedule;
+  o.recompute = c.recompute;
+  o.overlapSplit = c.overlapSplit;
+  o.optimizer.kind = optimizer;
+  return o;
+}

@@ -1,0 +1,537 @@
+//===- loom-plan.cpp - The planner's tool ---------------------------------===//
+//
+//   loom-plan MODEL --cluster SPEC --gpus N --global-batch G [--json] [-o plan.json]
+//   loom-plan MODEL --compare SPEC SPEC ... --gpus N --global-batch G [--plot F.svg]
+//
+// Searches the training plans of MODEL on a cluster (lib/Planner), prints
+// the best candidates with their predicted step time, throughput, MFU and
+// memory, why the others were rejected, and writes the best as a plan that
+// `loomc --plan` compiles. See docs/planner.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Import/Model.h"
+#include "loom/Pipelines/Plan.h"
+#include "loom/Planner/ClusterSpec.h"
+#include "loom/Planner/CostModel.h"
+#include "loom/Planner/Search.h"
+#include "loom/InitAllDialects.h"
+#include "loom/InitAllPasses.h"
+#include "loom/Support/AtomicFile.h"
+#include "loom/Support/Mesh.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::planner;
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+
+namespace {
+
+cl::OptionCategory category("loom-plan options");
+
+cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.onnx|model.mlir>"),
+                               cl::cat(category));
+cl::opt<std::string> cluster("cluster",
+                             cl::desc("Cluster spec: a bundled name (--list-clusters) "
+                                      "or a JSON file (docs/cluster-spec.md)"),
+                             cl::value_desc("SPEC"), cl::cat(category));
+cl::list<std::string> compare("compare",
+                              cl::desc("Compare clusters: the best plan on each "
+                                       "(one row per spec; names or files)"),
+                              cl::value_desc("SPEC"), cl::PositionalEatsArgs,
+                              cl::cat(category));
+cl::opt<int64_t> gpus("gpus", cl::desc("GPUs to plan for"), cl::value_desc("N"),
+                      cl::init(0), cl::cat(category));
+cl::opt<int64_t> globalBatch("global-batch",
+                             cl::desc("Samples per step over all replicas"),
+                             cl::value_desc("G"), cl::init(0), cl::cat(category));
+cl::opt<std::string> mesh("mesh",
+                          cl::desc("Evaluate this mesh dp=D,tp=T,pp=P instead "
+                                   "of searching meshes"),
+                          cl::cat(category));
+cl::opt<int64_t> microbatches("microbatches",
+                              cl::desc("Fix the micro-batches per step"),
+                              cl::init(0), cl::cat(category));
+cl::opt<std::string> microBatchSizes(
+    "micro-batch-sizes",
+    cl::desc("Rows per micro-batch to try, comma list (default: the model's "
+             "batch, the only one loomc compiles a fixed-batch model at)"),
+    cl::value_desc("R,R,..."), cl::cat(category));
+cl::opt<std::string> recompute("recompute",
+                               cl::desc("Fix recomputation: none, full, "
+                                        "selective or comm-free"),
+                               cl::cat(category));
+cl::opt<std::string> schedule("schedule", cl::desc("Fix the schedule: 1f1b or gpipe"),
+                              cl::cat(category));
+cl::opt<int64_t> overlapSplit("overlap-split",
+                              cl::desc("Fix the Oases overlap split K"),
+                              cl::init(0), cl::cat(category));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("Optimizer whose state is planned "
+                                        "for: sgd, adam or adamw (default)"),
+                               cl::init("adamw"), cl::cat(category));
+cl::opt<int64_t> maxTp("max-tp",
+                       cl::desc("Largest tensor-parallel degree searched "
+                                "(default: GPUs per node)"),
+                       cl::init(0), cl::cat(category));
+cl::opt<int64_t> top("top", cl::desc("Candidates in the table (default 10)"),
+                     cl::init(10), cl::cat(category));
+cl::opt<bool> jsonOut("json", cl::desc("Print JSON instead of tables"),
+                      cl::cat(category));
+cl::opt<std::string> planOut("o", cl::desc("Write the best plan (loomc --plan)"),
+                             cl::value_desc("plan.json"), cl::cat(category));
+cl::opt<std::string> traceOut("trace",
+                              cl::desc("Write the best plan's simulated "
+                                       "timeline (Chrome trace, as train --trace)"),
+                              cl::value_desc("FILE"), cl::cat(category));
+cl::opt<double> budget("budget-usd-per-hour",
+                       cl::desc("--compare: as many GPUs of each cluster as "
+                                "this buys (instead of --gpus)"),
+                       cl::init(0), cl::cat(category));
+cl::opt<double> trainTokens("train-tokens",
+                            cl::desc("--compare: tokens to train, for the time "
+                                     "and cost columns (default 1e9)"),
+                            cl::init(1e9), cl::cat(category));
+cl::opt<std::string> plotOut("plot",
+                             cl::desc("--compare: write a bar chart (SVG) of "
+                                      "tokens/s and tokens per dollar"),
+                             cl::value_desc("FILE.svg"), cl::cat(category));
+cl::opt<bool> listClusters("list-clusters", cl::desc("List the bundled specs"),
+                           cl::cat(category));
+cl::opt<bool> ignoreMemory(
+    "ignore-memory",
+    cl::desc("Rank plans that exceed the GPU's memory too (what-if)"),
+    cl::cat(category));
+cl::opt<bool> quiet("q", cl::desc("No progress lines"), cl::cat(category));
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "loom-plan: error: " << message << "\n";
+  return 1;
+}
+
+json::Value estimateJSON(const Estimate &e, const ClusterSpec &spec,
+                         llvm::StringRef model, OptimizerKind opt) {
+  Plan plan;
+  plan.model = model.str();
+  plan.options = trainingOptions(e.candidate, opt);
+  json::Array stages;
+  for (const StageEstimate &s : e.stages)
+    stages.push_back(json::Object{
+        {"ops", json::Array{static_cast<int64_t>(s.begin),
+                            static_cast<int64_t>(s.end)}},
+        {"forward_s", s.work.forward},
+        {"backward_s", s.work.backward},
+        {"recompute_s", s.work.recompute},
+        {"exposed_tp_comm_s", s.work.forwardComm + s.work.backwardComm},
+        {"send_s", s.work.sendNext},
+        {"dp_all_reduce_s", s.work.gradAllReduce},
+        {"optimizer_s", s.work.optimizer},
+        {"device_bytes", s.deviceBytes},
+        {"param_bytes", s.params},
+        {"optimizer_state_bytes", s.optimizerState},
+        {"activation_bytes_per_microbatch", s.activations},
+        {"microbatches_in_flight", s.inFlight}});
+  return json::Object{
+      {"plan_summary", e.candidate.describe()},
+      {"step_time_s", e.stepTime},
+      {"tokens_per_s", e.tokensPerSecond},
+      {"mfu", e.mfu},
+      {"tflops_per_gpu", e.tflopsPerGpu},
+      {"memory_per_device_bytes", e.memoryPerDevice},
+      {"gpu_memory_bytes", spec.gpu.memoryBytes},
+      {"bubble_fraction", e.sim.bubbleFraction},
+      {"exposed_comm_s", e.sim.exposedComm},
+      {"usd_per_hour", e.usdPerHour},
+      {"tokens_per_usd", e.tokensPerUsd},
+      {"stages", std::move(stages)},
+      {"plan", toJSON(plan)}};
+}
+
+void printTable(const SearchResult &r, const ClusterSpec &spec) {
+  llvm::outs() << llvm::formatv(
+      "{0,-4} {1,-44} {2,10} {3,11} {4,6} {5,8} {6,9} {7,7} {8,9}\n", "rank",
+      "plan", "step s", "tokens/s", "MFU", "TFLOPS", "mem GiB", "bubble",
+      "exp.comm");
+  size_t n = std::min<size_t>(r.ranked.size(), top);
+  for (size_t i = 0; i < n; ++i) {
+    const Estimate &e = r.ranked[i];
+    llvm::outs() << llvm::formatv(
+        "{0,-4} {1,-44} {2,10:f4} {3,11:f0} {4,5:f1}% {5,8:f1} {6,9:f2} "
+        "{7,6:f1}% {8,9:f4}\n",
+        i + 1, e.candidate.describe(), e.stepTime, e.tokensPerSecond,
+        100 * e.mfu, e.tflopsPerGpu, e.memoryPerDevice / kGiB,
+        100 * e.sim.bubbleFraction, e.sim.exposedComm);
+  }
+  llvm::outs() << llvm::formatv("{0} plans priced, {1} fit {2} GiB per GPU",
+                                r.evaluated, r.ranked.size(),
+                                llvm::format("%.1f", spec.gpu.memoryBytes / kGiB))
+               << "\n";
+  for (const auto &[reason, rej] : r.rejected) {
+    llvm::outs() << "rejected " << rej.count << ": " << reason;
+    if (!rej.closest.rejected.empty())
+      llvm::outs() << " (closest: " << rej.closest.candidate.describe()
+                   << ", " << rej.closest.rejected << ")";
+    llvm::outs() << "\n";
+  }
+}
+
+std::optional<RecomputePolicy> parseRecompute(llvm::StringRef s) {
+  std::optional<RecomputePolicy> p = symbolizeRecomputePolicy(s);
+  if (p == RecomputePolicy::automatic)
+    return std::nullopt;
+  return p;
+}
+
+/// The SVG bar chart of --compare: tokens/s and tokens per dollar per
+/// cluster, each scaled to its largest value.
+std::string compareSvg(const std::vector<std::pair<std::string, Estimate>> &rows) {
+  double maxTps = 0, maxTpu = 0;
+  for (const auto &[name, e] : rows) {
+    maxTps = std::max(maxTps, e.tokensPerSecond);
+    maxTpu = std::max(maxTpu, e.tokensPerUsd);
+  }
+  int width = 760, rowH = 44, top = 50;
+  int height = top + rowH * static_cast<int>(rows.size()) + 30;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height << "\" font-family=\"sans-serif\" "
+     << "font-size=\"12\">\n<text x=\"10\" y=\"20\" font-size=\"15\">"
+     << "loom-plan --compare: best plan per cluster</text>\n"
+     << "<rect x=\"200\" y=\"30\" width=\"12\" height=\"10\" fill=\"#4878cf\"/>"
+     << "<text x=\"216\" y=\"40\">tokens/s</text>"
+     << "<rect x=\"300\" y=\"30\" width=\"12\" height=\"10\" fill=\"#e58c2e\"/>"
+     << "<text x=\"316\" y=\"40\">tokens per USD</text>\n";
+  int i = 0;
+  for (const auto &[name, e] : rows) {
+    int y = top + rowH * i++;
+    double a = maxTps > 0 ? e.tokensPerSecond / maxTps : 0;
+    double b = maxTpu > 0 ? e.tokensPerUsd / maxTpu : 0;
+    os << "<text x=\"10\" y=\"" << y + 20 << "\">" << name << "</text>\n";
+    os << llvm::formatv("<rect x=\"170\" y=\"{0}\" width=\"{1:f1}\" "
+                        "height=\"16\" fill=\"#4878cf\"/>",
+                        y + 2, 400 * a)
+       << llvm::formatv("<text x=\"{0:f1}\" y=\"{1}\">{2:e2}</text>\n",
+                        175 + 400 * a, y + 14, e.tokensPerSecond)
+       << llvm::formatv("<rect x=\"170\" y=\"{0}\" width=\"{1:f1}\" "
+                        "height=\"16\" fill=\"#e58c2e\"/>",
+                        y + 20, 400 * b)
+       << llvm::formatv("<text x=\"{0:f1}\" y=\"{1}\">{2:e2}</text>\n",
+                        175 + 400 * b, y + 32, e.tokensPerUsd);
+  }
+  os << "</svg>\n";
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loom-plan: search training plans and compare clusters\n\n"
+      "  loom-plan model.mlir --cluster rtx3090-pcie --gpus 32 --global-batch 512\n"
+      "  loom-plan model.mlir --cluster dgx-a100 --gpus 64 --global-batch 512 "
+      "--mesh dp=8,tp=8,pp=1\n"
+      "  loom-plan model.mlir --compare rtx4090 a100-pcie h100-sxm --gpus 64 "
+      "--global-batch 512 --plot cmp.svg\n\n"
+      "Predictions come from the cost model (roofline kernels, alpha-beta\n"
+      "collectives) and a discrete-event play of the pipeline schedule; see\n"
+      "docs/planner.md for what is modelled and how it was validated.\n"
+      "The best plan written with -o compiles with loomc --plan.\n");
+
+  if (listClusters) {
+    for (const std::string &name : bundledClusterNames()) {
+      llvm::Expected<ClusterSpec> spec = loadClusterSpec(name);
+      if (!spec)
+        return fail(llvm::toString(spec.takeError()));
+      llvm::outs() << llvm::formatv("{0,-16} {1,3} x {2} per node, {3} GiB, "
+                                    "${4}/GPU-hour\n",
+                                    name, spec->gpusPerNode, spec->gpu.model,
+                                    spec->gpu.memoryBytes / kGiB,
+                                    spec->price.usdPerGpuHour);
+    }
+    return 0;
+  }
+  if (modelFile.empty())
+    return fail("no model: loom-plan MODEL --cluster SPEC --gpus N "
+                "--global-batch G (--help)");
+  if (cluster.empty() == compare.empty())
+    return fail(compare.empty() ? "give --cluster SPEC (or --compare SPEC ...)"
+                                : "give either --cluster or --compare, not both");
+  if (globalBatch < 1)
+    return fail("--global-batch G: samples per step (an integer >= 1)");
+
+  SearchOptions options;
+  options.gpus = gpus;
+  options.globalBatch = globalBatch;
+  options.maxTensorParallel = maxTp;
+  options.ignoreMemory = ignoreMemory;
+  std::optional<OptimizerKind> opt = symbolizeOptimizerKind(optimizer);
+  if (!opt)
+    return fail("--optimizer must be sgd, adam or adamw, got '" + optimizer + "'");
+  options.optimizer = *opt;
+  if (!mesh.empty()) {
+    ::loom::Mesh m;
+    if (std::string e = ::loom::parseMesh(mesh, m); !e.empty())
+      return fail("--mesh: " + e);
+    if (gpus > 0 && m.numRanks() != gpus)
+      return fail(llvm::formatv("--mesh {0} has {1} ranks but --gpus is {2}",
+                                mesh, m.numRanks(), gpus.getValue()));
+    options.gpus = m.numRanks();
+    options.mesh = m;
+  }
+  if (options.gpus < 1 && budget <= 0)
+    return fail("--gpus N: the GPUs to plan for (an integer >= 1)");
+  if (microbatches.getNumOccurrences()) {
+    if (microbatches < 1)
+      return fail("--microbatches must be >= 1");
+    options.microbatches = microbatches;
+  }
+  if (!microBatchSizes.empty())
+    for (llvm::StringRef part : llvm::split(microBatchSizes, ',')) {
+      int64_t v;
+      if (part.trim().getAsInteger(10, v) || v < 1)
+        return fail("--micro-batch-sizes must be positive integers, got '" +
+                    part + "'");
+      options.microBatchSizes.push_back(v);
+    }
+  if (!recompute.empty()) {
+    options.recompute = parseRecompute(recompute);
+    if (!options.recompute)
+      return fail("--recompute must be none, full, selective or comm-free, "
+                  "got '" + recompute + "'");
+  }
+  if (!schedule.empty()) {
+    options.schedule = symbolizePipelineScheduleKind(schedule);
+    if (!options.schedule)
+      return fail("--schedule must be 1f1b or gpipe, got '" + schedule + "'");
+  }
+  if (overlapSplit.getNumOccurrences()) {
+    if (overlapSplit < 1)
+      return fail("--overlap-split must be >= 1");
+    options.overlapSplit = overlapSplit;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  auto progress = [&](llvm::StringRef line) {
+    if (!quiet)
+      llvm::errs() << llvm::format("loom-plan: [%6.1f s] ", elapsed()) << line
+                   << "\n";
+  };
+  options.progress = progress;
+
+  MLIRContext context(registry);
+  context.disableMultithreading();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  ModelImportOptions importOptions;
+  OwningOpRef<ModuleOp> module =
+      importModel(modelFile, importOptions, &context, sourceMgr, "loom-plan");
+  if (!module || failed(verify(*module)))
+    return fail("could not load '" + modelFile + "'");
+  func::FuncOp entry = findEntryFunction(*module);
+  if (!entry)
+    return fail("the model has no public function");
+  progress("loaded " + modelFile);
+  ProfileCache profiles(*module, entry.getName().str());
+
+  // --compare: the best plan on each cluster.
+  if (!compare.empty()) {
+    std::vector<std::pair<std::string, Estimate>> rows;
+    json::Array out;
+    for (const std::string &name : compare) {
+      llvm::Expected<ClusterSpec> spec = loadClusterSpec(name);
+      if (!spec)
+        return fail(llvm::toString(spec.takeError()));
+      SearchOptions o = options;
+      if (budget > 0) {
+        // The most GPUs the budget buys, whole nodes when it buys one.
+        int64_t n = static_cast<int64_t>(budget / spec->price.usdPerGpuHour);
+        if (n >= spec->gpusPerNode)
+          n -= n % spec->gpusPerNode;
+        if (n < 1)
+          return fail(llvm::formatv("--budget-usd-per-hour {0} buys no GPU "
+                                    "of '{1}' (${2} per GPU-hour)",
+                                    budget.getValue(), spec->name,
+                                    spec->price.usdPerGpuHour));
+        o.gpus = n;
+      }
+      std::string error;
+      SearchResult r = searchPlans(profiles, *spec, o, error);
+      if (!error.empty())
+        return fail(spec->name + ": " + error);
+      if (r.ranked.empty()) {
+        progress(spec->name + ": no plan fits");
+        continue;
+      }
+      rows.emplace_back(spec->name + " x" + std::to_string(o.gpus),
+                        r.ranked.front());
+      json::Object row = std::move(
+          *estimateJSON(r.ranked.front(), *spec, modelFile, options.optimizer)
+               .getAsObject());
+      row["cluster"] = spec->name;
+      row["gpus"] = o.gpus;
+      double peak = CostModel(*spec, profiles.get(1, error)->format).peak();
+      row["rcc_tflops_per_usd_hour"] =
+          peak / 1e12 / spec->price.usdPerGpuHour;
+      row["train_hours"] = trainTokens / r.ranked.front().tokensPerSecond / 3600;
+      row["train_usd"] = trainTokens / r.ranked.front().tokensPerUsd;
+      out.push_back(std::move(row));
+    }
+    if (jsonOut) {
+      llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(out)))
+                   << "\n";
+    } else {
+      llvm::outs() << llvm::formatv(
+          "{0,-22} {1,-40} {2,11} {3,12} {4,8} {5,10} {6,11} {7,9}\n",
+          "cluster", "best plan", "tokens/s", "tokens/USD", "USD/h",
+          "train h", "train USD", "RCC");
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const json::Object *o = out[i].getAsObject();
+        const Estimate &e = rows[i].second;
+        llvm::outs() << llvm::formatv(
+            "{0,-22} {1,-40} {2,11:f0} {3,12:f0} {4,8:f2} {5,10:f1} "
+            "{6,11:f0} {7,9:f1}\n",
+            rows[i].first, e.candidate.describe(), e.tokensPerSecond,
+            e.tokensPerUsd, e.usdPerHour, *o->getNumber("train_hours"),
+            *o->getNumber("train_usd"),
+            *o->getNumber("rcc_tflops_per_usd_hour"));
+      }
+      llvm::outs() << llvm::formatv("(train h / train USD: {0:e} tokens; RCC: "
+                                    "peak TFLOPS per USD per GPU-hour)\n",
+                                    trainTokens.getValue());
+    }
+    if (!plotOut.empty())
+      if (std::string e = ::loom::writeFileAtomically(plotOut, compareSvg(rows));
+          !e.empty())
+        return fail(e);
+    return rows.empty() ? fail("no cluster has a plan that fits") : 0;
+  }
+
+  llvm::Expected<ClusterSpec> spec = loadClusterSpec(cluster);
+  if (!spec)
+    return fail(llvm::toString(spec.takeError()));
+  std::string error;
+  SearchResult result = searchPlans(profiles, *spec, options, error);
+  if (!error.empty())
+    return fail(error);
+  progress(llvm::formatv("{0} plans priced, {1} fit", result.evaluated,
+                         result.ranked.size())
+               .str());
+  if (result.ranked.empty()) {
+    std::string why;
+    for (const auto &[reason, rej] : result.rejected)
+      if (!rej.closest.rejected.empty())
+        why = rej.closest.candidate.describe() + ": " + rej.closest.rejected;
+    // The closest feasible alternative: more GPUs of the same kind.
+    std::string more;
+    if (!options.mesh)
+      for (int64_t n = options.gpus * 2;
+           n <= options.gpus * 64 &&
+           (spec->maxNodes == 0 || n <= spec->maxNodes * spec->gpusPerNode);
+           n *= 2) {
+        SearchOptions o = options;
+        o.gpus = n;
+        o.progress = nullptr;
+        std::string e;
+        SearchResult r = searchPlans(profiles, *spec, o, e);
+        if (e.empty() && !r.ranked.empty() && options.globalBatch > 0) {
+          more = llvm::formatv("; it fits on {0} GPUs ({1})", n,
+                               r.ranked.front().candidate.describe());
+          break;
+        }
+      }
+    return fail(llvm::formatv("the model fits on no plan with {0} GPUs of '{1}' "
+                              "({2} GiB each); the closest: {3}{4}",
+                              options.gpus, spec->name,
+                              llvm::format("%.1f", spec->gpu.memoryBytes / kGiB),
+                              why, more.empty() ? "; try more GPUs or a smaller "
+                                                  "micro-batch"
+                                                : more));
+  }
+
+  // The best plan again, with its events, for the trace.
+  const Estimate &best = result.ranked.front();
+  std::string e2;
+  Estimate traced = evaluatePlan(*profiles.get(best.candidate.mesh.tp, e2),
+                                 *profiles.get(1, e2), *spec, best.candidate,
+                                 options, /*record=*/true);
+  if (!traceOut.empty()) {
+    std::vector<int64_t> ranks;
+    for (int64_t k = 0; k < best.candidate.mesh.pp; ++k)
+      ranks.push_back(best.candidate.mesh.rank({0, k, 0}));
+    if (std::string e = ::loom::writeFileAtomically(
+            traceOut, writeTrace(traced.sim, ranks,
+                                 best.candidate.describe() + " on " + spec->name));
+        !e.empty())
+      return fail(e);
+  }
+  if (!planOut.empty()) {
+    Plan plan;
+    plan.model = modelFile;
+    plan.options = trainingOptions(best.candidate, options.optimizer);
+    if (std::string e = ::loom::writeFileAtomically(planOut, printPlan(plan));
+        !e.empty())
+      return fail(e);
+  }
+
+  if (jsonOut) {
+    json::Array candidates;
+    for (size_t i = 0; i < std::min<size_t>(result.ranked.size(), top); ++i)
+      candidates.push_back(
+          estimateJSON(result.ranked[i], *spec, modelFile, options.optimizer));
+    json::Object rejected;
+    for (const auto &[reason, rej] : result.rejected)
+      rejected[reason] = json::Object{
+          {"count", rej.count},
+          {"closest", rej.closest.rejected.empty()
+                          ? json::Value(nullptr)
+                          : json::Value(rej.closest.candidate.describe() +
+                                        ": " + rej.closest.rejected)}};
+    json::Object root = std::move(*estimateJSON(best, *spec, modelFile,
+                                                options.optimizer)
+                                       .getAsObject());
+    root["cluster"] = spec->name;
+    root["gpus"] = options.gpus;
+    root["global_batch"] = options.globalBatch;
+    root["plans_priced"] = result.evaluated;
+    root["candidates"] = std::move(candidates);
+    root["rejected"] = std::move(rejected);
+    root["search_seconds"] = elapsed();
+    llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(root)))
+                 << "\n";
+  } else {
+    llvm::outs() << llvm::formatv("{0}: {1} GPUs ({2} per node), global batch "
+                                  "{3}, ${4:f2}/hour\n",
+                                  spec->name, options.gpus, spec->gpusPerNode,
+                                  options.globalBatch, best.usdPerHour);
+    printTable(result, *spec);
+  }
+  return 0;
+}
