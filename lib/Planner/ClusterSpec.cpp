@@ -43,6 +43,10 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+std::string shortNumber(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
+}
+
 /// Reads fields of one JSON object, remembering the first problem with the
 /// dotted path of the field it is about.
 class Reader {
@@ -93,12 +97,11 @@ public:
     std::optional<double> n = value->getAsNumber();
     bool ok = n && (openMin ? *n > min : *n >= min) && *n <= max;
     if (!ok) {
-      fail(join(path, key),
-           llvm::formatv("must be a number {0} {1}{2}", openMin ? ">" : ">=",
-                         min,
-                         max < 1e300 ? llvm::formatv(" and <= {0}", max).str()
-                                     : std::string())
-               .str());
+      std::string bound = std::string("must be a number ") +
+                          (openMin ? "> " : ">= ") + shortNumber(min);
+      if (max < 1e300)
+        bound += " and <= " + shortNumber(max);
+      fail(join(path, key), bound);
       return 0;
     }
     return *n;

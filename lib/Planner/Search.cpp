@@ -114,7 +114,9 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
 }
 
 std::string gib(double bytes) {
-  return llvm::formatv("{0:f2} GiB", bytes / kGiB).str();
+  if (bytes >= kGiB)
+    return llvm::formatv("{0:f2} GiB", bytes / kGiB).str();
+  return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
 }
 
 Estimate finish(const ModelProfile &profile, const ModelProfile &whole,

@@ -43,17 +43,18 @@ namespace {
 
 cl::OptionCategory category("loom-plan options");
 
-cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.onnx|model.mlir>"),
-                               cl::cat(category));
+cl::list<std::string> positionals(cl::Positional,
+                                  cl::desc("<model.onnx|model.mlir> [SPEC ...]"),
+                                  cl::cat(category));
 cl::opt<std::string> cluster("cluster",
                              cl::desc("Cluster spec: a bundled name (--list-clusters) "
                                       "or a JSON file (docs/cluster-spec.md)"),
                              cl::value_desc("SPEC"), cl::cat(category));
-cl::list<std::string> compare("compare",
-                              cl::desc("Compare clusters: the best plan on each "
-                                       "(one row per spec; names or files)"),
-                              cl::value_desc("SPEC"), cl::PositionalEatsArgs,
-                              cl::cat(category));
+cl::opt<bool> compareMode(
+    "compare",
+    cl::desc("Compare clusters: MODEL --compare SPEC SPEC ... prints the best "
+             "plan on each (one row per spec; names or files)"),
+    cl::cat(category));
 cl::opt<int64_t> gpus("gpus", cl::desc("GPUs to plan for"), cl::value_desc("N"),
                       cl::init(0), cl::cat(category));
 cl::opt<int64_t> globalBatch("global-batch",
@@ -273,12 +274,20 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  if (modelFile.empty())
+  if (positionals.empty())
     return fail("no model: loom-plan MODEL --cluster SPEC --gpus N "
                 "--global-batch G (--help)");
-  if (cluster.empty() == compare.empty())
-    return fail(compare.empty() ? "give --cluster SPEC (or --compare SPEC ...)"
-                                : "give either --cluster or --compare, not both");
+  std::string modelFile = positionals.front();
+  std::vector<std::string> compare(positionals.begin() + 1, positionals.end());
+  if (!compareMode && !compare.empty())
+    return fail("more than one model: give one model (and --compare SPEC ... "
+                "to compare clusters)");
+  if (compareMode && compare.empty())
+    return fail("--compare needs cluster specs: MODEL --compare SPEC SPEC ...");
+  if (!compareMode && cluster.empty())
+    return fail("give --cluster SPEC (or --compare SPEC ...)");
+  if (compareMode && !cluster.empty())
+    return fail("give either --cluster or --compare, not both");
   if (globalBatch < 1)
     return fail("--global-batch G: samples per step (an integer >= 1)");
 
@@ -362,7 +371,7 @@ int main(int argc, char **argv) {
   ProfileCache profiles(*module, entry.getName().str());
 
   // --compare: the best plan on each cluster.
-  if (!compare.empty()) {
+  if (compareMode) {
     std::vector<std::pair<std::string, Estimate>> rows;
     json::Array out;
     for (const std::string &name : compare) {
@@ -468,9 +477,9 @@ int main(int argc, char **argv) {
         }
       }
     return fail(llvm::formatv("the model fits on no plan with {0} GPUs of '{1}' "
-                              "({2} GiB each); the closest: {3}{4}",
+                              "({2} MiB each); the closest: {3}{4}",
                               options.gpus, spec->name,
-                              llvm::format("%.1f", spec->gpu.memoryBytes / kGiB),
+                              llvm::format("%.0f", spec->gpu.memoryBytes / 1048576.0),
                               why, more.empty() ? "; try more GPUs or a smaller "
                                                   "micro-batch"
                                                 : more));

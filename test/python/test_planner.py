@@ -1,0 +1,245 @@
+"""loom-plan and `loomc --plan auto` (lib/Planner): cluster specs, the
+search's report, plans that loomc compiles, simulated timelines, and errors
+for bad specs, GPU counts, batches and models that fit on no plan.
+
+The simulator and the collective model are checked against closed-form
+formulas in test/Unit/PlannerTest.cpp; the predictions against published
+and measured step times in bench/planner_validation.py.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import BUILD, LOOMC  # noqa: E402
+
+from loom.models.gpt import generate  # noqa: E402
+
+LOOM_PLAN = BUILD / "bin" / "loom-plan"
+pytestmark = pytest.mark.skipif(not LOOM_PLAN.exists(),
+                                reason="loom-plan not built")
+
+BUNDLED = ["a100-pcie", "dgx-a100", "h100-sxm", "h200-sxm", "l40s",
+           "rtx3090-nvlink", "rtx3090-pcie", "rtx4090"]
+GOOD_SPEC = {
+    "name": "tiny", "gpu": {"model": "g", "memory_gib": 16,
+                            "peak_tflops": {"fp32": 10, "tf32": 10, "bf16": 20, "fp16": 20},
+                            "memory_bandwidth_gbytes_per_s": 500},
+    "gpus_per_node": 4, "max_nodes": 2,
+    "intra_node": {"link": "pcie", "bandwidth_gbytes_per_s": 10, "latency_us": 5, "p2p": True},
+    "network": {"link": "eth", "bandwidth_gbytes_per_s_per_node": 5, "latency_us": 10},
+    "price": {"usd_per_gpu_hour": 0.5, "source": "test", "date": "2026-12"},
+}
+
+
+def plan(*args, check=True):
+    r = subprocess.run([str(LOOM_PLAN), *map(str, args)], capture_output=True,
+                       text=True, timeout=300)
+    if check and r.returncode != 0:
+        raise AssertionError(f"loom-plan failed ({r.returncode}):\n{r.stderr}")
+    return r
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("planner")
+    path = d / "gpt.mlir"
+    path.write_text(generate(layers=4, hidden=64, heads=4, seq=16, vocab=128,
+                             batch=2))
+    return path
+
+
+def write_spec(tmp_path, **changes):
+    spec = json.loads(json.dumps(GOOD_SPEC))
+    for dotted, value in changes.items():
+        node = spec
+        *parents, key = dotted.split("__")
+        for p in parents:
+            node = node[p]
+        if value is None:
+            del node[key]
+        else:
+            node[key] = value
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_every_bundled_spec_loads_with_a_priced_source():
+    out = plan("--list-clusters").stdout
+    assert [line.split()[0] for line in out.splitlines()] == BUNDLED
+    for name in BUNDLED:
+        spec = json.loads((ROOT / "share/clusters" / f"{name}.json").read_text())
+        assert spec["price"]["source"] and spec["price"]["date"], name
+        assert spec["sources"], name
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"gpu__memory_gib": None}, "gpu.memory_gib: is missing"),
+    ({"gpu__memory_gib": -4}, "gpu.memory_gib: must be a number > 0"),
+    ({"gpu__peak_tflops__bf16": 0}, "gpu.peak_tflops.bf16: must be a number > 0"),
+    ({"gpus_per_node": 0}, "gpus_per_node: must be an integer >= 1"),
+    ({"reserved_memory_gib": 16}, "reserved_memory_gib: leaves no memory"),
+    ({"intra_node__p2p": "yes"}, "intra_node.p2p: must be true or false"),
+    ({"intra_node__bridge": {"gpus": 3, "link": "b", "bandwidth_gbytes_per_s": 50,
+                             "latency_us": 1}},
+     "intra_node.bridge.gpus: 3 does not divide gpus_per_node (4)"),
+    ({"efficiency": {"gemm": 1.5}}, "efficiency.gemm: must be a number > 0 and <= 1"),
+    ({"price": {"usd_per_gpu_hour": 1, "date": "x"}}, "price.source: is missing"),
+])
+def test_bad_specs_name_the_field(tmp_path, model, change, field):
+    spec = write_spec(tmp_path, **change)
+    r = plan(model, "--cluster", spec, "--gpus", 2, "--global-batch", 8, check=False)
+    assert r.returncode == 1
+    assert field in r.stderr and str(spec) in r.stderr, r.stderr
+
+
+def test_unknown_cluster_lists_the_bundled_ones(model):
+    r = plan(model, "--cluster", "tpu-v9", "--gpus", 2, "--global-batch", 8,
+             check=False)
+    assert r.returncode == 1
+    assert "no cluster spec 'tpu-v9'" in r.stderr and "rtx3090-pcie" in r.stderr
+
+
+def test_more_gpus_than_the_cluster_has(tmp_path, model):
+    r = plan(model, "--cluster", write_spec(tmp_path), "--gpus", 16,
+             "--global-batch", 16, check=False)
+    assert r.returncode == 1
+    assert "at most 8 GPUs (max_nodes 2 x gpus_per_node 4)" in r.stderr
+
+
+def test_a_batch_no_plan_divides(tmp_path, model):
+    r = plan(model, "--cluster", write_spec(tmp_path), "--mesh", "dp=4,tp=1,pp=1",
+             "--global-batch", 6, check=False)
+    assert r.returncode == 1
+    assert "--global-batch 6: no plan divides it (dp=4 x micro-batch 2" in r.stderr
+
+
+def test_a_model_that_fits_on_no_plan_names_the_closest(tmp_path, model):
+    # 2.5 MiB of device memory: the 200k-parameter model's weights, grads
+    # and AdamW state take 3.2 MiB on one GPU, about 1 MiB over 4 stages.
+    spec = write_spec(tmp_path, gpu__memory_gib=2.5 / 1024)
+    r = plan(model, "--cluster", spec, "--gpus", 1, "--global-batch", 8,
+             check=False)
+    assert r.returncode == 1
+    assert "fits on no plan with 1 GPUs" in r.stderr
+    assert "over memory: stage 0 needs" in r.stderr
+    assert "it fits on 2 GPUs (dp=1,tp=1,pp=2" in r.stderr, r.stderr
+
+
+def test_search_report_json(tmp_path, model):
+    r = plan(model, "--cluster", "rtx3090-pcie", "--gpus", 8, "--global-batch", 32,
+             "--json", "--trace", tmp_path / "trace.json")
+    report = json.loads(r.stdout)
+    for key in ["step_time_s", "tokens_per_s", "mfu", "tflops_per_gpu",
+                "memory_per_device_bytes", "usd_per_hour", "tokens_per_usd", "plan"]:
+        assert key in report, key
+    # The figures follow from the step time and the spec: 32 samples of 16
+    # tokens per step; 8 GPUs at $0.22 an hour.
+    assert report["tokens_per_s"] == pytest.approx(32 * 16 / report["step_time_s"])
+    assert report["usd_per_hour"] == pytest.approx(8 * 0.22)
+    assert report["tokens_per_usd"] == pytest.approx(
+        report["tokens_per_s"] * 3600 / report["usd_per_hour"])
+    mesh = report["plan"]["mesh"]
+    assert mesh["dp"] * mesh["tp"] * mesh["pp"] == 8
+    times = [c["step_time_s"] for c in report["candidates"]]
+    assert times == sorted(times) and report["step_time_s"] == times[0]
+    assert report["plans_priced"] > len(report["candidates"]) > 1
+    # Progress on stderr.
+    assert "plans priced" in r.stderr
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert any(e["name"].startswith("forward mb 0") for e in spans)
+    assert any(e["name"].startswith("backward mb 0") for e in spans)
+    end = max(e["ts"] + e["dur"] for e in spans) / 1e6
+    assert end == pytest.approx(report["step_time_s"], rel=1e-3)
+
+
+def test_fixed_mesh_is_evaluated_not_searched(model):
+    r = plan(model, "--cluster", "dgx-a100", "--mesh", "dp=2,tp=2,pp=2",
+             "--global-batch", 16, "--microbatches", 4, "--recompute", "full",
+             "--json", "-q")
+    report = json.loads(r.stdout)
+    for c in report["candidates"]:
+        assert c["plan"]["mesh"] == {"dp": 2, "tp": 2, "pp": 2}
+        assert c["plan"]["microbatches"] == 4 and c["plan"]["recompute"] == "full"
+    assert len(report["stages"]) == 2
+
+
+def test_slow_links_push_tensor_parallelism_out(tmp_path, model):
+    # The same model, global batch and GPU count: over NVSwitch tp is
+    # cheap; over a PCIe link of 0.05 GB/s the planner keeps tp=1.
+    slow = write_spec(tmp_path, intra_node__bandwidth_gbytes_per_s=0.05)
+    fast = plan(model, "--cluster", "dgx-a100", "--gpus", 4, "--global-batch", 8,
+                "--mesh", "dp=1,tp=4,pp=1", "--json", "-q")
+    best_slow = json.loads(plan(model, "--cluster", slow, "--gpus", 4,
+                                "--global-batch", 8, "--json", "-q").stdout)
+    assert best_slow["plan"]["mesh"]["tp"] == 1
+    assert json.loads(fast.stdout)["stages"][0]["exposed_tp_comm_s"] > 0
+
+
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_loomc_compiles_the_planned_plan(tmp_path, model):
+    # loom-plan -o writes a plan loomc compiles; --plan auto picks the same.
+    # (tp > 1 on a .mlir model needs a weights file to slice; pp and dp do
+    # not.)
+    plan(model, "--cluster", "rtx3090-nvlink", "--gpus", 4, "--global-batch", 16,
+         "--mesh", "dp=2,tp=1,pp=2", "-o", tmp_path / "p.json", "-q")
+    chosen = json.loads((tmp_path / "p.json").read_text())
+    subprocess.run([str(LOOMC), str(model), "--plan", str(tmp_path / "p.json"),
+                    "-o", str(tmp_path / "a"), "--emit-only"], check=True,
+                   capture_output=True, text=True)
+    compiled = json.loads((tmp_path / "a" / "plan.json").read_text())
+    for key in ["mesh", "microbatches", "micro_batch", "schedule", "recompute",
+                "overlap_split"]:
+        assert compiled[key] == chosen[key], key
+    # Really pipelined: one step function per stage, and a partition.
+    assert len(compiled["functions"]) == 2
+    assert len(compiled["partition"]["cuts"]) == 1
+
+    auto = subprocess.run([str(LOOMC), str(model), "--plan", "auto", "--cluster",
+                           "rtx3090-pcie", "--gpus", "4", "--global-batch", "16",
+                           "-o", str(tmp_path / "b"), "--emit-only"],
+                          capture_output=True, text=True)
+    assert auto.returncode == 0, auto.stderr
+    best = json.loads(plan(model, "--cluster", "rtx3090-pcie", "--gpus", 4,
+                           "--global-batch", 16, "--json", "-q").stdout)["plan"]
+    compiled = json.loads((tmp_path / "b" / "plan.json").read_text())
+    assert compiled["mesh"] == best["mesh"]
+    assert compiled["microbatches"] == best["microbatches"]
+    assert "--plan auto on 4 x rtx3090-pcie" in auto.stderr
+
+
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_loomc_plan_auto_needs_its_flags(tmp_path, model):
+    r = subprocess.run([str(LOOMC), str(model), "--plan", "auto", "-o",
+                        str(tmp_path / "o"), "--emit-only"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert "--plan auto needs --cluster SPEC, --gpus N and --global-batch G" in r.stderr
+
+
+def test_compare_clusters_table_json_and_plot(tmp_path, model):
+    r = plan(model, "--compare", "rtx3090-pcie", "rtx4090", "dgx-a100", "--gpus", 8,
+             "--global-batch", 32, "--json", "-q", "--plot", tmp_path / "c.svg")
+    rows = json.loads(r.stdout)
+    assert [row["cluster"] for row in rows] == ["rtx3090-pcie", "rtx4090", "dgx-a100"]
+    for row in rows:
+        spec = json.loads((ROOT / "share/clusters" / f"{row['cluster']}.json").read_text())
+        # RCC: the spec's f32 peak (the model is f32) per dollar-hour.
+        assert row["rcc_tflops_per_usd_hour"] == pytest.approx(
+            spec["gpu"]["peak_tflops"]["fp32"] / spec["price"]["usd_per_gpu_hour"])
+        assert row["train_usd"] == pytest.approx(1e9 / row["tokens_per_usd"])
+    svg = (tmp_path / "c.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<rect") == 2 + 2 * 3
+    # A budget buys whole nodes: $10/h buys 45 RTX 3090s at $0.22, 11
+    # nodes of 4.
+    r = plan(model, "--compare", "rtx3090-pcie", "--budget-usd-per-hour", 10,
+             "--global-batch", 44 * 2, "--json", "-q")
+    assert json.loads(r.stdout)[0]["gpus"] == 44
