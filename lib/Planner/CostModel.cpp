@@ -7,13 +7,15 @@
 
 using namespace mlir::loom::planner;
 
-double CostModel::kernelTime(double flops, double bytes, bool gemm) const {
+double CostModel::kernelTime(double flops, double bytes, bool gemm,
+                             bool launch) const {
   const ClusterSpec::Efficiency &e = spec.efficiency;
+  double overhead = launch ? e.launch : 0.0;
   if (gemm && flops > 0)
-    return (flops + e.gemmHalfFlops) / (peak() * e.gemm) + e.launch;
+    return (flops + e.gemmHalfFlops) / (peak() * e.gemm) + overhead;
   double compute = flops / spec.peak(NumberFormat::fp32);
   double memory = bytes / (spec.gpu.memoryBandwidth * e.memory);
-  return std::max(compute, memory) + e.launch;
+  return std::max(compute, memory) + overhead;
 }
 
 void CostModel::nodeLink(int64_t span, double &bandwidth,

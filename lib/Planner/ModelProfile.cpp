@@ -185,6 +185,30 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
   }
   profile.layers = maxLayer + 1;
 
+  // Elementwise fusion as loom-fuse-elementwise does it: a producer whose
+  // only reader is an elementwise op of its shape runs in that op's loop,
+  // so neither writes nor reads the value it passes.
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() || op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    if (!result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    if (user->getBlock() != &body ||
+        !user->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
+        user->getNumResults() != 1 ||
+        cast<ShapedType>(result.getType()).getShape() !=
+            cast<ShapedType>(user->getResult(0).getType()).getShape())
+      continue;
+    double b = bytesOf(result.getType());
+    ProfiledOp &producer = profile.ops[position[&op]];
+    ProfiledOp &consumer = profile.ops[position[user]];
+    producer.fused = true;
+    producer.bytes = std::max(0.0, producer.bytes - b);
+    consumer.bytes = std::max(0.0, consumer.bytes - b);
+  }
+
   // Activation bytes live across each point: +size after the definition,
   // -size after the last use.
   std::vector<double> delta(profile.ops.size() + 1, 0.0);

@@ -32,7 +32,8 @@ std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
   std::vector<double> prefix(n + 1, 0.0);
   for (size_t i = 0; i < n; ++i) {
     const ProfiledOp &op = profile.ops[i];
-    prefix[i + 1] = prefix[i] + cm.kernelTime(op.flops, op.bytes, op.gemm);
+    prefix[i + 1] =
+        prefix[i] + cm.kernelTime(op.flops, op.bytes, op.gemm, !op.fused);
   }
   Partition stages;
   size_t begin = 0;
@@ -76,7 +77,8 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
       const ProfiledOp &op = profile.ops[i];
       double scale = op.perRow ? sub : 1.0;
       double times = op.perRow ? split : 1.0;
-      double t = cm.kernelTime(op.flops * scale, op.bytes * scale, op.gemm);
+      double t = cm.kernelTime(op.flops * scale, op.bytes * scale, op.gemm,
+                                !op.fused);
       s.forward += times * t;
       if (op.attentionCore)
         s.attentionCore += times * t;
@@ -150,7 +152,7 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     };
     sw.forwardComm = exposed(s.forwardComm, sw.forward);
     sw.backwardComm = exposed(s.backwardComm, sw.backward);
-    double activations = s.saved;
+    double activations = s.saved, transient = 0;
     switch (c.recompute) {
     case RecomputePolicy::none:
     case RecomputePolicy::automatic:
@@ -162,13 +164,14 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     case RecomputePolicy::full:
       // Keep each layer's input; replay the layer, collectives included.
       sw.recompute = s.forward + s.forwardComm;
-      activations = s.layerInputs + s.outsideSaved + s.maxLayerSaved;
+      activations = s.layerInputs + s.outsideSaved;
+      transient = s.maxLayerSaved; // one layer replayed at a time
       break;
     case RecomputePolicy::CommFree:
       // Keep the collectives' results too: the replay computes only.
       sw.recompute = s.forward;
-      activations =
-          s.layerInputs + s.outsideSaved + s.maxLayerSaved + s.commOutputs;
+      activations = s.layerInputs + s.outsideSaved + s.commOutputs;
+      transient = s.maxLayerSaved;
       break;
     }
     if (k + 1 < P)
@@ -192,7 +195,7 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
                   : c.schedule == PipelineScheduleKind::GPipe
                       ? static_cast<double>(M)
                       : static_cast<double>(std::min<int64_t>(M, P - k));
-    st.buffers = 2.0 * (s.inBytes + s.outBytes);
+    st.buffers = 2.0 * (s.inBytes + s.outBytes) + transient;
     st.reserved = static_cast<double>(spec.reservedBytes);
     st.deviceBytes = st.params + st.grads + st.optimizerState +
                      st.activations * st.inFlight + st.buffers + st.reserved;

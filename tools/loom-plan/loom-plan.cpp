@@ -29,7 +29,13 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
 
 #include <chrono>
 
@@ -93,7 +99,8 @@ cl::opt<int64_t> top("top", cl::desc("Candidates in the table (default 10)"),
                      cl::init(10), cl::cat(category));
 cl::opt<bool> jsonOut("json", cl::desc("Print JSON instead of tables"),
                       cl::cat(category));
-cl::opt<std::string> planOut("o", cl::desc("Write the best plan (loomc --plan)"),
+cl::opt<std::string> planOut("o", cl::desc("Write the best plan (loomc --plan); "
+                                            "calibrate: the spec"),
                              cl::value_desc("plan.json"), cl::cat(category));
 cl::opt<std::string> traceOut("trace",
                               cl::desc("Write the best plan's simulated "
@@ -117,6 +124,22 @@ cl::opt<bool> ignoreMemory(
     "ignore-memory",
     cl::desc("Rank plans that exceed the GPU's memory too (what-if)"),
     cl::cat(category));
+cl::opt<std::string> network(
+    "network",
+    cl::desc("calibrate: the link between hosts, tc syntax (e.g. 1gbit, "
+             "100mbit; default 1gbit), as python -m loom.vcluster --link sets it"),
+    cl::init("1gbit"), cl::cat(category));
+cl::opt<double> networkLatency("network-latency-us",
+                               cl::desc("calibrate: one message's latency "
+                                        "between hosts (default 100)"),
+                               cl::init(100), cl::cat(category));
+cl::opt<int64_t> ranksPerHost("ranks-per-host",
+                              cl::desc("calibrate: ranks per host (the spec's "
+                                       "gpus_per_node; default 1)"),
+                              cl::init(1), cl::cat(category));
+cl::opt<int64_t> threads("calibrate-threads",
+                         cl::desc("calibrate: threads per rank (default 1)"),
+                         cl::init(1), cl::cat(category));
 cl::opt<bool> quiet("q", cl::desc("No progress lines"), cl::cat(category));
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -240,6 +263,135 @@ std::string compareSvg(const std::vector<std::pair<std::string, Estimate>> &rows
   return s;
 }
 
+/// A rate in tc's syntax (100mbit, 1gbit, 12500kbps) in bytes per second.
+std::optional<double> parseRate(llvm::StringRef text) {
+  static const std::pair<const char *, double> units[] = {
+      {"gbit", 1e9 / 8}, {"mbit", 1e6 / 8}, {"kbit", 1e3 / 8},
+      {"gbps", 1e9},     {"mbps", 1e6},     {"kbps", 1e3},
+      {"bit", 1.0 / 8},  {"bps", 1.0}};
+  for (auto [suffix, scale] : units)
+    if (text.consume_back(suffix)) {
+      double value;
+      if (text.getAsDouble(value) || value <= 0)
+        return std::nullopt;
+      return value * scale;
+    }
+  return std::nullopt;
+}
+
+/// loom-plan calibrate: this machine as a cluster spec. Each rank is a
+/// "GPU" running the CPU backend with --threads threads; its GEMM rate,
+/// size-dependent efficiency, streaming bandwidth and per-kernel overhead
+/// are measured by loom-calibrate (the runtime's own kernels); the links
+/// between hosts are what the vcluster configures (--network).
+int calibrate(const char *argv0) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&calibrate));
+  llvm::SmallString<256> tool(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(tool, "loom-calibrate");
+  if (!llvm::sys::fs::can_execute(tool))
+    return fail("calibrate: " + tool + " not found (build the loom-calibrate "
+                "target)");
+  std::optional<double> rate = parseRate(network);
+  if (!rate)
+    return fail("--network must be a tc rate such as 1gbit or 100mbit, got '" +
+                network + "'");
+  if (threads < 1 || ranksPerHost < 1)
+    return fail("--calibrate-threads and --ranks-per-host must be >= 1");
+  llvm::SmallString<128> out;
+  llvm::sys::fs::createTemporaryFile("loom-calibrate", "json", out);
+  std::string n = std::to_string(threads);
+  std::vector<std::string> envStrings;
+  for (char **e = environ; *e; ++e) {
+    llvm::StringRef entry(*e);
+    if (!entry.starts_with("OMP_NUM_THREADS=") &&
+        !entry.starts_with("OPENBLAS_NUM_THREADS="))
+      envStrings.push_back(entry.str());
+  }
+  envStrings.push_back("OMP_NUM_THREADS=" + n);
+  envStrings.push_back("OPENBLAS_NUM_THREADS=" + n);
+  std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
+                                                std::nullopt};
+  if (!quiet)
+    llvm::errs() << "loom-plan: calibrate: timing GEMMs, streaming and small "
+                    "kernels on " << threads << " thread(s)\n";
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(tool, {tool.str()}, env, redirects, 0, 0,
+                                     &error);
+  auto buffer = llvm::MemoryBuffer::getFile(out);
+  llvm::sys::fs::remove(out);
+  if (rc != 0 || !buffer)
+    return fail("calibrate: loom-calibrate failed " + error);
+  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  const json::Object *m = parsed ? parsed->getAsObject() : nullptr;
+  if (!m)
+    return fail("calibrate: unreadable measurements");
+  double stream = m->getNumber("stream_bytes_per_s").value_or(0);
+  double launch = m->getNumber("small_kernel_s").value_or(0);
+  // GEMMs: the best rate is the peak; each size's time beyond its flops at
+  // that rate gives the half-efficiency size (t = (f + f_half)/R + launch).
+  double best = 0;
+  std::vector<std::pair<double, double>> gemms;
+  if (const json::Array *list = m->getArray("gemm"))
+    for (const json::Value &g : *list) {
+      const json::Object *o = g.getAsObject();
+      double f = 2.0 * *o->getNumber("m") * *o->getNumber("n") * *o->getNumber("k");
+      double t = *o->getNumber("seconds");
+      gemms.push_back({f, t});
+      best = std::max(best, f / t);
+    }
+  if (best <= 0 || stream <= 0)
+    return fail("calibrate: no GEMM or bandwidth measured");
+  std::vector<double> halves;
+  for (auto [f, t] : gemms)
+    halves.push_back(std::max(0.0, (t - launch) * best - f));
+  llvm::sort(halves);
+  double half = halves[halves.size() / 2];
+
+  ClusterSpec spec;
+  spec.name = "this-machine";
+  spec.description = llvm::formatv("measured by loom-plan calibrate: one rank "
+                                   "of the CPU backend with {0} thread(s) per "
+                                   "\"GPU\", {1} per host, hosts joined by {2}",
+                                   threads.getValue(), ranksPerHost.getValue(),
+                                   network.getValue())
+                         .str();
+  spec.gpu.model = "CPU backend rank (" + n + " thread(s))";
+  // Host memory shared by the ranks of a host.
+  double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                  static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  spec.gpu.memoryBytes = static_cast<int64_t>(memory / ranksPerHost);
+  for (double &p : spec.gpu.peakFlops)
+    p = best;
+  spec.gpu.memoryBandwidth = stream;
+  spec.gpusPerNode = ranksPerHost;
+  spec.intraNode = {"shared memory (MPI)", stream / 2, 2e-6};
+  spec.peerToPeer = true;
+  spec.network = {"vcluster veth, tc " + network, *rate, networkLatency * 1e-6};
+  spec.efficiency.gemm = 1.0;
+  spec.efficiency.gemmHalfFlops = std::max(half, 1.0);
+  spec.efficiency.memory = 1.0;
+  spec.efficiency.comm = 1.0;
+  spec.efficiency.launch = launch;
+  spec.reservedBytes = 0;
+  spec.price = {0.01, "placeholder written by loom-plan calibrate: set "
+                      "price.usd_per_gpu_hour",
+                "n/a"};
+  spec.sources = {"loom-plan calibrate (loom-calibrate: the runtime's gemm, "
+                  "an elementwise loop of 64 MiB and of 256 floats)"};
+  std::string text = printClusterSpec(spec);
+  if (!planOut.empty()) {
+    if (std::string e = ::loom::writeFileAtomically(planOut, text); !e.empty())
+      return fail(e);
+    if (!quiet)
+      llvm::errs() << "loom-plan: calibrate: wrote " << planOut << "\n";
+  } else {
+    llvm::outs() << text;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -255,7 +407,8 @@ int main(int argc, char **argv) {
       "  loom-plan model.mlir --cluster dgx-a100 --gpus 64 --global-batch 512 "
       "--mesh dp=8,tp=8,pp=1\n"
       "  loom-plan model.mlir --compare rtx4090 a100-pcie h100-sxm --gpus 64 "
-      "--global-batch 512 --plot cmp.svg\n\n"
+      "--global-batch 512 --plot cmp.svg\n"
+      "  loom-plan calibrate --network 1gbit -o here.json   # this machine as a spec\n\n"
       "Predictions come from the cost model (roofline kernels, alpha-beta\n"
       "collectives) and a discrete-event play of the pipeline schedule; see\n"
       "docs/planner.md for what is modelled and how it was validated.\n"
@@ -274,6 +427,8 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (!positionals.empty() && positionals.front() == "calibrate")
+    return calibrate(argv[0]);
   if (positionals.empty())
     return fail("no model: loom-plan MODEL --cluster SPEC --gpus N "
                 "--global-batch G (--help)");

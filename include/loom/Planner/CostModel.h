@@ -30,8 +30,9 @@ public:
   const ClusterSpec &cluster() const { return spec; }
   double peak() const { return spec.peak(format); }
 
-  /// One kernel.
-  double kernelTime(double flops, double bytes, bool gemm) const;
+  /// One kernel (`launch` false: computed inside another's loop).
+  double kernelTime(double flops, double bytes, bool gemm,
+                    bool launch = true) const;
 
   /// A sum all-reduce of `bytes` per rank over `n` ranks `stride` apart.
   double allReduceTime(double bytes, int64_t n, int64_t stride) const;

@@ -30,6 +30,9 @@ struct ProfiledOp {
   /// CostInterface counts at the profiled batch (one tp rank's share).
   double flops = 0, bytes = 0;
   bool gemm = false;
+  /// Computed inside its only user's loop (loom-fuse-elementwise's rule):
+  /// no kernel launch, and its result never goes to memory.
+  bool fused = false;
   /// Whether the op reads the data (its cost grows with the rows).
   bool perRow = false;
   /// The layer loom-mark-layers put it in (-1: outside every layer).

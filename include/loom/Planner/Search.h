@@ -46,8 +46,9 @@ struct StageEstimate {
   size_t begin = 0, end = 0;
   StageWork work;
   /// Device bytes: parameters, gradients, optimizer state, activations
-  /// (per micro-batch times the micro-batches in flight), transfer buffers
-  /// and the spec's reserve.
+  /// (per micro-batch times the micro-batches in flight), buffers (the
+  /// transfers' and, under full or comm-free recomputation, the one layer
+  /// being replayed) and the spec's reserve.
   double params = 0, grads = 0, optimizerState = 0, activations = 0,
          inFlight = 0, buffers = 0, reserved = 0, deviceBytes = 0;
 };

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Benchmark: loom-plan's predicted step times against Loom's own measured
+runs on this machine (not a test; root, for vcluster).
+
+`loom-plan calibrate` measures this machine into a cluster spec (the CPU
+backend's GEMM rate and size-dependent efficiency, streaming bandwidth and
+per-kernel overhead on one thread per rank; hosts joined by the link
+rate). Then, for each plan below, a GPT-2-style model (hidden --hidden,
+seq 128, 4 layers, 4 heads, vocabulary 512, micro-batch 4, AdamW) is
+compiled with that plan and run with one rank on each of two virtual hosts
+(`python -m loom.vcluster`) over links throttled to the plan's rate; the
+measured step time ((time of 2N steps - time of N steps) / N, min of
+--repeat) is printed next to loom-plan's prediction for the same plan
+(`--mesh ... --json`, with the calibrated spec at that rate) and the
+error. Goal: within 15 %. Prints figures only; never fails on a timing.
+
+    sudo python3 bench/planner_vs_vcluster.py [--hidden 256] [--plans 1,2,..]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "test" / "python"))
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+from measure import per_step  # noqa: E402
+
+LOOM_PLAN = ROOT / "build" / "bin" / "loom-plan"
+MICRO = 4
+
+# (mesh, micro-batches, recompute, schedule, overlap split, link rate)
+PLANS = [
+    ("dp=2", 1, "none", "1f1b", 1, "1gbit"),
+    ("dp=2", 2, "none", "1f1b", 1, "1gbit"),
+    ("dp=2", 1, "none", "1f1b", 1, "200mbit"),
+    ("tp=2", 1, "none", "1f1b", 1, "1gbit"),
+    ("tp=2", 1, "full", "1f1b", 1, "1gbit"),
+    ("tp=2", 1, "comm-free", "1f1b", 1, "1gbit"),
+    ("tp=2", 1, "none", "1f1b", 2, "1gbit"),
+    ("tp=2", 1, "none", "1f1b", 1, "200mbit"),
+    ("pp=2", 4, "none", "1f1b", 1, "1gbit"),
+    ("pp=2", 4, "none", "gpipe", 1, "1gbit"),
+    ("pp=2", 2, "full", "1f1b", 1, "1gbit"),
+    ("pp=2", 4, "none", "1f1b", 1, "200mbit"),
+]
+
+
+def full_mesh(mesh):
+    axes = {"dp": 1, "tp": 1, "pp": 1}
+    for part in mesh.split(","):
+        k, v = part.split("=")
+        axes[k] = int(v)
+    return axes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--plans", default="",
+                        help="1-based comma list of the plans to run (default: all)")
+    args = parser.parse_args()
+
+    import numpy as np
+    import torch
+    import loom
+    from loom import vcluster
+    from models.torch_models import GPT
+
+    reason = vcluster.check()
+    if reason:
+        sys.exit(f"planner_vs_vcluster: {reason}")
+    work = Path(tempfile.mkdtemp(prefix="loom-bench-planner-"))
+    vocab, seq = 512, 128
+    rng = np.random.default_rng(0)
+    data = work / "data"
+    data.mkdir()
+    rows = 16 * MICRO
+    np.save(data / "ids.npy", rng.integers(0, vocab, (rows, seq)).astype(np.int64))
+    np.save(data / "labels.npy", rng.integers(0, vocab, (rows, seq)).astype(np.int64))
+    torch.manual_seed(0)
+    model = GPT(vocab=vocab, seq=seq, hidden=args.hidden, heads=4, layers=4)
+    ids = torch.from_numpy(np.load(data / "ids.npy")[:MICRO])
+    labels = torch.from_numpy(np.load(data / "labels.npy")[:MICRO])
+    m = loom.from_torch(model, (ids, labels), input_names=["ids", "labels"],
+                        workdir=work / "import")
+    model_file = m.save(work / "model.mlir")
+
+    spec_file = work / "this-machine.json"
+    subprocess.run([str(LOOM_PLAN), "calibrate", "--calibrate-threads", "1", "-o",
+                    str(spec_file)], check=True)
+    base_spec = json.loads(spec_file.read_text())
+    print(f"calibrated: GEMM peak {base_spec['gpu']['peak_tflops']['fp32'] * 1e3:.1f} "
+          f"GFLOP/s, half at {base_spec['efficiency']['gemm_half_gflop'] * 1e3:.1f} MFLOP, "
+          f"stream {base_spec['gpu']['memory_bandwidth_gbytes_per_s']:.1f} GB/s, "
+          f"kernel {base_spec['efficiency']['kernel_launch_us']:.2f} us")
+    print(f"GPT-2-style model, hidden {args.hidden}, seq {seq}, 4 layers, micro-batch "
+          f"{MICRO}, AdamW; one rank on each of 2 virtual hosts, 1 thread each")
+    print(f"{'#':>2} {'plan':<44} {'link':>8} {'predicted':>10} {'measured':>10} "
+          f"{'error':>7}")
+
+    chosen = ([int(p) - 1 for p in args.plans.split(",")] if args.plans
+              else range(len(PLANS)))
+    errors = []
+    for i in chosen:
+        mesh, micro, recompute, schedule, split, rate = PLANS[i]
+        axes = full_mesh(mesh)
+        spec = json.loads(json.dumps(base_spec))
+        spec["network"]["bandwidth_gbytes_per_s_per_node"] = \
+            vcluster.parse_rate(rate) / 8 / 1e9
+        spec["network"]["link"] = f"vcluster veth, tc {rate}"
+        spec_path = work / f"spec-{rate}.json"
+        spec_path.write_text(json.dumps(spec))
+        global_batch = axes["dp"] * micro * MICRO
+        r = subprocess.run([str(LOOM_PLAN), str(model_file), "--cluster", str(spec_path),
+                            "--mesh", f"dp={axes['dp']},tp={axes['tp']},pp={axes['pp']}",
+                            "--global-batch", str(global_batch), "--microbatches",
+                            str(micro), "--recompute", recompute, "--schedule", schedule,
+                            "--overlap-split", str(split), "--optimizer", "adamw",
+                            "--json", "-q", "--ignore-memory"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{i + 1:>2} {mesh}: loom-plan failed: {r.stderr.strip()}")
+            continue
+        report = json.loads(r.stdout)
+        options = dict(optimizer="adamw", lr=1e-3, mesh=mesh, microbatches=micro,
+                       recompute=recompute, schedule=schedule)
+        if split > 1:
+            options["overlap_split"] = split
+        program = m.compile(outdir=work / f"plan{i + 1}", **options)
+        measured = per_step(program, data, args.steps, args.repeat, rate=rate,
+                            threads=1)
+        predicted = report["step_time_s"]
+        err = (predicted - measured) / measured
+        errors.append(err)
+        print(f"{i + 1:>2} {report['plan_summary']:<44} {rate:>8} "
+              f"{predicted * 1e3:>8.1f}ms {measured * 1e3:>8.1f}ms {100 * err:>+6.1f}%",
+              flush=True)
+    if errors:
+        within = sum(abs(e) <= 0.15 for e in errors)
+        print(f"mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
+              f"max |error| {100 * max(map(abs, errors)):.1f} %, {within}/{len(errors)} "
+              f"plans within 15 %")
+
+
+if __name__ == "__main__":
+    main()
