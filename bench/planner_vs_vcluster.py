@@ -5,7 +5,9 @@ runs on this machine (not a test; root, for vcluster).
 `loom-plan calibrate` measures this machine into a cluster spec (the CPU
 backend's GEMM rate and size-dependent efficiency, streaming bandwidth and
 per-kernel overhead on one thread per rank; hosts joined by the link
-rate). Then, for each plan below, a GPT-2-style model (hidden --hidden,
+rate); the links' efficiencies (what a 16 MiB send and all-reduce of the
+runtime reach over each rate, as bench/link_bandwidth.py measures them)
+complete the spec. Then, for each plan below, a GPT-2-style model (hidden --hidden,
 seq 128, 4 layers, 4 heads, vocabulary 512, micro-batch 4, AdamW) is
 compiled with that plan and run with one rank on each of two virtual hosts
 (`python -m loom.vcluster`) over links throttled to the plan's rate; the
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
-from measure import per_step  # noqa: E402
+from measure import per_step, run_comm_bench  # noqa: E402
 
 LOOM_PLAN = ROOT / "build" / "bin" / "loom-plan"
 MICRO = 4
@@ -108,6 +110,15 @@ def main():
 
     chosen = ([int(p) - 1 for p in args.plans.split(",")] if args.plans
               else range(len(PLANS)))
+    link = {}
+    for rate in sorted({PLANS[i][5] for i in chosen}):
+        r = run_comm_bench("planner_vs_vcluster", "bandwidth", rate, bytes=16 << 20,
+                           repeat=1)
+        bytes_per_s = vcluster.parse_rate(rate) / 8
+        link[rate] = (min(1.0, r["bytes"] / r["send_runtime_s"] / bytes_per_s),
+                      min(1.0, r["bytes"] / r["allreduce_runtime_s"] / bytes_per_s))
+        print(f"link {rate}: a send reaches {link[rate][0]:.2f}, an all-reduce "
+              f"{link[rate][1]:.2f} of the rate")
     errors = []
     for i in chosen:
         mesh, micro, recompute, schedule, split, rate = PLANS[i]
@@ -116,6 +127,7 @@ def main():
         spec["network"]["bandwidth_gbytes_per_s_per_node"] = \
             vcluster.parse_rate(rate) / 8 / 1e9
         spec["network"]["link"] = f"vcluster veth, tc {rate}"
+        spec["efficiency"]["comm"], spec["efficiency"]["all_reduce"] = link[rate]
         spec_path = work / f"spec-{rate}.json"
         spec_path.write_text(json.dumps(spec))
         global_batch = axes["dp"] * micro * MICRO

@@ -228,10 +228,14 @@ mlir::loom::planner::parseClusterSpec(llvm::StringRef text,
                       1e9;
     e.memory = r.number(*eff, "memory", "efficiency", 0, 1, true, e.memory);
     e.comm = r.number(*eff, "comm", "efficiency", 0, 1, true, e.comm);
+    e.allReduce =
+        r.number(*eff, "all_reduce", "efficiency", 0, 1, true, e.comm);
     e.launch = r.number(*eff, "kernel_launch_us", "efficiency", 0, 1e6, false,
                         e.launch * 1e6) *
                1e-6;
   }
+  if (spec.efficiency.allReduce < 0)
+    spec.efficiency.allReduce = spec.efficiency.comm;
   spec.reservedBytes = static_cast<int64_t>(
       r.number(*root, "reserved_memory_gib", "", 0, 1e5, false, 0.0) * kGiB);
   if (error.empty() && spec.reservedBytes >= spec.gpu.memoryBytes)
@@ -346,6 +350,9 @@ std::string mlir::loom::planner::printClusterSpec(const ClusterSpec &spec) {
                     {"gemm_half_gflop", spec.efficiency.gemmHalfFlops / 1e9},
                     {"memory", spec.efficiency.memory},
                     {"comm", spec.efficiency.comm},
+                    {"all_reduce", spec.efficiency.allReduce < 0
+                                       ? spec.efficiency.comm
+                                       : spec.efficiency.allReduce},
                     {"kernel_launch_us", spec.efficiency.launch * 1e6}}},
       {"reserved_memory_gib", spec.reservedBytes / kGiB},
       {"price", json::Object{{"usd_per_gpu_hour", spec.price.usdPerGpuHour},

@@ -18,9 +18,11 @@ double CostModel::kernelTime(double flops, double bytes, bool gemm,
   return std::max(compute, memory) + overhead;
 }
 
-void CostModel::nodeLink(int64_t span, double &bandwidth,
-                         double &latency) const {
-  double eff = spec.efficiency.comm;
+void CostModel::nodeLink(int64_t span, double &bandwidth, double &latency,
+                         bool allReduce) const {
+  double eff = allReduce && spec.efficiency.allReduce > 0
+                   ? spec.efficiency.allReduce
+                   : spec.efficiency.comm;
   if (spec.bridgeGroup > 1 && span <= spec.bridgeGroup) {
     bandwidth = spec.bridge.bandwidth * eff;
     latency = spec.bridge.latency;
@@ -40,7 +42,7 @@ double CostModel::allReduceTime(double bytes, int64_t n,
   int64_t span = (n - 1) * stride + 1;
   if (span <= gpn) {
     double bw, lat;
-    nodeLink(span, bw, lat);
+    nodeLink(span, bw, lat, /*allReduce=*/true);
     double ring = 2.0 * (n - 1) / n * bytes / bw + 2.0 * (n - 1) * lat;
     double tree = 2.0 * bytes / bw + 2.0 * std::ceil(std::log2(n)) * lat;
     return std::min(ring, tree);
@@ -53,11 +55,13 @@ double CostModel::allReduceTime(double bytes, int64_t n,
   double intra = 0, intraLatency = 0;
   if (perNode > 1) {
     double bw, lat;
-    nodeLink((perNode - 1) * stride + 1, bw, lat);
+    nodeLink((perNode - 1) * stride + 1, bw, lat, /*allReduce=*/true);
     intra = 2.0 * (perNode - 1) / perNode * bytes / bw;
     intraLatency = 2.0 * (perNode - 1) * lat;
   }
-  double netBw = spec.network.bandwidth * spec.efficiency.comm / gpn;
+  double arEff = spec.efficiency.allReduce > 0 ? spec.efficiency.allReduce
+                                               : spec.efficiency.comm;
+  double netBw = spec.network.bandwidth * arEff / gpn;
   double slice = bytes / perNode;
   double ring = 2.0 * (nodes - 1) / nodes * slice / netBw +
                 2.0 * (nodes - 1) * spec.network.latency;

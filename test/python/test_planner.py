@@ -243,3 +243,20 @@ def test_compare_clusters_table_json_and_plot(tmp_path, model):
     r = plan(model, "--compare", "rtx3090-pcie", "--budget-usd-per-hour", 10,
              "--global-batch", 44 * 2, "--json", "-q")
     assert json.loads(r.stdout)[0]["gpus"] == 44
+
+
+def test_calibrate_writes_a_spec_the_planner_reads(tmp_path, model):
+    spec = tmp_path / "here.json"
+    plan("calibrate", "--network", "100mbit", "--ranks-per-host", 2, "-o", spec, "-q")
+    measured = json.loads(spec.read_text())
+    assert measured["gpus_per_node"] == 2
+    assert measured["network"]["bandwidth_gbytes_per_s_per_node"] == pytest.approx(0.0125)
+    # A CPU core does between 1 GFLOP/s and 10 TFLOP/s, streams between
+    # 100 MB/s and 1 TB/s.
+    assert 1e-3 < measured["gpu"]["peak_tflops"]["fp32"] < 10
+    assert 0.1 < measured["gpu"]["memory_bandwidth_gbytes_per_s"] < 1000
+    report = json.loads(plan(model, "--cluster", spec, "--gpus", 2, "--global-batch", 8,
+                             "--json", "-q").stdout)
+    assert report["step_time_s"] > 0
+    r = plan("calibrate", "--network", "fast", check=False)
+    assert r.returncode == 1 and "--network must be a tc rate" in r.stderr

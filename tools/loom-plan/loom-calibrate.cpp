@@ -3,7 +3,8 @@
 // Run by `loom-plan calibrate`: times the CPU backend's own kernels on this
 // machine, with the thread count the training ranks will use
 // (OMP_NUM_THREADS), and prints one JSON object:
-//   gemm: [{m, n, k, seconds}] for square GEMMs of 32..1024 (the runtime's
+//   gemm: [{batch, m, n, k, trans_a, trans_b, seconds}] for the GEMM shapes
+//         of transformer layers at widths 32..512 (the runtime's
 //         loom::rt::cpu::gemm, i.e. the BLAS the programs link);
 //   stream_bytes_per_s: c = a + b over 64 MiB arrays (an emitted
 //         elementwise loop's shape: two reads, one write);
@@ -45,19 +46,37 @@ __attribute__((noinline)) void add(const float *a, const float *b, float *c,
 } // namespace
 
 int main() {
+  // Transformer-shaped GEMMs at four widths s: a linear layer forward
+  // (4s x 3s x s), its weight gradient (transposed A) and its input
+  // gradient (transposed B), and attention's batched scores (16 matrices of
+  // s/2 x s/2 x 64, transposed B).
   std::printf("{\"gemm\": [");
   bool first = true;
-  for (long n : {32, 64, 128, 256, 512, 1024}) {
-    std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-    int inner = n <= 128 ? 200 : n <= 512 ? 10 : 2;
-    double s = fastest(5, [&] {
-      for (int i = 0; i < inner; ++i)
-        loom::rt::cpu::gemm(false, false, 1, n, n, n, a.data(), 0, b.data(), 0,
-                            c.data(), 0);
-    });
-    std::printf("%s{\"m\": %ld, \"n\": %ld, \"k\": %ld, \"seconds\": %.9g}",
-                first ? "" : ", ", n, n, n, s / inner);
-    first = false;
+  for (long s : {32, 64, 128, 256, 512}) {
+    struct Shape {
+      bool ta, tb;
+      long batch, m, n, k;
+    } shapes[] = {{false, false, 1, 4 * s, 3 * s, s},
+                  {true, false, 1, s, 3 * s, 4 * s},
+                  {false, true, 1, 4 * s, s, 3 * s},
+                  {false, true, 16, s / 2, s / 2, 64}};
+    for (const Shape &g : shapes) {
+      std::vector<float> a(g.batch * g.m * g.k, 0.5f),
+          b(g.batch * g.k * g.n, 0.25f), c(g.batch * g.m * g.n);
+      double flops = 2.0 * g.batch * g.m * g.n * g.k;
+      int inner = std::max(1, static_cast<int>(2e8 / flops));
+      double t = fastest(5, [&] {
+        for (int i = 0; i < inner; ++i)
+          loom::rt::cpu::gemm(g.ta, g.tb, g.batch, g.m, g.n, g.k, a.data(),
+                              g.m * g.k, b.data(), g.k * g.n, c.data(),
+                              g.m * g.n);
+      });
+      std::printf("%s{\"batch\": %ld, \"m\": %ld, \"n\": %ld, \"k\": %ld, "
+                  "\"trans_a\": %s, \"trans_b\": %s, \"seconds\": %.9g}",
+                  first ? "" : ", ", g.batch, g.m, g.n, g.k,
+                  g.ta ? "true" : "false", g.tb ? "true" : "false", t / inner);
+      first = false;
+    }
   }
   long big = 16L << 20;
   std::vector<float> a(big, 1.0f), b(big, 2.0f), c(big);

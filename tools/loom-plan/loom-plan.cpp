@@ -329,26 +329,28 @@ int calibrate(const char *argv0) {
     return fail("calibrate: unreadable measurements");
   double stream = m->getNumber("stream_bytes_per_s").value_or(0);
   double launch = m->getNumber("small_kernel_s").value_or(0);
-  // GEMMs: the best rate is the peak; each size's time beyond its flops at
-  // that rate gives the half-efficiency size (t = (f + f_half)/R + launch).
-  double best = 0;
-  std::vector<std::pair<double, double>> gemms;
+  // GEMMs: t = (f + f_half) / R + launch, fitted to every measured shape
+  // by least squares on the relative error (x = f/t', y = 1/t', t' the
+  // time beyond the launch: minimise sum (x/R + y f_half/R - 1)^2).
+  double sxx = 0, sxy = 0, syy = 0, sx = 0, sy = 0;
   if (const json::Array *list = m->getArray("gemm"))
     for (const json::Value &g : *list) {
       const json::Object *o = g.getAsObject();
-      double f = 2.0 * *o->getNumber("m") * *o->getNumber("n") * *o->getNumber("k");
-      double t = *o->getNumber("seconds");
-      gemms.push_back({f, t});
-      best = std::max(best, f / t);
+      double f = 2.0 * o->getNumber("batch").value_or(1) * *o->getNumber("m") *
+                 *o->getNumber("n") * *o->getNumber("k");
+      double t = *o->getNumber("seconds") - launch;
+      if (t <= 0)
+        continue;
+      double x = f / t, y = 1.0 / t;
+      sxx += x * x, sxy += x * y, syy += y * y, sx += x, sy += y;
     }
-  if (best <= 0 || stream <= 0)
+  double det = sxx * syy - sxy * sxy;
+  if (det <= 0 || stream <= 0)
     return fail("calibrate: no GEMM or bandwidth measured");
-  std::vector<double> halves;
-  for (auto [f, t] : gemms)
-    halves.push_back(std::max(0.0, (t - launch) * best - f));
-  llvm::sort(halves);
-  double half = halves[halves.size() / 2];
-
+  double a = (sx * syy - sy * sxy) / det, b = (sxx * sy - sxy * sx) / det;
+  if (a <= 0)
+    return fail("calibrate: the GEMM times do not fit a rate");
+  double best = 1.0 / a, half = std::max(b / a, 1.0);
   ClusterSpec spec;
   spec.name = "this-machine";
   spec.description = llvm::formatv("measured by loom-plan calibrate: one rank "

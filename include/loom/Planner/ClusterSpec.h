@@ -71,8 +71,11 @@ struct ClusterSpec {
     double gemmHalfFlops = 2e9;
     /// The fraction of memory bandwidth a streaming kernel reaches.
     double memory = 0.8;
-    /// The fraction of link bandwidth a collective reaches.
+    /// The fraction of link bandwidth a point-to-point transfer reaches.
     double comm = 0.8;
+    /// The fraction an all-reduce reaches (bus bandwidth: 2(n-1)/n of its
+    /// bytes per link; < 0: as `comm`).
+    double allReduce = -1;
     /// Seconds per kernel launch.
     double launch = 5e-6;
   } efficiency;

@@ -48,7 +48,8 @@ public:
 private:
   /// Bandwidth (bytes/s, after the comm efficiency) and latency of the
   /// link inside a node that joins GPUs `span` apart (bridge or node).
-  void nodeLink(int64_t span, double &bandwidth, double &latency) const;
+  void nodeLink(int64_t span, double &bandwidth, double &latency,
+                bool allReduce = false) const;
 
   const ClusterSpec &spec;
   NumberFormat format;
