@@ -53,6 +53,8 @@ bench: build
 	@$(PYTHON) bench/overlap_progress.py
 	@$(PYTHON) bench/multi_host_dp.py
 	@$(PYTHON) bench/oases_overlap.py
+	@$(PYTHON) bench/planner_validation.py
+	@$(PYTHON) bench/planner_vs_vcluster.py
 
 clean:
 	rm -rf build
