@@ -533,6 +533,10 @@ private:
 /// OMP_NUM_THREADS is set (Threads.cpp); returns the threads it will use.
 int shareCoresAmongLocalRanks(Context &ctx);
 
+/// Flushes denormal floats to zero on this thread and the OpenMP pool's
+/// (x86: MXCSR FTZ and DAZ; Threads.cpp says why).
+void flushDenormalsToZero();
+
 } // namespace rt
 } // namespace loom
 

@@ -6,12 +6,22 @@
 // different ranks then take turns on the same cores. Unless the user chose
 // (OMP_NUM_THREADS), each rank gets cores / ranks-on-this-node threads.
 //
+// Denormal floats are flushed to zero on the compute threads: as a model
+// trains, the softmax of large logits underflows into denormals, and a
+// GEMM reading them runs up to 90 times slower on x86 (measured on the tied
+// LM head's gradient of a GPT-2-style model: 1 ms at step 1, 96 ms at step
+// 3). Values below 1.2e-38 become zero, as TensorFlow's CPU kernels do.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeImpl.h"
 
 #include <cstdlib>
 #include <thread>
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -40,6 +50,20 @@ int shareCoresAmongLocalRanks(Context &ctx) {
   return omp_get_max_threads();
 #else
   return 1;
+#endif
+}
+
+void flushDenormalsToZero() {
+#if defined(__SSE2__)
+  // MXCSR's flush-to-zero (bit 15) and denormals-are-zero (bit 6).
+  auto set = [] { _mm_setcsr(_mm_getcsr() | 0x8040); };
+  set();
+#ifdef _OPENMP
+  // The pool's threads, and those OpenBLAS starts later from them, inherit
+  // the setting from the thread that creates them; set it on each anyway.
+#pragma omp parallel
+  set();
+#endif
 #endif
 }
 

@@ -763,6 +763,7 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
     if (ctx.recorder.tracing)
       alignClocks(ctx);
     shareCoresAmongLocalRanks(ctx);
+    flushDenormalsToZero();
     status = run(ctx, stages, options, program);
     ctx.freeComm();
   }

@@ -313,6 +313,10 @@ def mpirun_command(cluster: Cluster, ranks_per_host: int, hostfile: Path,
     ranks = cluster.hosts * ranks_per_host
     cmd = ["mpirun", "-np", str(ranks), "--hostfile", str(hostfile),
            "--map-by", "slot", "--oversubscribe",
+           # Every virtual host is this machine: left to its default, each
+           # host's daemon binds its first rank to core 0, so all hosts'
+           # ranks would share one core. The kernel schedules them instead.
+           "--bind-to", "none",
            "--mca", "plm_rsh_agent", agent,
            "--mca", "plm_rsh_no_tree_spawn", "1",
            "--mca", "oob_tcp_if_include", cluster.subnet,

@@ -5,7 +5,8 @@
 // (OMP_NUM_THREADS), and prints one JSON object:
 //   gemm: [{batch, m, n, k, trans_a, trans_b, seconds}] for the GEMM shapes
 //         of transformer layers at widths 32..512 (the runtime's
-//         loom::rt::cpu::gemm, i.e. the BLAS the programs link);
+//         loom::rt::cpu::gemm, i.e. the BLAS the programs link), operands
+//         out of cache as in a training step;
 //   stream_bytes_per_s: c = a + b over 64 MiB arrays (an emitted
 //         elementwise loop's shape: two reads, one write);
 //   small_kernel_s: the same loop over 256 floats (per-kernel overhead).
@@ -16,6 +17,7 @@
 #include "loom/Runtime/CpuKernels.h"
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -61,15 +63,25 @@ int main() {
                   {false, true, 1, 4 * s, s, 3 * s},
                   {false, true, 16, s / 2, s / 2, 64}};
     for (const Shape &g : shapes) {
-      std::vector<float> a(g.batch * g.m * g.k, 0.5f),
-          b(g.batch * g.k * g.n, 0.25f), c(g.batch * g.m * g.n);
+      // Operands as a training step has them: not in cache. Successive
+      // calls rotate through copies that together exceed 64 MiB.
+      long elems = g.batch * (g.m * g.k + g.k * g.n + g.m * g.n);
+      long copies = std::max(1L, (64L << 20) / (4 * elems) + 1);
+      std::vector<float> pool(copies * elems, 0.5f);
+      auto operands = [&](long i) {
+        float *base = pool.data() + (i % copies) * elems;
+        return std::make_tuple(base, base + g.batch * g.m * g.k,
+                               base + g.batch * (g.m * g.k + g.k * g.n));
+      };
       double flops = 2.0 * g.batch * g.m * g.n * g.k;
       int inner = std::max(1, static_cast<int>(2e8 / flops));
+      long call = 0;
       double t = fastest(5, [&] {
-        for (int i = 0; i < inner; ++i)
-          loom::rt::cpu::gemm(g.ta, g.tb, g.batch, g.m, g.n, g.k, a.data(),
-                              g.m * g.k, b.data(), g.k * g.n, c.data(),
-                              g.m * g.n);
+        for (int i = 0; i < inner; ++i) {
+          auto [a, b, c] = operands(call++);
+          loom::rt::cpu::gemm(g.ta, g.tb, g.batch, g.m, g.n, g.k, a,
+                              g.m * g.k, b, g.k * g.n, c, g.m * g.n);
+        }
       });
       std::printf("%s{\"batch\": %ld, \"m\": %ld, \"n\": %ld, \"k\": %ld, "
                   "\"trans_a\": %s, \"trans_b\": %s, \"seconds\": %.9g}",

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -140,6 +141,12 @@ cl::opt<int64_t> ranksPerHost("ranks-per-host",
 cl::opt<int64_t> threads("calibrate-threads",
                          cl::desc("calibrate: threads per rank (default 1)"),
                          cl::init(1), cl::cat(category));
+cl::opt<int64_t> concurrent(
+    "concurrent",
+    cl::desc("calibrate: ranks that share this machine's cores when the "
+             "programs run (e.g. every rank of a vcluster run); the kernels "
+             "are timed with that many copies at once (default 1)"),
+    cl::init(1), cl::cat(category));
 cl::opt<bool> quiet("q", cl::desc("No progress lines"), cl::cat(category));
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -296,10 +303,9 @@ int calibrate(const char *argv0) {
   if (!rate)
     return fail("--network must be a tc rate such as 1gbit or 100mbit, got '" +
                 network + "'");
-  if (threads < 1 || ranksPerHost < 1)
-    return fail("--calibrate-threads and --ranks-per-host must be >= 1");
-  llvm::SmallString<128> out;
-  llvm::sys::fs::createTemporaryFile("loom-calibrate", "json", out);
+  if (threads < 1 || ranksPerHost < 1 || concurrent < 1)
+    return fail("--calibrate-threads, --ranks-per-host and --concurrent must "
+                "be >= 1");
   std::string n = std::to_string(threads);
   std::vector<std::string> envStrings;
   for (char **e = environ; *e; ++e) {
@@ -311,34 +317,69 @@ int calibrate(const char *argv0) {
   envStrings.push_back("OMP_NUM_THREADS=" + n);
   envStrings.push_back("OPENBLAS_NUM_THREADS=" + n);
   std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
-                                                std::nullopt};
   if (!quiet)
     llvm::errs() << "loom-plan: calibrate: timing GEMMs, streaming and small "
-                    "kernels on " << threads << " thread(s)\n";
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(tool, {tool.str()}, env, redirects, 0, 0,
-                                     &error);
-  auto buffer = llvm::MemoryBuffer::getFile(out);
-  llvm::sys::fs::remove(out);
-  if (rc != 0 || !buffer)
-    return fail("calibrate: loom-calibrate failed " + error);
-  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
-  const json::Object *m = parsed ? parsed->getAsObject() : nullptr;
-  if (!m)
-    return fail("calibrate: unreadable measurements");
-  double stream = m->getNumber("stream_bytes_per_s").value_or(0);
-  double launch = m->getNumber("small_kernel_s").value_or(0);
+                    "kernels on " << threads << " thread(s), "
+                 << concurrent << " rank(s) at once\n";
+  // --concurrent copies at once: what one rank gets while the others of
+  // this machine compute too.
+  std::vector<llvm::SmallString<128>> outs(concurrent);
+  std::vector<llvm::sys::ProcessInfo> procs;
+  for (llvm::SmallString<128> &out : outs) {
+    llvm::sys::fs::createTemporaryFile("loom-calibrate", "json", out);
+    std::optional<llvm::StringRef> redirects[] = {
+        std::nullopt, llvm::StringRef(out), std::nullopt};
+    std::string error;
+    procs.push_back(llvm::sys::ExecuteNoWait(tool, {tool.str()}, env, redirects,
+                                             0, &error));
+    if (procs.back().Pid == llvm::sys::ProcessInfo::InvalidPid)
+      return fail("calibrate: cannot run " + tool + ": " + error);
+  }
+  bool ok = true;
+  for (llvm::sys::ProcessInfo &p : procs)
+    ok &= llvm::sys::Wait(p, std::nullopt).ReturnCode == 0;
+  // Each figure from the slowest copy.
+  double stream = 1e300, launch = 0;
+  std::map<size_t, double> gemmSeconds;
+  std::vector<std::pair<double, double>> gemmFlops; // flops, seconds
+  const json::Array *shapes = nullptr;
+  std::vector<json::Value> parsedAll;
+  for (llvm::SmallString<128> &out : outs) {
+    auto buffer = llvm::MemoryBuffer::getFile(out);
+    llvm::sys::fs::remove(out);
+    llvm::Expected<json::Value> parsed =
+        buffer ? json::parse((*buffer)->getBuffer())
+               : llvm::Expected<json::Value>(llvm::createStringError(
+                     llvm::inconvertibleErrorCode(), "no output"));
+    if (!ok || !parsed || !parsed->getAsObject()) {
+      if (!parsed)
+        llvm::consumeError(parsed.takeError());
+      return fail("calibrate: loom-calibrate failed");
+    }
+    parsedAll.push_back(std::move(*parsed));
+  }
+  for (const json::Value &v : parsedAll) {
+    const json::Object *m = v.getAsObject();
+    stream = std::min(stream, m->getNumber("stream_bytes_per_s").value_or(0));
+    launch = std::max(launch, m->getNumber("small_kernel_s").value_or(0));
+    if (const json::Array *list = m->getArray("gemm")) {
+      shapes = list;
+      for (size_t i = 0; i < list->size(); ++i)
+        gemmSeconds[i] = std::max(
+            gemmSeconds[i],
+            (*list)[i].getAsObject()->getNumber("seconds").value_or(0));
+    }
+  }
   // GEMMs: t = (f + f_half) / R + launch, fitted to every measured shape
   // by least squares on the relative error (x = f/t', y = 1/t', t' the
   // time beyond the launch: minimise sum (x/R + y f_half/R - 1)^2).
   double sxx = 0, sxy = 0, syy = 0, sx = 0, sy = 0;
-  if (const json::Array *list = m->getArray("gemm"))
-    for (const json::Value &g : *list) {
-      const json::Object *o = g.getAsObject();
+  if (shapes)
+    for (size_t i = 0; i < shapes->size(); ++i) {
+      const json::Object *o = (*shapes)[i].getAsObject();
       double f = 2.0 * o->getNumber("batch").value_or(1) * *o->getNumber("m") *
                  *o->getNumber("n") * *o->getNumber("k");
-      double t = *o->getNumber("seconds") - launch;
+      double t = gemmSeconds[i] - launch;
       if (t <= 0)
         continue;
       double x = f / t, y = 1.0 / t;
@@ -353,12 +394,13 @@ int calibrate(const char *argv0) {
   double best = 1.0 / a, half = std::max(b / a, 1.0);
   ClusterSpec spec;
   spec.name = "this-machine";
-  spec.description = llvm::formatv("measured by loom-plan calibrate: one rank "
-                                   "of the CPU backend with {0} thread(s) per "
-                                   "\"GPU\", {1} per host, hosts joined by {2}",
-                                   threads.getValue(), ranksPerHost.getValue(),
-                                   network.getValue())
-                         .str();
+  spec.description =
+      llvm::formatv("measured by loom-plan calibrate: one rank of the CPU "
+                    "backend with {0} thread(s) per \"GPU\" ({3} rank(s) "
+                    "computing at once), {1} per host, hosts joined by {2}",
+                    threads.getValue(), ranksPerHost.getValue(),
+                    network.getValue(), concurrent.getValue())
+          .str();
   spec.gpu.model = "CPU backend rank (" + n + " thread(s))";
   // Host memory shared by the ranks of a host.
   double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
