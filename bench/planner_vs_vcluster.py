@@ -96,7 +96,8 @@ def main():
     model_file = m.save(work / "model.mlir")
 
     spec_file = work / "this-machine.json"
-    subprocess.run([str(LOOM_PLAN), "calibrate", "--calibrate-threads", "1", "-o",
+    subprocess.run([str(LOOM_PLAN), "calibrate", "--calibrate-threads", "1",
+                    "--concurrent", "2", "-o",
                     str(spec_file)], check=True)
     base_spec = json.loads(spec_file.read_text())
     print(f"calibrated: GEMM peak {base_spec['gpu']['peak_tflops']['fp32'] * 1e3:.1f} "

@@ -55,6 +55,9 @@ std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
 /// recomputation policy are chosen.
 struct StageSums {
   double forward = 0, forwardComm = 0, backwardComm = 0, attentionCore = 0;
+  /// The part of forward and forwardComm inside layers (what full and
+  /// comm-free recomputation replay).
+  double layerForward = 0, layerForwardComm = 0;
   double saved = 0, attentionSaved = 0, layerInputs = 0, outsideSaved = 0,
          maxLayerSaved = 0, commOutputs = 0;
   double params = 0, paramElements = 0;
@@ -82,9 +85,15 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
       s.forward += times * t;
       if (op.attentionCore)
         s.attentionCore += times * t;
-      if (op.forwardCommBytes > 0)
-        s.forwardComm +=
-            times * cm.allReduceTime(op.forwardCommBytes * scale, tp, 1);
+      double comm = op.forwardCommBytes > 0
+                        ? times * cm.allReduceTime(op.forwardCommBytes * scale,
+                                                   tp, 1)
+                        : 0.0;
+      s.forwardComm += comm;
+      if (op.layer >= 0) {
+        s.layerForward += times * t;
+        s.layerForwardComm += comm;
+      }
       if (op.backwardCommBytes > 0)
         s.backwardComm +=
             times * cm.allReduceTime(op.backwardCommBytes * scale, tp, 1);
@@ -162,14 +171,14 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
       activations = s.saved - s.attentionSaved;
       break;
     case RecomputePolicy::full:
-      // Keep each layer's input; replay the layer, collectives included.
-      sw.recompute = s.forward + s.forwardComm;
+      // Keep each layer's input; replay the layers, collectives included.
+      sw.recompute = s.layerForward + s.layerForwardComm;
       activations = s.layerInputs + s.outsideSaved;
       transient = s.maxLayerSaved; // one layer replayed at a time
       break;
     case RecomputePolicy::CommFree:
       // Keep the collectives' results too: the replay computes only.
-      sw.recompute = s.forward;
+      sw.recompute = s.layerForward;
       activations = s.layerInputs + s.outsideSaved + s.commOutputs;
       transient = s.maxLayerSaved;
       break;
