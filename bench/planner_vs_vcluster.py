@@ -2,12 +2,12 @@
 """Benchmark: loom-plan's predicted step times against Loom's own measured
 runs on this machine (not a test; root, for vcluster).
 
-`loom-plan calibrate` measures this machine into a cluster spec (the CPU
-backend's GEMM rate and size-dependent efficiency, streaming bandwidth and
-per-kernel overhead on one thread per rank; hosts joined by the link
-rate); the links' efficiencies (what a 16 MiB send and all-reduce of the
-runtime reach over each rate, as bench/link_bandwidth.py measures them)
-complete the spec. Then, for each plan below, a GPT-2-style model (hidden --hidden,
+`loom-plan calibrate --vcluster` measures this machine into a cluster spec
+for each link rate: the CPU backend's GEMM rate and size-dependent
+efficiency, streaming bandwidth and per-kernel overhead (one thread per
+rank, both ranks computing at once), and what the runtime's send and
+all-reduce reach between two virtual hosts over that rate. Then, for each
+plan below, a GPT-2-style model (hidden --hidden,
 seq 128, 4 layers, 4 heads, vocabulary 512, micro-batch 4, AdamW) is
 compiled with that plan and run with one rank on each of two virtual hosts
 (`python -m loom.vcluster`) over links throttled to the plan's rate; the
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
-from measure import per_step, run_comm_bench  # noqa: E402
+from measure import per_step  # noqa: E402
 
 LOOM_PLAN = ROOT / "build" / "bin" / "loom-plan"
 MICRO = 4
@@ -95,42 +95,33 @@ def main():
                         workdir=work / "import")
     model_file = m.save(work / "model.mlir")
 
-    spec_file = work / "this-machine.json"
-    subprocess.run([str(LOOM_PLAN), "calibrate", "--calibrate-threads", "1",
-                    "--concurrent", "2", "-o",
-                    str(spec_file)], check=True)
-    base_spec = json.loads(spec_file.read_text())
-    print(f"calibrated: GEMM peak {base_spec['gpu']['peak_tflops']['fp32'] * 1e3:.1f} "
-          f"GFLOP/s, half at {base_spec['efficiency']['gemm_half_gflop'] * 1e3:.1f} MFLOP, "
-          f"stream {base_spec['gpu']['memory_bandwidth_gbytes_per_s']:.1f} GB/s, "
-          f"kernel {base_spec['efficiency']['kernel_launch_us']:.2f} us")
+    chosen = ([int(p) - 1 for p in args.plans.split(",")] if args.plans
+              else range(len(PLANS)))
+    specs = {}
+    for rate in sorted({PLANS[i][5] for i in chosen}):
+        specs[rate] = work / f"this-machine-{rate}.json"
+        subprocess.run([str(LOOM_PLAN), "calibrate", "--calibrate-threads", "1",
+                        "--concurrent", "2", "--vcluster", "--network", rate, "-o",
+                        str(specs[rate])], check=True)
+        spec = json.loads(specs[rate].read_text())
+        print(f"calibrated over {rate}: GEMM peak "
+              f"{spec['gpu']['peak_tflops']['fp32'] * 1e3:.1f} GFLOP/s, half at "
+              f"{spec['efficiency']['gemm_half_gflop'] * 1e3:.1f} MFLOP, stream "
+              f"{spec['gpu']['memory_bandwidth_gbytes_per_s']:.1f} GB/s, kernel "
+              f"{spec['efficiency']['kernel_launch_us']:.2f} us; a send reaches "
+              f"{spec['efficiency']['comm']:.2f} of the link, an all-reduce "
+              f"{spec['efficiency']['all_reduce']:.2f}, latency "
+              f"{spec['network']['latency_us']:.0f} us")
     print(f"GPT-2-style model, hidden {args.hidden}, seq {seq}, 4 layers, micro-batch "
           f"{MICRO}, AdamW; one rank on each of 2 virtual hosts, 1 thread each")
     print(f"{'#':>2} {'plan':<44} {'link':>8} {'predicted':>10} {'measured':>10} "
           f"{'error':>7}")
 
-    chosen = ([int(p) - 1 for p in args.plans.split(",")] if args.plans
-              else range(len(PLANS)))
-    link = {}
-    for rate in sorted({PLANS[i][5] for i in chosen}):
-        r = run_comm_bench("planner_vs_vcluster", "bandwidth", rate, bytes=16 << 20,
-                           repeat=1)
-        bytes_per_s = vcluster.parse_rate(rate) / 8
-        link[rate] = (min(1.0, r["bytes"] / r["send_runtime_s"] / bytes_per_s),
-                      min(1.0, r["bytes"] / r["allreduce_runtime_s"] / bytes_per_s))
-        print(f"link {rate}: a send reaches {link[rate][0]:.2f}, an all-reduce "
-              f"{link[rate][1]:.2f} of the rate")
     errors = []
     for i in chosen:
         mesh, micro, recompute, schedule, split, rate = PLANS[i]
         axes = full_mesh(mesh)
-        spec = json.loads(json.dumps(base_spec))
-        spec["network"]["bandwidth_gbytes_per_s_per_node"] = \
-            vcluster.parse_rate(rate) / 8 / 1e9
-        spec["network"]["link"] = f"vcluster veth, tc {rate}"
-        spec["efficiency"]["comm"], spec["efficiency"]["all_reduce"] = link[rate]
-        spec_path = work / f"spec-{rate}.json"
-        spec_path.write_text(json.dumps(spec))
+        spec_path = specs[rate]
         global_batch = axes["dp"] * micro * MICRO
         r = subprocess.run([str(LOOM_PLAN), str(model_file), "--cluster", str(spec_path),
                             "--mesh", f"dp={axes['dp']},tp={axes['tp']},pp={axes['pp']}",

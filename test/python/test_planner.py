@@ -260,3 +260,18 @@ def test_calibrate_writes_a_spec_the_planner_reads(tmp_path, model):
     assert report["step_time_s"] > 0
     r = plan("calibrate", "--network", "fast", check=False)
     assert r.returncode == 1 and "--network must be a tc rate" in r.stderr
+
+
+def test_calibrate_measures_vcluster_links(tmp_path):
+    from loom import vcluster
+    reason = vcluster.check()
+    if reason:
+        pytest.skip(reason)
+    spec = tmp_path / "here.json"
+    plan("calibrate", "--vcluster", "--network", "1gbit", "-o", spec, "-q")
+    measured = json.loads(spec.read_text())
+    # A send over a tc-limited veth gets close to the rate, never above it
+    # (the token bucket holds 1 ms); an all-reduce of 2 ranks reaches less.
+    assert 0.5 < measured["efficiency"]["comm"] <= 1.0
+    assert 0.1 < measured["efficiency"]["all_reduce"] <= measured["efficiency"]["comm"]
+    assert 0 <= measured["network"]["latency_us"] < 10_000

@@ -141,6 +141,13 @@ cl::opt<int64_t> ranksPerHost("ranks-per-host",
 cl::opt<int64_t> threads("calibrate-threads",
                          cl::desc("calibrate: threads per rank (default 1)"),
                          cl::init(1), cl::cat(category));
+cl::opt<bool> measureLinks(
+    "vcluster",
+    cl::desc("calibrate: also measure the links: the runtime's send and "
+             "all-reduce between two virtual hosts over --network (python -m "
+             "loom.vcluster; root) give efficiency.comm, .all_reduce and the "
+             "latency"),
+    cl::cat(category));
 cl::opt<int64_t> concurrent(
     "concurrent",
     cl::desc("calibrate: ranks that share this machine's cores when the "
@@ -286,6 +293,65 @@ std::optional<double> parseRate(llvm::StringRef text) {
   return std::nullopt;
 }
 
+/// One run of the runtime's communication benchmark
+/// (build/test/Runtime/loom-test-comm-bench) between two virtual hosts over
+/// `rate`, messages of `bytes`: its JSON line, or an error.
+llvm::Expected<json::Value> vclusterCommBench(llvm::StringRef binDir,
+                                              llvm::StringRef rate,
+                                              int64_t bytes) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  llvm::SmallString<256> bench(llvm::sys::path::parent_path(binDir));
+  llvm::sys::path::append(bench, "test", "Runtime", "loom-test-comm-bench");
+  if (!llvm::sys::fs::can_execute(bench))
+    return error("--vcluster: " + bench + " not found (build the tests)");
+  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
+  if (!python)
+    return error("--vcluster: python3 not found on PATH");
+  std::vector<std::string> envStrings;
+  for (char **e = environ; *e; ++e) {
+    llvm::StringRef entry(*e);
+    if (!entry.starts_with("PYTHONPATH=") && !entry.starts_with("LOOM_BENCH"))
+      envStrings.push_back(entry.str());
+  }
+  envStrings.push_back(std::string("PYTHONPATH=") + LOOM_PYTHON_DIR);
+  envStrings.push_back("LOOM_BENCH=bandwidth");
+  envStrings.push_back("LOOM_BENCH_BYTES=" + std::to_string(bytes));
+  envStrings.push_back("LOOM_BENCH_REPEAT=3");
+  envStrings.push_back("OMP_NUM_THREADS=1");
+  std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
+  llvm::SmallString<128> out, err;
+  llvm::sys::fs::createTemporaryFile("loom-calibrate-link", "json", out);
+  llvm::sys::fs::createTemporaryFile("loom-calibrate-link", "err", err);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
+                                                llvm::StringRef(err)};
+  std::string rateText = rate.str();
+  llvm::StringRef args[] = {*python, "-m", "loom.vcluster", "--name",
+                            "calib", "run", "--hosts", "2", "--link",
+                            rateText, "--", bench, "--data", "/tmp",
+                            "--steps", "1", "--quiet", "--comm-timeout", "600"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*python, args, env, redirects, 1800, 0,
+                                     &message);
+  auto text = llvm::MemoryBuffer::getFile(out);
+  auto errText = llvm::MemoryBuffer::getFile(err);
+  llvm::sys::fs::remove(out);
+  llvm::sys::fs::remove(err);
+  if (rc != 0 || !text) {
+    std::string why = errText ? (*errText)->getBuffer().trim().str() : message;
+    return error("--vcluster: the link measurement failed (root and iproute2 "
+                 "are needed): " + why);
+  }
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (line.starts_with("{"))
+      return json::parse(line);
+  return error("--vcluster: the benchmark printed no result");
+}
+
 /// loom-plan calibrate: this machine as a cluster spec. Each rank is a
 /// "GPU" running the CPU backend with --threads threads; its GEMM rate,
 /// size-dependent efficiency, streaming bandwidth and per-kernel overhead
@@ -417,6 +483,33 @@ int calibrate(const char *argv0) {
   spec.efficiency.gemmHalfFlops = std::max(half, 1.0);
   spec.efficiency.memory = 1.0;
   spec.efficiency.comm = 1.0;
+  spec.efficiency.allReduce = 1.0;
+  if (measureLinks) {
+    // A 16 MiB send and all-reduce give the efficiencies; a 1 KiB send the
+    // latency (the time of the message less its bytes at the rate).
+    if (!quiet)
+      llvm::errs() << "loom-plan: calibrate: measuring the runtime's send and "
+                      "all-reduce between two virtual hosts over " << network
+                   << "\n";
+    llvm::StringRef binDir = llvm::sys::path::parent_path(self);
+    llvm::Expected<json::Value> big =
+        vclusterCommBench(binDir, network, 16 << 20);
+    if (!big)
+      return fail(llvm::toString(big.takeError()));
+    llvm::Expected<json::Value> small = vclusterCommBench(binDir, network, 1024);
+    if (!small)
+      return fail(llvm::toString(small.takeError()));
+    const json::Object *b = big->getAsObject(), *m1 = small->getAsObject();
+    double bytes = b->getNumber("bytes").value_or(0);
+    double send = b->getNumber("send_runtime_s").value_or(0);
+    double allReduce = b->getNumber("allreduce_runtime_s").value_or(0);
+    double tiny = m1->getNumber("send_runtime_s").value_or(0);
+    if (bytes <= 0 || send <= 0 || allReduce <= 0 || tiny <= 0)
+      return fail("--vcluster: the benchmark's figures are missing");
+    spec.efficiency.comm = std::min(1.0, bytes / send / *rate);
+    spec.efficiency.allReduce = std::min(1.0, bytes / allReduce / *rate);
+    spec.network.latency = std::max(0.0, tiny - 1024.0 / *rate);
+  }
   spec.efficiency.launch = launch;
   spec.reservedBytes = 0;
   spec.price = {0.01, "placeholder written by loom-plan calibrate: set "
@@ -424,6 +517,10 @@ int calibrate(const char *argv0) {
                 "n/a"};
   spec.sources = {"loom-plan calibrate (loom-calibrate: the runtime's gemm, "
                   "an elementwise loop of 64 MiB and of 256 floats)"};
+  if (measureLinks)
+    spec.sources.push_back("loom-plan calibrate --vcluster: the runtime's "
+                           "send and all-reduce (loom-test-comm-bench) between "
+                           "two virtual hosts over " + network.getValue());
   std::string text = printClusterSpec(spec);
   if (!planOut.empty()) {
     if (std::string e = ::loom::writeFileAtomically(planOut, text); !e.empty())
