@@ -262,6 +262,16 @@ std::string Candidate::describe() const {
   return s;
 }
 
+std::string mlir::loom::planner::closestRejection(const SearchResult &result) {
+  const Estimate *closest = nullptr;
+  for (const auto &[reason, rej] : result.rejected)
+    if (!rej.closest.rejected.empty() &&
+        (!closest || rej.closest.memoryPerDevice < closest->memoryPerDevice))
+      closest = &rej.closest;
+  return closest ? closest->candidate.describe() + ": " + closest->rejected
+                 : std::string();
+}
+
 const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   auto it = profiles.find(tp);
   if (it == profiles.end()) {

@@ -293,6 +293,21 @@ std::optional<double> parseRate(llvm::StringRef text) {
   return std::nullopt;
 }
 
+/// This process's environment with `overrides` ("NAME=value") in place of
+/// any variables of those names.
+std::vector<std::string> environmentWith(llvm::ArrayRef<std::string> overrides) {
+  std::vector<std::string> env;
+  for (char **e = environ; *e; ++e) {
+    llvm::StringRef name = llvm::StringRef(*e).split('=').first;
+    if (llvm::none_of(overrides, [&](const std::string &o) {
+          return llvm::StringRef(o).split('=').first == name;
+        }))
+      env.push_back(*e);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
 /// One run of the runtime's communication benchmark
 /// (build/test/Runtime/loom-test-comm-bench) between two virtual hosts over
 /// `rate`, messages of `bytes`: its JSON line, or an error.
@@ -310,17 +325,10 @@ llvm::Expected<json::Value> vclusterCommBench(llvm::StringRef binDir,
   llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
   if (!python)
     return error("--vcluster: python3 not found on PATH");
-  std::vector<std::string> envStrings;
-  for (char **e = environ; *e; ++e) {
-    llvm::StringRef entry(*e);
-    if (!entry.starts_with("PYTHONPATH=") && !entry.starts_with("LOOM_BENCH"))
-      envStrings.push_back(entry.str());
-  }
-  envStrings.push_back(std::string("PYTHONPATH=") + LOOM_PYTHON_DIR);
-  envStrings.push_back("LOOM_BENCH=bandwidth");
-  envStrings.push_back("LOOM_BENCH_BYTES=" + std::to_string(bytes));
-  envStrings.push_back("LOOM_BENCH_REPEAT=3");
-  envStrings.push_back("OMP_NUM_THREADS=1");
+  std::vector<std::string> envStrings = environmentWith(
+      {std::string("PYTHONPATH=") + LOOM_PYTHON_DIR, "LOOM_BENCH=bandwidth",
+       "LOOM_BENCH_BYTES=" + std::to_string(bytes), "LOOM_BENCH_REPEAT=3",
+       "OMP_NUM_THREADS=1"});
   std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
   llvm::SmallString<128> out, err;
   llvm::sys::fs::createTemporaryFile("loom-calibrate-link", "json", out);
@@ -373,15 +381,8 @@ int calibrate(const char *argv0) {
     return fail("--calibrate-threads, --ranks-per-host and --concurrent must "
                 "be >= 1");
   std::string n = std::to_string(threads);
-  std::vector<std::string> envStrings;
-  for (char **e = environ; *e; ++e) {
-    llvm::StringRef entry(*e);
-    if (!entry.starts_with("OMP_NUM_THREADS=") &&
-        !entry.starts_with("OPENBLAS_NUM_THREADS="))
-      envStrings.push_back(entry.str());
-  }
-  envStrings.push_back("OMP_NUM_THREADS=" + n);
-  envStrings.push_back("OPENBLAS_NUM_THREADS=" + n);
+  std::vector<std::string> envStrings =
+      environmentWith({"OMP_NUM_THREADS=" + n, "OPENBLAS_NUM_THREADS=" + n});
   std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
   if (!quiet)
     llvm::errs() << "loom-plan: calibrate: timing GEMMs, streaming and small "
@@ -750,10 +751,7 @@ int main(int argc, char **argv) {
                          result.ranked.size())
                .str());
   if (result.ranked.empty()) {
-    std::string why;
-    for (const auto &[reason, rej] : result.rejected)
-      if (!rej.closest.rejected.empty())
-        why = rej.closest.candidate.describe() + ": " + rej.closest.rejected;
+    std::string why = closestRejection(result);
     // The closest feasible alternative: more GPUs of the same kind.
     std::string more;
     if (!options.mesh)

@@ -464,11 +464,9 @@ std::string planAutomatically(ModuleOp module, StringRef function,
   if (!error.empty())
     return "--plan auto: " + error;
   if (result.ranked.empty()) {
-    std::string closest;
-    for (const auto &[reason, rej] : result.rejected)
-      if (!rej.closest.rejected.empty())
-        closest = "; the closest, " + rej.closest.candidate.describe() + ", " +
-                  rej.closest.rejected;
+    std::string closest = planner::closestRejection(result);
+    if (!closest.empty())
+      closest = "; the closest, " + closest;
     return "--plan auto: no plan fits " + std::to_string(planGpus) + " GPUs of '" +
            spec->name + "'" + closest +
            " (loom-plan lists the candidates and why each was rejected)";

@@ -96,6 +96,10 @@ struct SearchResult {
   int64_t evaluated = 0;
 };
 
+/// "PLAN: why" of the rejected plan that came closest to fitting (the
+/// smallest memory over the GPU's), empty when no plan was rejected for it.
+std::string closestRejection(const SearchResult &result);
+
 /// Profiles of a model per tp degree, computed on first use.
 class ProfileCache {
 public:
