@@ -17,6 +17,10 @@
 #include <random>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 using namespace loom::rt;
 using namespace loom::rt::cpu;
 
@@ -575,3 +579,22 @@ TEST(CopyStridedTest, LargeCopyTakesTheParallelPath) {
 }
 
 } // namespace
+
+#if defined(__SSE2__)
+// The runtime's compute threads flush denormals to zero (Threads.cpp): a
+// product below FLT_MIN becomes 0, and a GEMM reading denormal inputs
+// treats them as 0.
+TEST(RuntimeThreads, DenormalsAreFlushedToZero) {
+  unsigned saved = _mm_getcsr();
+  volatile float tiny = 1e-30f;
+  EXPECT_GT(tiny * 1e-10f, 0.0f); // a denormal, before
+  flushDenormalsToZero();
+  EXPECT_EQ(tiny * 1e-10f, 0.0f);
+  float a[4] = {1e-40f, 1e-40f, 1e-40f, 1e-40f}, b[4] = {1e30f, 0, 0, 1e30f},
+        c[4] = {1, 1, 1, 1};
+  gemm(false, false, 1, 2, 2, 2, a, 0, b, 0, c, 0);
+  for (float v : c)
+    EXPECT_EQ(v, 0.0f);
+  _mm_setcsr(saved);
+}
+#endif

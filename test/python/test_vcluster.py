@@ -91,6 +91,26 @@ def test_ranks_spread_over_hosts_and_the_cluster_is_torn_down():
 
 @NEEDS_HOSTS
 @pytest.mark.skipif(not vcluster.shutil.which("mpirun"), reason="mpirun not installed")
+def test_ranks_of_different_hosts_may_use_every_core_and_links_do_not_burst():
+    # Every virtual host is this machine: a rank pinned to core 0 by its
+    # host's daemon would share that core with every other host's rank.
+    import os
+    proc = vc("run", "--hosts", "2", "--link", "200mbit", "--", "sh", "-c",
+              'echo "cpus=$(nproc) burst=$(tc qdisc show dev eth0 | '
+              'sed -n "s/.* burst \\([0-9a-zA-Z]*\\).*/\\1/p")"')
+    assert proc.returncode == 0, proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("cpus=")]
+    assert len(lines) == 2, proc.stdout
+    for line in lines:
+        cpus, burst = (field.split("=")[1] for field in line.split())
+        assert int(cpus) == len(os.sched_getaffinity(0)), line
+        # 1 ms of 200 Mbit/s is 25 kB, below the 64 KiB floor (tc prints
+        # 64Kb); 10 ms would be 250 kB.
+        assert burst in ("64Kb", "65536b"), line
+
+
+@NEEDS_HOSTS
+@pytest.mark.skipif(not vcluster.shutil.which("mpirun"), reason="mpirun not installed")
 def test_the_program_exit_status_is_returned():
     proc = vc("run", "--hosts", "2", "--", "sh", "-c", "exit 3")
     assert proc.returncode == 3, proc.stderr
