@@ -123,7 +123,10 @@ SimResult mlir::loom::planner::simulateStep(
     }
   }
 
-  double step = 0, worstExposed = 0;
+  double step = 0;
+  // Per stage: communication its compute waited for (exposed tp
+  // collectives, the all-reduce past the last backward).
+  std::vector<double> exposed(P, 0.0);
   for (int64_t k = 0; k < P; ++k) {
     const StageWork &w = stages[k];
     double pipelineEnd = freeAt[k];
@@ -140,24 +143,20 @@ SimResult mlir::loom::planner::simulateStep(
     record(k, "compute", "optimizer", updateBegin, end);
     result.busy[k] += w.optimizer;
     step = std::max(step, end);
-    double exposed = M * (w.forwardComm + w.backwardComm) +
-                     std::max(0.0, arEnd - pipelineEnd);
-    worstExposed = std::max(worstExposed, exposed);
+    exposed[k] = M * (w.forwardComm + w.backwardComm) +
+                 std::max(0.0, arEnd - pipelineEnd);
   }
   result.stepTime = step;
-  result.exposedComm = worstExposed;
-  // The bubble of the busiest stage: its idle share of the step.
+  result.exposedComm = *std::max_element(exposed.begin(), exposed.end());
+  // The bubble of the busiest stage: its share of the step spent neither
+  // computing nor waiting for its own communication.
   int64_t busiest = std::max_element(result.busy.begin(), result.busy.end()) -
                     result.busy.begin();
-  const StageWork &b = stages[busiest];
   result.bubbleFraction =
-      step > 0 ? std::max(0.0, (step - result.busy[busiest] -
-                                M * (b.forwardComm + b.backwardComm) -
-                                std::max(0.0, b.gradAllReduce -
-                                                  std::min(b.gradAllReduceHidden,
-                                                           b.backward))) /
-                                   step)
-               : 0;
+      step > 0
+          ? std::max(0.0, (step - result.busy[busiest] - exposed[busiest]) /
+                              step)
+          : 0;
   return result;
 }
 
