@@ -236,26 +236,29 @@ LogicalResult EmitterBase::emitSpecs() {
 //===----------------------------------------------------------------------===//
 
 void EmitterBase::printReduceStep(loomrt::ReduceOp op,
-                                  const ReduceGeometry &g, StringRef acc,
+                                  const ReduceGeometry &g, StringRef accType,
                                   bool isFloat, llvm::raw_ostream &s,
-                                  int indent) {
-  s.indent(indent) << "const " << acc << " x = " << name(op.getInput())
-                   << "[base + " << indexExpr("r", g.reducedStrides) << "];\n";
+                                  int indent, StringRef acc,
+                                  StringRef column) {
+  s.indent(indent) << "const " << accType << " x = " << name(op.getInput())
+                   << "[base + " << indexExpr("r", g.reducedStrides)
+                   << (column.empty() ? "" : " + ") << column << "];\n";
   if (op.getKind() == loomrt::ReduceKind::max) {
     if (isFloat)
-      s.indent(indent) << "if (acc == acc && (x != x || x > acc)) acc = x;\n";
+      s.indent(indent) << "if (" << acc << " == " << acc << " && (x != x || x > "
+                       << acc << ")) " << acc << " = x;\n";
     else
-      s.indent(indent) << "if (x > acc) acc = x;\n";
+      s.indent(indent) << "if (x > " << acc << ") " << acc << " = x;\n";
   } else {
-    s.indent(indent) << "acc += x;\n";
+    s.indent(indent) << acc << " += x;\n";
   }
 }
 
 std::string EmitterBase::reduceResult(loomrt::ReduceOp op,
-                                      const ReduceGeometry &g) {
+                                      const ReduceGeometry &g, StringRef acc) {
   if (op.getKind() == loomrt::ReduceKind::mean)
-    return "acc / " + std::to_string(numElements(g.reducedSizes)) + ".0";
-  return "acc";
+    return (acc + " / " + Twine(numElements(g.reducedSizes)) + ".0").str();
+  return acc.str();
 }
 
 std::string EmitterBase::mathCall(StringRef fn, StringRef arg) {

@@ -34,6 +34,11 @@ private:
   void printStep() override;
   LogicalResult emitKernel(loomrt::KernelOp op) override;
   LogicalResult emitReduce(loomrt::ReduceOp op) override;
+  /// A reduction that keeps the `inner` innermost input dimensions: rows
+  /// of contiguous columns folded into tiles of accumulators.
+  LogicalResult emitColumnReduce(loomrt::ReduceOp op,
+                                 const emit::ReduceGeometry &g, unsigned inner,
+                                 StringRef acc, StringRef init);
   LogicalResult emitIota(loomrt::IotaOp op) override;
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;

@@ -73,6 +73,17 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
       indexExpr("i", computeStrides(loopShape)));
 }
 
+/// The number of innermost input dimensions `op` keeps (0 when it reduces
+/// the innermost one).
+static unsigned keptInnerDims(loomrt::ReduceOp op) {
+  int64_t rank = cast<MemRefType>(op.getInput().getType()).getRank();
+  unsigned n = 0;
+  for (int64_t d = rank - 1; d >= 0 && !llvm::is_contained(op.getDims(), d);
+       --d)
+    ++n;
+  return n;
+}
+
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ArrayRef<int64_t> dims = op.getDims();
   ReduceGeometry g(op);
@@ -82,14 +93,6 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   line() << "// reduce " << stringifyEnum(op.getKind()) << " over ["
          << joinInts(dims) << "] (" << op.getOrigin() << ") -> "
          << name(op.getOutput()) << "\n";
-  int64_t outN = numElements(g.keptSizes);
-  // A full reduction has no outer loop: a block scopes its locals.
-  bool scoped = g.keptSizes.empty();
-  if (scoped)
-    os.indent(2) << "{\n";
-  LoopNest outer(os, g.keptSizes, "k", scoped ? 4 : 2,
-                 outN >= options.parallelThreshold / 64);
-  int indent = outer.bodyIndent();
   std::string init;
   switch (op.getKind()) {
   case loomrt::ReduceKind::sum:
@@ -101,6 +104,16 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                    : "std::numeric_limits<int64_t>::lowest()";
     break;
   }
+  if (unsigned inner = keptInnerDims(op))
+    return emitColumnReduce(op, g, inner, acc, init);
+  int64_t outN = numElements(g.keptSizes);
+  // A full reduction has no outer loop: a block scopes its locals.
+  bool scoped = g.keptSizes.empty();
+  if (scoped)
+    os.indent(2) << "{\n";
+  LoopNest outer(os, g.keptSizes, "k", scoped ? 4 : 2,
+                 outN >= options.parallelThreshold / 64);
+  int indent = outer.bodyIndent();
   os.indent(indent) << acc << " acc = " << init << ";\n";
   // Base offset from the kept indices.
   os.indent(indent) << "const int64_t base = " << indexExpr("k", g.keptStrides)
@@ -115,6 +128,63 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                     << cppType(type) << ">(" << value << ");\n";
   if (scoped)
     os.indent(2) << "}\n";
+  return success();
+}
+
+LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
+                                        const ReduceGeometry &g,
+                                        unsigned inner, StringRef acc,
+                                        StringRef init) {
+  // The kept innermost dimensions are `columns` contiguous elements of each
+  // reduced row: walk the rows in order (the other loop nest's order, so
+  // results are the same bit for bit) and fold each row's columns into a
+  // tile of accumulators. The reads are contiguous and vectorise; the other
+  // nest reads one element per row and column.
+  constexpr int64_t kTile = 256;
+  ArrayRef<int64_t> keptSizes = g.keptSizes;
+  size_t outerDims = keptSizes.size() - inner;
+  int64_t columns = numElements(keptSizes.drop_front(outerDims));
+  int64_t tile = std::min(columns, kTile);
+  int64_t tiles = llvm::divideCeil(columns, tile);
+  SmallVector<int64_t> loops(keptSizes.take_front(outerDims));
+  loops.push_back(tiles);
+  SmallVector<int64_t> inStrides(ArrayRef<int64_t>(g.keptStrides).take_front(outerDims));
+  inStrides.push_back(tile);
+  SmallVector<int64_t> outStrides(ArrayRef<int64_t>(g.outStrides).take_front(outerDims));
+  outStrides.push_back(tile);
+  int64_t inN =
+      numElements(cast<MemRefType>(op.getInput().getType()).getShape());
+  bool parallel =
+      inN >= options.parallelThreshold && numElements(loops) > 1;
+  LoopNest outer(os, loops, "k", 2, parallel);
+  int indent = outer.bodyIndent();
+  std::string t = "k" + std::to_string(loops.size() - 1);
+  std::string width =
+      columns % tile == 0
+          ? std::to_string(tile)
+          : "std::min<int64_t>(" + std::to_string(tile) + ", " +
+                std::to_string(columns) + " - " + t + " * " +
+                std::to_string(tile) + ")";
+  os.indent(indent) << "const int64_t width = " << width << ";\n";
+  os.indent(indent) << acc << " acc[" << tile << "];\n";
+  os.indent(indent) << "for (int64_t c = 0; c < width; ++c) acc[c] = " << init
+                    << ";\n";
+  os.indent(indent) << "const int64_t base = " << indexExpr("k", inStrides)
+                    << ";\n";
+  {
+    LoopNest rows(os, g.reducedSizes, "r", indent, false);
+    int body = rows.bodyIndent();
+    os.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
+    printReduceStep(op, g, acc, elementType(op.getInput()).isF32(), os, body + 2,
+                    "acc[c]", "c");
+    os.indent(body) << "}\n";
+  }
+  os.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";
+  os.indent(indent + 2) << name(op.getOutput()) << "["
+                        << indexExpr("k", outStrides)
+                        << " + c] = static_cast<"
+                        << cppType(elementType(op.getInput())) << ">("
+                        << reduceResult(op, g, "acc[c]") << ");\n";
   return success();
 }
 

@@ -167,14 +167,16 @@ protected:
   LogicalResult emitScalar(Operation *op, DenseMap<Value, std::string> &scalars,
                            llvm::raw_ostream &s, int indent);
   /// Prints the body of a reduction's inner loop to `s` at `indent`: load
-  /// element `x` (of type `acc`) of the reduced input and fold it into
-  /// `acc` (sum/mean add; max keeps NaN). Both targets reduce in this order.
+  /// element `x` (of type `accType`) of the reduced input at
+  /// `base + <reduced index> + column` and fold it into `acc` (sum/mean
+  /// add; max keeps NaN). Both targets reduce in this order.
   void printReduceStep(loomrt::ReduceOp op, const ReduceGeometry &g,
-                       StringRef acc, bool isFloat, llvm::raw_ostream &s,
-                       int indent);
+                       StringRef accType, bool isFloat, llvm::raw_ostream &s,
+                       int indent, StringRef acc = "acc",
+                       StringRef column = "");
   /// The reduction's result expression from `acc` (mean divides).
-  static std::string reduceResult(loomrt::ReduceOp op,
-                                  const ReduceGeometry &g);
+  static std::string reduceResult(loomrt::ReduceOp op, const ReduceGeometry &g,
+                                  StringRef acc = "acc");
   /// Prints a kernel's body (loads, scalar ops, stores) to `s`: the inputs
   /// are read at `inIndex(k)` for input k, the outputs written at
   /// `outIndex`.

@@ -1,0 +1,59 @@
+// Reductions that keep the innermost dimensions (bias gradients, a layer
+// norm's weight gradient) read each reduced row's kept columns contiguously
+// into a tile of at most 256 accumulators, rows in the same order as the
+// scalar nest (so results are the same bit for bit); a reduction over the
+// innermost dimension keeps one accumulator per output.
+// RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cpp - -o %t.cpp
+// RUN: FileCheck %s < %t.cpp
+// RUN: c++ -std=c++17 -fsyntax-only -fopenmp -Wall -Wextra -Werror -I %loom_src/include %t.cpp
+
+// Columns: 600 = 2 full tiles of 256 and one of 88; 8x16 rows; parallel over tiles.
+// CHECK: // reduce sum over [0, 1] (reduce_sum) -> [[B:[a-z0-9_]+]]
+// CHECK-NEXT: #pragma omp parallel for
+// CHECK-NEXT: for (int64_t k0 = 0; k0 < 3; ++k0) {
+// CHECK-NEXT: const int64_t width = std::min<int64_t>(256, 600 - k0 * 256);
+// CHECK-NEXT: double acc[256];
+// CHECK-NEXT: for (int64_t c = 0; c < width; ++c) acc[c] = 0;
+// CHECK-NEXT: const int64_t base = k0 * 256;
+// CHECK-NEXT: for (int64_t r0 = 0; r0 < 8; ++r0) {
+// CHECK-NEXT: for (int64_t r1 = 0; r1 < 16; ++r1) {
+// CHECK-NEXT: for (int64_t c = 0; c < width; ++c) {
+// CHECK-NEXT: const double x = {{.*}}[base + r0 * 9600 + r1 * 600 + c];
+// CHECK-NEXT: acc[c] += x;
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: for (int64_t c = 0; c < width; ++c)
+// CHECK-NEXT: [[B]][k0 * 256 + c] = static_cast<float>(acc[c]);
+// CHECK-NEXT: }
+
+// A kept outer dimension (3), a reduced middle one (5), 4 kept columns: mean.
+// CHECK: // reduce mean over [1] (reduce_mean) -> [[M:[a-z0-9_]+]]
+// CHECK-NEXT: for (int64_t k0 = 0; k0 < 3; ++k0) {
+// CHECK-NEXT: for (int64_t k1 = 0; k1 < 1; ++k1) {
+// CHECK-NEXT: const int64_t width = 4;
+// CHECK-NEXT: double acc[4];
+// CHECK: const int64_t base = k0 * 20 + k1 * 4;
+// CHECK-NEXT: for (int64_t r0 = 0; r0 < 5; ++r0) {
+// CHECK-NEXT: for (int64_t c = 0; c < width; ++c) {
+// CHECK-NEXT: const double x = {{.*}}[base + r0 * 4 + c];
+// CHECK: [[M]][k0 * 4 + k1 * 4 + c] = static_cast<float>(acc[c] / 5.0);
+
+// Max keeps NaN per column.
+// CHECK-LABEL: // reduce max over [0] (reduce_max)
+// CHECK: if (acc[c] == acc[c] && (x != x || x > acc[c])) acc[c] = x;
+
+// The innermost dimension reduced: one accumulator per output.
+// CHECK-LABEL: // reduce sum over [2] (reduce_sum)
+// CHECK-NOT: acc[
+// CHECK: double acc = 0;
+func.func @main(%x: tensor<8x16x600xf32> {loom.name = "x", loom.param},
+                %y: tensor<3x5x4xf32> {loom.name = "y"})
+    -> (tensor<600xf32> {loom.name = "b"}, tensor<3x4xf32> {loom.name = "m"},
+        tensor<5x4xf32> {loom.name = "mx"}, tensor<3x5xf32> {loom.name = "rows"}) {
+  %b = loom.reduce_sum %x, dims = [0, 1] : tensor<8x16x600xf32> -> tensor<600xf32>
+  %m = loom.reduce_mean %y, dims = [1] : tensor<3x5x4xf32> -> tensor<3x4xf32>
+  %mx = loom.reduce_max %y, dims = [0] : tensor<3x5x4xf32> -> tensor<5x4xf32>
+  %rows = loom.reduce_sum %y, dims = [2] : tensor<3x5x4xf32> -> tensor<3x5xf32>
+  return %b, %m, %mx, %rows : tensor<600xf32>, tensor<3x4xf32>, tensor<5x4xf32>, tensor<3x5xf32>
+}
