@@ -19,7 +19,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # LLVM/MLIR, FileCheck, lit
   cmake ninja-build ccache g++ make                        # build
   libgtest-dev                                             # C++ unit tests
-  libopenblas-dev libopenblas0-openmp                      # GEMM; the OpenMP build for OUTDIR/train
+  libdnnl-dev                                              # GEMM of the CPU runtime (cmake/LoomGemm.cmake)
+  libopenblas-dev libopenblas0-openmp                      # GEMM of loom-run; the runtime's fallback
   openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
   procps                                                   # pgrep: the killed-rank test
   iproute2 util-linux                                      # ip netns, tc, unshare: python -m loom.vcluster

@@ -2,8 +2,9 @@
 //
 // Numerics follow loom-run (lib/Interpreter): statistics and sums accumulate
 // in double in a fixed order and each result is rounded to float once, so
-// the results are the same for any number of threads (gemm is cblas_sgemm,
-// as in the interpreter). One exception, for speed: softmax and
+// the results are the same for any number of threads. Two exceptions, for
+// speed: gemm is the GEMM library's (cmake/LoomGemm.cmake: oneDNN's
+// dnnl_sgemm, which may split k among threads; or cblas_sgemm), and softmax and
 // cross-entropy evaluate exp in float (loom/Runtime/VecMath.h, vectorised),
 // once per element, as PyTorch does;
 // their sums still accumulate in double. Kernels that can
@@ -16,7 +17,11 @@
 #include "loom/Runtime/VecMath.h"
 #include "RuntimeImpl.h"
 
+#ifdef LOOM_GEMM_DNNL
+#include <dnnl.h>
+#else
 #include <cblas.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -93,7 +98,8 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                       static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  // OpenBLAS takes int sizes and leading dimensions.
+  // CBLAS takes int sizes and leading dimensions (one limit for either
+  // library).
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldc > INT_MAX)
     badCall("gemm", "a matrix dimension exceeds the BLAS limit " +
@@ -102,20 +108,29 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     badCall("gemm", "a leading dimension is shorter than its rows");
   auto one = [&](int64_t index) {
     int64_t o = index / inner, i = index % inner;
+    const float *ai = a + o * aOuter + i * aInner;
+    const float *bi = b + o * bOuter + i * bInner;
+    float *ci = c + o * cOuter + i * cInner;
+#ifdef LOOM_GEMM_DNNL
+    dnnl_status_t status =
+        dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, ai,
+                   lda, bi, ldb, 0.0f, ci, ldc);
+    if (status != dnnl_success)
+      badCall("gemm", "oneDNN's sgemm failed (status " +
+                          std::to_string(static_cast<int>(status)) + ")");
+#else
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a + o * aOuter + i * aInner, static_cast<int>(lda),
-                b + o * bOuter + i * bInner, static_cast<int>(ldb), 0.0f,
-                c + o * cOuter + i * cInner, static_cast<int>(ldc));
+                static_cast<int>(n), static_cast<int>(k), 1.0f, ai,
+                static_cast<int>(lda), bi, static_cast<int>(ldb), 0.0f, ci,
+                static_cast<int>(ldc));
+#endif
   };
 #ifdef _OPENMP
   // A batch of at least one matrix per thread: the matrices in parallel,
-  // each gemm on its thread (OpenBLAS's OpenMP build runs single-threaded
-  // inside a parallel region), rather than every thread on each small
-  // gemm in turn with a fork and join per matrix. Each element's sum is
-  // the same either way (OpenBLAS splits the rows and columns of C among
-  // threads, never k).
+  // each gemm on its thread (oneDNN and OpenBLAS's OpenMP build run
+  // single-threaded inside a parallel region), rather than every thread on
+  // each small gemm in turn with a fork and join per matrix.
   int threads = omp_get_max_threads();
   if (batch > 1 && threads > 1 && batch >= threads && !omp_in_parallel()) {
 #pragma omp parallel for schedule(static)

@@ -1,8 +1,8 @@
 //===- Threads.cpp - Threads per rank ---------------------------------------===//
 //
 // Several ranks on one machine (mpirun -np N on a node) must share its
-// cores: left alone, every rank's OpenMP pool (which OpenBLAS's OpenMP
-// build shares) starts one thread per core, and spinning threads of
+// cores: left alone, every rank's OpenMP pool (which the GEMM library
+// shares) starts one thread per core, and spinning threads of
 // different ranks then take turns on the same cores. Unless the user chose
 // (OMP_NUM_THREADS), each rank gets cores / ranks-on-this-node threads.
 //
@@ -59,7 +59,7 @@ void flushDenormalsToZero() {
   auto set = [] { _mm_setcsr(_mm_getcsr() | 0x8040); };
   set();
 #ifdef _OPENMP
-  // The pool's threads, and those OpenBLAS starts later from them, inherit
+  // The pool's threads, and those the GEMM library starts from them, inherit
   // the setting from the thread that creates them; set it on each anyway.
 #pragma omp parallel
   set();

@@ -2,8 +2,9 @@
 //
 // The paths of this build tree's runtime come from CMake
 // (lib/Target/Cpp/CMakeLists.txt): LOOM_RUNTIME_INCLUDE_DIR,
-// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY, when found,
-// LOOM_OPENBLAS_OPENMP and, when the build sets them (make test-asan),
+// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY, LOOM_GEMM_LIBRARY (the GEMM
+// library cmake/LoomGemm.cmake chose) and, when the build sets them (make
+// test-asan),
 // LOOM_PROGRAM_FLAGS separated by spaces.
 //
 //===----------------------------------------------------------------------===//
@@ -37,14 +38,9 @@ mlir::loom::buildCommand(llvm::StringRef cxx, llvm::StringRef source,
   command.insert(command.end(), libraries.begin(), libraries.end());
   command.push_back(LOOM_RUNTIME_LIBRARY);
   command.push_back(LOOM_SUPPORT_LIBRARY);
-#ifdef LOOM_OPENBLAS_OPENMP
-  command.push_back(LOOM_OPENBLAS_OPENMP);
+  command.push_back(LOOM_GEMM_LIBRARY);
   command.push_back(
-      ("-Wl,-rpath," + llvm::sys::path::parent_path(LOOM_OPENBLAS_OPENMP))
-          .str());
-#else
-  command.push_back("-lopenblas");
-#endif
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(LOOM_GEMM_LIBRARY)).str());
   command.push_back("-o");
   command.push_back(output.str());
   return command;

@@ -1,8 +1,8 @@
 //===- BuildCommand.cpp - Building an emitted CUDA step -------------------===//
 //
 // The paths come from CMake (lib/Target/Cuda/CMakeLists.txt):
-// LOOM_CUDA_EMULATION_LIBRARY always; when the CUDA backend was built,
-// LOOM_NVCC, LOOM_CUDA_ARCHITECTURES, LOOM_CUDA_RUNTIME_LIBRARY and the
+// LOOM_CUDA_EMULATION_LIBRARY and LOOM_GEMM_LIBRARY always; when the CUDA
+// backend was built, LOOM_NVCC, LOOM_CUDA_ARCHITECTURES, LOOM_CUDA_RUNTIME_LIBRARY and the
 // cuBLAS and NCCL headers and libraries (LOOM_CUDA_INCLUDE_DIRS and
 // LOOM_CUDA_LINK_LIBRARIES, '|'-separated).
 //
@@ -77,7 +77,12 @@ std::vector<std::string> mlir::loom::cudaBuildCommand(llvm::StringRef cxx,
     command.push_back("-Xlinker");
     command.push_back(("-rpath," + llvm::sys::path::parent_path(lib)).str());
   }
-  command.push_back("-lopenblas");
+  // The CPU runtime's GEMM library (cmake/LoomGemm.cmake).
+  command.push_back("-Xlinker");
+  command.push_back(LOOM_GEMM_LIBRARY);
+  command.push_back("-Xlinker");
+  command.push_back(
+      ("-rpath," + llvm::sys::path::parent_path(LOOM_GEMM_LIBRARY)).str());
   command.push_back("-o");
   command.push_back(output.str());
   return command;

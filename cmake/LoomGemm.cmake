@@ -1,0 +1,40 @@
+# The CPU backend's GEMM library: the one place that chooses it.
+#
+# oneDNN's dnnl_sgemm (Debian libdnnl-dev), chosen by measurement:
+# bench/gemm_libraries.py times the GEMMs of a transformer step with each
+# library installed here. On this project's 2-core AVX-512 machines
+# (2026-12-05, hidden 256 and 768) oneDNN 2.6 and MKL 2026.2 ran within 5 %
+# of each other: 0-35 % ahead of OpenBLAS 0.3.21 on the projections and
+# 10-20x on attention's heads (one 128x128 GEMM per thread, where OpenBLAS's
+# OpenMP build crawls); geomean 1.60-1.87x (oneDNN), 1.65-1.91x (MKL), BLIS
+# 0.96-1.11x. oneDNN is free software in Debian and runs on the programs'
+# OpenMP pool (libgomp); MKL is a 229 MB proprietary wheel. Without oneDNN the runtime falls back
+# to the OpenMP build of OpenBLAS (libopenblas0-openmp), then to -lopenblas.
+#
+# Sets LOOM_GEMM (dnnl or cblas), LOOM_GEMM_LIBRARY (what LoomRuntime and
+# the programs loomc builds link) and LOOM_GEMM_INCLUDE_DIR.
+find_library(LOOM_DNNL_LIBRARY dnnl)
+find_path(LOOM_DNNL_INCLUDE_DIR dnnl.h)
+if(LOOM_DNNL_LIBRARY AND LOOM_DNNL_INCLUDE_DIR)
+  set(LOOM_GEMM dnnl)
+  set(LOOM_GEMM_LIBRARY "${LOOM_DNNL_LIBRARY}")
+  set(LOOM_GEMM_INCLUDE_DIR "${LOOM_DNNL_INCLUDE_DIR}")
+else()
+  set(LOOM_GEMM cblas)
+  find_library(LOOM_OPENBLAS_OPENMP NAMES openblas
+    PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp NO_DEFAULT_PATH)
+  if(NOT LOOM_OPENBLAS_OPENMP)
+    find_file(LOOM_OPENBLAS_OPENMP libopenblas.so.0
+      PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp NO_DEFAULT_PATH)
+  endif()
+  if(LOOM_OPENBLAS_OPENMP)
+    set(LOOM_GEMM_LIBRARY "${LOOM_OPENBLAS_OPENMP}")
+  else()
+    find_library(LOOM_GEMM_LIBRARY openblas REQUIRED)
+  endif()
+  find_path(LOOM_GEMM_INCLUDE_DIR cblas.h
+            PATH_SUFFIXES openblas x86_64-linux-gnu/openblas-pthread REQUIRED)
+  message(WARNING "oneDNN (libdnnl-dev) not found: the CPU runtime's GEMMs "
+                  "use OpenBLAS, which is slower here (make build installs oneDNN)")
+endif()
+message(STATUS "Loom CPU GEMM: ${LOOM_GEMM} (${LOOM_GEMM_LIBRARY})")
