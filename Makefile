@@ -46,6 +46,7 @@ bench: build
 	@$(PYTHON) bench/onnx_import.py
 	@$(PYTHON) bench/interpreter_vs_onnxruntime.py
 	@$(PYTHON) bench/loomc_compile_time.py
+	@$(PYTHON) bench/gemm_libraries.py
 	@$(PYTHON) bench/train_step_vs_pytorch.py
 	@$(PYTHON) bench/data_parallel_scaling.py
 	@$(PYTHON) bench/memory_balance.py
