@@ -14,7 +14,7 @@ threads. Libraries:
             installed in the venv or found under --mkl-dir.
 
 Prints GFLOP/s per shape and library and, per library, the geometric mean
-ratio against OpenBLAS. cmake/LoomGemm.cmake records the choice these
+ratio against OpenBLAS. cmake/LoomCpu.cmake records the choice these
 figures made. Never fails on a timing.
 """
 

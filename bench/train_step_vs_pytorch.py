@@ -9,8 +9,8 @@ count (--threads, default: all cores; OMP_NUM_THREADS/OPENBLAS_NUM_THREADS
 for OUTDIR/train, torch.set_num_threads for PyTorch):
 
 * Loom: loomc builds OUTDIR/train; the per-step time is
-  (time of 2N steps - time of N steps) / N, so process start-up, weight and
-  data loading are left out;
+  (time of 2N steps - time of N steps) / N, each the best of --repeat runs,
+  so process start-up, weight and data loading are left out;
 * PyTorch eager: N steps (zero_grad, forward, backward, optimizer.step)
   after warm-up steps, in a child process;
 * torch.compile (default inductor backend, model compiled, optimizer
@@ -107,7 +107,11 @@ def bench_one(args, kind, hidden, threads):
         return time.perf_counter() - t
 
     n = args.steps
-    loom_step = min((run(2 * n) - run(n)) / n for _ in range(args.repeat))
+    # Best of the repeats for each run length, then the difference (the
+    # best difference of pairs would favour a slow short run).
+    short = min(run(n) for _ in range(args.repeat))
+    long = min(run(2 * n) for _ in range(args.repeat))
+    loom_step = (long - short) / n
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
 
     code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"),
@@ -147,7 +151,7 @@ def main():
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--vocab", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--no-compile", action="store_true",

@@ -19,7 +19,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # LLVM/MLIR, FileCheck, lit
   cmake ninja-build ccache g++ make                        # build
   libgtest-dev                                             # C++ unit tests
-  libdnnl-dev                                              # GEMM of the CPU runtime (cmake/LoomGemm.cmake)
+  libdnnl-dev                                              # GEMM of the CPU runtime (cmake/LoomCpu.cmake)
   libopenblas-dev libopenblas0-openmp                      # GEMM of loom-run; the runtime's fallback
   openmpi-bin libopenmpi-dev                               # the runtime's communication (MPI)
   procps                                                   # pgrep: the killed-rank test

@@ -3,7 +3,7 @@
 // Numerics follow loom-run (lib/Interpreter): statistics and sums accumulate
 // in double in a fixed order and each result is rounded to float once, so
 // the results are the same for any number of threads. Two exceptions, for
-// speed: gemm is the GEMM library's (cmake/LoomGemm.cmake: oneDNN's
+// speed: gemm is the GEMM library's (cmake/LoomCpu.cmake: oneDNN's
 // dnnl_sgemm, which may split k among threads; or cblas_sgemm), and softmax and
 // cross-entropy evaluate exp in float (loom/Runtime/VecMath.h, vectorised),
 // once per element, as PyTorch does;
@@ -50,6 +50,57 @@ namespace {
 
 /// Below this many elements a loop runs on one thread.
 [[maybe_unused]] constexpr int64_t kParallelWork = 1 << 15;
+
+/// Lanes of the row reductions below: each lane folds every kLanes-th
+/// element, then the lanes fold in order. A fixed order (the same bits for
+/// any thread count) whose lanes are independent, so the loops vectorise;
+/// one accumulator would be a serial chain of dependent additions.
+constexpr int64_t kLanes = 8;
+
+/// The largest of `n` floats `term(j)`, NaN if any is NaN (max is exact,
+/// so the order changes nothing).
+template <typename Term> float rowMax(int64_t n, Term term) {
+  float lane[kLanes];
+  bool nan[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) {
+    lane[l] = -std::numeric_limits<float>::infinity();
+    nan[l] = false;
+  }
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      float v = term(j + l);
+      nan[l] |= v != v;
+      lane[l] = v > lane[l] ? v : lane[l];
+    }
+  float max = -std::numeric_limits<float>::infinity();
+  bool anyNan = false;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    anyNan |= nan[l];
+    max = lane[l] > max ? lane[l] : max;
+  }
+  for (; j < n; ++j) {
+    float v = term(j);
+    anyNan |= v != v;
+    max = v > max ? v : max;
+  }
+  return anyNan ? std::numeric_limits<float>::quiet_NaN() : max;
+}
+
+/// The sum of `n` floats `term(j)` in double, in kLanes lanes.
+template <typename Term> double rowSum(int64_t n, Term term) {
+  double lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lane[l] += static_cast<double>(term(j + l));
+  double sum = 0.0;
+  for (int64_t l = 0; l < kLanes; ++l)
+    sum += lane[l];
+  for (; j < n; ++j)
+    sum += static_cast<double>(term(j));
+  return sum;
+}
 
 [[noreturn]] void badCall(const char *op, const std::string &what) {
   fatal(op, what + " (a bug in the emitted code)");
@@ -157,32 +208,22 @@ void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
     int64_t o = lane / inner, i = lane % inner;
     const float *xs = x + o * n * inner + i;
     float *ys = y + o * n * inner + i;
-    double max = -std::numeric_limits<double>::infinity();
-    bool nan = false;
-    for (int64_t j = 0; j < n; ++j) {
-      double v = xs[j * inner];
-      nan |= std::isnan(v);
-      max = v > max ? v : max;
-    }
-    if (nan)
-      max = std::numeric_limits<double>::quiet_NaN();
     // exp in float (as frameworks compute it), one evaluation per element;
     // the sum accumulates in double.
-    const float maxf = static_cast<float>(max);
+    const float maxf = rowMax(n, [&](int64_t j) { return xs[j * inner]; });
     double sum = 0.0;
     if (!log && inner == 1) {
       // The exponentials in one vectorised loop, then their sum.
       for (int64_t j = 0; j < n; ++j)
         ys[j] = vm::exp(xs[j] - maxf);
-      for (int64_t j = 0; j < n; ++j)
-        sum += ys[j];
+      sum = rowSum(n, [&](int64_t j) { return ys[j]; });
     } else {
-      for (int64_t j = 0; j < n; ++j) {
+      sum = rowSum(n, [&](int64_t j) {
         float e = vm::exp(xs[j * inner] - maxf);
         if (!log)
           ys[j * inner] = e;
-        sum += e;
-      }
+        return e;
+      });
     }
     if (log) {
       double logSum = std::log(sum);
@@ -289,19 +330,11 @@ void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
     if (hasIgnore && label == ignoreIndex)
       continue;
     const float *row = logits + s * classes;
-    double max = -std::numeric_limits<double>::infinity();
-    bool nan = false;
-    for (int64_t c = 0; c < classes; ++c) {
-      nan |= std::isnan(row[c]);
-      max = row[c] > max ? row[c] : max;
-    }
-    if (nan)
-      max = std::numeric_limits<double>::quiet_NaN();
-    const float maxf = static_cast<float>(max);
-    double sum = 0.0;
-    for (int64_t c = 0; c < classes; ++c)
-      sum += vm::exp(row[c] - maxf);
-    losses[static_cast<size_t>(s)] = max + std::log(sum) - row[label];
+    const float max = rowMax(classes, [&](int64_t c) { return row[c]; });
+    double sum =
+        rowSum(classes, [&](int64_t c) { return vm::exp(row[c] - max); });
+    losses[static_cast<size_t>(s)] =
+        static_cast<double>(max) + std::log(sum) - row[label];
   }
   if (reduction == Reduction::None) {
     for (int64_t s = 0; s < n; ++s)

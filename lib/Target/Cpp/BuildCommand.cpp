@@ -2,9 +2,9 @@
 //
 // The paths of this build tree's runtime come from CMake
 // (lib/Target/Cpp/CMakeLists.txt): LOOM_RUNTIME_INCLUDE_DIR,
-// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY, LOOM_GEMM_LIBRARY (the GEMM
-// library cmake/LoomGemm.cmake chose) and, when the build sets them (make
-// test-asan),
+// LOOM_RUNTIME_LIBRARY, LOOM_SUPPORT_LIBRARY, LOOM_GEMM_LIBRARY and
+// LOOM_CPU_FLAGS (the GEMM library and instruction set cmake/LoomCpu.cmake
+// chose) and, when the build sets them (make test-asan),
 // LOOM_PROGRAM_FLAGS separated by spaces.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +26,12 @@ mlir::loom::buildCommand(llvm::StringRef cxx, llvm::StringRef source,
       // vm:: functions become blends, so those loops vectorise.
       cxx.str(), "-std=c++17", "-O3", "-fno-math-errno", "-fno-trapping-math",
       "-fopenmp", "-I", LOOM_RUNTIME_INCLUDE_DIR};
+  // The instruction set (cmake/LoomCpu.cmake, '|'-separated): the runtime's
+  // kernels were built for it too.
+  llvm::SmallVector<llvm::StringRef> cpuFlags;
+  llvm::StringRef(LOOM_CPU_FLAGS).split(cpuFlags, '|', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef flag : cpuFlags)
+    command.push_back(flag.str());
   command.insert(command.end(), sourceFlags.begin(), sourceFlags.end());
 #ifdef LOOM_PROGRAM_FLAGS
   llvm::SmallVector<llvm::StringRef> programFlags;

@@ -77,7 +77,7 @@ std::vector<std::string> mlir::loom::cudaBuildCommand(llvm::StringRef cxx,
     command.push_back("-Xlinker");
     command.push_back(("-rpath," + llvm::sys::path::parent_path(lib)).str());
   }
-  // The CPU runtime's GEMM library (cmake/LoomGemm.cmake).
+  // The CPU runtime's GEMM library (cmake/LoomCpu.cmake).
   command.push_back("-Xlinker");
   command.push_back(LOOM_GEMM_LIBRARY);
   command.push_back("-Xlinker");

@@ -1,4 +1,5 @@
-# The CPU backend's GEMM library: the one place that chooses it.
+# The CPU backend's GEMM library and instruction set: the one place that
+# chooses them.
 #
 # oneDNN's dnnl_sgemm (Debian libdnnl-dev), chosen by measurement:
 # bench/gemm_libraries.py times the GEMMs of a transformer step with each
@@ -12,7 +13,8 @@
 # to the OpenMP build of OpenBLAS (libopenblas0-openmp), then to -lopenblas.
 #
 # Sets LOOM_GEMM (dnnl or cblas), LOOM_GEMM_LIBRARY (what LoomRuntime and
-# the programs loomc builds link) and LOOM_GEMM_INCLUDE_DIR.
+# the programs loomc builds link), LOOM_GEMM_INCLUDE_DIR and, below,
+# LOOM_CPU_FLAGS.
 find_library(LOOM_DNNL_LIBRARY dnnl)
 find_path(LOOM_DNNL_INCLUDE_DIR dnnl.h)
 if(LOOM_DNNL_LIBRARY AND LOOM_DNNL_INCLUDE_DIR)
@@ -38,3 +40,29 @@ else()
                   "use OpenBLAS, which is slower here (make build installs oneDNN)")
 endif()
 message(STATUS "Loom CPU GEMM: ${LOOM_GEMM} (${LOOM_GEMM_LIBRARY})")
+
+# The instruction set of the runtime's kernels (CpuKernels.cpp) and of the
+# programs loomc builds (-march=LOOM_CPU_ARCH): `native` (default) is this
+# machine's, for programs that run where they are built (as loomc builds
+# them); configure with -DLOOM_CPU_ARCH=x86-64-v3 (or another -march value)
+# for a cluster of other CPUs, or `generic` for none. AVX-512 and AVX2 made
+# the kernels' vectorised loops (softmax, norms, the generated elementwise
+# code) up to 2x faster than SSE2. -ffp-contract=off goes with it: no FMA
+# contraction, so the results are the same bits as a generic build's and
+# loom-run's.
+if(NOT DEFINED LOOM_CPU_ARCH)
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-march=native LOOM_HAVE_MARCH_NATIVE)
+  if(LOOM_HAVE_MARCH_NATIVE)
+    set(_arch native)
+  else()
+    set(_arch generic)
+  endif()
+  set(LOOM_CPU_ARCH ${_arch} CACHE STRING
+      "-march of the CPU runtime's kernels and of the programs loomc builds (generic: none)")
+endif()
+if(LOOM_CPU_ARCH STREQUAL "generic")
+  set(LOOM_CPU_FLAGS "")
+else()
+  set(LOOM_CPU_FLAGS -march=${LOOM_CPU_ARCH} -ffp-contract=off)
+endif()
