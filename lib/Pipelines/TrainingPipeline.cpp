@@ -131,9 +131,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomTwoWeightVersions(versions));
   }
 
-  // Elementwise chains as one loop each; buffers, kernels and library
-  // calls; the arena; the mesh check.
-  pm.addNestedPass<func::FuncOp>(createLoomFuseElementwise());
+  // Transposed products computed directly; elementwise chains as one loop
+  // each; buffers, kernels and library calls; the arena; the mesh check.
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createLoomFoldDotTranspose());
+  perFunction.addPass(createLoomFuseElementwise());
   ConvertLoomToLoomRTOptions lower;
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);

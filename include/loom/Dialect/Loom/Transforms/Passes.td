@@ -1160,4 +1160,32 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
   }];
 }
 
+def LoomFoldDotTranspose : Pass<"loom-fold-dot-transpose", "::mlir::func::FuncOp"> {
+  let summary = "Compute a transposed matrix product directly, its operands swapped";
+  let description = [{
+    A `loom.transpose` of a `loom.dot_general` that has no other use, whose
+    permutation keeps the batch dimensions first and in order and swaps the
+    group of lhs free dimensions with the group of rhs free dimensions,
+    becomes that `dot_general` with its operands (and their dimension
+    lists) swapped: (A·B)ᵀ = Bᵀ·Aᵀ, which dot_general's result order
+    already is. No value changes, and the transposed copy is gone: the
+    weight gradient of `x · transpose(W)` (every ONNX Linear) is `xᵀ·dY`
+    transposed into W's layout, one copy per weight and step.
+
+    ```mlir
+    %p = loom.dot_general %x, %dy, contracting_dims = [0] x [0]
+        : (tensor<16x4xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+    %g = loom.transpose %p, permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+    becomes
+    ```mlir
+    %g = loom.dot_general %dy, %x, contracting_dims = [0] x [0]
+        : (tensor<16x8xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    ```
+    A transpose that moves a batch dimension, or mixes the groups otherwise,
+    is left for the lowering. Run after the training passes, before
+    `loom-fuse-elementwise`.
+  }];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
