@@ -57,34 +57,28 @@ namespace {
 /// one accumulator would be a serial chain of dependent additions.
 constexpr int64_t kLanes = 8;
 
-/// The largest of `n` floats `term(j)`, NaN if any is NaN (max is exact,
-/// so the order changes nothing).
+/// The largest of `n` floats `term(j)` that are not NaN (-inf if none).
+/// Max is exact, so the order changes nothing. Callers need no NaN flag: a
+/// NaN term makes exp(term - max) and so the row's sum NaN, and with it
+/// every result of the row, as a NaN max would.
 template <typename Term> float rowMax(int64_t n, Term term) {
   float lane[kLanes];
-  bool nan[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) {
+  for (int64_t l = 0; l < kLanes; ++l)
     lane[l] = -std::numeric_limits<float>::infinity();
-    nan[l] = false;
-  }
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
     for (int64_t l = 0; l < kLanes; ++l) {
       float v = term(j + l);
-      nan[l] |= v != v;
       lane[l] = v > lane[l] ? v : lane[l];
     }
   float max = -std::numeric_limits<float>::infinity();
-  bool anyNan = false;
-  for (int64_t l = 0; l < kLanes; ++l) {
-    anyNan |= nan[l];
+  for (int64_t l = 0; l < kLanes; ++l)
     max = lane[l] > max ? lane[l] : max;
-  }
   for (; j < n; ++j) {
     float v = term(j);
-    anyNan |= v != v;
     max = v > max ? v : max;
   }
-  return anyNan ? std::numeric_limits<float>::quiet_NaN() : max;
+  return max;
 }
 
 /// The sum of `n` floats `term(j)` in double, in kLanes lanes.

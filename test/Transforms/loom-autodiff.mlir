@@ -56,7 +56,8 @@ func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
 // CHECK-SAME:      %[[L:[^:]+]]: tensor<4xi64> {loom.name = "labels"}
 // CHECK:         %[[LOSS:.+]] = loom.cross_entropy %[[X]], %[[L]]
 // CHECK-NEXT:    %[[SEED:.+]] = loom.constant {{.*}}dense<1.000000e+00>{{.*}} : tensor<f32>
-// CHECK-NEXT:    %[[CLASSES:.+]] = loom.iota dim = 1{{.*}} : tensor<4x2xi64>
+// CHECK-NEXT:    %[[ROW:.+]] = loom.iota dim = 0{{.*}} : tensor<2xi64>
+// CHECK-NEXT:    %[[CLASSES:.+]] = loom.broadcast %[[ROW]], dims = [1]{{.*}} : tensor<2xi64> -> tensor<4x2xi64>
 // CHECK-NEXT:    %[[LB:.+]] = loom.broadcast %[[L]], dims = [0]
 // CHECK-NEXT:    %[[HIT:.+]] = loom.compare eq, %[[CLASSES]], %[[LB]]
 // CHECK-NEXT:    %[[ONEHOT:.+]] = loom.convert %[[HIT]]{{.*}} -> tensor<4x2xf32>

@@ -82,7 +82,8 @@
 // CHECK-NEXT: %[[FLAT:.*]] = loom.reshape %[[LOGITS]] : tensor<2x4x25xf32> -> tensor<8x25xf32>
 // CHECK-NEXT: %[[TARGETS:.*]] = loom.reshape %[[LABELS]]
 // No padding: no mask of the columns.
-// CHECK-NEXT: %[[COL:.*]] = loom.iota dim = 1 : tensor<8x25xi64>
+// CHECK-NEXT: %[[ROW:.*]] = loom.iota dim = 0 : tensor<25xi64>
+// CHECK-NEXT: %[[COL:.*]] = loom.broadcast %[[ROW]], dims = [1] : tensor<25xi64> -> tensor<8x25xi64>
 // CHECK-NEXT: %[[LMAX:.*]] = loom.reduce_max %[[FLAT]], dims = [1] : tensor<8x25xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[MAX:.*]] = shard.all_reduce %[[LMAX]] on @mesh grid_axes = [2] reduction = max {loom.stop_gradient} : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[MAXB:.*]] = loom.broadcast %[[MAX]], dims = [0] : tensor<8xf32> -> tensor<8x25xf32>
@@ -120,7 +121,8 @@
 // PAD-NEXT: loom.constant dense<13> : tensor<i64>
 // PAD:      loom.constant dense<12> : tensor<2x4xi64>
 // PAD:      %[[FLAT:.*]] = loom.reshape {{.*}} : tensor<2x4x13xf32> -> tensor<8x13xf32>
-// PAD:      %[[COL:.*]] = loom.iota dim = 1 : tensor<8x13xi64>
+// PAD:      %[[ROW:.*]] = loom.iota dim = 0 : tensor<13xi64>
+// PAD-NEXT: %[[COL:.*]] = loom.broadcast %[[ROW]], dims = [1] : tensor<13xi64> -> tensor<8x13xi64>
 // PAD-NEXT: %[[S:.*]] = loom.broadcast %{{.*}}, dims = [] : tensor<i64> -> tensor<8x13xi64>
 // PAD-NEXT: %[[GLOBAL:.*]] = loom.add %[[COL]], %[[S]]
 // PAD-NEXT: %[[V:.*]] = loom.constant dense<50> : tensor<8x13xi64>

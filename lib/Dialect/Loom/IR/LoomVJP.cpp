@@ -901,8 +901,15 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &builder,
   SmallVector<int64_t> sampleDims = range(0, classDim);
   RankedTensorType perSample = labelsType.clone(floatType);
 
-  Value classes = IotaOp::create(
-      v.b, logitsType.clone(labelsType.getElementType()), classDim);
+  // The class index of each logit: one row of indices, broadcast (read
+  // with stride 0 by the kernel that compares it, not stored per sample:
+  // [tokens, vocab] int64s would be the largest buffer of an LM's step).
+  Value classes = v.broadcast(
+      IotaOp::create(v.b,
+                     RankedTensorType::get({logitsType.getDimSize(classDim)},
+                                           labelsType.getElementType()),
+                     0),
+      logitsType.clone(labelsType.getElementType()), {classDim});
   Value onehot = v.convert(
       v.compare(ComparisonDirection::eq, classes,
                 v.broadcast(labels, classes.getType(), sampleDims)),

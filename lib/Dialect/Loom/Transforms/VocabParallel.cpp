@@ -416,7 +416,14 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   auto labelsType = cast<RankedTensorType>(labels.getType());
   auto sampleType = labelsType.clone(logitsType.getElementType());
   Value start = rangeStart(b, table.local);
-  Value column = IotaOp::create(b, i64Type, classDim);
+  // One row of column indices, broadcast (a kernel reads it with stride 0).
+  Value column = BroadcastOp::create(
+      b, i64Type,
+      IotaOp::create(b,
+                     RankedTensorType::get({logitsType.getDimSize(classDim)},
+                                           b.getI64Type()),
+                     0),
+      ArrayRef<int64_t>{classDim});
 
   // The padding columns (global index >= vocab) are -inf: exp gives 0.
   Value live = logits;
