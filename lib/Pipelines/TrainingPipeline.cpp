@@ -149,6 +149,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   // (a program without stages has none).
   if (o.commSchedule != Switch::off && o.mesh.pp > 1)
     pm.addPass(mlir::loomrt::createLoomCommSchedule());
+  // Parameters and optimizer state updated in their own buffers.
+  pm.addPass(mlir::loomrt::createLoomInPlaceUpdates());
   if (o.swap == SwapPolicy::host) {
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;

@@ -170,8 +170,11 @@ std::string validateSpec(const ProgramSpec &spec) {
                typeString(r);
       lossIndex = j;
     }
-    if (r.updates == -1)
+    if (r.updates == -1) {
+      if (r.inPlace)
+        return named + " is written in place but updates no argument";
       continue;
+    }
     if (r.updates < 0 || r.updates >= spec.numArgs)
       return named + " updates argument " + std::to_string(r.updates) +
              ", but there are " + std::to_string(spec.numArgs) + " arguments";

@@ -544,8 +544,15 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
     buffers.argPtrs.push_back(buffers.args.back().get());
   }
   for (int32_t j = 0; j < spec.numResults; ++j) {
-    buffers.results.push_back(ctx.allocator.allocate(
-        MemCategory::Results, numBytes(spec.results[j]), error));
+    const TensorSpec &r = spec.results[j];
+    // An update written in place is its argument's buffer.
+    if (r.inPlace) {
+      buffers.resultPtrs.push_back(
+          buffers.argPtrs[static_cast<size_t>(r.updates)]);
+      continue;
+    }
+    buffers.results.push_back(
+        ctx.allocator.allocate(MemCategory::Results, numBytes(r), error));
     check("memory", error);
     buffers.resultPtrs.push_back(buffers.results.back().get());
   }
@@ -634,10 +641,11 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
     if (log)
       check("log", appendLoss(log, options.log, step, loss));
     // The updated values become the next step's arguments; the old
-    // argument buffers take the next step's results.
+    // argument buffers take the next step's results (updates written in
+    // place already are the arguments).
     for (int32_t j = 0; j < spec.numResults; ++j) {
       int32_t target = spec.results[j].updates;
-      if (target >= 0)
+      if (target >= 0 && !spec.results[j].inPlace)
         std::swap(buffers.argPtrs[static_cast<size_t>(target)],
                   buffers.resultPtrs[static_cast<size_t>(j)]);
     }

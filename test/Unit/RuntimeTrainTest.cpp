@@ -115,6 +115,12 @@ TEST(SpecTest, ErrorsNameTheOffendingTensor) {
   }
   {
     TestProgram p;
+    p.results[0].inPlace = true; // the loss replaces no argument
+    EXPECT_EQ(validateSpec(p.spec), "result 0 'loss' is written in place but "
+                                    "updates no argument");
+  }
+  {
+    TestProgram p;
     p.results[1].updates = 4;
     EXPECT_EQ(validateSpec(p.spec), "result 1 'w.new' updates argument 4 'x', "
                                     "which is not a param or state");

@@ -2,34 +2,35 @@
 // the over-budget error and the plan field. Measured against the runtime's
 // counters on pp=2 in test/python/test_device_memory.py.
 //
-// The step needs 220 bytes of device memory (worked out by hand): persistent
-// w 16 + x 48 + the optimizer's step counter 4 + results (loss 4, new w 16,
-// new counter 4) 24 = 92, and an arena of 128 (two 12-float gradients of
-// 48 bytes, each rounded up to 64).
-// RUN: rm -rf %t && loomc %s -o %t --emit-only --device-memory 220B
+// The step needs 200 bytes of device memory (worked out by hand): persistent
+// w 16 + x 48 + the optimizer's step counter 4 + results 4 (the loss; the
+// new w and counter are written over the old: loom-in-place-updates) = 72,
+// and an arena of 128 (two 12-float gradients of 48 bytes, each rounded up
+// to 64).
+// RUN: rm -rf %t && loomc %s -o %t --emit-only --device-memory 200B
 // RUN: FileCheck %s --check-prefix=FITS < %t/memory.json
-// FITS: "device_memory": 220,
+// FITS: "device_memory": 200,
 // FITS: "arena_bytes": 128,
-// FITS: "device_peak_bytes": 220,
+// FITS: "device_peak_bytes": 200,
 // FITS-NEXT: "function": "main_step",
 // FITS-NEXT: "host_peak_bytes": 0,
 // RUN: FileCheck %s --check-prefix=PLAN < %t/plan.json
-// PLAN: "device_memory": 220,
+// PLAN: "device_memory": 200,
 // The emitted program carries the plan's device peak and the budget: the
 // runtime budgets its device pool with them.
 // RUN: FileCheck %s --check-prefix=SPEC < %t/step.cpp
-// SPEC: /*plannedDevicePeakBytes=*/220, /*deviceMemoryBytes=*/220, /*hostArenaBytes=*/0};
+// SPEC: /*plannedDevicePeakBytes=*/200, /*deviceMemoryBytes=*/200, /*hostArenaBytes=*/0};
 //
 // --plan reads the budget back.
-// RUN: not loomc %s -o %t.again --emit-only --plan %t/plan.json --device-memory 219 2>&1 \
+// RUN: not loomc %s -o %t.again --emit-only --plan %t/plan.json --device-memory 199 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OVER
 // RUN: loomc %s -o %t.again --emit-only --plan %t/plan.json
 //
 // One byte less: an error naming the function, its peak, the budget and
 // what would fit it; memory.json is still written.
-// RUN: not loomc %s -o %t.over --emit-only --device-memory 219 2>&1 \
+// RUN: not loomc %s -o %t.over --emit-only --device-memory 199 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OVER
-// OVER: error: loom-memory-plan: @main_step needs 220 bytes of device memory at its peak, over the --device-memory budget of 219 bytes by 1: persistent 92 (parameters 16, optimizer state 4, updated parameters, state and loss 24, input batch 48) and the arena 128
+// OVER: error: loom-memory-plan: @main_step needs 200 bytes of device memory at its peak, over the --device-memory budget of 199 bytes by 1: persistent 72 (parameters 16, optimizer state 4, updated parameters, state and loss 4, input batch 48) and the arena 128
 // OVER-SAME: The budget leaves 127 bytes for the arena; to fit, shed at least 1 bytes of it: offload activations to host memory (--swap host), recompute them in the backward pass (--recompute), use more pipeline stages
 // OVER: loomc: error: compilation failed (see the errors above)
 //
@@ -52,9 +53,9 @@
 //
 // --swap host needs a budget and the CPU target; peer and auto are not in
 // this build. Here the arena holds only gradients: nothing to offload.
-// RUN: not loomc %s -o %t.err --swap host --device-memory 219 2>&1 | FileCheck %s --check-prefix=SWAP
-// SWAP: error: loom-swap: @main_step still needs 220 bytes of device memory at its peak (220 before swapping), over the --device-memory budget of 219 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
-// RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 220
+// RUN: not loomc %s -o %t.err --swap host --device-memory 199 2>&1 | FileCheck %s --check-prefix=SWAP
+// SWAP: error: loom-swap: @main_step still needs 200 bytes of device memory at its peak (200 before swapping), over the --device-memory budget of 199 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
+// RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 200
 // RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
 // SWAPBUDGET: loomc: error: --swap host offloads activations to fit a device budget: give --device-memory BYTES
 // RUN: not loomc %s -o %t.err --swap host --device-memory 1GiB --target cuda 2>&1 | FileCheck %s --check-prefix=SWAPCUDA

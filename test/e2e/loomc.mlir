@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && loomc %s -o %t --optimizer sgd --lr 0.5 --emit-only -v 2> %t.log
 // RUN: FileCheck %s --check-prefix=VERBOSE < %t.log
 // VERBOSE: loomc: import
-// VERBOSE: loomc: pipeline: builtin.module(inline{{.*}},symbol-dce,loom-shape-inference{ function=},loom-autodiff{function=main loss= },loom-optimizer{{.*}} function=main_grad lr=5.000000e-01 {{.*}} optimizer=sgd schedule=constant {{.*}}},func.func(loom-fold-dot-transpose,loom-fuse-elementwise),convert-loom-to-loomrt{function={main_step}},loom-memory-plan{alignment=64 device-memory=0 report={{.*}}memory.json},loom-verify-mesh{dp=1 pp=1 tp=1})
+// VERBOSE: loomc: pipeline: builtin.module(inline{{.*}},symbol-dce,loom-shape-inference{ function=},loom-autodiff{function=main loss= },loom-optimizer{{.*}} function=main_grad lr=5.000000e-01 {{.*}} optimizer=sgd schedule=constant {{.*}}},func.func(loom-fold-dot-transpose,loom-fuse-elementwise),convert-loom-to-loomrt{function={main_step}},loom-in-place-updates,loom-memory-plan{alignment=64 device-memory=0 report={{.*}}memory.json},loom-verify-mesh{dp=1 pp=1 tp=1})
 // VERBOSE: loomc: passes
 // VERBOSE: loomc: emit-cpp
 // VERBOSE: Execution time report
@@ -24,13 +24,13 @@
 
 // The step: loss, then the new weight and step counter.
 // RUN: FileCheck %s --check-prefix=STEP < %t/step.cpp
-// STEP: {"w", Role::Param, DType::F32, 1, {4}, -1},
-// STEP: {"step", Role::State, DType::F32, 0, {}, -1},
-// STEP: {"x", Role::Data, DType::F32, 2, {3, 4}, -1},
+// STEP: {"w", Role::Param, DType::F32, 1, {4}, -1, false},
+// STEP: {"step", Role::State, DType::F32, 0, {}, -1, false},
+// STEP: {"x", Role::Data, DType::F32, 2, {3, 4}, -1, false},
 // STEP: const TensorSpec kResults[] = {
-// STEP-NEXT: {"loss", Role::Loss, DType::F32, 0, {}, -1},
-// STEP-NEXT: {"w", Role::Param, DType::F32, 1, {4}, 0},
-// STEP-NEXT: {"step", Role::State, DType::F32, 0, {}, 1},
+// STEP-NEXT: {"loss", Role::Loss, DType::F32, 0, {}, -1, false},
+// STEP-NEXT: {"w", Role::Param, DType::F32, 1, {4}, 0, true},
+// STEP-NEXT: {"step", Role::State, DType::F32, 0, {}, 1, true},
 
 // --mlir-print-ir-after-all works as in mlir-opt.
 // RUN: loomc %s -o %t.ir --emit-only --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=IR

@@ -42,6 +42,11 @@ struct TensorSpec {
   /// For results: the index of the argument this result replaces after
   /// each step (params and state), or -1.
   int32_t updates;
+  /// For results that replace an argument: the step writes the result into
+  /// the argument's own buffer (loom-in-place-updates proved nothing reads
+  /// the old value after it is overwritten), so the runtime allocates no
+  /// separate buffer for it.
+  bool inPlace;
 };
 
 class Context;

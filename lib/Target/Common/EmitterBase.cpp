@@ -187,9 +187,10 @@ LogicalResult EmitterBase::emitSpecs() {
     }
     std::string text;
     llvm::raw_string_ostream ts(text);
+    bool inPlace = isResult && func.getArgAttr(i, "loomrt.in_place");
     ts << "    {" << cppQuote(n) << ", " << role << ", " << dtypeName(element)
-       << ", " << s.size() << ", {" << joinInts(s) << "}, " << updates
-       << "},\n";
+       << ", " << s.size() << ", {" << joinInts(s) << "}, " << updates << ", "
+       << (inPlace ? "true" : "false") << "},\n";
     return text;
   };
   std::string args, results;

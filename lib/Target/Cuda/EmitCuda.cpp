@@ -20,6 +20,8 @@
 
 #include "Emitter.h"
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
@@ -140,8 +142,18 @@ void Emitter::printStep() {
   for (unsigned i = 0; i < numArgs; ++i) {
     bool isResult = i >= numInputs;
     out << "  device." << (isResult ? "results[" : "args[")
-        << (isResult ? i - numInputs : i) << "] = cuda::deviceAlloc(ctx, "
-        << bufferBytes(func.getArgument(i).getType()) << ");\n";
+        << (isResult ? i - numInputs : i) << "] = ";
+    // An update written in place (loom-in-place-updates) is its argument's
+    // device buffer.
+    if (isResult && func.getArgAttr(i, "loomrt.in_place"))
+      out << "device.args["
+          << func.getArgAttrOfType<IntegerAttr>(
+                     i, mlir::loom::LoomDialect::getUpdatesAttrName())
+                 .getInt()
+          << "];\n";
+    else
+      out << "cuda::deviceAlloc(ctx, "
+          << bufferBytes(func.getArgument(i).getType()) << ");\n";
   }
   for (auto [k, buffer] : llvm::enumerate(constantBuffers)) {
     int64_t bytes = bufferBytes(buffer.getType());

@@ -19,8 +19,8 @@
 // CHECK: cpu::gather(ctx, "gather", a0_wte, 4, a1_ids, [[E:t[0-9]+_[a-z]+]], 1, 5, 4, 3);
 // CHECK: cpu::scatterAdd(ctx, "scatter_add", a0_wte, a1_ids, [[E]], r1_table, 1, 5, 4, 3);
 // CHECK: cpu::crossEntropy(ctx, "cross_entropy", [[L:[a-z0-9_]+]], a2_labels, r0_loss, 3, 5, cpu::Reduction::Mean, false, 0);
-// CHECK: {"ids", Role::Data, DType::I32, 1, {3}, -1},
-// CHECK-NEXT: {"labels", Role::Data, DType::I32, 1, {3}, -1},
+// CHECK: {"ids", Role::Data, DType::I32, 1, {3}, -1, false},
+// CHECK-NEXT: {"labels", Role::Data, DType::I32, 1, {3}, -1, false},
 func.func @main(%wte: tensor<5x4xf32> {loom.name = "wte", loom.param},
                 %ids: tensor<3xi32> {loom.name = "ids"},
                 %labels: tensor<3xi32> {loom.name = "labels"})

@@ -33,11 +33,11 @@
 // CHECK: cpu::crossEntropy(ctx, "cross_entropy", [[G]], a3_y, r0_loss, 2, 8, cpu::Reduction::Mean, true, -100);
 // The program's description for the runtime.
 // CHECK: const TensorSpec kArgs[] = {
-// CHECK-NEXT: {"w", Role::Param, DType::F32, 2, {4, 8}, -1},
-// CHECK-NEXT: {"b", Role::Param, DType::F32, 1, {8}, -1},
-// CHECK-NEXT: {"x", Role::Data, DType::F32, 2, {2, 4}, -1},
-// CHECK-NEXT: {"y", Role::Data, DType::I64, 1, {2}, -1},
-// CHECK: {"loss", Role::Loss, DType::F32, 0, {}, -1},
+// CHECK-NEXT: {"w", Role::Param, DType::F32, 2, {4, 8}, -1, false},
+// CHECK-NEXT: {"b", Role::Param, DType::F32, 1, {8}, -1, false},
+// CHECK-NEXT: {"x", Role::Data, DType::F32, 2, {2, 4}, -1, false},
+// CHECK-NEXT: {"y", Role::Data, DType::I64, 1, {2}, -1, false},
+// CHECK: {"loss", Role::Loss, DType::F32, 0, {}, -1, false},
 // CHECK: /*arenaBytes=*/128, /*plannedPeakBytes=*/128,
 // CHECK-NEXT: /*batchSize=*/2, &step,
 // CHECK-NEXT: /*dp=*/1, /*tp=*/1, /*pp=*/1, /*stage=*/0,

@@ -53,7 +53,7 @@
 // CHECK-NEXT: cuda::copyToHost(ctx, results[0], device.results[0], 4);
 // The program's description for the runtime: the CPU program's.
 // CHECK: const TensorSpec kArgs[] = {
-// CHECK-NEXT: {"w", Role::Param, DType::F32, 2, {4, 8}, -1},
+// CHECK-NEXT: {"w", Role::Param, DType::F32, 2, {4, 8}, -1, false},
 // CHECK: /*arenaBytes=*/128, /*plannedPeakBytes=*/128,
 // CHECK: return loom::rt::trainMain(argc, argv, kProgram);
 

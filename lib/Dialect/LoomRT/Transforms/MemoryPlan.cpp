@@ -193,6 +193,9 @@ Placement place(func::FuncOp func, int64_t alignment) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     int64_t bytes = bufferBytes(func.getArgument(i).getType());
     std::string category = "data";
+    // An update written in place shares its argument's buffer.
+    if (func.getArgAttr(i, "loomrt.in_place"))
+      continue;
     if (func.getArgAttr(i, "loomrt.result"))
       category = "results";
     else if (func.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))

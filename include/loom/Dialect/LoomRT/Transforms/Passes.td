@@ -224,4 +224,38 @@ def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
   }];
 }
 
+def LoomInPlaceUpdates : Pass<"loom-in-place-updates", "ModuleOp"> {
+  let summary = "Update parameters and optimizer state in their own buffers";
+  let description = [{
+    A step returns each updated parameter and optimizer-state tensor as a
+    result (`loom.updates = i`: it replaces argument `i` for the next
+    step), so the runtime holds two copies of the model state. This pass
+    marks a result `loomrt.in_place` when writing it into argument `i`'s
+    buffer changes nothing the step reads; the runtime then gives both the
+    same buffer (the memory plan counts it once). For AdamW that is the
+    model's parameters and both moments: 12 bytes per parameter of device
+    memory.
+
+    A result is marked when, following views of either buffer:
+    * one `loomrt.kernel` (the update) writes it, reading the argument, if
+      at all, at the element it writes (no strides of its own);
+    * every other op that reads the argument comes before that kernel,
+      and so does the `wait` of any transfer that reads it;
+    * every other op that touches the result comes after that kernel.
+
+    ```mlir
+    func.func @step(%w: memref<4xf32> {loom.param}, ...,
+                    %w_new: memref<4xf32> {loom.updates = 0, loomrt.result = 0}) {
+      ... reads of %w ...
+      loomrt.kernel ins(%w, %g : ...) outs(%w_new : memref<4xf32>) {...}
+    }
+    ```
+    marks `%w_new` `loomrt.in_place`. A result written before its
+    argument's last read (PipeDream-2BW's older weights), or by a copy or a
+    library call, stays a separate buffer. Run it after the passes that
+    move ops (`loom-comm-schedule`, `loom-max-inflight-collectives`) and
+    before `loom-swap` and `loom-memory-plan`.
+  }];
+}
+
 #endif // LOOM_DIALECT_LOOMRT_TRANSFORMS_PASSES_TD
