@@ -239,6 +239,36 @@ def test_memory_plan_matches_runtime_counters(tmp_path):
                       measured["arena_peak_live_bytes"])
     assert abs(measured_total - planned_total) <= 0.05 * planned_total, (plan, measured)
     assert measured["arena_peak_live_bytes"] == plan["peak_live_bytes"]
+    # The updates are written over the parameters and state (in place):
+    # the runtime holds no second copy of them, only the loss.
+    assert measured["results_bytes"] <= 4 < measured["params_bytes"], measured
+
+
+def cmake_cache():
+    entries = {}
+    for line in (BUILD / "CMakeCache.txt").read_text().splitlines():
+        if ":" in line and "=" in line and not line.startswith(("//", "#")):
+            key, value = line.split("=", 1)
+            entries[key.split(":")[0]] = value
+    return entries
+
+
+def test_programs_use_the_chosen_gemm_library_and_instruction_set(tmp_path):
+    """OUTDIR/train is built for cmake/LoomCpu.cmake's instruction set and
+    loads its GEMM library (oneDNN wherever it is installed, as make build
+    does), not OpenBLAS."""
+    cache = cmake_cache()
+    model, args, names, m = import_example("mlp_example", tmp_path)
+    program = m.compile(outdir=tmp_path / "out", optimizer="sgd", lr=1e-2)
+    build = (tmp_path / "out" / "build.sh").read_text()
+    arch = cache["LOOM_CPU_ARCH"]
+    if arch != "generic":
+        assert f"'-march={arch}' '-ffp-contract=off'" in build, build
+    linked = subprocess.run(["ldd", str(program.executable)], capture_output=True,
+                            text=True, check=True).stdout
+    if Path("/usr/include/dnnl.h").exists():
+        assert cache["LOOM_DNNL_LIBRARY"].endswith("libdnnl.so"), cache["LOOM_DNNL_LIBRARY"]
+        assert "libdnnl" in linked and "libopenblas" not in linked, linked
 
 
 def test_loss_must_be_a_scalar(tmp_path):

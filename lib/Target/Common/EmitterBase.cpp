@@ -246,8 +246,9 @@ void EmitterBase::printReduceStep(loomrt::ReduceOp op,
                    << (column.empty() ? "" : " + ") << column << "];\n";
   if (op.getKind() == loomrt::ReduceKind::max) {
     if (isFloat)
-      s.indent(indent) << "if (" << acc << " == " << acc << " && (x != x || x > "
-                       << acc << ")) " << acc << " = x;\n";
+      s.indent(indent) << "if (" << acc << " == " << acc
+                       << " && (x != x || x > " << acc << ")) " << acc
+                       << " = x;\n";
     else
       s.indent(indent) << "if (x > " << acc << ") " << acc << " = x;\n";
   } else {

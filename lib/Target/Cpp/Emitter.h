@@ -38,7 +38,7 @@ private:
   /// of contiguous columns folded into tiles of accumulators.
   LogicalResult emitColumnReduce(loomrt::ReduceOp op,
                                  const emit::ReduceGeometry &g, unsigned inner,
-                                 StringRef acc, StringRef init);
+                                 StringRef accType, StringRef init);
   LogicalResult emitIota(loomrt::IotaOp op) override;
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;

@@ -133,7 +133,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
 
 LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
                                         const ReduceGeometry &g,
-                                        unsigned inner, StringRef acc,
+                                        unsigned inner, StringRef accType,
                                         StringRef init) {
   // The kept innermost dimensions are `columns` contiguous elements of each
   // reduced row: walk the rows in order (the other loop nest's order, so
@@ -148,14 +148,15 @@ LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
   int64_t tiles = llvm::divideCeil(columns, tile);
   SmallVector<int64_t> loops(keptSizes.take_front(outerDims));
   loops.push_back(tiles);
-  SmallVector<int64_t> inStrides(ArrayRef<int64_t>(g.keptStrides).take_front(outerDims));
+  SmallVector<int64_t> inStrides(g.keptStrides.begin(),
+                                 g.keptStrides.begin() + outerDims);
   inStrides.push_back(tile);
-  SmallVector<int64_t> outStrides(ArrayRef<int64_t>(g.outStrides).take_front(outerDims));
+  SmallVector<int64_t> outStrides(g.outStrides.begin(),
+                                  g.outStrides.begin() + outerDims);
   outStrides.push_back(tile);
   int64_t inN =
       numElements(cast<MemRefType>(op.getInput().getType()).getShape());
-  bool parallel =
-      inN >= options.parallelThreshold && numElements(loops) > 1;
+  bool parallel = inN >= options.parallelThreshold && numElements(loops) > 1;
   LoopNest outer(os, loops, "k", 2, parallel);
   int indent = outer.bodyIndent();
   std::string t = "k" + std::to_string(loops.size() - 1);
@@ -166,7 +167,7 @@ LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
                 std::to_string(columns) + " - " + t + " * " +
                 std::to_string(tile) + ")";
   os.indent(indent) << "const int64_t width = " << width << ";\n";
-  os.indent(indent) << acc << " acc[" << tile << "];\n";
+  os.indent(indent) << accType << " acc[" << tile << "];\n";
   os.indent(indent) << "for (int64_t c = 0; c < width; ++c) acc[c] = " << init
                     << ";\n";
   os.indent(indent) << "const int64_t base = " << indexExpr("k", inStrides)
@@ -175,8 +176,8 @@ LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
     LoopNest rows(os, g.reducedSizes, "r", indent, false);
     int body = rows.bodyIndent();
     os.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
-    printReduceStep(op, g, acc, elementType(op.getInput()).isF32(), os, body + 2,
-                    "acc[c]", "c");
+    printReduceStep(op, g, accType, elementType(op.getInput()).isF32(), os,
+                    body + 2, "acc[c]", "c");
     os.indent(body) << "}\n";
   }
   os.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";

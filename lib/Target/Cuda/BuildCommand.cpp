@@ -2,9 +2,9 @@
 //
 // The paths come from CMake (lib/Target/Cuda/CMakeLists.txt):
 // LOOM_CUDA_EMULATION_LIBRARY and LOOM_GEMM_LIBRARY always; when the CUDA
-// backend was built, LOOM_NVCC, LOOM_CUDA_ARCHITECTURES, LOOM_CUDA_RUNTIME_LIBRARY and the
-// cuBLAS and NCCL headers and libraries (LOOM_CUDA_INCLUDE_DIRS and
-// LOOM_CUDA_LINK_LIBRARIES, '|'-separated).
+// backend was built, LOOM_NVCC, LOOM_CUDA_ARCHITECTURES,
+// LOOM_CUDA_RUNTIME_LIBRARY and the cuBLAS and NCCL headers and libraries
+// (LOOM_CUDA_INCLUDE_DIRS and LOOM_CUDA_LINK_LIBRARIES, '|'-separated).
 //
 //===----------------------------------------------------------------------===//
 
