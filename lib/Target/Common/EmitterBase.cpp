@@ -383,3 +383,45 @@ LogicalResult EmitterBase::emitKernelBody(
                      << "] = " << scalars.lookup(value) << ";\n";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Kernel functions
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string> EmitterBase::outlineKernel(
+    StringRef hint, StringRef prefix, StringRef leading,
+    ArrayRef<Value> params, ArrayRef<Value> written,
+    llvm::function_ref<LogicalResult(llvm::raw_ostream &)> print) {
+  SmallVector<std::string> signature, stepNames;
+  if (!leading.empty())
+    signature.push_back(leading.str());
+  for (auto [k, buffer] : llvm::enumerate(params)) {
+    stepNames.push_back(name(buffer));
+    std::string p = "p" + std::to_string(k);
+    signature.push_back(
+        (llvm::is_contained(written, buffer) ? "" : "const ") +
+        std::string(cppType(elementType(buffer))) + " *" + p);
+    names[buffer] = p;
+  }
+  std::string text;
+  llvm::raw_string_ostream ts(text);
+  LogicalResult printed = print(ts);
+  for (auto [buffer, n] : llvm::zip(params, stepNames))
+    names[buffer] = n;
+  if (failed(printed))
+    return failure();
+  std::string definition =
+      "(" + llvm::join(signature, ", ") + ") {\n" + text + "}\n";
+  auto [it, inserted] =
+      kernelByText.try_emplace(prefix.str() + " " + definition, "");
+  if (inserted) {
+    it->second = "k" + std::to_string(kernelCounter++) + "_" + sanitize(hint);
+    kernels += prefix.str() + " " + it->second + definition + "\n";
+  }
+  return it->second;
+}
+
+std::string EmitterBase::joinNames(ArrayRef<Value> values) {
+  return llvm::join(llvm::map_range(values, [&](Value v) { return name(v); }),
+                    ", ");
+}

@@ -167,3 +167,11 @@ ReduceGeometry::ReduceGeometry(loomrt::ReduceOp op) {
   }
   outStrides = computeStrides(keptSizes);
 }
+
+SmallVector<Value> emit::distinct(ArrayRef<Value> values) {
+  SmallVector<Value> result;
+  for (Value v : values)
+    if (!llvm::is_contained(result, v))
+      result.push_back(v);
+  return result;
+}

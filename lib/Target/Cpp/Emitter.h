@@ -34,11 +34,21 @@ private:
   void printStep() override;
   LogicalResult emitKernel(loomrt::KernelOp op) override;
   LogicalResult emitReduce(loomrt::ReduceOp op) override;
-  /// A reduction that keeps the `inner` innermost input dimensions: rows
-  /// of contiguous columns folded into tiles of accumulators.
-  LogicalResult emitColumnReduce(loomrt::ReduceOp op,
-                                 const emit::ReduceGeometry &g, unsigned inner,
-                                 StringRef accType, StringRef init);
+  /// Prints to `s` a reduction that keeps the `inner` innermost input
+  /// dimensions: rows of contiguous columns folded into tiles of
+  /// accumulators.
+  LogicalResult printColumnReduce(llvm::raw_ostream &s, loomrt::ReduceOp op,
+                                  const emit::ReduceGeometry &g,
+                                  unsigned inner, StringRef accType,
+                                  StringRef init);
+  /// A generated loop as a function of `params` (const unless in
+  /// `written`; see outlineKernel) whose body `printBody` prints at
+  /// indent 2, and its call in the step after a `comment` line.
+  LogicalResult
+  emitFunction(StringRef hint, StringRef comment, ArrayRef<Value> params,
+               ArrayRef<Value> written,
+               llvm::function_ref<LogicalResult(llvm::raw_ostream &)>
+                   printBody);
   LogicalResult emitIota(loomrt::IotaOp op) override;
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;

@@ -3,7 +3,8 @@
 // A loomrt.kernel becomes one loop (flat, or a nest with strided reads)
 // whose body prints the scalar arith/math ops as C++ expressions;
 // loomrt.reduce is a loop nest with a double (or int64) accumulator, iota
-// and copy loop nests of their index. Library calls are the runtime's
+// and copy loop nests of their index. Each is a function of its buffers,
+// one per distinct text (EmitterBase::outlineKernel), which the step calls. Library calls are the runtime's
 // cpu:: kernels and Comm.h's operations; the step function binds its
 // arguments from `args` and `results` and uses the host arena.
 //
@@ -32,6 +33,10 @@ void Emitter::bindArgument(BlockArgument arg, StringRef n, bool isResult,
 void Emitter::printStep() {
   if (!constants.empty())
     out << "// Constants of the step.\n" << constants << "\n";
+  if (!kernels.empty())
+    out << "// Kernels of the step, one function per distinct loop (each "
+           "called\n// wherever its loop recurs).\n\n"
+        << kernels;
   out << "void step(Context &ctx, void *const *args, void *const *results,\n"
       << "          char *arena) {\n"
       << "  (void)arena;\n"
@@ -46,31 +51,53 @@ std::string Emitter::libraryCall(StringRef fn, bool cpuTakesCtx) {
       .str();
 }
 
+LogicalResult
+Emitter::emitFunction(StringRef hint, StringRef comment, ArrayRef<Value> params,
+                      ArrayRef<Value> written,
+                      llvm::function_ref<LogicalResult(llvm::raw_ostream &)>
+                          printBody) {
+  line() << "// " << comment << "\n";
+  FailureOr<std::string> kernel =
+      outlineKernel(hint, "static LOOM_KERNEL void",
+                    "[[maybe_unused]] Context &ctx", params, written, printBody);
+  if (failed(kernel))
+    return failure();
+  line() << *kernel << "(ctx, " << joinNames(params) << ");\n";
+  return success();
+}
+
 LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
   Value out = op.getOuts().front();
   ArrayRef<int64_t> loopShape = shape(out);
   int64_t n = numElements(loopShape);
   bool parallel = n >= options.parallelThreshold;
-  line() << "// kernel " << op.getOrigin() << " -> " << name(out) << "\n";
+  SmallVector<Value> buffers(op.getIns());
+  llvm::append_range(buffers, op.getOuts());
+  SmallVector<Value> outs(op.getOuts());
   auto strided = op.getInStridesAttr();
-  if (!strided) {
-    // One flat loop over the elements.
-    if (parallel)
-      line() << "#pragma omp parallel for\n";
-    line() << "for (int64_t i = 0; i < " << n << "; ++i) {\n";
-    if (failed(emitKernelBody(
-            op, os, 4, [](unsigned) { return std::string("i"); }, "i")))
-      return failure();
-    line() << "}\n";
-    return success();
-  }
-  LoopNest nest(os, loopShape, "i", 2, parallel);
-  return emitKernelBody(
-      op, os, nest.bodyIndent(),
-      [&](unsigned k) {
-        return indexExpr("i", cast<DenseI64ArrayAttr>(strided[k]).asArrayRef());
-      },
-      indexExpr("i", computeStrides(loopShape)));
+  return emitFunction(
+      op.getOrigin(), ("kernel " + op.getOrigin() + " -> " + name(out)).str(),
+      distinct(buffers), outs, [&](llvm::raw_ostream &s) {
+        if (!strided) {
+          // One flat loop over the elements.
+          if (parallel)
+            s.indent(2) << "#pragma omp parallel for\n";
+          s.indent(2) << "for (int64_t i = 0; i < " << n << "; ++i) {\n";
+          if (failed(emitKernelBody(
+                  op, s, 4, [](unsigned) { return std::string("i"); }, "i")))
+            return failure();
+          s.indent(2) << "}\n";
+          return success();
+        }
+        LoopNest nest(s, loopShape, "i", 2, parallel);
+        return emitKernelBody(
+            op, s, nest.bodyIndent(),
+            [&](unsigned k) {
+              return indexExpr(
+                  "i", cast<DenseI64ArrayAttr>(strided[k]).asArrayRef());
+            },
+            indexExpr("i", computeStrides(loopShape)));
+      });
 }
 
 /// The number of innermost input dimensions `op` keeps (0 when it reduces
@@ -90,9 +117,10 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   Type type = elementType(op.getInput());
   bool isFloat = type.isF32();
   const char *acc = isFloat ? "double" : "int64_t";
-  line() << "// reduce " << stringifyEnum(op.getKind()) << " over ["
-         << joinInts(dims) << "] (" << op.getOrigin() << ") -> "
-         << name(op.getOutput()) << "\n";
+  std::string comment =
+      ("reduce " + stringifyEnum(op.getKind()) + " over [" + joinInts(dims) +
+       "] (" + op.getOrigin() + ") -> " + name(op.getOutput()))
+          .str();
   std::string init;
   switch (op.getKind()) {
   case loomrt::ReduceKind::sum:
@@ -104,37 +132,46 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                    : "std::numeric_limits<int64_t>::lowest()";
     break;
   }
-  if (unsigned inner = keptInnerDims(op))
-    return emitColumnReduce(op, g, inner, acc, init);
-  int64_t outN = numElements(g.keptSizes);
-  // A full reduction has no outer loop: a block scopes its locals.
-  bool scoped = g.keptSizes.empty();
-  if (scoped)
-    os.indent(2) << "{\n";
-  LoopNest outer(os, g.keptSizes, "k", scoped ? 4 : 2,
-                 outN >= options.parallelThreshold / 64);
-  int indent = outer.bodyIndent();
-  os.indent(indent) << acc << " acc = " << init << ";\n";
-  // Base offset from the kept indices.
-  os.indent(indent) << "const int64_t base = " << indexExpr("k", g.keptStrides)
-                    << ";\n";
-  {
-    LoopNest inner(os, g.reducedSizes, "r", indent, false);
-    printReduceStep(op, g, acc, isFloat, os, inner.bodyIndent());
-  }
-  std::string value = reduceResult(op, g);
-  os.indent(indent) << name(op.getOutput()) << "["
-                    << indexExpr("k", g.outStrides) << "] = static_cast<"
-                    << cppType(type) << ">(" << value << ");\n";
-  if (scoped)
-    os.indent(2) << "}\n";
-  return success();
+  unsigned inner = keptInnerDims(op);
+  return emitFunction(
+      ("reduce_" + stringifyEnum(op.getKind())).str(), comment,
+      distinct({op.getInput(), op.getOutput()}), {op.getOutput()},
+      [&](llvm::raw_ostream &s) {
+        if (inner)
+          return printColumnReduce(s, op, g, inner, acc, init);
+        int64_t outN = numElements(g.keptSizes);
+        // A full reduction has no outer loop: a block scopes its locals.
+        bool scoped = g.keptSizes.empty();
+        if (scoped)
+          s.indent(2) << "{\n";
+        {
+          LoopNest outer(s, g.keptSizes, "k", scoped ? 4 : 2,
+                         outN >= options.parallelThreshold / 64);
+          int indent = outer.bodyIndent();
+          s.indent(indent) << acc << " acc = " << init << ";\n";
+          // Base offset from the kept indices.
+          s.indent(indent) << "const int64_t base = "
+                           << indexExpr("k", g.keptStrides) << ";\n";
+          {
+            LoopNest rows(s, g.reducedSizes, "r", indent, false);
+            printReduceStep(op, g, acc, isFloat, s, rows.bodyIndent());
+          }
+          s.indent(indent) << name(op.getOutput()) << "["
+                           << indexExpr("k", g.outStrides)
+                           << "] = static_cast<" << cppType(type) << ">("
+                           << reduceResult(op, g) << ");\n";
+        }
+        if (scoped)
+          s.indent(2) << "}\n";
+        return success();
+      });
 }
 
-LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
-                                        const ReduceGeometry &g,
-                                        unsigned inner, StringRef accType,
-                                        StringRef init) {
+LogicalResult Emitter::printColumnReduce(llvm::raw_ostream &s,
+                                         loomrt::ReduceOp op,
+                                         const ReduceGeometry &g,
+                                         unsigned inner, StringRef accType,
+                                         StringRef init) {
   // The kept innermost dimensions are `columns` contiguous elements of each
   // reduced row: walk the rows in order (the other loop nest's order, so
   // results are the same bit for bit) and fold each row's columns into a
@@ -157,7 +194,7 @@ LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
   int64_t inN =
       numElements(cast<MemRefType>(op.getInput().getType()).getShape());
   bool parallel = inN >= options.parallelThreshold && numElements(loops) > 1;
-  LoopNest outer(os, loops, "k", 2, parallel);
+  LoopNest outer(s, loops, "k", 2, parallel);
   int indent = outer.bodyIndent();
   std::string t = "k" + std::to_string(loops.size() - 1);
   std::string width =
@@ -166,53 +203,63 @@ LogicalResult Emitter::emitColumnReduce(loomrt::ReduceOp op,
           : "std::min<int64_t>(" + std::to_string(tile) + ", " +
                 std::to_string(columns) + " - " + t + " * " +
                 std::to_string(tile) + ")";
-  os.indent(indent) << "const int64_t width = " << width << ";\n";
-  os.indent(indent) << accType << " acc[" << tile << "];\n";
-  os.indent(indent) << "for (int64_t c = 0; c < width; ++c) acc[c] = " << init
-                    << ";\n";
-  os.indent(indent) << "const int64_t base = " << indexExpr("k", inStrides)
-                    << ";\n";
+  s.indent(indent) << "const int64_t width = " << width << ";\n";
+  s.indent(indent) << accType << " acc[" << tile << "];\n";
+  s.indent(indent) << "for (int64_t c = 0; c < width; ++c) acc[c] = " << init
+                   << ";\n";
+  s.indent(indent) << "const int64_t base = " << indexExpr("k", inStrides)
+                   << ";\n";
   {
-    LoopNest rows(os, g.reducedSizes, "r", indent, false);
+    LoopNest rows(s, g.reducedSizes, "r", indent, false);
     int body = rows.bodyIndent();
-    os.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
-    printReduceStep(op, g, accType, elementType(op.getInput()).isF32(), os,
+    s.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
+    printReduceStep(op, g, accType, elementType(op.getInput()).isF32(), s,
                     body + 2, "acc[c]", "c");
-    os.indent(body) << "}\n";
+    s.indent(body) << "}\n";
   }
-  os.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";
-  os.indent(indent + 2) << name(op.getOutput()) << "["
-                        << indexExpr("k", outStrides)
-                        << " + c] = static_cast<"
-                        << cppType(elementType(op.getInput())) << ">("
-                        << reduceResult(op, g, "acc[c]") << ");\n";
+  s.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";
+  s.indent(indent + 2) << name(op.getOutput()) << "["
+                       << indexExpr("k", outStrides) << " + c] = static_cast<"
+                       << cppType(elementType(op.getInput())) << ">("
+                       << reduceResult(op, g, "acc[c]") << ");\n";
   return success();
 }
 
 LogicalResult Emitter::emitIota(loomrt::IotaOp iota) {
-  origin("iota -> " + name(iota.getOutput()));
-  ArrayRef<int64_t> s = shape(iota.getOutput());
-  LoopNest nest(os, s, "i", 2, false);
-  os.indent(nest.bodyIndent())
-      << name(iota.getOutput()) << "[" << indexExpr("i", computeStrides(s))
-      << "] = static_cast<" << cppType(elementType(iota.getOutput()))
-      << ">(i" << iota.getDim() << ");\n";
-  return success();
+  Value out = iota.getOutput();
+  return emitFunction("iota", "iota -> " + name(out), {out}, {out},
+                      [&](llvm::raw_ostream &s) {
+                        ArrayRef<int64_t> sizes = shape(out);
+                        LoopNest nest(s, sizes, "i", 2, false);
+                        s.indent(nest.bodyIndent())
+                            << name(out) << "["
+                            << indexExpr("i", computeStrides(sizes))
+                            << "] = static_cast<"
+                            << cppType(elementType(out)) << ">(i"
+                            << iota.getDim() << ");\n";
+                        return success();
+                      });
 }
 
 LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
-  origin(("copy (" + copy.getOrigin() + ") " + name(copy.getSource()) +
-          " -> " + name(copy.getTarget()))
-             .str());
-  LoopNest nest(os, copy.getShape(), "i", 2,
-                numElements(copy.getShape()) >= options.parallelThreshold);
-  os.indent(nest.bodyIndent())
-      << name(copy.getTarget()) << "["
-      << indexExpr("i", copy.getTargetStrides(), copy.getTargetOffset())
-      << "] = " << name(copy.getSource()) << "["
-      << indexExpr("i", copy.getSourceStrides(), copy.getSourceOffset())
-      << "];\n";
-  return success();
+  std::string comment =
+      ("copy (" + copy.getOrigin() + ") " + name(copy.getSource()) + " -> " +
+       name(copy.getTarget()))
+          .str();
+  return emitFunction(
+      "copy", comment, distinct({copy.getSource(), copy.getTarget()}),
+      {copy.getTarget()}, [&](llvm::raw_ostream &s) {
+        LoopNest nest(s, copy.getShape(), "i", 2,
+                      numElements(copy.getShape()) >=
+                          options.parallelThreshold);
+        s.indent(nest.bodyIndent())
+            << name(copy.getTarget()) << "["
+            << indexExpr("i", copy.getTargetStrides(), copy.getTargetOffset())
+            << "] = " << name(copy.getSource()) << "["
+            << indexExpr("i", copy.getSourceStrides(), copy.getSourceOffset())
+            << "];\n";
+        return success();
+      });
 }
 
 LogicalResult Emitter::emitGridIndex(loomrt::GridIndexOp index) {

@@ -50,19 +50,16 @@ private:
   const char *intMin() override { return "loom_mini"; }
 
   /// A __global__ kernel named after `hint`, over `n` elements (a
-  /// grid-stride loop with index `flat`), taking the buffers `params`
-  /// (const unless in `written`); `printBody` prints the loop's body at
-  /// indent 4. Appends it to `kernels` and prints its launch and check in
-  /// the step.
+  /// grid-stride loop with index `i`), taking the buffers `params` (const
+  /// unless in `written`); `printBody` prints the loop's body at indent 4.
+  /// Defines it once per distinct text (outlineKernel) and prints its
+  /// launch and check in the step.
   LogicalResult
   emitGlobal(StringRef hint, StringRef comment, int64_t n,
              ArrayRef<Value> params, ArrayRef<Value> written,
              llvm::function_ref<LogicalResult(llvm::raw_ostream &)> printBody);
 
   const EmitCudaOptions &options;
-  /// The __global__ functions, in the order the step launches them.
-  std::string kernels;
-  int kernelCounter = 0;
 };
 
 } // namespace emit_cuda

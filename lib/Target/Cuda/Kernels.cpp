@@ -12,9 +12,9 @@
 // multiple of 32) and enough blocks to give each thread one element, at
 // most EmitCudaOptions::maxBlocks.
 //
-// The parameters of a kernel are the buffers it reads and writes, named
-// as in the step, so the shared printers (EmitterBase::emitKernelBody)
-// print the same text inside it.
+// The parameters of a kernel are the buffers it reads and writes (p0,
+// p1, ...: EmitterBase::outlineKernel), so identical kernels of different
+// layers and micro-batches are one function, launched on each's buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,41 +62,28 @@ LogicalResult Emitter::emitGlobal(
     line() << "// no elements: no kernel\n";
     return success();
   }
-  std::string kernel =
-      "k" + std::to_string(kernelCounter++) + "_" + sanitize(hint);
-  llvm::raw_string_ostream ks(kernels);
-  ks << "// " << comment << "\n__global__ void " << kernel << "(";
-  for (auto [k, buffer] : llvm::enumerate(params))
-    ks << (k ? ", " : "")
-       << (llvm::is_contained(written, buffer) ? "" : "const ")
-       << cppType(elementType(buffer)) << " *" << name(buffer);
-  ks << ") {\n"
-     << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + "
-        "threadIdx.x; i < "
-     << n << ";\n"
-     << "       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {\n";
-  if (failed(printBody(ks)))
+  FailureOr<std::string> kernel = outlineKernel(
+      hint, "__global__ void", "", params, written,
+      [&](llvm::raw_ostream &ks) {
+        ks << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * "
+              "blockDim.x + threadIdx.x; i < "
+           << n << ";\n"
+           << "       i += static_cast<int64_t>(blockDim.x) * gridDim.x) "
+              "{\n";
+        if (failed(printBody(ks)))
+          return failure();
+        ks << "  }\n";
+        return success();
+      });
+  if (failed(kernel))
     return failure();
-  ks << "  }\n}\n\n";
 
   int64_t block = std::min<int64_t>(options.blockSize, llvm::alignTo(n, 32));
   int64_t grid = std::min<int64_t>(llvm::divideCeil(n, block), options.maxBlocks);
-  line() << "LOOM_LAUNCH(" << kernel << ", " << grid << ", " << block
-         << ", stream, "
-         << llvm::join(llvm::map_range(params, [&](Value v) { return name(v); }),
-                       ", ")
-         << ");\n";
-  line() << "cuda::checkKernelLaunch(ctx, " << cppQuote(kernel) << ");\n";
+  line() << "LOOM_LAUNCH(" << *kernel << ", " << grid << ", " << block
+         << ", stream, " << joinNames(params) << ");\n";
+  line() << "cuda::checkKernelLaunch(ctx, " << cppQuote(*kernel) << ");\n";
   return success();
-}
-
-/// `values` without repeats, in order.
-static SmallVector<Value> distinct(ArrayRef<Value> values) {
-  SmallVector<Value> result;
-  for (Value v : values)
-    if (!llvm::is_contained(result, v))
-      result.push_back(v);
-  return result;
 }
 
 LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {

@@ -1,7 +1,7 @@
 // loom.grid_index lowers to loomrt.grid_index and prints as the rank's
 // index in the runtime group of its mesh axis (tp: axis 2 of @mesh); two reductions to a
 // scalar in one step (as the vocabulary-parallel cross-entropy's mean over
-// the labels not ignored has) each keep their accumulator in a block.
+// the labels not ignored has) keep their accumulator in a block.
 // RUN: loom-opt %s -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan -o %t.rt.mlir
 // RUN: FileCheck %s --check-prefix=RT < %t.rt.mlir
 // RUN: loom-translate --emit-cpp %t.rt.mlir -o %t.cpp
@@ -11,15 +11,17 @@
 // RT: shard.grid @mesh(shape = 1x1x2)
 // RT: loomrt.grid_index on @mesh grid_axes = [2] outs(%{{.*}} : memref<i64>)
 
+// The two reductions are one function (the same loop on other buffers),
+// its accumulator in a block, called twice.
+// CHECK: static LOOM_KERNEL void [[R:k[0-9]+_reduce_sum]]({{.*}}) {
+// CHECK-NEXT: {
+// CHECK-NEXT: double acc = 0;
+// CHECK-NOT: static LOOM_KERNEL void {{.*}}reduce_sum
 // CHECK: [[RANK:t[0-9]+_[a-z_]+]][0] = static_cast<int64_t>(groupRank(ctx, Group::Tp));
 // CHECK: // reduce sum over [0]
-// CHECK-NEXT: {
-// CHECK-NEXT: double acc = 0;
-// CHECK: }
+// CHECK-NEXT: [[R]](ctx, [[P:t[0-9]+_[a-z_]+]], [[S1:t[0-9]+_[a-z_]+]]);
 // CHECK: // reduce sum over [0]
-// CHECK-NEXT: {
-// CHECK-NEXT: double acc = 0;
-// CHECK: }
+// CHECK-NEXT: [[R]](ctx, a1_x, [[S2:t[0-9]+_[a-z_]+]]);
 shard.grid @mesh(shape = 1x1x2)
 func.func @main(%w: tensor<4xf32> {loom.name = "w", loom.param},
                 %x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {

@@ -8,7 +8,7 @@
 // RUN: c++ -std=c++17 -fsyntax-only -fopenmp -Wall -Wextra -Werror -I %loom_src/include %t.cpp
 
 // Columns: 600 = 2 full tiles of 256 and one of 88; 8x16 rows; parallel over tiles.
-// CHECK: // reduce sum over [0, 1] (reduce_sum) -> [[B:[a-z0-9_]+]]
+// CHECK: static LOOM_KERNEL void [[BIAS:k[0-9]+_reduce_sum]]({{.*}}, const float *p0, float *p1) {
 // CHECK-NEXT: #pragma omp parallel for
 // CHECK-NEXT: for (int64_t k0 = 0; k0 < 3; ++k0) {
 // CHECK-NEXT: const int64_t width = std::min<int64_t>(256, 600 - k0 * 256);
@@ -24,11 +24,11 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: for (int64_t c = 0; c < width; ++c)
-// CHECK-NEXT: [[B]][k0 * 256 + c] = static_cast<float>(acc[c]);
+// CHECK-NEXT: p1[k0 * 256 + c] = static_cast<float>(acc[c]);
 // CHECK-NEXT: }
 
 // A kept outer dimension (3), a reduced middle one (5), 4 kept columns: mean.
-// CHECK: // reduce mean over [1] (reduce_mean) -> [[M:[a-z0-9_]+]]
+// CHECK: static LOOM_KERNEL void [[MEAN:k[0-9]+_reduce_mean]]({{.*}}) {
 // CHECK-NEXT: for (int64_t k0 = 0; k0 < 3; ++k0) {
 // CHECK-NEXT: for (int64_t k1 = 0; k1 < 1; ++k1) {
 // CHECK-NEXT: const int64_t width = 4;
@@ -37,16 +37,23 @@
 // CHECK-NEXT: for (int64_t r0 = 0; r0 < 5; ++r0) {
 // CHECK-NEXT: for (int64_t c = 0; c < width; ++c) {
 // CHECK-NEXT: const double x = {{.*}}[base + r0 * 4 + c];
-// CHECK: [[M]][k0 * 4 + k1 * 4 + c] = static_cast<float>(acc[c] / 5.0);
+// CHECK: p1[k0 * 4 + k1 * 4 + c] = static_cast<float>(acc[c] / 5.0);
 
 // Max keeps NaN per column.
-// CHECK-LABEL: // reduce max over [0] (reduce_max)
+// CHECK-LABEL: static LOOM_KERNEL void {{k[0-9]+_reduce_max}}(
 // CHECK: if (acc[c] == acc[c] && (x != x || x > acc[c])) acc[c] = x;
 
 // The innermost dimension reduced: one accumulator per output.
-// CHECK-LABEL: // reduce sum over [2] (reduce_sum)
+// CHECK-LABEL: static LOOM_KERNEL void {{k[0-9]+_reduce_sum}}(
 // CHECK-NOT: acc[
 // CHECK: double acc = 0;
+
+// The step calls each on its buffers.
+// CHECK-LABEL: void step(
+// CHECK: // reduce sum over [0, 1] (reduce_sum) -> r0_b
+// CHECK-NEXT: [[BIAS]](ctx, a0_x, r0_b);
+// CHECK: // reduce mean over [1] (reduce_mean) -> r1_m
+// CHECK-NEXT: [[MEAN]](ctx, a1_y, r1_m);
 func.func @main(%x: tensor<8x16x600xf32> {loom.name = "x", loom.param},
                 %y: tensor<3x5x4xf32> {loom.name = "y"})
     -> (tensor<600xf32> {loom.name = "b"}, tensor<3x4xf32> {loom.name = "m"},

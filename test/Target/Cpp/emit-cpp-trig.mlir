@@ -11,10 +11,12 @@
 // RT: math.sin
 // RT: arith.mulf
 
-// CHECK: // kernel cos+sin+mul -> r0_y
+// CHECK: static LOOM_KERNEL void [[K:k[0-9]+_cos_sin_mul]](
 // CHECK: const float [[C:v[0-9]+]] = std::cos(x{{[0-9]+}});
 // CHECK-NEXT: const float [[S:v[0-9]+]] = std::sin([[C]]);
 // CHECK-NEXT: const float [[M:v[0-9]+]] = [[S]] * x{{[0-9]+}};
+// CHECK: // kernel cos+sin+mul -> r0_y
+// CHECK-NEXT: [[K]](ctx, a0_x, a1_w, r0_y);
 func.func @main(%x: tensor<2x8xf32> {loom.name = "x"}, %w: tensor<2x8xf32> {loom.name = "w", loom.param})
     -> (tensor<2x8xf32> {loom.name = "y"}) {
   %c = loom.cos %x : tensor<2x8xf32>

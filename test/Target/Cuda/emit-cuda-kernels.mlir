@@ -14,24 +14,23 @@
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t/grid.cu
 
 //--- reduce.mlir
-// REDUCE: // reduce sum over [0] (reduce_sum) -> [[OUT:[a-z0-9_]+]]
-// REDUCE-NEXT: __global__ void [[K:k[0-9]+_reduce_sum]](const float *[[IN:[a-z0-9_]+]], float *[[OUT]]) {
+// REDUCE: __global__ void [[K:k[0-9]+_reduce_sum]](const float *p0, float *p1) {
 // REDUCE-NEXT: for (int64_t i = {{.*}}; i < 2;
 // REDUCE-NEXT: i += {{.*}}) {
 // REDUCE-NEXT: const int64_t k0 = i;
 // REDUCE-NEXT: double acc = 0;
 // REDUCE-NEXT: const int64_t base = k0;
 // REDUCE-NEXT: for (int64_t r0 = 0; r0 < 3; ++r0) {
-// REDUCE-NEXT: const double x = [[IN]][base + r0 * 2];
+// REDUCE-NEXT: const double x = p0[base + r0 * 2];
 // REDUCE-NEXT: acc += x;
 // REDUCE-NEXT: }
-// REDUCE-NEXT: [[OUT]][i] = static_cast<float>(acc);
-// REDUCE: // reduce max over [0, 1] ({{.*}}) -> [[MAX:[a-z0-9_]+]]
-// REDUCE-NEXT: __global__ void {{k[0-9]+_reduce_max}}(
+// REDUCE-NEXT: p1[i] = static_cast<float>(acc);
+// REDUCE: __global__ void {{k[0-9]+_reduce_max}}(
 // REDUCE-NEXT: for (int64_t i = {{.*}}; i < 1;
 // REDUCE: double acc = -HUGE_VAL;
 // REDUCE: if (acc == acc && (x != x || x > acc)) acc = x;
-// REDUCE: LOOM_LAUNCH([[K]], 1, 32, stream, [[IN]], [[OUT]]);
+// REDUCE: // reduce sum over [0] (reduce_sum) -> r0_s
+// REDUCE-NEXT: LOOM_LAUNCH([[K]], 1, 32, stream, a0_x, r0_s);
 func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.name = "s"}, tensor<f32> {loom.name = "m"}) {
   %s = loom.reduce_sum %x, dims = [0] : tensor<3x2xf32> -> tensor<2xf32>
   %m = loom.reduce_max %x, dims = [0, 1] : tensor<3x2xf32> -> tensor<f32>
@@ -40,12 +39,12 @@ func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.n
 
 //--- copy.mlir
 // A transpose is a strided copy: both loop indices from the flat index.
-// COPY: // copy (transpose) a0_x -> r0_t
-// COPY-NEXT: __global__ void [[K:k[0-9]+_copy]](const float *a0_x, float *r0_t) {
+// COPY: __global__ void [[K:k[0-9]+_copy]](const float *p0, float *p1) {
 // COPY: const int64_t i0 = i / 2;
 // COPY-NEXT: const int64_t i1 = i % 2;
-// COPY-NEXT: r0_t[i0 * 2 + i1] = a0_x[i0 + i1 * 3];
-// COPY: LOOM_LAUNCH([[K]], 1, 32, stream, a0_x, r0_t);
+// COPY-NEXT: p1[i0 * 2 + i1] = p0[i0 + i1 * 3];
+// COPY: // copy (transpose) a0_x -> r0_t
+// COPY-NEXT: LOOM_LAUNCH([[K]], 1, 32, stream, a0_x, r0_t);
 func.func @main(%x: tensor<2x3xf32> {loom.name = "x"}) -> (tensor<3x2xf32> {loom.name = "t"}) {
   %t = loom.transpose %x, permutation = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>

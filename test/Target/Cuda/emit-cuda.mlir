@@ -16,17 +16,16 @@
 // add + tanh fused into one __global__ kernel: a grid-stride loop over the
 // 16 elements, the loop indices the strided bias read needs recovered from
 // the flat index, the body the CPU's.
-// CHECK: // kernel add+tanh -> [[G:t[0-9]+_activation]]
-// CHECK-NEXT: __global__ void [[K:k0_add_tanh]](const float *[[H:t[0-9]+_activation]], const float *a1_b, float *[[G]]) {
+// CHECK: __global__ void [[K:k0_add_tanh]](const float *p0, const float *p1, float *p2) {
 // CHECK-NEXT: for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < 16;
 // CHECK-NEXT: i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
 // CHECK-NEXT: const int64_t i0 = i / 8;
 // CHECK-NEXT: const int64_t i1 = i % 8;
-// CHECK-NEXT: const float x0 = [[H]][i0 * 8 + i1];
-// CHECK-NEXT: const float x1 = a1_b[i1];
+// CHECK-NEXT: const float x0 = p0[i0 * 8 + i1];
+// CHECK-NEXT: const float x1 = p1[i1];
 // CHECK-NEXT: const float v2 = x0 + x1;
 // CHECK-NEXT: const float v3 = std::tanh(v2);
-// CHECK-NEXT: [[G]][i] = v3;
+// CHECK-NEXT: p2[i] = v3;
 // One device arena as planned, and device buffers for the arguments.
 // CHECK: struct Device {
 // CHECK: Device &deviceOf(Context &ctx) {
@@ -39,13 +38,13 @@
 // CHECK: float *a0_w = static_cast<float *>(device.args[0]); // memref<4x8xf32>
 // CHECK: float *r0_loss = static_cast<float *>(device.results[0]); // memref<f32>
 // The matmul is cuBLAS through the runtime, into the arena.
-// CHECK: float *[[H]] = reinterpret_cast<float *>(arena + [[OFF:[0-9]+]]);
+// CHECK: float *[[H:t[0-9]+_activation]] = reinterpret_cast<float *>(arena + [[OFF:[0-9]+]]);
 // CHECK-NEXT: arenaAcquire(ctx, [[OFF]], 64);
 // CHECK: const double [[T:tc[0-9]+]] = traceClock(ctx);
 // CHECK: cuda::gemm(ctx, false, false, 1, 2, 8, 4, a2_x, 0, a0_w, 0, [[H]], 16);
 // CHECK-NEXT: traceOp(ctx, "gemm {{.*}}", [[T]]);
 // The kernel's launch: one block of 32 threads covers the 16 elements.
-// CHECK: // kernel add+tanh -> [[G]]
+// CHECK: // kernel add+tanh -> [[G:t[0-9]+_activation]]
 // CHECK-NEXT: LOOM_LAUNCH([[K]], 1, 32, stream, [[H]], a1_b, [[G]]);
 // CHECK-NEXT: cuda::checkKernelLaunch(ctx, "[[K]]");
 // CHECK: cuda::crossEntropy(ctx, "cross_entropy", [[G]], a3_y, r0_loss, 2, 8, cpu::Reduction::Mean, true, -100);

@@ -30,6 +30,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -67,6 +68,8 @@ std::string indexExpr(StringRef prefix, ArrayRef<int64_t> strides,
                       int64_t offset = 0);
 /// Comma-separated decimal integers.
 std::string joinInts(ArrayRef<int64_t> values);
+/// `values` without repeats, in order.
+SmallVector<Value> distinct(ArrayRef<Value> values);
 
 /// Prints `for` loops over `shape` with index variables `prefix0...`, and
 /// closes them.
@@ -185,6 +188,22 @@ protected:
                  llvm::function_ref<std::string(unsigned)> inIndex,
                  StringRef outIndex);
 
+  /// A generated kernel as a function of its buffers, shared by identical
+  /// kernels (the same loop over same-shaped buffers recurs in every layer
+  /// and micro-batch, so the program's code grows with the distinct
+  /// kernels, not with the ops). `print` prints the function's body with
+  /// the buffers `params` named p0, p1, ... (their names in the step are
+  /// restored after); the function is `<prefix> <name>(<leading>const T
+  /// *p0, T *p1, ...)`, a buffer const unless in `written`. Returns the
+  /// name of an earlier function with the same text, else of a new one,
+  /// `k<N>_<hint>`, appended to `kernels`.
+  FailureOr<std::string>
+  outlineKernel(StringRef hint, StringRef prefix, StringRef leading,
+                ArrayRef<Value> params, ArrayRef<Value> written,
+                llvm::function_ref<LogicalResult(llvm::raw_ostream &)> print);
+  /// `names` of `values`, comma-separated.
+  std::string joinNames(ArrayRef<Value> values);
+
   /// An error at `op`, prefixed with the translation's name.
   InFlightDiagnostic error(Operation *op) {
     return op->emitError() << target.tool << ": ";
@@ -218,6 +237,11 @@ protected:
   std::string constants;
   /// The constant buffers in the order they were defined.
   SmallVector<Value> constantBuffers;
+  /// The generated kernels' functions (outlineKernel), in the order the
+  /// step first calls them, and the name of each by its text.
+  std::string kernels;
+  llvm::StringMap<std::string> kernelByText;
+  int kernelCounter = 0;
   int counter = 0;
   /// Names the trace clocks (tc0, tc1, ...), apart from `counter` so that
   /// the buffers keep their names.
