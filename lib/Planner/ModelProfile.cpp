@@ -6,6 +6,7 @@
 #include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -22,7 +23,7 @@ using namespace mlir::loom::planner;
 namespace {
 
 double bytesOf(Type type) {
-  std::optional<int64_t> b = loom::detail::getNumBytes(type);
+  std::optional<int64_t> b = mlir::loom::detail::getNumBytes(type);
   return b ? static_cast<double>(*b) : 0.0;
 }
 
@@ -143,7 +144,7 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
           seenParams.insert(arg).second) {
         p.paramBytes += bytesOf(arg.getType());
         if (std::optional<int64_t> n =
-                loom::detail::getNumElements(arg.getType()))
+                mlir::loom::detail::getNumElements(arg.getType()))
           p.paramElements += static_cast<double>(*n);
       }
     }
@@ -237,4 +238,58 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
     profile.ops[i].crossBytes = std::max(0.0, live);
   }
   return profile;
+}
+
+FailureOr<std::vector<int64_t>>
+mlir::loom::planner::compiledFigures(ModuleOp module,
+                                     const TrainingOptions &options,
+                                     llvm::StringRef attr,
+                                     std::string &error) {
+  OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(module->getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
+      diagnostics = d.str();
+    return success();
+  });
+  PassManager pm(module->getContext(), ModuleOp::getOperationName());
+  buildTrainingPipeline(pm, options);
+  if (failed(pm.run(*clone))) {
+    error = "compiling @" + options.function + " failed" +
+            (diagnostics.empty() ? std::string() : ": " + diagnostics);
+    return failure();
+  }
+  std::vector<int64_t> figures;
+  for (const std::string &name : stepFunctions(options)) {
+    auto step = clone->lookupSymbol<func::FuncOp>(name);
+    auto value = step ? step->getAttrOfType<IntegerAttr>(attr) : IntegerAttr();
+    if (!value) {
+      error = "the memory plan gave no " + attr.str() + " for @" + name;
+      return failure();
+    }
+    figures.push_back(value.getInt());
+  }
+  return figures;
+}
+
+FailureOr<double>
+mlir::loom::planner::calibrateActivations(ModuleOp module,
+                                          llvm::StringRef function,
+                                          std::string &error) {
+  FailureOr<ModelProfile> profile = profileModel(module, function, 1, error);
+  if (failed(profile))
+    return failure();
+  double saved = 0;
+  for (const ProfiledOp &op : profile->ops)
+    if (op.perRow)
+      saved += op.savedBytes;
+  TrainingOptions options;
+  options.function = function.str();
+  FailureOr<std::vector<int64_t>> peak = compiledFigures(
+      module, options, "loomrt.activation_peak_bytes", error);
+  if (failed(peak))
+    return failure();
+  if (saved <= 0)
+    return 1.0;
+  return static_cast<double>(peak->front()) / saved;
 }

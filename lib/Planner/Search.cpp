@@ -197,7 +197,9 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
                        (spec.gpu.memoryBandwidth * spec.efficiency.memory) +
                    spec.efficiency.launch;
     st.params = s.params;
-    st.grads = s.params;
+    // Accumulated over M > 1 micro-batches: the running sum and the
+    // micro-batch's own gradients are live together (Loom's memory plan).
+    st.grads = M > 1 ? 2.0 * s.params : s.params;
     st.optimizerState = s.paramElements * stateBytes;
     st.activations = activations;
     st.inFlight = P == 1 ? 1
@@ -276,7 +278,18 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   auto it = profiles.find(tp);
   if (it == profiles.end()) {
     std::string e;
+    if (!activationScale) {
+      std::string why;
+      FailureOr<double> scale = calibrateActivations(module, function, why);
+      activationScale = succeeded(scale) ? *scale : 1.0;
+    }
     FailureOr<ModelProfile> p = profileModel(module, function, tp, e);
+    if (succeeded(p)) {
+      // Activations as the memory plan keeps them.
+      p->activationScale = *activationScale;
+      for (ProfiledOp &op : p->ops)
+        op.savedBytes *= *activationScale;
+    }
     if (failed(p)) {
       errors[tp] = e;
       it = profiles.emplace(tp, std::nullopt).first;

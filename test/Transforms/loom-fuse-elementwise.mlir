@@ -102,3 +102,37 @@ func.func @reduction_ends_chain(%x: tensor<4xf32>) -> tensor<f32> {
   %s = loom.reduce_sum %e, dims = [0] : tensor<4xf32> -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A gradient accumulated over micro-batches: each sum's terms die at it,
+// and the next micro-batch's work (a matmul) runs before the next sum.
+// Fusing %s1 into %s2 would keep %g0 and %g1 live until %s2; %s1 is
+// materialized instead. The adjacent tanh (nothing in between) still
+// fuses into its user.
+// CHECK-LABEL: func.func @accumulation_apart
+// CHECK-NEXT: %[[S1:.*]] = loom.add %arg0, %arg1 : tensor<4x4xf32>
+// CHECK-NEXT: loom.dot_general
+// CHECK-NEXT: %[[T:.*]] = loom.tanh %{{.*}} {loom.fused} : tensor<4x4xf32>
+// CHECK-NEXT: loom.add %[[S1]], %[[T]] : tensor<4x4xf32>
+func.func @accumulation_apart(%g0: tensor<4x4xf32>, %g1: tensor<4x4xf32>,
+                              %x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %s1 = loom.add %g0, %g1 : tensor<4x4xf32>
+  %g2 = loom.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = loom.tanh %g2 : tensor<4x4xf32>
+  %s2 = loom.add %s1, %t : tensor<4x4xf32>
+  return %s2 : tensor<4x4xf32>
+}
+
+// -----
+
+// Apart, but the input that dies is no larger than the result (a unary
+// op): fusing keeps no more live than materializing would.
+// CHECK-LABEL: func.func @unary_apart
+// CHECK-NEXT: loom.neg %arg0 {loom.fused} : tensor<4x4xf32>
+func.func @unary_apart(%a: tensor<4x4xf32>, %x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %n = loom.neg %a : tensor<4x4xf32>
+  %d = loom.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = loom.add %n, %d : tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}

@@ -100,6 +100,14 @@ cl::opt<int64_t> top("top", cl::desc("Candidates in the table (default 10)"),
                      cl::init(10), cl::cat(category));
 cl::opt<bool> jsonOut("json", cl::desc("Print JSON instead of tables"),
                       cl::cat(category));
+cl::opt<bool> checkMemory(
+    "check-memory",
+    cl::desc("Compile the best plan with loomc's passes (no C++) and print "
+             "each stage's device peak by Loom's memory plan next to the "
+             "prediction (JSON: memory_plan_device_bytes); the plan is "
+             "unrolled over its micro-batches, so a large model with many "
+             "takes long"),
+    cl::cat(category));
 cl::opt<std::string> planOut("o", cl::desc("Write the best plan (loomc --plan); "
                                             "calibrate: the spec"),
                              cl::value_desc("plan.json"), cl::cat(category));
@@ -804,6 +812,19 @@ int main(int argc, char **argv) {
       return fail(e);
   }
 
+  // --check-memory: the memory plan of the best plan, per stage.
+  std::vector<int64_t> planned;
+  if (checkMemory) {
+    progress("compiling the best plan for its memory plan");
+    std::string e;
+    FailureOr<std::vector<int64_t>> peaks = compiledFigures(
+        *module, trainingOptions(best.candidate, options.optimizer),
+        "loomrt.device_peak_bytes", e);
+    if (failed(peaks))
+      return fail("--check-memory: " + e);
+    planned = std::move(*peaks);
+  }
+
   if (jsonOut) {
     json::Array candidates;
     for (size_t i = 0; i < std::min<size_t>(result.ranked.size(), top); ++i)
@@ -827,6 +848,12 @@ int main(int argc, char **argv) {
     root["candidates"] = std::move(candidates);
     root["rejected"] = std::move(rejected);
     root["search_seconds"] = elapsed();
+    if (checkMemory) {
+      json::Array peaks;
+      for (int64_t bytes : planned)
+        peaks.push_back(bytes + spec->reservedBytes);
+      root["memory_plan_device_bytes"] = std::move(peaks);
+    }
     llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(root)))
                  << "\n";
   } else {
@@ -835,6 +862,13 @@ int main(int argc, char **argv) {
                                   spec->name, options.gpus, spec->gpusPerNode,
                                   options.globalBatch, best.usdPerHour);
     printTable(result, *spec);
+    // Both with the spec's reserve, as memory per device is.
+    for (auto [k, bytes] : llvm::enumerate(planned))
+      llvm::outs() << llvm::formatv(
+          "best plan, stage {0}: memory plan {1:f2} GiB, predicted {2:f2} "
+          "GiB\n",
+          k, (bytes + spec->reservedBytes) / kGiB,
+          k < best.stages.size() ? best.stages[k].deviceBytes / kGiB : 0.0);
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #ifndef LOOM_PLANNER_MODELPROFILE_H
 #define LOOM_PLANNER_MODELPROFILE_H
 
+#include "loom/Pipelines/TrainingOptions.h"
 #include "loom/Planner/ClusterSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -64,7 +65,33 @@ struct ModelProfile {
   /// parameter elements.
   double modelForwardFlops = 0;
   double modelParams = 0;
+  /// The factor the ops' savedBytes were scaled by to match the memory
+  /// plan (calibrateActivations); 1 when not calibrated.
+  double activationScale = 1.0;
 };
+
+/// How much of the activations a profile counts as saved Loom's compiled
+/// step keeps: the memory plan's activation peak (loomrt
+/// .activation_peak_bytes) of @function trained on one device at its
+/// batch, through the training pipeline loomc runs, over the savedBytes
+/// of its tp = 1 profile. Fusion computes elementwise chains inside their
+/// consumers' loops and the memory plan frees each buffer after its last
+/// reader, so the compiled step keeps less than every value a
+/// vector-Jacobian product reads. On failure (the model does not compile
+/// on one device) returns failure with the reason in `error`.
+FailureOr<double> calibrateActivations(ModuleOp module,
+                                       llvm::StringRef function,
+                                       std::string &error);
+
+/// Compiles `module` (not modified) with `options` through the training
+/// pipeline loomc runs (no C++) and returns the integer attribute `attr`
+/// the memory plan put on each step function (one per pipeline stage),
+/// e.g. "loomrt.device_peak_bytes". On failure returns failure with the
+/// first error in `error`.
+FailureOr<std::vector<int64_t>> compiledFigures(ModuleOp module,
+                                                const TrainingOptions &options,
+                                                llvm::StringRef attr,
+                                                std::string &error);
 
 /// Profiles entry function `function` of `module` (not modified) as one
 /// rank of a tp group of `tp`. On failure (the passes refuse the model at

@@ -114,6 +114,9 @@ private:
   std::string function;
   std::map<int64_t, std::optional<ModelProfile>> profiles;
   std::map<int64_t, std::string> errors;
+  /// calibrateActivations' factor, found with the first profile (1 when
+  /// the model does not compile on one device).
+  std::optional<double> activationScale;
 };
 
 /// Prices one plan (no search); `record` keeps the simulator's events.

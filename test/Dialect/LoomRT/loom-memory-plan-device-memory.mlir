@@ -14,7 +14,10 @@
 // so the kernel's buffer cannot reuse it. Device peak 128 + 128 = 256, of
 // which the send buffer (64) is a communication buffer. Stage 1: its result
 // (64) and the received buffer (64): 128. No swap: no host pool.
+// Both of stage 0's arena buffers are activations, live together: its
+// activation peak is 128.
 // CHECK-LABEL: func.func @stage0
+// CHECK-SAME: loomrt.activation_peak_bytes = 128 : i64
 // CHECK-SAME: loomrt.device_memory_bytes = 256 : i64
 // CHECK-SAME: loomrt.device_peak_bytes = 256 : i64
 // CHECK-LABEL: func.func @stage1
@@ -22,6 +25,8 @@
 
 // REPORT: "device_memory": 256,
 // REPORT: "functions": [
+// REPORT-NEXT: {
+// REPORT-NEXT: "activation_peak_bytes": 128,
 // REPORT: "arena_bytes": 128,
 // REPORT: "comm_at_peak_bytes": 64,
 // REPORT-NEXT: "device_peak_bytes": 256,

@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Loom/IR/LoomInterfaces.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace loom {
@@ -45,6 +47,40 @@ struct LoomFuseElementwisePass
     // reads each value stays where it was.
     MLIRContext *ctx = func.getContext();
     LoomDialect::FusedAttrHelper fused(ctx);
+    // Positions, and how many ops that are not elementwise come before
+    // each: whether a producer and its user are apart.
+    DenseMap<Operation *, int64_t> position;
+    SmallVector<int64_t> others{0};
+    for (Operation &op : body) {
+      position[&op] = others.size() - 1;
+      others.push_back(others.back() + (isElementwise(&op) ? 0 : 1));
+    }
+    auto lastReader = [&](Value v) {
+      int64_t last = -1;
+      for (Operation *user : v.getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user))
+          last = std::max(last, position.lookup(top));
+      return last;
+    };
+    // Computing `producer` in `user`'s loop keeps the producer's inputs
+    // live until the user instead of its result. Where other work runs
+    // in between and the inputs that die at the producer outweigh its
+    // result (a gradient accumulated over micro-batches: acc + g_m, apart
+    // by micro-batch m+1's backward), fusing would keep every term live
+    // until the last sum; the result is materialized instead.
+    auto extendsLiveRanges = [&](Operation *producer, Operation *user) {
+      int64_t p = position.lookup(producer), u = position.lookup(user);
+      if (others[u] == others[p + 1])
+        return false;
+      std::optional<int64_t> resultBytes =
+          mlir::loom::detail::getNumBytes(producer->getResult(0).getType());
+      int64_t dying = 0;
+      for (Value input : llvm::SetVector<Value>(producer->operand_begin(),
+                                                producer->operand_end()))
+        if (lastReader(input) == p)
+          dying += mlir::loom::detail::getNumBytes(input.getType()).value_or(0);
+      return resultBytes && dying > *resultBytes;
+    };
     for (Operation &op : body) {
       if (!isElementwise(&op))
         continue;
@@ -54,7 +90,8 @@ struct LoomFuseElementwisePass
             !isElementwise(producer) || !operand.hasOneUse() ||
             returned.contains(operand) ||
             cast<ShapedType>(operand.getType()).getShape() !=
-                cast<ShapedType>(op.getResult(0).getType()).getShape())
+                cast<ShapedType>(op.getResult(0).getType()).getShape() ||
+            extendsLiveRanges(producer, &op))
           continue;
         fused.setAttr(producer, UnitAttr::get(ctx));
       }

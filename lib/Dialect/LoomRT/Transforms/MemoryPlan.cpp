@@ -164,13 +164,20 @@ Placement place(func::FuncOp func, int64_t alignment) {
     starts[interval.start].push_back(&interval);
     ends[interval.end].push_back(&interval);
   }
-  int64_t live = 0;
+  int64_t live = 0, liveActivations = 0;
   llvm::SetVector<Interval *> liveSet;
+  auto isActivation = [](Interval *interval) {
+    return interval->alloc.getCategory() == "activation";
+  };
   for (int64_t pos = 0; pos < next; ++pos) {
     for (Interval *interval : starts[pos]) {
       live += interval->bytes;
+      if (isActivation(interval))
+        liveActivations += interval->bytes;
       liveSet.insert(interval);
     }
+    plan.activationPeakBytes =
+        std::max(plan.activationPeakBytes, liveActivations);
     if (live > plan.peakLiveBytes) {
       plan.peakLiveBytes = live;
       plan.peakOp = pos;
@@ -185,6 +192,8 @@ Placement place(func::FuncOp func, int64_t alignment) {
     }
     for (Interval *interval : ends[pos]) {
       live -= interval->bytes;
+      if (isActivation(interval))
+        liveActivations -= interval->bytes;
       liveSet.remove(interval);
     }
   }
@@ -236,6 +245,8 @@ FunctionMemory planFunction(func::FuncOp func, int64_t alignment) {
   if (plan.hostPeakBytes > 0)
     func->setAttr("loomrt.host_arena_bytes",
                   b.getI64IntegerAttr(plan.hostPeakBytes));
+  func->setAttr("loomrt.activation_peak_bytes",
+                b.getI64IntegerAttr(plan.activationPeakBytes));
   func->setAttr("loomrt.alignment", b.getI64IntegerAttr(alignment));
   LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << func.getSymName()
                           << ": arena " << plan.arenaBytes
@@ -389,6 +400,7 @@ struct LoomMemoryPlanPass
           {"persistent_bytes", std::move(persistent)},
           {"arena_at_peak_bytes", std::move(atPeak)},
           {"comm_at_peak_bytes", plan.commAtPeakBytes},
+          {"activation_peak_bytes", plan.activationPeakBytes},
           {"peak_bytes", plan.peakBytes()},
           {"device_peak_bytes", plan.devicePeakBytes()},
           {"host_peak_bytes", plan.hostPeakBytes},

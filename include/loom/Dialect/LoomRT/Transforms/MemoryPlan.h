@@ -59,6 +59,10 @@ struct FunctionMemory {
   std::map<std::string, int64_t> arenaAtPeak;
   /// Of those, the buffers a send, receive or all-reduce uses.
   int64_t commAtPeakBytes = 0;
+  /// The most arena bytes of category "activation" live at once (not
+  /// necessarily at the arena's peak, which in a large model is the
+  /// gradients'): what one micro-batch's forward keeps for its backward.
+  int64_t activationPeakBytes = 0;
   /// Bytes of the host pool (buffers of category "swap": activations
   /// offloaded by loom-swap); 0 without swap.
   int64_t hostPeakBytes = 0;

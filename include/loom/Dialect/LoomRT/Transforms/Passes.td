@@ -24,10 +24,13 @@ def LoomMemoryPlan : Pass<"loom-memory-plan", "ModuleOp"> {
     `loom.param` / `loom.state` / `loomrt.result` attributes) and the arena
     bytes live at the peak by category (`activation`, `gradient`,
     `recompute`, `optimizer`, `workspace`; `comm_at_peak_bytes`: those a
-    send, receive or all-reduce uses), `peak_bytes` (persistent + peak live), and per
-    stage (`stage`: the function's `loom.stage`) `device_peak_bytes`, what
-    the rank's device pool holds (persistent + `arena_bytes`: the runtime
-    allocates the whole arena) and `host_peak_bytes` (the host pool:
+    send, receive or all-reduce uses), `activation_peak_bytes` (the most
+    activation bytes live at once, wherever that is: what a micro-batch's
+    forward keeps for its backward; also `loomrt.activation_peak_bytes`),
+    `peak_bytes` (persistent + peak live), and per stage (`stage`: the
+    function's `loom.stage`) `device_peak_bytes`, what the rank's device
+    pool holds (persistent + `arena_bytes`: the runtime allocates the whole
+    arena) and `host_peak_bytes` (the host pool:
     buffers of category `swap`, loom-swap's offloaded activations, placed
     in an arena of their own; 0 without swap): what `train
     --memory-counters` measures. The function gets
