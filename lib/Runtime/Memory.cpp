@@ -270,6 +270,9 @@ std::string memoryCountersJson(const Context &ctx, const ProgramSpec &spec) {
   field("device_memory_bytes", spec.deviceMemoryBytes);
   field("arena_peak_live_bytes", ctx.peakLiveBytes);
   field("planned_peak_bytes", spec.plannedPeakBytes);
+  // Copies between host and device memory (the CUDA backend; 0 on CPU).
+  field("host_to_device_bytes", ctx.hostToDeviceBytes);
+  field("device_to_host_bytes", ctx.deviceToHostBytes);
   for (int c = 0; c < kNumMemCategories; ++c) {
     auto category = static_cast<MemCategory>(c);
     field(std::string(memCategoryName(category)) + "_bytes",
@@ -278,6 +281,10 @@ std::string memoryCountersJson(const Context &ctx, const ProgramSpec &spec) {
   field("total_bytes", ctx.allocator.totalBytes(), /*last=*/true);
   return out + "}\n";
 }
+
+bool hostStateChanged(Context &ctx) { return ctx.hostStateNewer; }
+void deviceStateLoaded(Context &ctx) { ctx.hostStateNewer = false; }
+bool stateWantedOnHost(Context &ctx) { return ctx.stateToHost; }
 
 } // namespace rt
 } // namespace loom

@@ -372,6 +372,13 @@ public:
   /// The CUDA backend's per-rank state (lib/Runtime/cuda), null unless
   /// cuda::init() ran. Owned by that library.
   void *cuda = nullptr;
+  /// Device-resident parameters and state (Runtime.h): the host's copies
+  /// are newer than the device's; the runtime reads them after this step.
+  bool hostStateNewer = true;
+  bool stateToHost = false;
+  /// Bytes the CUDA backend copied between host and device memory (the
+  /// --memory-counters `host_to_device_bytes`, `device_to_host_bytes`).
+  int64_t hostToDeviceBytes = 0, deviceToHostBytes = 0;
 };
 
 /// Prints `loom-train: error: <op>: <message>` and exits with status 1

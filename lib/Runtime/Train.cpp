@@ -630,6 +630,12 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                   buffers.argPtrs[static_cast<size_t>(index)]);
     }
     ctx.step = step;
+    bool due = options.checkpointEvery > 0 &&
+               (step + 1) % options.checkpointEvery == 0;
+    bool checkpoint = !options.checkpointDir.empty() &&
+                      (due || step + 1 == options.steps);
+    // A device keeping the parameters and state returns them for it.
+    ctx.stateToHost = checkpoint;
     {
       TraceScope scope(ctx, "step " + std::to_string(step));
       spec.step(ctx, buffers.argPtrs.data(), buffers.resultPtrs.data(), arena);
@@ -650,10 +656,7 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                   buffers.resultPtrs[static_cast<size_t>(j)]);
     }
     progress.update(step, loss);
-    bool due = options.checkpointEvery > 0 &&
-               (step + 1) % options.checkpointEvery == 0;
-    if (!options.checkpointDir.empty() &&
-        (due || step + 1 == options.steps)) {
+    if (checkpoint) {
       TraceScope scope(ctx, "checkpoint");
       writeCheckpointAndPrune(ctx, spec, options, step + 1, buffers);
     }

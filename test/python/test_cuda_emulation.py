@@ -82,6 +82,45 @@ def test_emulated_cuda_trains_like_cpu(example, dp, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+def test_emulated_cuda_keeps_weights_on_the_device(tmp_path):
+    """Parameters and AdamW state stay in device memory between steps:
+    after the first upload a step copies the batch in and the loss out,
+    and the weights go to the host only for the checkpoint (counted by
+    --memory-counters: every byte through cuda::copyToDevice/copyToHost).
+    A run resumed from that checkpoint uploads them again and logs the
+    uninterrupted run's losses."""
+    import json
+    import re
+    _, args, names, m = import_example("gpt_example", tmp_path)
+    data = write_data(tmp_path / "data",
+                      make_data(names, args, 3, CLASSES["gpt_example"], seed=7))
+    cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
+                     **OPTIONS)
+    memory = json.loads((tmp_path / "cuda" / "memory.json").read_text())
+    persistent = memory["functions"][0]["persistent_bytes"]
+    weights = persistent["params"] + persistent["optimizer_state"]
+    assert weights > 0
+    # AdamW's updates are written in place: the program holds no second
+    # copy of the weights, so it can keep the only one on the device.
+    constants = sum(int(b) for b in re.findall(
+        r"copyToDevice\(ctx, device\.constants\[\d+\], \w+, (\d+)\)",
+        (tmp_path / "cuda" / "step.cu").read_text()))
+    steps = 4
+    counters = tmp_path / "counters.json"
+    full = cuda.train(data, steps, log=tmp_path / "full.csv",
+                      checkpoint_dir=tmp_path / "ck-full",
+                      extra_args=["--memory-counters", str(counters)])
+    c = json.loads(counters.read_text())
+    assert c["host_to_device_bytes"] == weights + constants + steps * persistent["data"]
+    assert c["device_to_host_bytes"] == steps * persistent["results"] + weights
+
+    half = cuda.train(data, 2, log=tmp_path / "half.csv",
+                      checkpoint_dir=tmp_path / "ck")
+    rest = cuda.train(data, steps, log=tmp_path / "rest.csv",
+                      checkpoint_dir=tmp_path / "ck", resume=True)
+    np.testing.assert_allclose(half + rest[-2:], full, rtol=1e-6)
+
+
 def test_cuda_emulate_needs_target_cuda(tmp_path):
     _, _, _, m = import_example("mlp_example", tmp_path)
     with pytest.raises(loom.LoomError, match="--cuda-emulate .* needs --target cuda"):

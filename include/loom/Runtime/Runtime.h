@@ -135,6 +135,17 @@ void arenaRelease(Context &ctx, int64_t offset, int64_t bytes);
 double traceClock(Context &ctx);
 void traceOp(Context &ctx, const char *name, double begin);
 
+/// Parameters and optimizer state resident on a device (the CUDA
+/// backend keeps them there between steps, so a step moves only the batch
+/// and the loss). hostStateChanged(): whether the host's copies are newer
+/// than the device's (the first step, a run resumed from a checkpoint);
+/// the step uploads them and calls deviceStateLoaded(). stateWantedOnHost():
+/// whether the runtime reads them after this step (a checkpoint follows),
+/// so the step copies the updated values back.
+bool hostStateChanged(Context &ctx);
+void deviceStateLoaded(Context &ctx);
+bool stateWantedOnHost(Context &ctx);
+
 /// Reports a fatal error raised inside a kernel (e.g. an out-of-range
 /// gather index), naming the op: prints `loom-train: error: <op>: <message>`
 /// to stderr and exits with status 1 (MPI_Abort when more than one rank

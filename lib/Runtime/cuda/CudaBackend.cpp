@@ -12,6 +12,7 @@
 #include "loom/Runtime/CudaKernels.h"
 #include "CudaState.h"
 
+#include <algorithm>
 #include <string>
 
 namespace loom {
@@ -208,6 +209,7 @@ void deviceFree(Context &ctx, void *ptr) {
 
 void copyToDevice(Context &ctx, void *dst, const void *src, int64_t bytes) {
   CudaState &s = state(ctx);
+  ctx.hostToDeviceBytes += std::max<int64_t>(bytes, 0);
   check(ctx, "copyToDevice",
         cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
                         cudaMemcpyHostToDevice, s.compute));
@@ -216,6 +218,7 @@ void copyToDevice(Context &ctx, void *dst, const void *src, int64_t bytes) {
 
 void copyToHost(Context &ctx, void *dst, const void *src, int64_t bytes) {
   CudaState &s = state(ctx);
+  ctx.deviceToHostBytes += std::max<int64_t>(bytes, 0);
   check(ctx, "copyToHost",
         cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
                         cudaMemcpyDeviceToHost, s.compute));

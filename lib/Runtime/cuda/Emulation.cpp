@@ -16,6 +16,7 @@
 
 #include "../RuntimeImpl.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -81,12 +82,14 @@ void deviceFree(Context &ctx, void *ptr) {
 
 void copyToDevice(Context &ctx, void *dst, const void *src, int64_t bytes) {
   state(ctx);
+  ctx.hostToDeviceBytes += std::max<int64_t>(bytes, 0);
   if (bytes > 0)
     std::memcpy(dst, src, static_cast<size_t>(bytes));
 }
 
 void copyToHost(Context &ctx, void *dst, const void *src, int64_t bytes) {
   state(ctx);
+  ctx.deviceToHostBytes += std::max<int64_t>(bytes, 0);
   if (bytes > 0)
     std::memcpy(dst, src, static_cast<size_t>(bytes));
 }

@@ -9,10 +9,13 @@
 // initialises the device (cuda::init: streams, cuBLAS, NCCL; it fails with
 // a clear error when there is no device) and makes the device arena (the
 // memory plan's size), one device buffer per argument and result, and the
-// constants' device copies. Each step copies the inputs in, enqueues the
+// constants' device copies. Each step copies the batch in, enqueues the
 // kernels and library calls on the compute stream, waits for them
 // (cuda::synchronize reports what failed on the device), and copies the
-// results out.
+// loss out. Parameters and optimizer state updated in place stay on the
+// device: uploaded when the host's are newer (the first step, a resume:
+// hostStateChanged), downloaded only before a checkpoint
+// (stateWantedOnHost).
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,11 +176,40 @@ void Emitter::printStep() {
   if (!kernels.empty())
     out << "  cudaStream_t stream = "
            "static_cast<cudaStream_t>(cuda::computeStream(ctx));\n";
-  if (numInputs)
-    out << "  // The inputs to the device.\n";
+  // Parameters and optimizer state whose every update is written in
+  // place stay on the device between steps: uploaded when the host's are
+  // newer (the first step, a resume), downloaded when a checkpoint
+  // follows. The rest (the batch, values a step swaps) move every step.
+  SmallVector<bool> resident(numArgs, false);
   for (unsigned i = 0; i < numInputs; ++i)
-    out << "  cuda::copyToDevice(ctx, device.args[" << i << "], args[" << i
+    resident[i] =
+        func.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) ||
+        func.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName());
+  for (unsigned i = numInputs; i < numArgs; ++i)
+    if (auto u = func.getArgAttrOfType<IntegerAttr>(
+            i, mlir::loom::LoomDialect::getUpdatesAttrName())) {
+      bool inPlace = static_cast<bool>(func.getArgAttr(i, "loomrt.in_place"));
+      resident[i] = inPlace && resident[u.getInt()];
+      if (!inPlace)
+        resident[u.getInt()] = false;
+    }
+  // A result resident only if its argument stayed resident.
+  for (unsigned i = numInputs; i < numArgs; ++i)
+    if (auto u = func.getArgAttrOfType<IntegerAttr>(
+            i, mlir::loom::LoomDialect::getUpdatesAttrName()))
+      resident[i] = resident[i] && resident[u.getInt()];
+  if (llvm::any_of(ArrayRef<bool>(resident).take_front(numInputs),
+                   [](bool r) { return r; }))
+    out << "  // The inputs to the device: the batch every step, parameters "
+           "and\n"
+        << "  // state only when the host's are newer.\n"
+        << "  const bool upload = hostStateChanged(ctx);\n";
+  for (unsigned i = 0; i < numInputs; ++i)
+    out << "  " << (resident[i] ? "if (upload) " : "")
+        << "cuda::copyToDevice(ctx, device.args[" << i << "], args[" << i
         << "], " << bufferBytes(func.getArgument(i).getType()) << ");\n";
+  if (numInputs)
+    out << "  deviceStateLoaded(ctx);\n";
   for (auto [k, buffer] : llvm::enumerate(constantBuffers)) {
     const char *type = cppType(elementType(buffer));
     out << "  " << type << " *" << name(buffer) << " = static_cast<" << type
@@ -187,8 +219,13 @@ void Emitter::printStep() {
       << "  // The results to the host, once the device reported its "
          "errors.\n"
       << "  cuda::synchronize(ctx);\n";
+  if (llvm::any_of(llvm::drop_begin(resident, numInputs),
+                   [](bool r) { return r; }))
+    out << "  // Updates kept on the device go back only for a checkpoint.\n"
+        << "  const bool download = stateWantedOnHost(ctx);\n";
   for (unsigned i = numInputs; i < numArgs; ++i)
-    out << "  cuda::copyToHost(ctx, results[" << i - numInputs
+    out << "  " << (resident[i] ? "if (download) " : "")
+        << "cuda::copyToHost(ctx, results[" << i - numInputs
         << "], device.results[" << i - numInputs << "], "
         << bufferBytes(func.getArgument(i).getType()) << ");\n";
   out << "}\n\n";

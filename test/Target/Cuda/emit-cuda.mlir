@@ -34,7 +34,14 @@
 // CHECK-NEXT: device.args[0] = cuda::deviceAlloc(ctx, 128);
 // CHECK: void step(Context &ctx, void *const *args, void *const *results,
 // CHECK: cudaStream_t stream = static_cast<cudaStream_t>(cuda::computeStream(ctx));
-// CHECK: cuda::copyToDevice(ctx, device.args[0], args[0], 128);
+// Parameters stay on the device: uploaded only when the host's are newer
+// (the first step, a resume); the batch every step.
+// CHECK: const bool upload = hostStateChanged(ctx);
+// CHECK-NEXT: if (upload) cuda::copyToDevice(ctx, device.args[0], args[0], 128);
+// CHECK-NEXT: if (upload) cuda::copyToDevice(ctx, device.args[1], args[1], 32);
+// CHECK-NEXT: {{^}}  cuda::copyToDevice(ctx, device.args[2], args[2], 32);
+// CHECK-NEXT: {{^}}  cuda::copyToDevice(ctx, device.args[3], args[3], 16);
+// CHECK-NEXT: deviceStateLoaded(ctx);
 // CHECK: float *a0_w = static_cast<float *>(device.args[0]); // memref<4x8xf32>
 // CHECK: float *r0_loss = static_cast<float *>(device.results[0]); // memref<f32>
 // The matmul is cuBLAS through the runtime, into the arena.
