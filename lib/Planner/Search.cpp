@@ -279,8 +279,8 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   if (it == profiles.end()) {
     std::string e;
     if (!activationScale) {
-      std::string why;
-      FailureOr<double> scale = calibrateActivations(module, function, why);
+      FailureOr<double> scale =
+          calibrateActivations(module, function, calibrationFailure);
       activationScale = succeeded(scale) ? *scale : 1.0;
     }
     FailureOr<ModelProfile> p = profileModel(module, function, tp, e);
@@ -386,6 +386,14 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
     say(llvm::formatv("profiled tp={0}: {1} ops, {2} layers", tp,
                       profile->ops.size(), profile->layers)
             .str());
+    if (tp == tps.front())
+      say(profiles.calibrationError().empty()
+              ? llvm::formatv("activations scaled by {0:f2} to the memory "
+                              "plan of the one-device compile",
+                              profile->activationScale)
+                    .str()
+              : "activations not calibrated (" + profiles.calibrationError() +
+                    "): every value a backward op reads counts");
     CostModel cm(spec, profile->format);
     std::vector<int64_t> pps;
     if (options.mesh)

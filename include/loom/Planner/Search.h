@@ -108,6 +108,9 @@ public:
   /// Null (with the reason in `error`) when the model cannot be cut tp
   /// ways.
   const ModelProfile *get(int64_t tp, std::string &error);
+  /// Why calibrateActivations failed (empty when it worked or has not
+  /// run yet): the profiles then keep their own estimate.
+  const std::string &calibrationError() const { return calibrationFailure; }
 
 private:
   ModuleOp module;
@@ -117,6 +120,7 @@ private:
   /// calibrateActivations' factor, found with the first profile (1 when
   /// the model does not compile on one device).
   std::optional<double> activationScale;
+  std::string calibrationFailure;
 };
 
 /// Prices one plan (no search); `record` keeps the simulator's events.
