@@ -47,13 +47,20 @@ struct LoomFuseElementwisePass
     // reads each value stays where it was.
     MLIRContext *ctx = func.getContext();
     LoomDialect::FusedAttrHelper fused(ctx);
-    // Positions, and how many ops that are not elementwise come before
-    // each: whether a producer and its user are apart.
+    // Positions, and how many ops that compute (not elementwise, not a
+    // constant, broadcast or other op without flops) come before each:
+    // whether other work runs between a producer and its user.
     DenseMap<Operation *, int64_t> position;
     SmallVector<int64_t> others{0};
     for (Operation &op : body) {
       position[&op] = others.size() - 1;
-      others.push_back(others.back() + (isElementwise(&op) ? 0 : 1));
+      auto cost = dyn_cast<CostInterface>(&op);
+      bool work = !isElementwise(&op) &&
+                  (!cost || cost.getFlopCount().value_or(0) > 0) &&
+                  !op.hasTrait<::mlir::OpTrait::ConstantLike>() &&
+                  !op.hasTrait<::mlir::OpTrait::IsTerminator>() &&
+                  !isa<BroadcastOp, ReshapeOp>(op);
+      others.push_back(others.back() + (work ? 1 : 0));
     }
     auto lastReader = [&](Value v) {
       int64_t last = -1;
