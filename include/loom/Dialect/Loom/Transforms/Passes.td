@@ -1131,8 +1131,9 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
     them `loom.fused`: an op is marked when its result has exactly one use,
     by an elementwise op with a result of the same shape, and the function
     does not return it (a returned value is written into its own buffer).
-    Not when other (non-elementwise) ops run between the two and the
-    inputs that die at the op outweigh its result: fusing would keep those
+    Not when ops that compute (flops, calls, collectives; not constants
+    or broadcasts) run between the two and the inputs that die at the op
+    outweigh its result: fusing would keep those
     inputs live until the user. A gradient accumulated over micro-batches
     (`acc + g_m`, apart by the next micro-batch's backward) would otherwise
     keep every micro-batch's gradients until the last sum.
