@@ -22,6 +22,7 @@ checks that the first losses agree (relative 1e-4). Never fails on a timing.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -64,7 +65,21 @@ def measure(compiled):
 
 eager = measure(False)
 comp = measure(True) if {compile} else (float("nan"), float("nan"))
-print(eager[0], eager[1], comp[0], comp[1])
+gemm = float("nan")
+if {profile}:
+    # Eager's time in matrix products (self CPU time of aten's GEMMs).
+    torch.manual_seed(0)
+    model = {cls}(vocab={vocab}, seq={seq}, hidden={hidden}, heads={heads}, layers={layers})
+    model.load_state_dict(torch.load({state!r}))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for s in range({steps}):
+            opt.zero_grad(); model(ids[:B], labels[:B]).backward(); opt.step()
+    names = {{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}}
+    gemm = sum(e.self_cpu_time_total for e in prof.key_averages()
+               if e.key in names) / 1e6 / {steps}
+print(eager[0], eager[1], comp[0], comp[1], gemm)
 """
 
 MODELS = {"gpt2": ("GPT", "GPT-2-style"), "llama": ("Llama", "LLaMA-style")}
@@ -113,19 +128,33 @@ def bench_one(args, kind, hidden, threads):
     long = min(run(2 * n) for _ in range(args.repeat))
     loom_step = (long - short) / n
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
+    loom_gemm = float("nan")
+    if args.profile:
+        # Loom's time in GEMMs: the gemm spans of a --trace timeline.
+        trace = work / "trace.json"
+        subprocess.run([str(program.executable), "--data", str(data), "--steps", str(n),
+                        "--quiet", "--trace", str(trace)], check=True, env=env)
+        events = json.loads(trace.read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        # From step 1 on: the first step's GEMMs include oneDNN's JIT.
+        start = min(e["ts"] for e in events if e.get("name") == "step 1")
+        loom_gemm = sum(e["dur"] for e in events
+                        if e.get("ph") == "X" and e["name"].startswith("gemm ")
+                        and e["ts"] >= start) / 1e6 / (n - 1)
 
     code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"),
                               threads=threads, cls=cls_name, vocab=args.vocab, seq=args.seq,
                               hidden=hidden, heads=args.heads, layers=args.layers,
                               state=str(work / "state.pt"), ids=str(data / "ids.npy"),
                               labels=str(data / "labels.npy"), batch=args.batch,
-                              repeat=args.repeat, steps=n, compile=not args.no_compile)
+                              repeat=args.repeat, steps=n, compile=not args.no_compile,
+                              profile=args.profile)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env)
     if done.returncode != 0:
         sys.exit(f"error: the PyTorch measurement failed:\n{done.stderr[-4000:]}")
     out = done.stdout.split()
-    eager_first, eager_step, _, compiled_step = (float(v) for v in out[-4:])
+    eager_first, eager_step, _, compiled_step, eager_gemm = (float(v) for v in out[-5:])
 
     params = sum(p.numel() for p in model.parameters())
     print(f"{title} model: {args.layers} layers, hidden {hidden}, {args.heads} heads, "
@@ -138,6 +167,12 @@ def bench_one(args, kind, hidden, threads):
     if not args.no_compile:
         print(f"  torch.compile:     {compiled_step * 1e3:8.2f} ms/step   "
               f"ratio loom/compile (steps/s): {compiled_step / loom_step:.2f}x")
+    if args.profile:
+        print(f"  time in GEMMs: loom {loom_gemm * 1e3:.2f} ms/step "
+              f"({loom_gemm / loom_step:.0%}; the rest {(loom_step - loom_gemm) * 1e3:.2f} ms), "
+              f"PyTorch eager {eager_gemm * 1e3:.2f} ms/step "
+              f"({eager_gemm / eager_step:.0%}; the rest "
+              f"{(eager_step - eager_gemm) * 1e3:.2f} ms)")
     print(f"  first-step loss: loom {loom_first:.6f}, PyTorch {eager_first:.6f}", flush=True)
     return abs(loom_first - eager_first) <= 1e-4 * abs(eager_first)
 
@@ -159,6 +194,10 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--no-compile", action="store_true",
                         help="leave out torch.compile (its compilation takes a while)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print the time each side spends in GEMMs (Loom: the "
+                             "gemm spans of train --trace; eager: torch.profiler's self "
+                             "time of aten::mm/addmm/bmm/baddbmm)")
     args = parser.parse_args()
     kinds = [k for k in args.models.split(",") if k]
     for k in kinds:
