@@ -210,6 +210,9 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     st.reserved = static_cast<double>(spec.reservedBytes);
     st.deviceBytes = st.params + st.grads + st.optimizerState +
                      st.activations * st.inFlight + st.buffers + st.reserved;
+    sw.baseBytes = st.params + st.grads + st.optimizerState + st.buffers +
+                   st.reserved;
+    sw.activationBytes = st.activations;
     if (st.deviceBytes > worst) {
       worst = st.deviceBytes;
       worstStage = k;

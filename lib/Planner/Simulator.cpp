@@ -2,6 +2,7 @@
 
 #include "loom/Planner/Simulator.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -66,6 +67,10 @@ SimResult mlir::loom::planner::simulateStep(
     tasks[k] = order(k, P, M, schedule);
   std::vector<size_t> next(P, 0);
   std::vector<double> freeAt(P, 0.0);
+  // Device memory: changes per stage as (time, delta), summed below.
+  std::vector<std::vector<std::pair<double, double>>> deltas(P);
+  for (int64_t k = 0; k < P; ++k)
+    deltas[k].push_back({0.0, stages[k].baseBytes});
   auto record = [&](int64_t k, const char *track, std::string name, double b,
                     double e) {
     if (recordEvents && e > b)
@@ -115,6 +120,10 @@ SimResult mlir::loom::planner::simulateStep(
         record(k, "tp", std::string("exposed tp all-reduce") + mb,
                begin + compute, end);
         (t.forward ? fwdDone : bwdDone)[k][t.micro] = end;
+        if (t.forward)
+          deltas[k].push_back({begin, w.activationBytes});
+        else
+          deltas[k].push_back({end, -w.activationBytes});
         result.busy[k] += compute;
         freeAt[k] = end;
         ++next[k];
@@ -147,6 +156,25 @@ SimResult mlir::loom::planner::simulateStep(
                  std::max(0.0, arEnd - pipelineEnd);
   }
   result.stepTime = step;
+  for (int64_t k = 0; k < P; ++k) {
+    // Frees before allocations at the same instant.
+    llvm::stable_sort(deltas[k], [](const auto &a, const auto &b) {
+      return a.first < b.first || (a.first == b.first && a.second < b.second);
+    });
+    double bytes = 0, peak = 0;
+    std::vector<std::pair<double, double>> series;
+    for (auto [time, delta] : deltas[k]) {
+      bytes += delta;
+      peak = std::max(peak, bytes);
+      if (!series.empty() && series.back().first == time)
+        series.back().second = bytes;
+      else
+        series.push_back({time, bytes});
+    }
+    result.peakBytes.push_back(peak);
+    if (recordEvents)
+      result.memory.push_back(std::move(series));
+  }
   result.exposedComm = *std::max_element(exposed.begin(), exposed.end());
   // The bubble of the busiest stage: its share of the step spent neither
   // computing nor waiting for its own communication.
@@ -202,6 +230,14 @@ mlir::loom::planner::writeTrace(const SimResult &result,
        << ", \"dur\": " << llvm::format("%.3f", (e.end - e.begin) * 1e6)
        << "}";
   }
+  // Device memory: one counter track per stage.
+  for (auto [k, series] : llvm::enumerate(result.memory))
+    for (auto [time, bytes] : series) {
+      sep();
+      os << "{\"name\": \"device memory\", \"ph\": \"C\", \"pid\": "
+         << rankOfStage[k] << ", \"ts\": " << llvm::format("%.3f", time * 1e6)
+         << ", \"args\": {\"bytes\": " << llvm::format("%.0f", bytes) << "}}";
+    }
   os << "\n]}\n";
   return out;
 }

@@ -217,6 +217,38 @@ def test_loomc_compiles_the_planned_plan(tmp_path, model):
     assert "--plan auto on 4 x rtx3090-pcie" in auto.stderr
 
 
+@pytest.mark.parametrize("schedule", ["1f1b", "gpipe"])
+def test_simulated_memory_over_time(tmp_path, model, schedule):
+    # The simulator plays each stage's device memory over the step (a
+    # micro-batch's activations from its forward to its backward) and
+    # writes it as a counter track per stage. Its peaks, found by playing
+    # the schedule, are the formula's: 1F1B's stage k holds min(M, P - k)
+    # micro-batches, GPipe's all M.
+    P, M = 4, 8
+    trace = tmp_path / "sim.json"
+    report = json.loads(plan(model, "--cluster", "dgx-a100", "--gpus", P,
+                             "--global-batch", 2 * M, "--mesh", f"dp=1,tp=1,pp={P}",
+                             "--microbatches", M, "--schedule", schedule,
+                             "--trace", trace, "--json", "-q").stdout)
+    stages = report["stages"]
+    assert [s["microbatches_in_flight"] for s in stages] == \
+        ([min(M, P - k) for k in range(P)] if schedule == "1f1b" else [M] * P)
+    events = json.loads(trace.read_text())["traceEvents"]
+    counters = {}
+    for e in events:
+        if e["ph"] == "C" and e["name"] == "device memory":
+            counters.setdefault(e["pid"], []).append(e["args"]["bytes"])
+    assert len(counters) == P
+    for k, s in enumerate(stages):
+        assert s["simulated_peak_bytes"] == pytest.approx(s["device_bytes"], rel=1e-9)
+        series = counters[sorted(counters)[k]]
+        assert max(series) == pytest.approx(s["device_bytes"], rel=1e-9)
+        # Back to the stage's base once every backward ran.
+        base = s["device_bytes"] - s["activation_bytes_per_microbatch"] * \
+            s["microbatches_in_flight"]
+        assert series[-1] == pytest.approx(base, rel=1e-9)
+
+
 @pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
 @pytest.mark.parametrize("mesh,microbatches", [("dp=1,tp=1,pp=1", 1),
                                                ("dp=1,tp=1,pp=2", 4)])

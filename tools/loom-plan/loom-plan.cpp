@@ -177,8 +177,10 @@ json::Value estimateJSON(const Estimate &e, const ClusterSpec &spec,
   plan.model = model.str();
   plan.options = trainingOptions(e.candidate, opt);
   json::Array stages;
-  for (const StageEstimate &s : e.stages)
+  for (auto [k, s] : llvm::enumerate(e.stages))
     stages.push_back(json::Object{
+        {"simulated_peak_bytes",
+         k < e.sim.peakBytes.size() ? e.sim.peakBytes[k] : 0.0},
         {"ops", json::Array{static_cast<int64_t>(s.begin),
                             static_cast<int64_t>(s.end)}},
         {"forward_s", s.work.forward},

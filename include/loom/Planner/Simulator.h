@@ -9,8 +9,9 @@
 // backward) and updates its weights. Stage k stands for every rank with
 // pipeline coordinate k (the data- and tensor-parallel ranks of a stage
 // run the same program at the same time). The result: the step time,
-// each stage's busy time and the events, which writeTrace turns into the
-// Chrome-trace JSON that `train --trace` writes.
+// each stage's busy time, its device memory over the step and the
+// events, which writeTrace turns into the Chrome-trace JSON that `train
+// --trace` writes (memory as a counter track per stage).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,10 @@ struct StageWork {
   /// The data-parallel gradient all-reduce, the part of it hidden behind
   /// the last backward at best (its first buckets), and the update.
   double gradAllReduce = 0, gradAllReduceHidden = 0, optimizer = 0;
+  /// Device bytes: what the stage holds throughout (parameters,
+  /// gradients, optimizer state, buffers, the reserve) and what one
+  /// micro-batch's forward keeps until its backward.
+  double baseBytes = 0, activationBytes = 0;
 };
 
 struct SimEvent {
@@ -59,6 +64,11 @@ struct SimResult {
   /// Communication not hidden behind compute, on the slowest stage.
   double exposedComm = 0;
   std::vector<SimEvent> events;
+  /// Per stage: its device bytes over the step, as (time, bytes) from
+  /// the start (each forward adds a micro-batch's activations when it
+  /// begins, each backward frees them when it ends), and their peak.
+  std::vector<std::vector<std::pair<double, double>>> memory;
+  std::vector<double> peakBytes;
 };
 
 enum class SimSchedule { oneFOneB, gpipe };
