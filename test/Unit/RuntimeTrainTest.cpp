@@ -671,6 +671,8 @@ TEST(MemoryCountersTest, JsonHasEveryCategory) {
             "  \"device_memory_bytes\": 0,\n"
             "  \"arena_peak_live_bytes\": 96,\n"
             "  \"planned_peak_bytes\": 128,\n"
+            "  \"host_to_device_bytes\": 0,\n"
+            "  \"device_to_host_bytes\": 0,\n"
             "  \"params_bytes\": 100,\n"
             "  \"state_bytes\": 0,\n"
             "  \"data_bytes\": 1000,\n"
