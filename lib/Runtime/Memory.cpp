@@ -198,6 +198,19 @@ std::string range(int64_t offset, int64_t bytes) {
   fail(ctx, op, (what + " (a bug in the memory planner or the emitter)").c_str());
 }
 
+/// A sample of the device memory in use for --trace: the device pool's
+/// buffers other than the arena, and the arena's live bytes.
+void recordDeviceMemory(Context &ctx) {
+  if (!ctx.recorder.tracing)
+    return;
+  const Allocator &a = ctx.allocator;
+  int64_t persistent = a.bytes(MemCategory::Params) +
+                       a.bytes(MemCategory::State) +
+                       a.bytes(MemCategory::Batch) +
+                       a.bytes(MemCategory::Results);
+  ctx.recorder.deviceMemory.push_back({ctx.now(), persistent + ctx.liveBytes});
+}
+
 } // namespace
 
 void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes) {
@@ -228,6 +241,7 @@ void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes) {
   ctx.liveBytes += bytes;
   if (ctx.liveBytes > ctx.peakLiveBytes)
     ctx.peakLiveBytes = ctx.liveBytes;
+  recordDeviceMemory(ctx);
 }
 
 void arenaRelease(Context &ctx, int64_t offset, int64_t bytes) {
@@ -243,6 +257,7 @@ void arenaRelease(Context &ctx, int64_t offset, int64_t bytes) {
                    range(it->first, it->second));
   ctx.liveBytes -= bytes;
   ctx.liveRanges.erase(it);
+  recordDeviceMemory(ctx);
 }
 
 std::string checkArenaEmpty(const Context &ctx) {

@@ -299,6 +299,10 @@ struct Recorder {
   /// Whether spans are kept (--trace).
   bool tracing = false;
   std::vector<TraceSpan> spans;
+  /// The device memory in use over time (--trace's counter track): the
+  /// device pool's persistent buffers plus the arena's live bytes, after
+  /// each arena acquire and release, as (time, bytes).
+  std::vector<std::pair<double, int64_t>> deviceMemory;
   /// Add to this rank's clock to get rank 0's.
   double clockOffset = 0;
   /// Per Group and PendingComm::Kind.

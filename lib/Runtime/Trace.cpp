@@ -220,6 +220,13 @@ std::string writeTrace(Context &ctx, const std::string &path) {
               ", \"dur\": " + number((span.end - span.begin) * 1e6) +
               ", \"args\": {" + span.args + "}},\n";
   }
+  // The device memory in use: a counter track, as loom-plan --trace's
+  // simulated one.
+  for (auto [time, bytes] : ctx.recorder.deviceMemory)
+    events += "{\"name\": \"device memory\", \"ph\": \"C\", \"pid\": " +
+              std::to_string(ctx.rank) +
+              ", \"ts\": " + number((time + offset) * 1e6) +
+              ", \"args\": {\"bytes\": " + std::to_string(bytes) + "}},\n";
   std::string host = ctx.rank < static_cast<int>(ctx.hostNames.size())
                          ? ctx.hostNames[static_cast<size_t>(ctx.rank)]
                          : "";

@@ -166,6 +166,17 @@ def test_swap_host_fits_stage_0_and_changes_no_bit(gpt, unconstrained, schedule,
     copies = [e for e in trace if e["ph"] == "X" and e["name"] in ("swap out", "swap in")]
     assert copies and {e["pid"] for e in copies} == {0}, tracks
     assert any(name.startswith("copy") for pid, name in tracks if pid == 0), tracks
+    # The device memory in use over the run, a counter track per rank (as
+    # loom-plan --trace simulates it): the persistent buffers plus the
+    # arena's live bytes, peaking at the memory plan's peak of live bytes.
+    for rank in (0, 1):
+        measured = counters(tmp / f"swap-{rank}.json")
+        series = [e["args"]["bytes"] for e in trace
+                  if e["ph"] == "C" and e["name"] == "device memory" and e["pid"] == rank]
+        persistent = sum(measured[k] for k in
+                         ("params_bytes", "state_bytes", "batch_bytes", "results_bytes"))
+        assert max(series) == persistent + swapped[rank]["peak_live_bytes"], rank
+        assert min(series) < max(series) and series[-1] == persistent
 
     if schedule != "1f1b":
         return
