@@ -215,6 +215,10 @@ mlir::loom::planner::parseClusterSpec(llvm::StringRef text,
                    .str());
     }
   }
+  if (const json::Object *host =
+          r.object(*root, "host_link", "", /*required=*/false))
+    spec.hostLink =
+        readLink(r, *host, "host_link", "bandwidth_gbytes_per_s");
   if (const json::Object *net = r.object(*root, "network", ""))
     spec.network = readLink(r, *net, "network",
                             "bandwidth_gbytes_per_s_per_node");
@@ -359,6 +363,8 @@ std::string mlir::loom::planner::printClusterSpec(const ClusterSpec &spec) {
                              {"source", spec.price.source},
                              {"date", spec.price.date}}},
       {"sources", std::move(sources)}};
+  if (spec.hostLink.bandwidth > 0)
+    root["host_link"] = link(spec.hostLink, "bandwidth_gbytes_per_s");
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", json::Value(std::move(root))) << "\n";

@@ -210,9 +210,26 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     st.reserved = static_cast<double>(spec.reservedBytes);
     st.deviceBytes = st.params + st.grads + st.optimizerState +
                      st.activations * st.inFlight + st.buffers + st.reserved;
+    double gpuBytes = static_cast<double>(spec.gpu.memoryBytes);
+    if (c.swap == SwapPolicy::host && st.deviceBytes > gpuBytes) {
+      // loom-swap moves activations that wait between their forward and
+      // backward uses to host memory: those of the micro-batches in
+      // flight but one, and about half of the one being computed.
+      double movable = st.activations * (st.inFlight - 0.5);
+      st.swappedBytes = std::min(st.deviceBytes - gpuBytes, movable);
+      st.deviceBytes -= st.swappedBytes;
+      // Each micro-batch's share goes out and back over the host link,
+      // behind that micro-batch's forward and backward where it can.
+      double copy = 2.0 * st.swappedBytes / st.inFlight /
+                    (spec.hostLink.bandwidth * spec.efficiency.comm);
+      st.exposedSwap =
+          std::max(0.0, copy - (sw.forward + sw.backward + sw.recompute));
+      sw.backward += st.exposedSwap;
+    }
     sw.baseBytes = st.params + st.grads + st.optimizerState + st.buffers +
                    st.reserved;
-    sw.activationBytes = st.activations;
+    sw.activationBytes =
+        st.activations - st.swappedBytes / std::max(st.inFlight, 1.0);
     if (st.deviceBytes > worst) {
       worst = st.deviceBytes;
       worstStage = k;
@@ -264,6 +281,8 @@ std::string Candidate::describe() const {
     s += " recompute=" + stringifyRecomputePolicy(recompute).str();
   if (overlapSplit > 1)
     s += " split=" + std::to_string(overlapSplit);
+  if (swap != SwapPolicy::none)
+    s += " swap=" + stringifySwapPolicy(swap).str();
   return s;
 }
 
@@ -379,6 +398,8 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
         tps.push_back(d);
 
   std::string divisibility, tpErrors;
+  bool canSwap = spec.hostLink.bandwidth > 0 && !options.ignoreMemory &&
+                 options.swap.value_or(SwapPolicy::host) == SwapPolicy::host;
   for (int64_t tp : tps) {
     std::string e;
     const ModelProfile *profile = profiles.get(tp, e);
@@ -470,6 +491,19 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
               ++result.evaluated;
               if (result.evaluated % 2000 == 0)
                 say(llvm::formatv("{0} plans priced", result.evaluated).str());
+              // Over memory: the same plan with its activations swapped
+              // to host memory, where the spec gives the host link.
+              if (!e.rejected.empty() && canSwap &&
+                  llvm::StringRef(e.rejected).starts_with("over memory")) {
+                c.swap = SwapPolicy::host;
+                c.deviceMemory = spec.gpu.memoryBytes - spec.reservedBytes;
+                Estimate swapped = finish(*profile, *whole, spec, c, options,
+                                          *stages, sums, cm,
+                                          /*record=*/false);
+                ++result.evaluated;
+                if (swapped.rejected.empty())
+                  e = std::move(swapped);
+              }
               if (!e.rejected.empty()) {
                 std::string reason =
                     e.rejected.substr(0, e.rejected.find(':'));
@@ -515,6 +549,8 @@ TrainingOptions mlir::loom::planner::trainingOptions(const Candidate &c,
   o.schedule = c.schedule;
   o.recompute = c.recompute;
   o.overlapSplit = c.overlapSplit;
+  o.swap = c.swap;
+  o.deviceMemory = c.deviceMemory;
   o.optimizer.kind = optimizer;
   return o;
 }

@@ -217,6 +217,46 @@ def test_loomc_compiles_the_planned_plan(tmp_path, model):
     assert "--plan auto on 4 x rtx3090-pcie" in auto.stderr
 
 
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_swap_is_planned_where_memory_runs_out(tmp_path, model):
+    # One GPU 100 KB short of the plan's predicted peak: without recompute
+    # nothing fits, unless activations go to host memory over the spec's
+    # host link (Mbapp). The plan says swap=host within the GPU's memory,
+    # its copies are priced, and loomc compiles it within that budget.
+    host = {"link": "pcie4-x16", "bandwidth_gbytes_per_s": 32, "latency_us": 10}
+    base = json.loads(plan(model, "--cluster", write_spec(tmp_path), "--gpus", 1,
+                           "--global-batch", 2, "--recompute", "none", "--json",
+                           "-q").stdout)
+    need = base["memory_per_device_bytes"]
+    spec = write_spec(tmp_path, gpu__memory_gib=(need - 100_000) / 2**30,
+                      host_link=host)
+    args = [model, "--cluster", spec, "--gpus", 1, "--global-batch", 2,
+            "--recompute", "none"]
+    refused = plan(*args, "--swap", "none", check=False)
+    assert refused.returncode == 1 and "over memory" in refused.stderr
+    report = json.loads(plan(*args, "--json", "-q", "-o", tmp_path / "p.json").stdout)
+    assert report["plan"]["swap"] == "host"
+    budget = report["plan"]["device_memory"]
+    assert 0 < budget < need
+    stage = report["stages"][0]
+    assert 100_000 <= stage["swapped_bytes"] <= stage["activation_bytes_per_microbatch"]
+    assert report["memory_per_device_bytes"] <= need - 100_000
+    # Slower than the same plan with room to spare only by the copies it
+    # cannot hide.
+    assert report["step_time_s"] == pytest.approx(
+        base["step_time_s"] + stage["exposed_swap_s"], rel=1e-9)
+    # Without the host link in the spec, no swap is planned.
+    no_link = plan(model, "--cluster", write_spec(tmp_path, gpu__memory_gib=(need - 100_000) / 2**30),
+                   "--gpus", 1, "--global-batch", 2, "--recompute", "none", check=False)
+    assert no_link.returncode == 1
+    subprocess.run([str(LOOMC), str(model), "--plan", str(tmp_path / "p.json"),
+                    "-o", str(tmp_path / "out"), "--emit-only"],
+                   check=True, capture_output=True, text=True)
+    memory = json.loads((tmp_path / "out" / "memory.json").read_text())
+    assert memory["device_memory"] == budget
+    assert memory["functions"][0]["device_peak_bytes"] <= budget
+
+
 @pytest.mark.parametrize("schedule", ["1f1b", "gpipe"])
 def test_simulated_memory_over_time(tmp_path, model, schedule):
     # The simulator plays each stage's device memory over the step (a

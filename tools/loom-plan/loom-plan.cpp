@@ -85,6 +85,12 @@ cl::opt<std::string> recompute("recompute",
                                cl::cat(category));
 cl::opt<std::string> schedule("schedule", cl::desc("Fix the schedule: 1f1b or gpipe"),
                               cl::cat(category));
+cl::opt<std::string> swapOpt(
+    "swap",
+    cl::desc("none: never plan activation swap; host (default where the "
+             "spec gives host_link): a plan over the GPU's memory may swap "
+             "activations to host memory (loom-swap, Mbapp)"),
+    cl::cat(category));
 cl::opt<int64_t> overlapSplit("overlap-split",
                               cl::desc("Fix the Oases overlap split K"),
                               cl::init(0), cl::cat(category));
@@ -194,7 +200,9 @@ json::Value estimateJSON(const Estimate &e, const ClusterSpec &spec,
         {"param_bytes", s.params},
         {"optimizer_state_bytes", s.optimizerState},
         {"activation_bytes_per_microbatch", s.activations},
-        {"microbatches_in_flight", s.inFlight}});
+        {"microbatches_in_flight", s.inFlight},
+        {"swapped_bytes", s.swappedBytes},
+        {"exposed_swap_s", s.exposedSwap}});
   return json::Object{
       {"plan_summary", e.candidate.describe()},
       {"step_time_s", e.stepTime},
@@ -637,6 +645,11 @@ int main(int argc, char **argv) {
     if (!options.recompute)
       return fail("--recompute must be none, full, selective or comm-free, "
                   "got '" + recompute + "'");
+  }
+  if (!swapOpt.empty()) {
+    if (swapOpt != "none" && swapOpt != "host")
+      return fail("--swap must be none or host, got '" + swapOpt + "'");
+    options.swap = swapOpt == "none" ? SwapPolicy::none : SwapPolicy::host;
   }
   if (!schedule.empty()) {
     options.schedule = symbolizePipelineScheduleKind(schedule);

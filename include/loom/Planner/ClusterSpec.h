@@ -63,6 +63,10 @@ struct ClusterSpec {
   Link bridge;
   /// Between nodes: bandwidth per node (all its NICs together).
   Link network;
+  /// Between a GPU and its host's memory (the PCIe link loom-swap's
+  /// copies take); bandwidth 0 when the spec does not give it, and then
+  /// the planner does not plan swap.
+  Link hostLink;
 
   struct Efficiency {
     /// The fraction of the dense peak a large GEMM reaches.

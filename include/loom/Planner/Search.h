@@ -37,6 +37,11 @@ struct Candidate {
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
   RecomputePolicy recompute = RecomputePolicy::none;
   int64_t overlapSplit = 1;
+  /// Mbapp: activations of a stage over the GPU's memory swapped to host
+  /// memory (loom-swap) within `deviceMemory` bytes (loomc's budget: the
+  /// GPU's memory less the spec's reserve).
+  SwapPolicy swap = SwapPolicy::none;
+  int64_t deviceMemory = 0;
 
   std::string describe() const;
 };
@@ -51,6 +56,9 @@ struct StageEstimate {
   /// being replayed) and the spec's reserve.
   double params = 0, grads = 0, optimizerState = 0, activations = 0,
          inFlight = 0, buffers = 0, reserved = 0, deviceBytes = 0;
+  /// With swap: the activation bytes kept in host memory at the peak,
+  /// and the copy time per micro-batch not hidden behind its compute.
+  double swappedBytes = 0, exposedSwap = 0;
 };
 
 struct Estimate {
@@ -76,6 +84,9 @@ struct SearchOptions {
   std::optional<PipelineScheduleKind> schedule;
   std::optional<RecomputePolicy> recompute;
   std::optional<int64_t> overlapSplit;
+  /// none: never plan swap; host (or unset): swap a plan over the GPU's
+  /// memory to host memory when the spec gives the host link.
+  std::optional<SwapPolicy> swap;
   /// Rank plans over the GPU's memory too (what-if evaluations).
   bool ignoreMemory = false;
   /// Largest tp searched (0: the GPUs of a node).
