@@ -113,11 +113,14 @@ json::Value mlir::loom::toJSON(const OptimizerOptions &o) {
 }
 
 json::Value mlir::loom::toJSON(const TrainingOptions &o) {
-  json::Array stageRecompute;
+  json::Array stageRecompute, stageBytes;
   for (RecomputePolicy policy : o.stageRecompute)
     stageRecompute.push_back(stringifyRecomputePolicy(policy));
+  for (int64_t bytes : o.stageRecomputeBytes)
+    stageBytes.push_back(bytes);
   return json::Object{
       {"recompute_per_stage", std::move(stageRecompute)},
+      {"recompute_bytes_per_stage", std::move(stageBytes)},
       {"function", o.function},
       {"loss", o.loss},
       {"mesh", json::Object{{"dp", o.mesh.dp},
@@ -269,11 +272,29 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
       std::optional<llvm::StringRef> text = item.getAsString();
       std::optional<RecomputePolicy> policy =
           text ? symbolizeRecomputePolicy(*text) : std::nullopt;
-      if (!policy || *policy == RecomputePolicy::automatic) {
-        listPath.index(i).report("must be none, full, selective or comm-free");
+      if (!policy) {
+        listPath.index(i).report(
+            "must be none, full, selective, comm-free or auto (per tensor)");
         return false;
       }
       o.stageRecompute.push_back(*policy);
+    }
+  }
+  if (const json::Value *value = object->get("recompute_bytes_per_stage")) {
+    const json::Array *list = value->getAsArray();
+    json::Path listPath = path.field("recompute_bytes_per_stage");
+    if (!list) {
+      listPath.report("must be a list of byte counts");
+      return false;
+    }
+    o.stageRecomputeBytes.clear();
+    for (auto [i, item] : llvm::enumerate(*list)) {
+      std::optional<int64_t> bytes = item.getAsInteger();
+      if (!bytes || *bytes < 0) {
+        listPath.index(i).report("must be an integer >= 0");
+        return false;
+      }
+      o.stageRecomputeBytes.push_back(*bytes);
     }
   }
   return readEnum(*object, "precision", o.precision, path) &&

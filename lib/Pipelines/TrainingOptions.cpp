@@ -65,6 +65,17 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
            "--recompute auto only (" +
            std::to_string(o.stageRecompute.size()) + " given for " +
            std::to_string(gradFunctions(o).size()) + " stage(s))";
+  if (!o.stageRecomputeBytes.empty() &&
+      o.stageRecomputeBytes.size() != o.stageRecompute.size())
+    return "recompute_bytes_per_stage: one entry per pipeline stage (" +
+           std::to_string(o.stageRecomputeBytes.size()) + " given for " +
+           std::to_string(o.stageRecompute.size()) + " policies)";
+  for (auto [k, policy] : llvm::enumerate(o.stageRecompute))
+    if (policy == RecomputePolicy::automatic &&
+        (k >= o.stageRecomputeBytes.size() || o.stageRecomputeBytes[k] <= 0))
+      return "recompute_per_stage: stage " + std::to_string(k) +
+             " recomputes single tensors (auto) and needs its bytes to "
+             "free in recompute_bytes_per_stage (> 0)";
   if (o.deviceMemory < 0)
     return "--device-memory must be >= 0 (0: unbounded), got " +
            std::to_string(o.deviceMemory);

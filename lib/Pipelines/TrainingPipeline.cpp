@@ -92,6 +92,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     recompute.policy = o.recompute;
     for (RecomputePolicy stage : o.stageRecompute)
       recompute.policies.push_back(stringifyRecomputePolicy(stage).str());
+    recompute.freeBytes.assign(o.stageRecomputeBytes.begin(),
+                               o.stageRecomputeBytes.end());
     pm.addPass(createLoomRecompute(recompute));
   }
 
@@ -173,15 +175,20 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
     return "--recompute auto chooses by the device budget: give "
            "--device-memory";
   std::vector<std::string> steps = stepFunctions(o);
-  const RecomputePolicy levels[] = {
-      RecomputePolicy::none, RecomputePolicy::selective,
-      RecomputePolicy::CommFree, RecomputePolicy::full};
-  // peaks[level][stage]: the stage's device peak under that policy.
-  std::vector<std::vector<int64_t>> peaks;
-  for (RecomputePolicy level : levels) {
+  std::vector<std::string> grads = gradFunctions(o);
+  size_t n = steps.size();
+  // Compiles `module` (untouched) with per-stage policies and byte
+  // targets, no budget; each stage's device peak and the bytes its
+  // per-tensor recomputation chose (0 for a named policy).
+  struct Trial {
+    std::vector<int64_t> peaks, chosen;
+  };
+  auto compile = [&](const std::vector<RecomputePolicy> &policies,
+                     const std::vector<int64_t> &bytes,
+                     std::string &error) -> std::optional<Trial> {
     TrainingOptions trial = o;
-    trial.recompute = level;
-    trial.stageRecompute.clear();
+    trial.stageRecompute = policies;
+    trial.stageRecomputeBytes = bytes;
     trial.deviceMemory = 0;
     trial.swap = SwapPolicy::none;
     trial.partitionReport.clear();
@@ -190,45 +197,140 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
     OwningOpRef<ModuleOp> copy = module.clone();
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     buildTrainingPipeline(pm, trial);
-    if (failed(pm.run(*copy)))
-      return std::string("--recompute auto: compiling with --recompute ") +
-             stringifyRecomputePolicy(level).str() +
-             " failed (see the errors above)";
-    std::vector<int64_t> stagePeaks;
-    for (const std::string &name : steps) {
-      auto func = copy->lookupSymbol<func::FuncOp>(name);
-      auto peak = func ? func->getAttrOfType<IntegerAttr>(
+    if (failed(pm.run(*copy))) {
+      error = "--recompute auto: a trial compile failed (see the errors "
+              "above)";
+      return std::nullopt;
+    }
+    Trial t;
+    for (size_t k = 0; k < n; ++k) {
+      auto step = copy->lookupSymbol<func::FuncOp>(steps[k]);
+      auto peak = step ? step->getAttrOfType<IntegerAttr>(
                              "loomrt.device_peak_bytes")
                        : IntegerAttr();
-      if (!peak)
-        return "--recompute auto: the memory plan gave no device peak for @" +
-               name;
-      stagePeaks.push_back(peak.getInt());
+      if (!peak) {
+        error = "--recompute auto: the memory plan gave no device peak for @" +
+                steps[k];
+        return std::nullopt;
+      }
+      t.peaks.push_back(peak.getInt());
+      int64_t chosen = 0;
+      if (auto grad = copy->lookupSymbol<func::FuncOp>(grads[k]))
+        if (auto counts = grad->getAttrOfType<DictionaryAttr>(
+                LoomDialect::RecomputeAttrHelper::getNameStr()))
+          if (auto bytes = counts.getAs<IntegerAttr>("bytes"))
+            chosen = bytes.getInt();
+      // The gradient function is inlined into the step: read the step's.
+      if (auto counts = step->getAttrOfType<DictionaryAttr>(
+              LoomDialect::RecomputeAttrHelper::getNameStr()))
+        if (auto bytes = counts.getAs<IntegerAttr>("bytes"))
+          chosen = bytes.getInt();
+      t.chosen.push_back(chosen);
     }
-    peaks.push_back(std::move(stagePeaks));
-  }
-  o.stageRecompute.clear();
-  for (size_t k = 0; k < steps.size(); ++k) {
-    size_t chosen = 0;
-    while (chosen < std::size(levels) && peaks[chosen][k] > o.deviceMemory)
-      ++chosen;
-    if (chosen == std::size(levels)) {
-      int64_t best = peaks[0][k];
-      for (const std::vector<int64_t> &level : peaks)
-        best = std::min(best, level[k]);
-      return "--recompute auto: " +
-             (o.isPipelined() ? "stage " + std::to_string(k) + " (@" +
-                                    steps[k] + ")"
-                              : "@" + steps[k]) +
-             " needs " + std::to_string(best) +
-             " bytes of device memory even with the most recomputation "
-             "(full), over --device-memory " +
-             std::to_string(o.deviceMemory) +
-             "; add --swap host, more pipeline stages or smaller "
-             "micro-batches";
+    return t;
+  };
+  auto where = [&](size_t k) {
+    return o.isPipelined() ? "stage " + std::to_string(k) + " (@" + steps[k] +
+                                 ")"
+                           : "@" + steps[k];
+  };
+
+  std::string error;
+  std::vector<RecomputePolicy> policies(n, RecomputePolicy::none);
+  std::vector<int64_t> bytes(n, 0);
+  std::optional<Trial> none = compile(policies, bytes, error);
+  if (!none)
+    return error;
+  // 1. Per tensor: the stages over the budget recompute their cheapest
+  // tensors (flops per byte), the bytes doubling from the excess until
+  // the stage fits or no tensor is left to choose.
+  std::vector<bool> over(n), exhausted(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    over[k] = none->peaks[k] > o.deviceMemory;
+    if (over[k]) {
+      policies[k] = RecomputePolicy::automatic;
+      bytes[k] = none->peaks[k] - o.deviceMemory;
     }
-    o.stageRecompute.push_back(levels[chosen]);
   }
+  std::vector<int64_t> peaks = none->peaks;
+  for (int round = 0; round < 16; ++round) {
+    bool open = false;
+    for (size_t k = 0; k < n; ++k)
+      open |= over[k] && !exhausted[k] && policies[k] ==
+                                              RecomputePolicy::automatic;
+    if (!open)
+      break;
+    std::optional<Trial> t = compile(policies, bytes, error);
+    if (!t)
+      return error;
+    peaks = t->peaks;
+    bool again = false;
+    for (size_t k = 0; k < n; ++k) {
+      if (policies[k] != RecomputePolicy::automatic || exhausted[k])
+        continue;
+      if (peaks[k] <= o.deviceMemory) {
+        over[k] = false;
+        continue;
+      }
+      if (t->chosen[k] < bytes[k]) {
+        exhausted[k] = true; // every candidate chosen, still over
+        continue;
+      }
+      bytes[k] *= 2;
+      again = true;
+    }
+    if (!again)
+      break;
+  }
+  // 2. Stages that single tensors cannot fit: the cheapest named policy
+  // that fits (selective, comm-free, full).
+  const RecomputePolicy ladder[] = {RecomputePolicy::selective,
+                                    RecomputePolicy::CommFree,
+                                    RecomputePolicy::full};
+  std::vector<size_t> left;
+  for (size_t k = 0; k < n; ++k)
+    if (peaks[k] > o.deviceMemory)
+      left.push_back(k);
+  for (RecomputePolicy level : ladder) {
+    if (left.empty())
+      break;
+    std::vector<RecomputePolicy> trialPolicies = policies;
+    std::vector<int64_t> trialBytes = bytes;
+    for (size_t k : left) {
+      trialPolicies[k] = level;
+      trialBytes[k] = 0;
+    }
+    std::optional<Trial> t = compile(trialPolicies, trialBytes, error);
+    if (!t)
+      return error;
+    std::vector<size_t> still;
+    for (size_t k : left) {
+      if (t->peaks[k] <= o.deviceMemory) {
+        policies[k] = level;
+        bytes[k] = 0;
+        peaks[k] = t->peaks[k];
+      } else {
+        peaks[k] = std::min(peaks[k], t->peaks[k]);
+        still.push_back(k);
+      }
+    }
+    left = std::move(still);
+  }
+  if (!left.empty()) {
+    size_t k = left.front();
+    return "--recompute auto: " + where(k) + " needs " +
+           std::to_string(peaks[k]) +
+           " bytes of device memory even with the most recomputation "
+           "(full), over --device-memory " +
+           std::to_string(o.deviceMemory) +
+           "; add --swap host, more pipeline stages or smaller "
+           "micro-batches";
+  }
+  o.stageRecompute = policies;
+  o.stageRecomputeBytes =
+      llvm::any_of(bytes, [](int64_t b) { return b > 0; })
+          ? bytes
+          : std::vector<int64_t>();
   return "";
 }
 

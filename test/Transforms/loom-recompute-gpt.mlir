@@ -73,7 +73,27 @@
 // RUN: not loom-opt %t/none.mlir --loom-recompute=policy=auto 2>&1 | FileCheck %s --check-prefix=AUTO
 // AUTO: error: loom-recompute: policy=auto needs one policy per function in `policies` (loomc --recompute auto chooses them by --device-memory); got 0 for 0 function(s)
 // RUN: not loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=most" 2>&1 | FileCheck %s --check-prefix=AUTO-BAD
-// AUTO-BAD: error: loom-recompute: unknown policy 'most' in `policies` (none, full, selective or comm-free)
+// AUTO-BAD: error: loom-recompute: unknown policy 'most' in `policies` (none, full, selective, comm-free, or auto with `free-bytes`)
+// RUN: not loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=auto" 2>&1 | FileCheck %s --check-prefix=AUTO-BYTES
+// AUTO-BYTES: error: loom-recompute: policy auto for @main_grad recomputes single tensors and needs the bytes to free (free-bytes: one entry per function, > 0)
+//
+// Per tensor (a function's policy auto, with the bytes to free): single ops
+// on kept values, the fewest flops per byte first, until the bytes are
+// reached. Here the candidates are the two GELUs (1024 bytes each: the layer
+// norms' results are read through tp_copy, kept); 600 bytes take one, more
+// take both and stop there; no collective, the gradients stay equal.
+// RUN: loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=auto free-bytes=600" -o %t/t600.mlir
+// RUN: FileCheck %s --check-prefix=T600 < %t/t600.mlir
+// T600: loom.recompute = {bytes = 1024 : i64, collectives = 0 : i64, flops = {{[0-9]+}} : i64, ops = 1 : i64, policy = "auto"}
+// T600-COUNT-1: loom.gelu {{.*}}loom.phase = "recompute"
+// T600-NOT: loom.phase = "recompute"
+// RUN: loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=auto free-bytes=100000" -o %t/tall.mlir
+// RUN: FileCheck %s --check-prefix=TALL < %t/tall.mlir
+// TALL: loom.recompute = {bytes = 2048 : i64, collectives = 0 : i64, flops = {{[0-9]+}} : i64, ops = 2 : i64, policy = "auto"}
+// RUN: loom-run %t/tall.mlir --entry main_grad --ranks 2 --weights %t/weights.safetensors \
+// RUN:   @%t/2.rsp --input ids=%t/ids.npy --input labels=%t/labels.npy --output-dir %t/tall
+// RUN: %loompy %S/Inputs/tensor_parallel.py compare %t/ref %t/fwd.mlir %t/tall/rank0 %t/tall/rank1 \
+// RUN:   | FileCheck %s --check-prefix=EQ
 //
 // policy=auto with the policy given per function is that policy.
 // RUN: loom-opt %t/none.mlir --loom-recompute="policy=auto functions=main_grad policies=full" -o %t/auto-full.mlir

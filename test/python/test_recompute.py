@@ -126,8 +126,9 @@ def test_recompute_plan_matches_runtime_counters(tmp_path):
 
 def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     """--recompute auto under a budget between the stages' peaks: the first
-    stage (most micro-batches in flight under 1F1B) recomputes, the last
-    keeps its activations; every stage fits, and the losses are PyTorch's."""
+    stage (most micro-batches in flight under 1F1B) recomputes single
+    tensors, the cheapest per byte, until it fits; the last keeps its
+    activations; every stage fits, and the losses are PyTorch's."""
     expected, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2,pp=2", 2,
                                               ("comm-free",), opt="sgd")
     none = {f["function"]: f["device_peak_bytes"] for f in memory(programs["none"].outdir)}
@@ -148,9 +149,29 @@ def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     assert stages[0] != "none" and stages[1] == "none", stages
     for f in memory(program.outdir):
         assert f["device_peak_bytes"] <= budget, (f, budget)
+    # At comm-free's peak single tensors do not reach it: the ladder's
+    # cheapest named policy that fits.
+    assert stages[0] == "comm-free", stages
+
+    # A budget a little under stage 0's peak: it recomputes its cheapest
+    # tensors (flops per byte) until it fits, replaying fewer flops than
+    # comm-free's whole layers.
+    tight = none[first] - 2048
+    program = per_rank.compile(outdir=tmp_path / "tensors", mesh="tp=2,pp=2",
+                               microbatches=2, recompute="auto", device_memory=tight,
+                               **options)
+    plan = json.loads((program.outdir / "plan.json").read_text())
+    assert plan["recompute_per_stage"] == ["auto", "none"], plan["recompute_per_stage"]
+    assert plan["recompute_bytes_per_stage"][0] > 0, plan
+    stage0 = memory(program.outdir)[0]
+    assert stage0["device_peak_bytes"] <= tight
+    chosen, whole = stage0["recompute"], memory(programs["comm-free"].outdir)[0]["recompute"]
+    assert chosen["policy"] == "auto" and chosen["bytes"] > 0, chosen
+    assert 0 < chosen["flops"] < whole["flops"], (chosen, whole)
     got = program.train(data_dir, STEPS, ranks=ranks)
     np.testing.assert_allclose(got, expected, rtol=1e-4)
-    # The plan reproduces the choice without searching again.
+    # The plan (policies and bytes per stage) reproduces the choice without
+    # searching again.
     again = per_rank.compile(outdir=tmp_path / "again", plan=str(program.outdir / "plan.json"))
     assert (again.outdir / "step.cpp").read_text() == (program.outdir / "step.cpp").read_text()
 

@@ -79,6 +79,10 @@ struct TrainingOptions {
   /// (gradFunctions order), as resolveAutoRecompute chose them by the
   /// device-memory budget.
   std::vector<RecomputePolicy> stageRecompute;
+  /// With `recompute = auto`, per gradient function whose entry in
+  /// `stageRecompute` is auto: the activation bytes it frees by
+  /// recomputing single tensors (loom-recompute's free-bytes); else 0.
+  std::vector<int64_t> stageRecomputeBytes;
   SwapPolicy swap = SwapPolicy::none;
   /// Bytes of device memory per rank (0: unbounded).
   int64_t deviceMemory = 0;

@@ -216,19 +216,91 @@ struct Counts {
   int64_t ops = 0, collectives = 0, flops = 0;
 };
 
-/// Rewrites `func`: every backward read of a recomputable value reads a
-/// clone made right before the value's first backward reader.
+int64_t resultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value v : op->getResults())
+    bytes += mlir::loom::detail::getNumBytes(v.getType()).value_or(0);
+  return bytes;
+}
+
+/// Per tensor (policy auto with a byte target): single ops `comm-free`
+/// could recompute, on operands that stay kept, whose results a backward
+/// op reads, cheapest in flops per byte first, until their results reach
+/// `target` bytes. Returns them, and their bytes in `chosenBytes`.
+DenseSet<Operation *> chooseTensors(func::FuncOp func,
+                                    const Analysis &analysis, int64_t target,
+                                    int64_t &chosenBytes) {
+  Block &block = func.getBody().front();
+  auto readByBackward = [](Value v) {
+    return llvm::any_of(v.getUsers(),
+                        [](Operation *u) { return isBackward(u); });
+  };
+  struct Candidate {
+    Operation *op;
+    double flopsPerByte;
+    int64_t bytes;
+  };
+  SmallVector<Candidate> candidates;
+  DenseSet<Operation *> isCandidate;
+  for (Operation &op : block) {
+    if (!isRecomputable(&op, RecomputePolicy::CommFree, analysis) ||
+        llvm::none_of(op.getResults(), readByBackward))
+      continue;
+    int64_t bytes = resultBytes(&op);
+    if (bytes <= 0)
+      continue;
+    auto cost = dyn_cast<CostInterface>(&op);
+    double flops =
+        cost ? static_cast<double>(cost.getFlopCount().value_or(0)) : 0.0;
+    candidates.push_back({&op, flops / static_cast<double>(bytes), bytes});
+    isCandidate.insert(&op);
+  }
+  // Kept whatever is chosen: arguments, layer inputs, and the results of
+  // ops that are not candidates that a backward op reads.
+  auto keptAnyway = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || analysis.layerInputs.contains(v))
+      return true;
+    return !isCandidate.contains(def) && readByBackward(v);
+  };
+  llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
+    return a.flopsPerByte < b.flopsPerByte;
+  });
+  DenseSet<Operation *> chosen;
+  chosenBytes = 0;
+  for (const Candidate &c : candidates) {
+    if (chosenBytes >= target)
+      break;
+    // Each recomputation is one op on kept values: not on a chosen op's
+    // results (a candidate's stay kept while it is not chosen), and no
+    // chosen op reads this one's.
+    bool ok = llvm::all_of(c.op->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (def && chosen.contains(def))
+        return false;
+      return keptAnyway(v) || (def && isCandidate.contains(def));
+    });
+    ok = ok && llvm::none_of(c.op->getUsers(), [&](Operation *user) {
+      return chosen.contains(user);
+    });
+    if (!ok)
+      continue;
+    chosen.insert(c.op);
+    chosenBytes += c.bytes;
+  }
+  return chosen;
+}
+
+/// Rewrites `func`: every backward read of a value of `recomputable`'s
+/// ops reads a clone made right before the value's first backward reader.
 Counts recompute(func::FuncOp func, RecomputePolicy policy,
-                 const Analysis &analysis) {
+                 const Analysis &analysis,
+                 const DenseSet<Operation *> &recomputable) {
   Counts counts;
   Block &block = func.getBody().front();
   MLIRContext *ctx = func.getContext();
   LoomDialect::PhaseAttrHelper phase(ctx);
   StringAttr recomputed = StringAttr::get(ctx, "recompute");
-  DenseSet<Operation *> recomputable;
-  for (Operation &op : block)
-    if (isRecomputable(&op, policy, analysis))
-      recomputable.insert(&op);
   if (recomputable.empty())
     return counts;
 
@@ -321,14 +393,23 @@ struct LoomRecomputePass
       }
       for (const std::string &name : policies) {
         std::optional<RecomputePolicy> p = symbolizeRecomputePolicy(name);
-        if (!p || *p == RecomputePolicy::automatic) {
+        if (!p) {
           module.emitError() << kPass << ": unknown policy '" << name
-                             << "' in `policies` (none, full, selective or "
-                                "comm-free)";
+                             << "' in `policies` (none, full, selective, "
+                                "comm-free, or auto with `free-bytes`)";
           return signalPassFailure();
         }
         chosen.push_back(*p);
       }
+      for (auto [index, p] : llvm::enumerate(chosen))
+        if (p == RecomputePolicy::automatic &&
+            (index >= freeBytes.size() || freeBytes[index] <= 0)) {
+          module.emitError()
+              << kPass << ": policy auto for @" << functions[index]
+              << " recomputes single tensors and needs the bytes to free "
+                 "(free-bytes: one entry per function, > 0)";
+          return signalPassFailure();
+        }
     }
     SmallVector<func::FuncOp> targets;
     if (functions.empty()) {
@@ -370,6 +451,7 @@ struct LoomRecomputePass
       }
       Analysis analysis;
       analysis.activation = findActivations(func);
+      bool perTensor = policy == RecomputePolicy::automatic;
       if (policy == RecomputePolicy::selective)
         findAttentionCores(func, analysis);
       else {
@@ -382,20 +464,30 @@ struct LoomRecomputePass
               << " has a loom.layer mark: nothing is recomputed (run "
                  "loom-mark-layers on the forward function first)";
       }
-      Counts counts = recompute(func, policy, analysis);
+      DenseSet<Operation *> recomputable;
+      int64_t chosenBytes = 0;
+      if (perTensor) {
+        recomputable =
+            chooseTensors(func, analysis, freeBytes[index], chosenBytes);
+      } else {
+        for (Operation &op : func.getBody().front())
+          if (isRecomputable(&op, policy, analysis))
+            recomputable.insert(&op);
+      }
+      Counts counts = recompute(func, policy, analysis, recomputable);
       Builder b(func.getContext());
+      SmallVector<NamedAttribute> fields{
+          b.getNamedAttr("policy",
+                         b.getStringAttr(stringifyRecomputePolicy(policy))),
+          b.getNamedAttr("ops", b.getI64IntegerAttr(counts.ops)),
+          b.getNamedAttr("collectives",
+                         b.getI64IntegerAttr(counts.collectives)),
+          b.getNamedAttr("flops", b.getI64IntegerAttr(counts.flops))};
+      if (perTensor)
+        fields.push_back(
+            b.getNamedAttr("bytes", b.getI64IntegerAttr(chosenBytes)));
       LoomDialect::RecomputeAttrHelper(func.getContext())
-          .setAttr(func,
-                   b.getDictionaryAttr({
-                       b.getNamedAttr("policy",
-                                      b.getStringAttr(
-                                          stringifyRecomputePolicy(policy))),
-                       b.getNamedAttr("ops", b.getI64IntegerAttr(counts.ops)),
-                       b.getNamedAttr("collectives",
-                                      b.getI64IntegerAttr(counts.collectives)),
-                       b.getNamedAttr("flops",
-                                      b.getI64IntegerAttr(counts.flops)),
-                   }));
+          .setAttr(func, b.getDictionaryAttr(fields));
     }
   }
 };

@@ -1061,8 +1061,16 @@ def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
       dot, plus elementwise ops between the softmax and the next
       `dot_general`. Queries, keys and values stay kept.
     * `auto`: one of the above per function, given by `policies` (loomc's
-      `--recompute auto` chooses them: each stage's cheapest policy whose
-      device peak fits `--device-memory`, see `resolveAutoRecompute`).
+      `--recompute auto` chooses them, see `resolveAutoRecompute`), or per
+      tensor: a function whose policy is `auto` recomputes single forward
+      ops until their results free `free-bytes` bytes, those with the
+      fewest recompute flops (`CostInterface`) per byte freed first. A
+      candidate is an op `comm-free` could recompute whose results a
+      backward op reads and whose operands stay kept anyway (arguments,
+      layer inputs, values a backward op reads), and it is not chosen when
+      it reads or feeds another chosen op: each recomputation is one op on
+      kept values. Elementwise ops (activations, their scales, masks) go
+      first, matrix products last.
 
     **Layers** come from `loom-mark-layers`' `loom.layer` marks, which the
     forward ops keep through autodiff and the pipeline passes. A layer
@@ -1092,8 +1100,9 @@ def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
 
     Without `loom.layer` marks, `full` and `comm-free` recompute nothing (a
     warning says so). Sets `loom.recompute = {policy, ops, collectives,
-    flops}` on each function it changed (the counts of cloned ops, of cloned collectives and
-    their forward flops from the `CostInterface`); `loom-memory-plan`
+    flops}` on each function it changed (the counts of cloned ops, of
+    cloned collectives and their forward flops from the `CostInterface`;
+    per tensor also `bytes`, the result bytes chosen); `loom-memory-plan`
     copies it into its report. Errors: a named function that does not exist
     or is not a gradient function, `policy=auto` without one policy per
     function in `policies` (or with an unknown one).
@@ -1105,8 +1114,12 @@ def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
                "backward ops)">,
     ListOption<"policies", "policies", "std::string",
                "With policy=auto: the policy of each of `functions` (none, "
-               "full, selective or comm-free), as loomc's --recompute auto "
-               "chose them">,
+               "full, selective, comm-free, or auto: per tensor, "
+               "`free-bytes`), as loomc's --recompute auto chose them">,
+    ListOption<"freeBytes", "free-bytes", "int64_t",
+               "With policy=auto: per function, the activation bytes a "
+               "function whose policy is auto frees by recomputing single "
+               "tensors, those cheapest in recompute flops per byte first">,
     Option<"policy", "policy", "::mlir::loom::RecomputePolicy",
            /*default=*/"::mlir::loom::RecomputePolicy::none",
            "none, full, selective, comm-free or auto", [{::llvm::cl::values(
