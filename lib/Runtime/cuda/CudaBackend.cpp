@@ -107,7 +107,9 @@ void init(Context &ctx) {
   check(ctx, "cuda init", cudaSetDevice(s->device));
   check(ctx, "cuda init",
         cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
-  check(ctx, "cuda init", cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
+  for (cudaStream_t &stream : s->comm)
+    check(ctx, "cuda init",
+          cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   checkBlas(ctx, "cuda init", cublasCreate(&s->blas));
   checkBlas(ctx, "cuda init", cublasSetStream(s->blas, s->compute));
   check(ctx, "cuda init", cudaMalloc(&s->errors, sizeof(DeviceError)));
@@ -125,7 +127,8 @@ void shutdown(Context &ctx) {
   if (!ctx.cuda)
     return;
   auto *s = static_cast<CudaState *>(ctx.cuda);
-  cudaStreamSynchronize(s->comm);
+  for (cudaStream_t stream : s->comm)
+    cudaStreamSynchronize(stream);
   cudaStreamSynchronize(s->compute);
   if (s->nccl)
     ncclCommDestroy(s->nccl);
@@ -141,7 +144,8 @@ void shutdown(Context &ctx) {
     cudaFree(s->scratch);
   cudaFree(s->errors);
   cublasDestroy(s->blas);
-  cudaStreamDestroy(s->comm);
+  for (cudaStream_t stream : s->comm)
+    cudaStreamDestroy(stream);
   cudaStreamDestroy(s->compute);
   delete s;
   ctx.cuda = nullptr;
@@ -242,12 +246,20 @@ cudaEvent_t takeEvent(Context &ctx, CudaState &s) {
   return event;
 }
 
-/// Makes the comm stream wait for the work enqueued so far on the compute
-/// stream (the buffer's producers).
-void orderAfterCompute(Context &ctx, CudaState &s) {
+/// The communication stream of `group`.
+cudaStream_t streamOf(Context &ctx, CudaState &s, Group group) {
+  int g = static_cast<int>(group);
+  if (g < 0 || g >= kNumGroups)
+    fail(ctx, "comm", ("unknown group " + std::to_string(g)).c_str());
+  return s.comm[g];
+}
+
+/// Makes `stream` wait for the work enqueued so far on the compute stream
+/// (the buffer's producers).
+void orderAfterCompute(Context &ctx, CudaState &s, cudaStream_t stream) {
   cudaEvent_t ready = takeEvent(ctx, s);
   check(ctx, "comm", cudaEventRecord(ready, s.compute));
-  check(ctx, "comm", cudaStreamWaitEvent(s.comm, ready, 0));
+  check(ctx, "comm", cudaStreamWaitEvent(stream, ready, 0));
   s.freeEvents.push_back(ready); // reusable: the wait captured the record
 }
 
@@ -265,11 +277,11 @@ int64_t newHandle(CudaState &s, PendingOp op) {
   return id;
 }
 
-/// A collective posted on the comm stream: its completion event.
-CommHandle finishCollective(Context &ctx, CudaState &s) {
+/// A collective posted on `stream`: its completion event.
+CommHandle finishCollective(Context &ctx, CudaState &s, cudaStream_t stream) {
   PendingOp op;
   op.done = takeEvent(ctx, s);
-  check(ctx, "comm", cudaEventRecord(op.done, s.comm));
+  check(ctx, "comm", cudaEventRecord(op.done, stream));
   CommHandle handle;
   handle.id = newHandle(s, op);
   return handle;
@@ -301,6 +313,7 @@ CommHandle queuePointToPoint(Context &ctx, CudaState &s, bool isSend,
                              Group group) {
   PendingOp op;
   op.comm = ncclOf(ctx, s, group);
+  op.group = static_cast<int>(group);
   op.queued = true;
   op.isSend = isSend;
   op.buffer = const_cast<void *>(buffer);
@@ -332,16 +345,24 @@ void flushPointToPoint(Context &ctx) {
     any |= op.active && op.queued;
   if (!any)
     return;
-  orderAfterCompute(ctx, s);
+  // Each group's stream waits for the compute so far; the transfers are
+  // posted together (one NCCL group), each on its group's stream.
+  bool ordered[kNumGroups] = {};
+  for (const PendingOp &op : s.pending)
+    if (op.active && op.queued && !ordered[op.group]) {
+      orderAfterCompute(ctx, s, s.comm[op.group]);
+      ordered[op.group] = true;
+    }
   checkNccl(ctx, "send/recv", ncclGroupStart());
   for (const PendingOp &op : s.pending) {
     if (!op.active || !op.queued)
       continue;
+    cudaStream_t stream = s.comm[op.group];
     checkNccl(ctx, op.isSend ? "send" : "recv",
               op.isSend ? ncclSend(op.buffer, op.bytes, ncclUint8, op.peer,
-                                   op.comm, s.comm)
+                                   op.comm, stream)
                         : ncclRecv(op.buffer, op.bytes, ncclUint8, op.peer,
-                                   op.comm, s.comm),
+                                   op.comm, stream),
               op.comm);
   }
   checkNccl(ctx, "send/recv", ncclGroupEnd(), s.nccl);
@@ -350,14 +371,15 @@ void flushPointToPoint(Context &ctx) {
       continue;
     op.queued = false;
     op.done = takeEvent(ctx, s);
-    check(ctx, "comm", cudaEventRecord(op.done, s.comm));
+    check(ctx, "comm", cudaEventRecord(op.done, s.comm[op.group]));
   }
 }
 
 CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
                           ReduceOp op, Group group) {
   CudaState &s = state(ctx);
-  // Collectives and point-to-point share the comm stream, in call order.
+  // Queued transfers are posted first: every rank posts its operations of
+  // each communicator in the same order.
   flushPointToPoint(ctx);
   if (count < 0)
     fail(ctx, "allReduce", "negative count");
@@ -379,12 +401,13 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
     fail(ctx, "allReduce", "unknown reduction");
   }
   ncclComm_t comm = ncclOf(ctx, s, group);
-  orderAfterCompute(ctx, s);
+  cudaStream_t stream = streamOf(ctx, s, group);
+  orderAfterCompute(ctx, s, stream);
   checkNccl(ctx, "allReduce",
             ncclAllReduce(buffer, buffer, static_cast<size_t>(count), ncclFloat,
-                          nop, comm, s.comm),
+                          nop, comm, stream),
             comm);
-  return finishCollective(ctx, s);
+  return finishCollective(ctx, s, stream);
 }
 
 CommHandle rowSparseAllReduceStart(Context &ctx, float *buffer, int64_t rows,

@@ -35,7 +35,8 @@ struct DeviceError {
 constexpr long long kLabelOutOfRange = 1;
 constexpr long long kIndexOutOfRange = 2;
 
-/// One NCCL operation in flight: `done` is recorded on the comm stream.
+/// One NCCL operation in flight: `done` is recorded on its group's comm
+/// stream.
 /// Point-to-point operations are queued (`queued`, with their arguments)
 /// and posted together in one NCCL group by the next wait(), collective or
 /// synchronize(): posted one by one on a stream, a ring of receives and
@@ -49,12 +50,17 @@ struct PendingOp {
   size_t bytes = 0;
   int peer = -1;
   ncclComm_t comm = nullptr;
+  int group = 0; ///< the Group whose stream it runs on
 };
 
 struct CudaState {
   int device = -1;
   cudaStream_t compute = nullptr;
-  cudaStream_t comm = nullptr;
+  /// One communication stream per Group (world, dp, tp, pp): collectives
+  /// of one group run in call order, those of different groups (a data-
+  /// parallel gradient bucket and a tensor-parallel all-reduce, a pipeline
+  /// transfer) at the same time, as loomrt's start/wait handles allow.
+  cudaStream_t comm[kNumGroups] = {};
   cublasHandle_t blas = nullptr;
   ncclComm_t nccl = nullptr;
   /// NCCL communicators of the dp, tp and pp groups (index: Group), created
