@@ -7,6 +7,7 @@ wrote:
 * values: the importer's test models (test/Import/onnx/Inputs/make_onnx.py)
   run by loom-run on random inputs against onnx.reference (numpy for the
   negative pads, which onnx.reference does not implement);
+* ScatterElements/ScatterND with reduction max and min: onnxruntime;
 * training: a PyTorch module built from these ops (rotary-style cos/sin,
   F.pad constant and reflect, torch.gather, cumsum, tril, masks from
   comparisons, isnan, logical and/or) is exported as loom.from_torch
@@ -173,3 +174,64 @@ def test_training_gradients_match_pytorch(tmp_path):
     loss.backward()
     grads = {name: p.grad.numpy() for name, p in model.named_parameters()}
     check(results, float(loss.detach()), grads)
+
+
+@pytest.mark.parametrize("op,reduction", [("ScatterElements", "max"),
+                                          ("ScatterElements", "min"),
+                                          ("ScatterND", "max"),
+                                          ("ScatterND", "min")])
+def test_scatter_max_min_match_onnxruntime(op, reduction, tmp_path):
+    """ScatterElements/ScatterND with reduction max or min (opset 18),
+    duplicate indices included (each element keeps the largest/smallest of
+    the data and every update landing on it), against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+    r = rng(3)
+    data = r.standard_normal((4, 5)).astype(np.float32)
+    if op == "ScatterElements":
+        indices = np.array([[1, 3, 1], [0, 0, 4], [2, 2, 2], [4, 0, 4]], np.int64)
+        updates = r.standard_normal(indices.shape).astype(np.float32) * 3
+        node = helper.make_node(op, ["data", "indices", "updates"], ["out"],
+                                axis=1, reduction=reduction)
+    else:
+        indices = np.array([[1], [3], [1], [0]], np.int64)  # row 1 twice
+        updates = r.standard_normal((4, 5)).astype(np.float32) * 3
+        node = helper.make_node(op, ["data", "indices", "updates"], ["out"],
+                                reduction=reduction)
+    graph = helper.make_graph(
+        [node], "scatter",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, data.shape),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
+         helper.make_tensor_value_info("updates", TensorProto.FLOAT, updates.shape)],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, data.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    path = tmp_path / "scatter.onnx"
+    onnx.save(model, str(path))
+    inputs = {"data": data, "indices": indices, "updates": updates}
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]) \
+        .run(None, inputs)[0]
+    got = run_loom(path, inputs, tmp_path)["out"]
+    np.testing.assert_array_equal(got, want)
+    # Really reduced: some element took an update, some kept its data.
+    assert (got != data).any() and (got == data).any()
+
+
+def test_scatter_max_on_integers_is_refused_naming_the_node(tmp_path):
+    from onnx import TensorProto, helper
+    node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"],
+                            axis=0, reduction="max", name="the_scatter")
+    graph = helper.make_graph(
+        [node], "scatter",
+        [helper.make_tensor_value_info("data", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("updates", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("out", TensorProto.INT64, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    proc = subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(tmp_path / "m.onnx"),
+                           "-o", str(tmp_path / "m.mlir")], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "the_scatter" in proc.stderr and "float data only" in proc.stderr, proc.stderr
+    assert not (tmp_path / "m.mlir").exists()

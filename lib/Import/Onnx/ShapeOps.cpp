@@ -749,19 +749,94 @@ static LogicalResult importGatherElements(Importer &im,
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
 }
 
-/// The `reduction` of a ScatterElements/ScatterND node: none or add.
+/// The `reduction` of a ScatterElements/ScatterND node: none, add, max or
+/// min.
 static FailureOr<std::string> scatterReduction(Importer &im,
                                                const onnx::NodeProto &node) {
   std::string reduction = im.stringAttr(node, "reduction", "none");
-  if (reduction != "none" && reduction != "add")
+  if (reduction != "none" && reduction != "add" && reduction != "max" &&
+      reduction != "min")
     return im.nodeError(node) << "reduction '" << reduction
-                              << "' is not supported (only none and add)";
+                              << "' is not supported (none, add, max and min "
+                                 "are)";
   return reduction;
+}
+
+/// Elements of the [updates, rows, ...] mask a max/min scatter lowers to;
+/// larger scatters are refused rather than made quadratic.
+constexpr int64_t kDenseScatterLimit = int64_t(1) << 26;
+
+/// `target` with `updates` scattered along axis 0 at `indices` keeping the
+/// larger (max) or smaller (min) value at each element: densely, as a
+/// [U, R, rest...] mask of which of the U updates lands on which of the R
+/// rows, the updates spread over it (-inf elsewhere), reduced over the
+/// updates and combined with the target. Float data only (min: max of the
+/// negations). Trains through the reductions' and selects' gradients.
+static FailureOr<Value> scatterExtreme(Importer &im,
+                                       const onnx::NodeProto &node, bool min,
+                                       Value target, Value indices,
+                                       Value updates) {
+  Location loc = im.nodeLoc(node);
+  RankedTensorType targetType = im.typeOf(target);
+  if (!isa<FloatType>(targetType.getElementType()))
+    return im.nodeError(node) << "reduction '" << (min ? "min" : "max")
+                              << "' on " << targetType.getElementType()
+                              << " data is not supported (float data only)";
+  ArrayRef<int64_t> rest = targetType.getShape().drop_front();
+  int64_t rows = targetType.getDimSize(0);
+  int64_t count = 1;
+  for (int64_t d : im.typeOf(indices).getShape())
+    count *= d;
+  int64_t restElements = 1;
+  for (int64_t d : rest)
+    restElements *= d;
+  if (count * rows * restElements > kDenseScatterLimit)
+    return im.nodeError(node)
+           << "reduction '" << (min ? "min" : "max") << "' scatters " << count
+           << " updates into " << rows
+           << " rows through a dense mask, which would need "
+           << count * rows * restElements << " elements (the limit is "
+           << kDenseScatterLimit << "); this scatter is not supported";
+  SmallVector<int64_t> updShape{count};
+  llvm::append_range(updShape, rest);
+  Value flatIndices = im.reshape(indices, {count}, loc);
+  Value flatUpdates = im.reshape(updates, updShape, loc);
+  if (min) {
+    flatUpdates = NegOp::create(im.b, loc, flatUpdates);
+    target = NegOp::create(im.b, loc, target);
+  }
+  SmallVector<int64_t> maskShape{count, rows};
+  llvm::append_range(maskShape, rest);
+  auto indexType = RankedTensorType::get(
+      maskShape, im.typeOf(flatIndices).getElementType());
+  auto valueType = RankedTensorType::get(maskShape,
+                                         targetType.getElementType());
+  Value row = IotaOp::create(im.b, loc, indexType, 1);
+  Value at = BroadcastOp::create(im.b, loc, indexType, flatIndices,
+                                 ArrayRef<int64_t>{0});
+  Value hit = CompareOp::create(im.b, loc, ComparisonDirection::eq, row, at);
+  SmallVector<int64_t> updDims{0};
+  for (int64_t d = 0; d < static_cast<int64_t>(rest.size()); ++d)
+    updDims.push_back(2 + d);
+  Value spread = BroadcastOp::create(im.b, loc, valueType, flatUpdates,
+                                     updDims);
+  Value masked = SelectOp::create(
+      im.b, loc, hit, spread,
+      im.splat(-std::numeric_limits<double>::infinity(), valueType, loc));
+  FailureOr<ReduceMaxOp> best =
+      im.create<ReduceMaxOp>(loc, masked, ArrayRef<int64_t>{0}, false);
+  if (failed(best))
+    return failure();
+  Value result = MaxOp::create(im.b, loc, target, *best);
+  if (min)
+    result = NegOp::create(im.b, loc, result);
+  return result;
 }
 
 /// `target` with `updates` scattered along axis 0 at `indices` (loom.
 /// scatter_add's form: updates shaped indices ++ target's other
-/// dimensions), ONNX's `reduction` being `add` (one scatter_add) or `none`
+/// dimensions), ONNX's `reduction` being `max` or `min` (scatterExtreme),
+/// `add` (one scatter_add) or `none`
 /// (the updates and a count of writes scatter_added into zeros, the written
 /// elements selected; duplicate indices, for which ONNX leaves `none`
 /// undefined, add up). Shared by ScatterElements and ScatterND.
@@ -773,6 +848,9 @@ static FailureOr<Value> scatterInto(Importer &im, const onnx::NodeProto &node,
   auto scatter = [&](Value into, Value values) {
     return im.create<ScatterAddOp>(loc, into, indices, values, int64_t(0));
   };
+  if (reduction == "max" || reduction == "min")
+    return scatterExtreme(im, node, reduction == "min", target, indices,
+                          updates);
   if (reduction == "add") {
     FailureOr<ScatterAddOp> added = scatter(target, updates);
     if (failed(added))
