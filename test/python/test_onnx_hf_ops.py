@@ -7,7 +7,8 @@ wrote:
 * values: the importer's test models (test/Import/onnx/Inputs/make_onnx.py)
   run by loom-run on random inputs against onnx.reference (numpy for the
   negative pads, which onnx.reference does not implement);
-* ScatterElements/ScatterND with reduction max and min: onnxruntime;
+* ScatterElements/ScatterND with reduction max and min: values against
+  onnxruntime, gradients against torch's scatter_reduce(amax/amin);
 * training: a PyTorch module built from these ops (rotary-style cos/sin,
   F.pad constant and reflect, torch.gather, cumsum, tril, masks from
   comparisons, isnan, logical and/or) is exported as loom.from_torch
@@ -235,3 +236,49 @@ def test_scatter_max_on_integers_is_refused_naming_the_node(tmp_path):
     assert proc.returncode != 0
     assert "the_scatter" in proc.stderr and "float data only" in proc.stderr, proc.stderr
     assert not (tmp_path / "m.mlir").exists()
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_scatter_max_min_train_like_pytorch(reduction, tmp_path):
+    """ScatterElements reduction max/min on trained tensors (the data an
+    initializer, the updates a MatMul of one): loom-autodiff's loss and
+    gradients, through the dense lowering's reductions, match torch
+    autograd of scatter_reduce(amax/amin, include_self=True)."""
+    torch = pytest.importorskip("torch")
+    import loom
+    from onnx import TensorProto, helper, numpy_helper
+    from test_autodiff_parity import check, run_grad
+    r = rng(4)
+    base = r.standard_normal((4, 6)).astype(np.float32)
+    proj = r.standard_normal((5, 3)).astype(np.float32)
+    x = (r.standard_normal((4, 5)) * 2).astype(np.float32)
+    idx = np.array([[0, 2, 0], [5, 5, 1], [3, 4, 3], [1, 1, 1]], np.int64)
+    w = r.standard_normal((4, 6)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "proj"], ["src"]),
+             helper.make_node("ScatterElements", ["base", "idx", "src"], ["out"],
+                              axis=1, reduction=reduction),
+             helper.make_node("Mul", ["out", "w"], ["prod"]),
+             helper.make_node("ReduceSum", ["prod"], ["loss"], keepdims=0)]
+    graph = helper.make_graph(
+        nodes, "scatter_train",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, idx.shape),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape)],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        [numpy_helper.from_array(base, "base"), numpy_helper.from_array(proj, "proj")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(tmp_path / "m.onnx"),
+                    "--weights-out", str(tmp_path / "w.safetensors"),
+                    "-o", str(tmp_path / "m.mlir")], check=True)
+    m = loom.Module((tmp_path / "m.mlir").read_text(), tmp_path / "w.safetensors")
+    results = run_grad(m, tmp_path, {"x": x, "idx": idx, "w": w}, m.weights)
+    tb = torch.tensor(base, requires_grad=True)
+    tp = torch.tensor(proj, requires_grad=True)
+    src = torch.tensor(x) @ tp
+    out = tb.scatter_reduce(1, torch.tensor(idx), src, reduce="a" + reduction)
+    loss = (out * torch.tensor(w)).sum()
+    loss.backward()
+    check(results, float(loss.detach()),
+          {"base": tb.grad.numpy(), "proj": tp.grad.numpy()})
