@@ -260,43 +260,45 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
   if (const json::Value *optimizer = object->get("optimizer"))
     if (!fromJSON(*optimizer, o.optimizer, path.field("optimizer")))
       return false;
-  if (const json::Value *value = object->get("recompute_per_stage")) {
+  // An optional list `key` (a list, else `listWhat`), each item read by
+  // `item` (an error naming `itemWhat` when it returns nullopt).
+  auto readList = [&](llvm::StringRef key, llvm::StringLiteral listWhat,
+                      llvm::StringLiteral itemWhat, auto &out, auto item) {
+    const json::Value *value = object->get(key);
+    if (!value)
+      return true;
     const json::Array *list = value->getAsArray();
-    json::Path listPath = path.field("recompute_per_stage");
+    json::Path listPath = path.field(key);
     if (!list) {
-      listPath.report("must be a list of recompute policies");
+      listPath.report(listWhat);
       return false;
     }
-    o.stageRecompute.clear();
-    for (auto [i, item] : llvm::enumerate(*list)) {
-      std::optional<llvm::StringRef> text = item.getAsString();
-      std::optional<RecomputePolicy> policy =
-          text ? symbolizeRecomputePolicy(*text) : std::nullopt;
-      if (!policy) {
-        listPath.index(i).report(
-            "must be none, full, selective, comm-free or auto (per tensor)");
+    out.clear();
+    for (auto [i, element] : llvm::enumerate(*list)) {
+      auto read = item(element);
+      if (!read) {
+        listPath.index(i).report(itemWhat);
         return false;
       }
-      o.stageRecompute.push_back(*policy);
+      out.push_back(*read);
     }
-  }
-  if (const json::Value *value = object->get("recompute_bytes_per_stage")) {
-    const json::Array *list = value->getAsArray();
-    json::Path listPath = path.field("recompute_bytes_per_stage");
-    if (!list) {
-      listPath.report("must be a list of byte counts");
-      return false;
-    }
-    o.stageRecomputeBytes.clear();
-    for (auto [i, item] : llvm::enumerate(*list)) {
-      std::optional<int64_t> bytes = item.getAsInteger();
-      if (!bytes || *bytes < 0) {
-        listPath.index(i).report("must be an integer >= 0");
-        return false;
-      }
-      o.stageRecomputeBytes.push_back(*bytes);
-    }
-  }
+    return true;
+  };
+  if (!readList("recompute_per_stage", "must be a list of recompute policies",
+                "must be none, full, selective, comm-free or auto (per "
+                "tensor)",
+                o.stageRecompute, [](const json::Value &v) {
+                  std::optional<llvm::StringRef> text = v.getAsString();
+                  return text ? symbolizeRecomputePolicy(*text)
+                              : std::nullopt;
+                }) ||
+      !readList("recompute_bytes_per_stage", "must be a list of byte counts",
+                "must be an integer >= 0", o.stageRecomputeBytes,
+                [](const json::Value &v) {
+                  std::optional<int64_t> bytes = v.getAsInteger();
+                  return bytes && *bytes >= 0 ? bytes : std::nullopt;
+                }))
+    return false;
   return readEnum(*object, "precision", o.precision, path) &&
          readEnum(*object, "target", o.target, path) &&
          readInt(*object, "overlap_split", o.overlapSplit, path, 1) &&

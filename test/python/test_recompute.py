@@ -190,3 +190,16 @@ def test_unknown_and_impossible_policies_are_errors(tmp_path):
     text = str(info.value)
     assert "--recompute auto: @main_step needs" in text and \
         "even with the most recomputation (full), over --device-memory 4096" in text, text
+    # A plan file's per-stage choices are checked: the bytes of a per-tensor
+    # stage must be there and >= 0.
+    m.compile(outdir=tmp_path / "d", mesh="tp=2", optimizer="sgd")
+    plan = json.loads((tmp_path / "d" / "plan.json").read_text())
+    plan.update(recompute="auto", device_memory=1 << 30, recompute_per_stage=["auto"])
+    for bytes_, message in (([], "needs its bytes to free in recompute_bytes_per_stage"),
+                            ([-1], "must be an integer >= 0")):
+        plan["recompute_bytes_per_stage"] = bytes_
+        path = tmp_path / f"plan{len(bytes_)}.json"
+        path.write_text(json.dumps(plan))
+        with pytest.raises(loom.LoomError) as info:
+            m.compile(outdir=tmp_path / "e", plan=str(path))
+        assert message in str(info.value), str(info.value)
