@@ -8,7 +8,8 @@ wrote:
   run by loom-run on random inputs against onnx.reference (numpy for the
   negative pads, which onnx.reference does not implement);
 * ScatterElements/ScatterND with reduction max and min: values against
-  onnxruntime, gradients against torch's scatter_reduce(amax/amin);
+  onnxruntime, gradients against torch's scatter_reduce(amax/amin), also
+  through TorchScript's export of it (Size and If on a known condition);
 * training: a PyTorch module built from these ops (rotary-style cos/sin,
   F.pad constant and reflect, torch.gather, cumsum, tril, masks from
   comparisons, isnan, logical and/or) is exported as loom.from_torch
@@ -282,3 +283,75 @@ def test_scatter_max_min_train_like_pytorch(reduction, tmp_path):
     loss.backward()
     check(results, float(loss.detach()),
           {"base": tb.grad.numpy(), "proj": tp.grad.numpy()})
+
+
+def test_torchscript_scatter_reduce_imports_through_size_and_if(tmp_path):
+    """PyTorch's TorchScript export of scatter_reduce asks Size(Shape(data))
+    == 0 and branches on it with If (opset 18): Size folds from the static
+    shape, the If takes its known branch in place, and the model trains
+    with torch autograd's loss and gradients."""
+    torch = pytest.importorskip("torch")
+    import loom
+    from test_autodiff_parity import check, run_grad
+
+    class Scatter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(2)
+            self.base = torch.nn.Parameter(torch.randn(4, 6, generator=g))
+            self.proj = torch.nn.Parameter(torch.randn(5, 3, generator=g))
+
+        def forward(self, x, idx, w):
+            src = x @ self.proj
+            out = self.base.scatter_reduce(1, idx, src, reduce="amax")
+            return (out * w).sum()
+
+    model = Scatter()
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(4, 5, generator=gen) * 2
+    idx = torch.tensor([[0, 2, 0], [5, 5, 1], [3, 4, 3], [1, 1, 1]])
+    w = torch.randn(4, 6, generator=gen)
+    m = loom.from_torch(model, (x, idx, w), input_names=["x", "idx", "w"],
+                        workdir=tmp_path / "import", opset=18)
+    exported = onnx.load(str(tmp_path / "import" / "model.onnx"))
+    assert {"Size", "If"} <= {n.op_type for n in exported.graph.node}
+    results = run_grad(m, tmp_path, {"x": x.numpy(), "idx": idx.numpy(), "w": w.numpy()},
+                       m.weights)
+    loss = model(x, idx, w)
+    loss.backward()
+    check(results, float(loss.detach()),
+          {name: p.grad.numpy() for name, p in model.named_parameters()})
+
+
+@pytest.mark.parametrize("case", ["data_condition", "unsupported_in_branch"])
+def test_if_errors_name_the_node(case, tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    inputs = [x]
+    if case == "data_condition":
+        inputs.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+        cond = []
+        branch_op = "Neg"
+    else:
+        cond = [helper.make_node("Constant", [], ["c"], value=helper.make_tensor(
+            "c", TensorProto.BOOL, [], [True]))]
+        branch_op = "Det"  # not a Loom op
+    then_g = helper.make_graph([helper.make_node(branch_op, ["x"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    node = helper.make_node("If", ["c"], ["y"], name="the_if",
+                            then_branch=then_g, else_branch=else_g)
+    model = helper.make_model(helper.make_graph(cond + [node], "g", inputs, [y]),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    proc = subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(tmp_path / "m.onnx"),
+                           "-o", str(tmp_path / "m.mlir")], capture_output=True, text=True)
+    assert proc.returncode != 0
+    if case == "data_condition":
+        assert "the_if" in proc.stderr and "known at import time" in proc.stderr, proc.stderr
+    else:
+        assert "ONNX op Det is not supported" in proc.stderr, proc.stderr
+    assert not (tmp_path / "m.mlir").exists()

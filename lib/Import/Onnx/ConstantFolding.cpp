@@ -724,10 +724,67 @@ FailureOr<bool> onnx_import::tryFold(Importer &im,
   return false;
 }
 
+/// Size(x): the number of elements, known from the static shape.
+static LogicalResult importSize(Importer &im, const onnx::NodeProto &node) {
+  int64_t count = 1;
+  if (const ConstTensor *c = im.constInput(node, 0)) {
+    count = c->size();
+  } else {
+    FailureOr<Value> x = im.input(node, 0);
+    if (failed(x))
+      return failure();
+    for (int64_t d : im.typeOf(*x).getShape())
+      count *= d;
+  }
+  ConstTensor c = ConstTensor::make(im.b.getI64Type(), {});
+  c.i[0] = count;
+  im.defineConst(node, 0, std::move(c));
+  return success();
+}
+
+/// If(cond) on a condition known at import time (exporters test shapes,
+/// e.g. TorchScript's scatter_reduce asks whether the data is a scalar):
+/// the taken branch's nodes are imported in place and its outputs become
+/// the node's; the other branch is never read.
+static LogicalResult importIf(Importer &im, const onnx::NodeProto &node) {
+  const ConstTensor *cond = im.constInput(node, 0);
+  if (!cond || cond->size() != 1)
+    return im.nodeError(node)
+           << "the condition must be a single value known at import time "
+              "(a condition computed from the data is not supported)";
+  llvm::StringRef taken = cond->asInt(0) ? "then_branch" : "else_branch";
+  const onnx::GraphProto *branch = nullptr;
+  for (const auto &attr : node.attribute())
+    if (attr.name() == taken && attr.has_g())
+      branch = &attr.g();
+  if (!branch)
+    return im.nodeError(node) << "has no " << taken << " graph";
+  if (branch->output_size() != node.output_size())
+    return im.nodeError(node)
+           << taken << " has " << branch->output_size()
+           << " outputs, the node " << node.output_size();
+  if (failed(im.importSubgraph(*branch)))
+    return failure();
+  for (auto [k, out] : llvm::enumerate(branch->output())) {
+    if (const ConstTensor *c = im.constValue(out.name())) {
+      im.defineConst(node, k, *c);
+      continue;
+    }
+    Value v = im.valueOf(out.name());
+    if (!v)
+      return im.nodeError(node) << taken << " output '" << out.name()
+                                << "' is not produced by the branch";
+    im.define(node, k, v);
+  }
+  return success();
+}
+
 void onnx_import::registerConstantHandlers(HandlerRegistry &registry) {
   registry.add({
       {"Constant", importConstant},
       {"Shape", importShape},
+      {"Size", importSize},
+      {"If", importIf},
       {"ConstantOfShape", importConstantOfShape},
       {"Range", importRange},
   });

@@ -36,6 +36,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -438,19 +439,76 @@ Value Importer::splat(double value, RankedTensorType type, Location loc) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+void Importer::countUses(const onnx::GraphProto &graph) {
+  for (const auto &node : graph.node()) {
+    for (const std::string &in : node.input())
+      if (!in.empty())
+        ++uses[in];
+    for (const auto &attr : node.attribute())
+      if (attr.has_g()) {
+        countUses(attr.g());
+        // A branch's outputs are read by the node that runs it.
+        for (const auto &out : attr.g().output())
+          ++uses[out.name()];
+      }
+  }
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &node) {
+  const onnx::NodeProto *outer = currentNode;
+  currentNode = &node;
+  llvm::scope_exit restore([&] { currentNode = outer; });
+  Block *body = b.getInsertionBlock();
+  Operation *last = body->empty() ? nullptr : &body->back();
+  FailureOr<bool> folded = tryFold(*this, node);
+  if (failed(folded))
+    return failure();
+  if (!*folded) {
+    Handler handler = handlers.lookup(node.op_type());
+    // The main graph's op types were checked up front; a subgraph's here.
+    if (!handler)
+      return nodeError(node) << "ONNX op " << node.op_type()
+                             << " is not supported";
+    if (failed(handler(*this, node)))
+      return failure();
+  }
+  for (Operation &op : llvm::make_range(
+           last ? std::next(Block::iterator(last)) : body->begin(),
+           body->end()))
+    if (failed(verify(&op)))
+      return failure();
+  for (const std::string &out : node.output()) {
+    if (out.empty())
+      continue;
+    producers[out] = &node;
+    if (failed(checkDeclaredType(node, out, declared)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Importer::importSubgraph(const onnx::GraphProto &graph) {
+  if (graph.initializer_size() > 0)
+    return emitError(nodeLoc(*currentNode))
+           << nodeLabel(*currentNode)
+           << ": a subgraph with initializers is not supported";
+  // A branch's declared types are not checked: exporters write one
+  // branch's shapes for both (the other branch may never run).
+  for (const auto &node : graph.node())
+    if (failed(importNode(node)))
+      return failure();
+  return success();
+}
+
 OwningOpRef<ModuleOp> Importer::run() {
   if (failed(checkModel()) || failed(checkSupportedOps()))
     return nullptr;
   const onnx::GraphProto &graph = model.graph();
-  for (const auto &node : graph.node())
-    for (const std::string &in : node.input())
-      if (!in.empty())
-        ++uses[in];
+  countUses(graph);
   for (const auto &out : graph.output())
     ++uses[out.name()];
   // Types the model declares for values (exporters write ONNX's shape
   // inference there); every node output is checked against them.
-  llvm::StringMap<const onnx::TypeProto *> declared;
   for (const auto &vi : graph.value_info())
     declared[vi.name()] = &vi.type();
   for (const auto &out : graph.output())
@@ -476,13 +534,12 @@ OwningOpRef<ModuleOp> Importer::run() {
 
   // Errors that the loom ops themselves report (their shape rules and
   // verifiers) name the ONNX node being imported.
-  const onnx::NodeProto *current = nullptr;
   bool reemitting = false;
   ScopedDiagnosticHandler nodeContext(ctx, [&](Diagnostic &diag) {
-    if (!current || reemitting ||
+    if (!currentNode || reemitting ||
         diag.getSeverity() != DiagnosticSeverity::Error)
       return failure();
-    std::string label = nodeLabel(*current);
+    std::string label = nodeLabel(*currentNode);
     std::string message = diag.str();
     if (StringRef(message).starts_with(label))
       return failure();
@@ -496,31 +553,9 @@ OwningOpRef<ModuleOp> Importer::run() {
     return success();
   });
 
-  for (const auto &node : graph.node()) {
-    current = &node;
-    Operation *last = body->empty() ? nullptr : &body->back();
-    FailureOr<bool> folded = tryFold(*this, node);
-    if (failed(folded))
+  for (const auto &node : graph.node())
+    if (failed(importNode(node)))
       return nullptr;
-    if (!*folded) {
-      Handler handler = handlers.lookup(node.op_type());
-      if (failed(handler(*this, node)))
-        return nullptr;
-    }
-    for (Operation &op : llvm::make_range(
-             last ? std::next(Block::iterator(last)) : body->begin(),
-             body->end()))
-      if (failed(verify(&op)))
-        return nullptr;
-    for (const std::string &out : node.output()) {
-      if (out.empty())
-        continue;
-      producers[out] = &node;
-      if (failed(checkDeclaredType(node, out, declared)))
-        return nullptr;
-    }
-  }
-  current = nullptr;
 
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resultAttrs;

@@ -253,6 +253,11 @@ public:
            ArrayRef<StreamedData> streamedRawData = {});
 
   OwningOpRef<ModuleOp> run();
+
+  /// Imports the nodes of `graph`, a subgraph (an If's branch), into the
+  /// function being built: they read the outer graph's values by name, and
+  /// the caller maps the subgraph's outputs.
+  LogicalResult importSubgraph(const onnx::GraphProto &graph);
   /// Whether options.batch bound a dynamic graph input dimension.
   bool boundBatch() const { return batchBound; }
 
@@ -270,6 +275,12 @@ public:
   }
   FailureOr<Value> input(const onnx::NodeProto &node, int k);
   const ConstTensor *constInput(const onnx::NodeProto &node, int k) const;
+  /// The value or known tensor named `name` (null when it has none).
+  Value valueOf(StringRef name) const { return values.lookup(name); }
+  const ConstTensor *constValue(StringRef name) const {
+    auto it = consts.find(name);
+    return it == consts.end() ? nullptr : &it->second;
+  }
   /// The element type of input `k`, known or run-time, without
   /// materialising a known one; null after reporting a missing input.
   Type inputElementType(const onnx::NodeProto &node, int k);
@@ -408,6 +419,12 @@ private:
   // --- setup (Importer.cpp) ------------------------------------------------
   LogicalResult checkModel();
   LogicalResult checkSupportedOps();
+  /// Imports one node (folded, or by its handler), verifies the ops it
+  /// made and checks its outputs against their declared types.
+  LogicalResult importNode(const onnx::NodeProto &node);
+  /// Counts the reads of every value by `graph`'s nodes and its
+  /// subgraphs' (If branches read outer values by name).
+  void countUses(const onnx::GraphProto &graph);
   /// Checks the imported type of output `name` of `node` against the type
   /// the model declares for it, if any.
   LogicalResult
@@ -444,6 +461,11 @@ private:
   llvm::StringMap<ConstTensor> consts;
   llvm::StringMap<SmallVector<Value>> sequences;
   llvm::StringMap<unsigned> uses;
+  /// Types the model declares for values (value_info, graph outputs, also
+  /// of subgraphs), and the node being imported (its label prefixes the
+  /// errors the loom ops report).
+  llvm::StringMap<const onnx::TypeProto *> declared;
+  const onnx::NodeProto *currentNode = nullptr;
   std::vector<::loom::safetensors::Tensor> weights;
   bool batchBound = false;
 };
