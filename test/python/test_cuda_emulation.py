@@ -164,3 +164,22 @@ def test_gpu_program_without_gpu_says_so(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "no CUDA device found" in proc.stderr, proc.stderr
+
+
+def test_emulated_cuda_pipeline_resumes_like_cpu(tmp_path):
+    """pp=2 stage programs keep their weights on the device too: four
+    steps, a checkpoint, two more after --resume: the CPU program's
+    losses."""
+    _, args, names, m = import_example("gpt_example", tmp_path, 2)
+    data = write_data(tmp_path / "data",
+                      make_data(names, args, 6, CLASSES["gpt_example"], seed=7))
+    options = dict(mesh="pp=2", microbatches=2, **OPTIONS)
+    cpu = m.compile(outdir=tmp_path / "cpu", **options)
+    cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
+                     **options)
+    expected = cpu.train(data, 6, ranks=2)
+    first = cuda.train(data, 4, ranks=2, log=tmp_path / "a.csv",
+                       checkpoint_dir=tmp_path / "ck")
+    rest = cuda.train(data, 6, ranks=2, log=tmp_path / "b.csv",
+                      checkpoint_dir=tmp_path / "ck", resume=True)
+    np.testing.assert_allclose(first + rest[-2:], expected, rtol=1e-5)
