@@ -85,9 +85,6 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.swap == SwapPolicy::host && o.deviceMemory == 0)
     return "--swap host offloads activations to fit a device budget: give "
            "--device-memory BYTES";
-  if (o.swap == SwapPolicy::host && o.target != Target::cpu)
-    return "--swap host: the swap copies are implemented on the CPU backend "
-           "only so far; use --target cpu";
   if (o.pipelineWeights != 1 && o.pipelineWeights != 2)
     return "--pipeline-weights must be 1 or 2 (PipeDream-2BW), got " +
            std::to_string(o.pipelineWeights);

@@ -354,8 +354,9 @@ public:
   /// and the host link's rate in bytes per second (--host-link; 0: none).
   std::unique_ptr<CopyEngine> copies;
   double hostLinkBytesPerSecond = 0;
-  /// The host pool (ProgramSpec::hostArenaBytes).
+  /// The host pool (ProgramSpec::hostArenaBytes) and its size.
   char *hostArena = nullptr;
+  int64_t hostArenaBytes = 0;
   /// The watchdog of wait(): seconds without completion before it is an
   /// error (trainMain's --comm-timeout; <= 0: wait forever).
   double commTimeoutSeconds = 30;

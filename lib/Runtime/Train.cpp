@@ -566,6 +566,7 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                                       error);
     check("memory", error);
     ctx.hostArena = static_cast<char *>(hostPool.get());
+    ctx.hostArenaBytes = spec.hostArenaBytes;
   }
 
   // 3. Params and state (state is zero unless resumed).

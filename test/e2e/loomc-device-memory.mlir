@@ -58,8 +58,6 @@
 // RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 200
 // RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
 // SWAPBUDGET: loomc: error: --swap host offloads activations to fit a device budget: give --device-memory BYTES
-// RUN: not loomc %s -o %t.err --swap host --device-memory 1GiB --target cuda 2>&1 | FileCheck %s --check-prefix=SWAPCUDA
-// SWAPCUDA: loomc: error: --swap host: the swap copies are implemented on the CPU backend only so far; use --target cpu
 // RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
 // SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host
 // RUN: not loomc %s -o %t.err --swap disk 2>&1 | FileCheck %s --check-prefix=SWAPKIND

@@ -214,3 +214,31 @@ def test_bad_budgets_are_errors(gpt):
     with pytest.raises(loom.LoomError, match="--swap host offloads activations to fit a "
                        "device budget: give --device-memory BYTES"):
         m.compile(outdir=tmp / "nobudget", swap="host", **OPTIONS)
+
+
+def test_emulated_cuda_swaps_on_its_copy_stream(gpt, unconstrained):
+    """--target cuda with --swap host: the same swap copies, through the
+    CUDA backend's swapOutStart/swapInStart (emulated: the copy thread).
+    The losses are the unconstrained CPU run's, bit for bit, and the
+    swapped bytes really cross: rank 0 copies more to and from the host
+    than its batch, weights and loss."""
+    tmp, m, data_dir = gpt
+    _, free_losses, planned = unconstrained()
+    budget = stage0_budget(planned)
+    program = m.compile(outdir=tmp / "cuda-swap", device_memory=f"{budget}B", swap="host",
+                        target="cuda", cuda_emulate=True, **OPTIONS)
+    source = (program.outdir / "step.cu").read_text()
+    assert "cuda::swapOutStart(ctx, " in source and "cuda::swapInStart(ctx, " in source
+    swapped = stages(program)
+    assert swapped[0]["host_peak_bytes"] > 0
+    got = program.train(data_dir, STEPS, ranks=2, extra_args=[
+        "--memory-counters", str(tmp / "cuda-swap-{rank}.json")])
+    assert got == free_losses
+    c = counters(tmp / "cuda-swap-0.json")
+    persistent = swapped[0]["persistent_bytes"]
+    weights = persistent["params"] + persistent["optimizer_state"]
+    # Without swap: the weights once each way, the batch in and the loss
+    # out every step; the rest is the swap copies.
+    assert c["device_to_host_bytes"] > weights + STEPS * persistent["results"], c
+    assert c["host_to_device_bytes"] > weights + STEPS * persistent["data"], c
+    assert c["host_peak_bytes"] == swapped[0]["host_peak_bytes"]

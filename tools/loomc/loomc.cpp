@@ -164,8 +164,8 @@ cl::opt<std::string> swapPolicy(
     "swap",
     cl::desc("Activation offload to fit --device-memory: none (default) or "
              "host (loom-swap: activations of a stage over the budget go to "
-             "a host pool between their forward and backward uses; CPU "
-             "target); peer and auto are not in this build yet"),
+             "a host pool between their forward and backward uses; CPU and "
+             "CUDA targets); peer and auto are not in this build yet"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> commSchedule(
     "comm-schedule",

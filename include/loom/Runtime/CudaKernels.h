@@ -122,6 +122,17 @@ CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
                      int tag, Group group = Group::World);
 void wait(Context &ctx, CommHandle handle);
 
+// Swap copies (loom-swap) between device buffers and the host pool
+// (hostArena, pinned on first use), on the rank's copy stream: a swap-out
+// starts after the compute so far, and wait() makes the compute stream
+// wait for the copy (not the host). Emulated: the CPU runtime's copy
+// thread (Comm.h, --host-link applies).
+CopyHandle swapOutStart(Context &ctx, void *host, const void *device,
+                        int64_t bytes);
+CopyHandle swapInStart(Context &ctx, void *device, const void *host,
+                       int64_t bytes);
+void wait(Context &ctx, CopyHandle handle);
+
 } // namespace cuda
 } // namespace rt
 } // namespace loom

@@ -110,6 +110,8 @@ void init(Context &ctx) {
   for (cudaStream_t &stream : s->comm)
     check(ctx, "cuda init",
           cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  check(ctx, "cuda init",
+        cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
   checkBlas(ctx, "cuda init", cublasCreate(&s->blas));
   checkBlas(ctx, "cuda init", cublasSetStream(s->blas, s->compute));
   check(ctx, "cuda init", cudaMalloc(&s->errors, sizeof(DeviceError)));
@@ -129,6 +131,7 @@ void shutdown(Context &ctx) {
   auto *s = static_cast<CudaState *>(ctx.cuda);
   for (cudaStream_t stream : s->comm)
     cudaStreamSynchronize(stream);
+  cudaStreamSynchronize(s->copy);
   cudaStreamSynchronize(s->compute);
   if (s->nccl)
     ncclCommDestroy(s->nccl);
@@ -144,8 +147,14 @@ void shutdown(Context &ctx) {
     cudaFree(s->scratch);
   cudaFree(s->errors);
   cublasDestroy(s->blas);
+  for (cudaEvent_t event : s->copies)
+    if (event)
+      cudaEventDestroy(event);
+  if (s->hostPoolPinned)
+    cudaHostUnregister(ctx.hostArena);
   for (cudaStream_t stream : s->comm)
     cudaStreamDestroy(stream);
+  cudaStreamDestroy(s->copy);
   cudaStreamDestroy(s->compute);
   delete s;
   ctx.cuda = nullptr;
@@ -437,6 +446,66 @@ CommHandle recvStart(Context &ctx, void *buffer, int64_t bytes, int peer,
     fail(ctx, "recv", "negative size");
   return queuePointToPoint(ctx, s, /*isSend=*/false, buffer, bytes, peer,
                            group);
+}
+
+namespace {
+
+/// A swap copy on the copy stream, after the compute so far (its source's
+/// producers, and the last readers of its target's arena bytes).
+CopyHandle startCopy(Context &ctx, void *dst, const void *src, int64_t bytes,
+                     bool out) {
+  CudaState &s = state(ctx);
+  const char *op = out ? "swapOutStart" : "swapInStart";
+  if (bytes < 0)
+    fail(ctx, op, "negative size");
+  if (!s.hostPoolPinned && ctx.hostArena && ctx.hostArenaBytes > 0) {
+    // Pinned, so the copies run asynchronously at the link's speed.
+    check(ctx, op,
+          cudaHostRegister(ctx.hostArena,
+                           static_cast<size_t>(ctx.hostArenaBytes),
+                           cudaHostRegisterDefault));
+    s.hostPoolPinned = true;
+  }
+  orderAfterCompute(ctx, s, s.copy);
+  check(ctx, op,
+        cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                        out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                        s.copy));
+  (out ? ctx.deviceToHostBytes : ctx.hostToDeviceBytes) += bytes;
+  cudaEvent_t done = takeEvent(ctx, s);
+  check(ctx, op, cudaEventRecord(done, s.copy));
+  auto free = std::find(s.copies.begin(), s.copies.end(), nullptr);
+  if (free == s.copies.end())
+    free = s.copies.insert(s.copies.end(), nullptr);
+  *free = done;
+  return CopyHandle{free - s.copies.begin()};
+}
+
+} // namespace
+
+CopyHandle swapOutStart(Context &ctx, void *host, const void *device,
+                        int64_t bytes) {
+  return startCopy(ctx, host, device, bytes, /*out=*/true);
+}
+
+CopyHandle swapInStart(Context &ctx, void *device, const void *host,
+                       int64_t bytes) {
+  return startCopy(ctx, device, host, bytes, /*out=*/false);
+}
+
+void wait(Context &ctx, CopyHandle handle) {
+  CudaState &s = state(ctx);
+  if (handle.id < 0 || handle.id >= static_cast<int64_t>(s.copies.size()) ||
+      !s.copies[static_cast<size_t>(handle.id)])
+    fail(ctx, "wait",
+         ("copy " + std::to_string(handle.id) +
+          " is not in flight (never started, or already waited for)")
+             .c_str());
+  cudaEvent_t &done = s.copies[static_cast<size_t>(handle.id)];
+  // The compute stream (not the host) waits for the copy.
+  check(ctx, "wait", cudaStreamWaitEvent(s.compute, done, 0));
+  s.freeEvents.push_back(done);
+  done = nullptr;
 }
 
 void wait(Context &ctx, CommHandle handle) {

@@ -61,6 +61,13 @@ struct CudaState {
   /// parallel gradient bucket and a tensor-parallel all-reduce, a pipeline
   /// transfer) at the same time, as loomrt's start/wait handles allow.
   cudaStream_t comm[kNumGroups] = {};
+  /// loom-swap's copies between device buffers and the host pool.
+  cudaStream_t copy = nullptr;
+  /// Whether the host pool is pinned (cudaHostRegister), and the
+  /// completion event of each copy in flight (index: CopyHandle id; null
+  /// when free).
+  bool hostPoolPinned = false;
+  std::vector<cudaEvent_t> copies;
   cublasHandle_t blas = nullptr;
   ncclComm_t nccl = nullptr;
   /// NCCL communicators of the dp, tp and pp groups (index: Group), created

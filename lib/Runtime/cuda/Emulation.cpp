@@ -227,6 +227,29 @@ void wait(Context &ctx, CommHandle handle) {
   rt::wait(ctx, handle);
 }
 
+//===----------------------------------------------------------------------===//
+// Swap copies: the CPU runtime's copy thread
+//===----------------------------------------------------------------------===//
+
+CopyHandle swapOutStart(Context &ctx, void *host, const void *device,
+                        int64_t bytes) {
+  state(ctx);
+  ctx.deviceToHostBytes += std::max<int64_t>(bytes, 0);
+  return rt::swapOutStart(ctx, host, device, bytes);
+}
+
+CopyHandle swapInStart(Context &ctx, void *device, const void *host,
+                       int64_t bytes) {
+  state(ctx);
+  ctx.hostToDeviceBytes += std::max<int64_t>(bytes, 0);
+  return rt::swapInStart(ctx, device, host, bytes);
+}
+
+void wait(Context &ctx, CopyHandle handle) {
+  state(ctx);
+  rt::wait(ctx, handle);
+}
+
 } // namespace cuda
 } // namespace rt
 } // namespace loom

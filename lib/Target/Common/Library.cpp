@@ -192,15 +192,11 @@ EmitterBase::emitTransferStart<loomrt::RecvStartOp>(loomrt::RecvStartOp);
 
 LogicalResult EmitterBase::emitSwap(Operation *op, Value source,
                                    Value target, Value handle, bool out) {
-  if (StringRef(this->target.backend) != "CPU")
-    return error(op) << "swap copies (loom-swap) are not implemented for the "
-                     << this->target.backend
-                     << " backend yet; compile without --swap";
   std::string n = newName(out ? "swap_out" : "swap_in");
   names[handle] = n;
   line() << "const CopyHandle " << n << " = "
-         << (out ? "swapOutStart" : "swapInStart") << "(ctx, " << name(target)
-         << ", " << name(source) << ", "
+         << libraryCall(out ? "swapOutStart" : "swapInStart", true)
+         << name(target) << ", " << name(source) << ", "
          << numElements(shape(source)) * elementBytes(elementType(source))
          << ");\n";
   return success();

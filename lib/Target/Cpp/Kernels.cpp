@@ -46,7 +46,8 @@ void Emitter::printStep() {
 std::string Emitter::libraryCall(StringRef fn, bool cpuTakesCtx) {
   // Comm.h's operations are loom::rt's own; the kernels are in cpu::.
   bool comm = fn == "allReduceStart" || fn == "rowSparseAllReduceStart" ||
-              fn == "sendStart" || fn == "recvStart" || fn == "wait";
+              fn == "sendStart" || fn == "recvStart" || fn == "wait" ||
+              fn == "swapOutStart" || fn == "swapInStart";
   return ((comm ? "" : "cpu::") + fn + "(" + (cpuTakesCtx ? "ctx, " : ""))
       .str();
 }

@@ -168,8 +168,8 @@ void Emitter::printStep() {
   out << "  return device;\n}\n\n";
 
   out << "void step(Context &ctx, void *const *args, void *const *results,\n"
-      << "          char *hostArena) {\n"
-      << "  (void)hostArena; // the arena is the device's\n"
+      << "          char *hostStepArena) {\n"
+      << "  (void)hostStepArena; // the arena is the device's\n"
       << "  Device &device = deviceOf(ctx);\n"
       << "  char *arena = device.arena;\n"
       << "  (void)arena;\n";

@@ -4,18 +4,25 @@
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // RUN: FileCheck %s --check-prefix=PLANNED < %t.mlir
 // The C++ program: the host pool, the copies and their waits; it compiles
-// against the runtime's headers. CUDA has no swap copies yet.
+// against the runtime's headers. The CUDA program makes the same calls in
+// cuda:: (the copy stream) and compiles as emulated host code.
 // RUN: loom-translate --emit-cpp %t.mlir -o %t.cpp
 // RUN: FileCheck %s --check-prefix=CPP < %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I %loom_src/include %t.cpp
-// RUN: not loom-translate --emit-cuda %t.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: loom-translate --emit-cuda %t.mlir -o %t.cu
+// RUN: FileCheck %s --check-prefix=CUDA < %t.cu
+// RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t.cu
 // CPP: float *[[H:.*]] = reinterpret_cast<float *>(hostArena(ctx) + 0); // memref<16xf32> in the host pool
 // CPP-NEXT: const CopyHandle [[OUT:.*]] = swapOutStart(ctx, [[H]], [[A:.*]], 64);
 // CPP: wait(ctx, [[OUT]]);
 // CPP: const CopyHandle [[IN:.*]] = swapInStart(ctx, [[A2:.*]], [[H]], 64);
 // CPP: wait(ctx, [[IN]]);
 // CPP: /*plannedDevicePeakBytes=*/448, /*deviceMemoryBytes=*/450, /*hostArenaBytes=*/64};
-// CUDA: error: emit-cuda: swap copies (loom-swap) are not implemented for the CUDA backend yet; compile without --swap
+// CUDA: float *[[H:.*]] = reinterpret_cast<float *>(hostArena(ctx) + 0); // memref<16xf32> in the host pool
+// CUDA-NEXT: const CopyHandle [[OUT:.*]] = cuda::swapOutStart(ctx, [[H]], {{.*}}, 64);
+// CUDA: cuda::wait(ctx, [[OUT]]);
+// CUDA: const CopyHandle [[IN:.*]] = cuda::swapInStart(ctx, {{.*}}, [[H]], 64);
+// CUDA: cuda::wait(ctx, [[IN]]);
 // Without a budget, or within it, nothing moves.
 // RUN: loom-opt %s -loom-swap | FileCheck %s --check-prefix=NONE
 // RUN: loom-opt %s -loom-swap="device-memory=512" | FileCheck %s --check-prefix=NONE

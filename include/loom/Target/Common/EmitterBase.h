@@ -274,7 +274,8 @@ private:
   template <typename StartOp>
   LogicalResult emitTransferStart(StartOp op);
   LogicalResult emitWait(loomrt::WaitOp op);
-  /// loomrt.swap_out or loomrt.swap_in (CPU backend only so far).
+  /// loomrt.swap_out or loomrt.swap_in: the runtime's swapOutStart or
+  /// swapInStart (cpu: the copy thread; cuda: the copy stream).
   LogicalResult emitSwap(Operation *op, Value source, Value target,
                          Value handle, bool out);
 };
