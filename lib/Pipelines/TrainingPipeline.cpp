@@ -169,13 +169,26 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(mlir::loomrt::createLoomVerifyMesh(verify));
 }
 
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::loom::compileTrial(ModuleOp module, const TrainingOptions &options) {
+  TrainingOptions trial = options;
+  trial.partitionReport.clear();
+  trial.memoryReport.clear();
+  trial.shardingReport.clear();
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  buildTrainingPipeline(pm, trial);
+  if (failed(pm.run(*copy)))
+    return failure();
+  return copy;
+}
+
 std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
                                              TrainingOptions &o) {
   if (o.deviceMemory <= 0)
     return "--recompute auto chooses by the device budget: give "
            "--device-memory";
   std::vector<std::string> steps = stepFunctions(o);
-  std::vector<std::string> grads = gradFunctions(o);
   size_t n = steps.size();
   // Compiles `module` (untouched) with per-stage policies and byte
   // targets, no budget; each stage's device peak and the bytes its
@@ -191,20 +204,15 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
     trial.stageRecomputeBytes = bytes;
     trial.deviceMemory = 0;
     trial.swap = SwapPolicy::none;
-    trial.partitionReport.clear();
-    trial.memoryReport.clear();
-    trial.shardingReport.clear();
-    OwningOpRef<ModuleOp> copy = module.clone();
-    PassManager pm(module.getContext(), ModuleOp::getOperationName());
-    buildTrainingPipeline(pm, trial);
-    if (failed(pm.run(*copy))) {
+    FailureOr<OwningOpRef<ModuleOp>> copy = compileTrial(module, trial);
+    if (failed(copy)) {
       error = "--recompute auto: a trial compile failed (see the errors "
               "above)";
       return std::nullopt;
     }
     Trial t;
     for (size_t k = 0; k < n; ++k) {
-      auto step = copy->lookupSymbol<func::FuncOp>(steps[k]);
+      auto step = (*copy)->lookupSymbol<func::FuncOp>(steps[k]);
       auto peak = step ? step->getAttrOfType<IntegerAttr>(
                              "loomrt.device_peak_bytes")
                        : IntegerAttr();
@@ -214,13 +222,9 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
         return std::nullopt;
       }
       t.peaks.push_back(peak.getInt());
+      // The bytes per-tensor recomputation chose (the gradient function
+      // is inlined into the step, which keeps its loom.recompute).
       int64_t chosen = 0;
-      if (auto grad = copy->lookupSymbol<func::FuncOp>(grads[k]))
-        if (auto counts = grad->getAttrOfType<DictionaryAttr>(
-                LoomDialect::RecomputeAttrHelper::getNameStr()))
-          if (auto bytes = counts.getAs<IntegerAttr>("bytes"))
-            chosen = bytes.getInt();
-      // The gradient function is inlined into the step: read the step's.
       if (auto counts = step->getAttrOfType<DictionaryAttr>(
               LoomDialect::RecomputeAttrHelper::getNameStr()))
         if (auto bytes = counts.getAs<IntegerAttr>("bytes"))

@@ -245,23 +245,21 @@ mlir::loom::planner::compiledFigures(ModuleOp module,
                                      const TrainingOptions &options,
                                      llvm::StringRef attr,
                                      std::string &error) {
-  OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
   std::string diagnostics;
   ScopedDiagnosticHandler handler(module->getContext(), [&](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
       diagnostics = d.str();
     return success();
   });
-  PassManager pm(module->getContext(), ModuleOp::getOperationName());
-  buildTrainingPipeline(pm, options);
-  if (failed(pm.run(*clone))) {
+  FailureOr<OwningOpRef<ModuleOp>> clone = compileTrial(module, options);
+  if (failed(clone)) {
     error = "compiling @" + options.function + " failed" +
             (diagnostics.empty() ? std::string() : ": " + diagnostics);
     return failure();
   }
   std::vector<int64_t> figures;
   for (const std::string &name : stepFunctions(options)) {
-    auto step = clone->lookupSymbol<func::FuncOp>(name);
+    auto step = (**clone).lookupSymbol<func::FuncOp>(name);
     auto value = step ? step->getAttrOfType<IntegerAttr>(attr) : IntegerAttr();
     if (!value) {
       error = "the memory plan gave no " + attr.str() + " for @" + name;

@@ -27,6 +27,14 @@ namespace loom {
 /// passed verifyTrainingOptions.
 void buildTrainingPipeline(OpPassManager &pm, const TrainingOptions &options);
 
+/// Compiles a clone of `module` (untouched) with `options` through
+/// buildTrainingPipeline, writing no reports, and returns it: the lowered,
+/// memory-planned step functions whose figures (loomrt.device_peak_bytes,
+/// ...) the trials of --recompute auto and the planner read. Errors go to
+/// the context's diagnostic handler.
+FailureOr<OwningOpRef<ModuleOp>> compileTrial(ModuleOp module,
+                                              const TrainingOptions &options);
+
 /// `--recompute auto`: chooses each pipeline stage's recomputation policy
 /// (each gradient function's) by the device-memory budget. Compiles
 /// `module` (untouched) once per policy, cheapest first (none, selective,
