@@ -42,11 +42,6 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
     return "--clip-grad-norm must be >= 0";
   // The slots of this wave's optimisations: each is accepted once the pass
   // that implements it exists (docs/plan.md).
-  if (o.precision != Precision::f32)
-    return std::string("--precision ") +
-           stringifyPrecision(o.precision).str() +
-           ": this build trains in f32 only (mixed precision comes with the "
-           "CUDA backend); use --precision f32";
   if (o.overlapSplit < 1)
     return "--overlap-split must be >= 1 (1: off), got " +
            std::to_string(o.overlapSplit);

@@ -42,6 +42,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomReportSharding(report));
   }
 
+  // bf16 products between conversions, before differentiation so that the
+  // backward products follow (after the tensor-parallel cuts, so that their
+  // collectives stay f32).
+  if (o.precision == Precision::bf16) {
+    LoomMixedPrecisionOptions mixed;
+    mixed.function = o.function;
+    pm.addPass(createLoomMixedPrecision(mixed));
+  }
+
   // The layers that recomputation replays, found on the forward function.
   if (o.recompute != RecomputePolicy::none) {
     LoomMarkLayersOptions layers;

@@ -188,6 +188,67 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     one(index);
 }
 
+namespace {
+
+/// Elements from the first to the last one that `outer` x `inner` matrices
+/// of `rows` rows of `cols` elements, `ld` apart, touch.
+int64_t stridedSpan(int64_t outer, int64_t inner, int64_t rows, int64_t cols,
+                    int64_t outerStride, int64_t innerStride, int64_t ld) {
+  if (outer == 0 || inner == 0 || rows == 0 || cols == 0)
+    return 0;
+  return (outer - 1) * outerStride + (inner - 1) * innerStride +
+         (rows - 1) * ld + cols;
+}
+
+/// `count` bf16 values widened into this thread's scratch `slot`.
+const float *widen(const bf16 *x, int64_t count, int slot) {
+  thread_local std::vector<float> scratch[3];
+  std::vector<float> &buffer = scratch[slot];
+  buffer.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    buffer[i] = x[i];
+  return buffer.data();
+}
+
+} // namespace
+
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
+          int64_t strideB, bf16 *c, int64_t strideC) {
+  if (batch < 0)
+    badCall("gemm", "negative batch " + std::to_string(batch));
+  gemmStrided(transA, transB, 1, batch, m, n, k, a, 0, strideA,
+              transA ? m : k, b, 0, strideB, transB ? k : n, c, 0, strideC,
+              n);
+}
+
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const bf16 *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const bf16 *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, bf16 *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+  if (outer < 0 || inner < 0 || m < 0 || n < 0 || k < 0)
+    badCall("gemm", "negative size");
+  int64_t aSpan = stridedSpan(outer, inner, transA ? k : m, transA ? m : k,
+                              aOuter, aInner, lda);
+  int64_t bSpan = stridedSpan(outer, inner, transB ? n : k, transB ? k : n,
+                              bOuter, bInner, ldb);
+  int64_t cSpan = stridedSpan(outer, inner, m, n, cOuter, cInner, ldc);
+  const float *wa = widen(a, aSpan, 0), *wb = widen(b, bSpan, 1);
+  thread_local std::vector<float> product;
+  product.resize(static_cast<size_t>(cSpan));
+  gemmStrided(transA, transB, outer, inner, m, n, k, wa, aOuter, aInner, lda,
+              wb, bOuter, bInner, ldb, product.data(), cOuter, cInner, ldc);
+  // Only the elements of C's matrices: a strided C may interleave others.
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      for (int64_t r = 0; r < m; ++r) {
+        int64_t row = o * cOuter + i * cInner + r * ldc;
+        for (int64_t j = 0; j < n; ++j)
+          c[row + j] = product[row + j];
+      }
+}
+
 //===----------------------------------------------------------------------===//
 // softmax, layer_norm, rms_norm
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- HalfFloat.cpp - float16 and bfloat16 conversions -------------------===//
 
 #include "loom/Support/HalfFloat.h"
+#include "loom/Runtime/BFloat16.h"
 
 #include <cmath>
 #include <cstring>
@@ -75,16 +76,14 @@ float halfBitsToFloat(uint16_t bits) {
   return floatOf(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
-uint16_t floatToBFloat16Bits(float value) {
-  uint32_t bits = bitsOf(value);
-  if ((bits & 0x7fffffff) > 0x7f800000) // NaN: keep it a quiet NaN.
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  uint32_t bias = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + bias) >> 16);
-}
+// One bf16 rounding for the compiler and the generated programs (the
+// runtime's header-only type; HalfFloatTest checks it against APFloat).
+uint16_t floatToBFloat16Bits(float value) { return rt::bf16::round(value); }
 
 float bfloat16BitsToFloat(uint16_t bits) {
-  return floatOf(static_cast<uint32_t>(bits) << 16);
+  rt::bf16 value;
+  value.bits = bits;
+  return value;
 }
 
 } // namespace loom

@@ -26,7 +26,7 @@ _FLAGS = {
     "max_inflight_collectives": "--max-inflight-collectives",
     "device_memory": "--device-memory", "swap": "--swap",
     "sparse_embedding_grad": "--sparse-embedding-grad", "comm_schedule": "--comm-schedule",
-    "pipeline_weights": "--pipeline-weights",
+    "pipeline_weights": "--pipeline-weights", "precision": "--precision",
     # plan="auto": the planner chooses the plan for this cluster.
     "cluster": "--cluster", "gpus": "--gpus", "global_batch": "--global-batch",
 }

@@ -126,6 +126,52 @@ TEST(GemmTest, StridedReadsHeadsInPlace) {
   expectClose(got, ref, 1e-5);
 }
 
+TEST(GemmTest, Bf16StridedIsTheExactProductRoundedOnce) {
+  // bf16 heads read in place (as above, with a padded C row left alone):
+  // products of bf16 values are exact, so the result is the double-precision
+  // sum of the bf16 inputs' products rounded to bf16, up to the f32
+  // accumulation (one bf16 step at a rounding boundary at most).
+  const int64_t B = 2, S = 5, H = 3, D = 16, ldc = S + 1;
+  std::vector<float> qf = randomFloats(B * S * H * D, 5);
+  std::vector<float> kf = randomFloats(B * S * H * D, 6);
+  std::vector<bf16> q(qf.begin(), qf.end()), k(kf.begin(), kf.end());
+  std::vector<bf16> c(B * H * S * ldc, bf16(-7.0f));
+  gemmStrided(false, true, B, H, S, S, D, q.data(), S * H * D, D, H * D,
+              k.data(), S * H * D, D, H * D, c.data(), H * S * ldc, S * ldc,
+              ldc);
+  int inexact = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        for (int64_t j = 0; j < S; ++j) {
+          double sum = 0;
+          for (int64_t d = 0; d < D; ++d)
+            sum += static_cast<double>(float(q[((b * S + i) * H + h) * D + d])) *
+                   float(k[((b * S + j) * H + h) * D + d]);
+          float got = c[(b * H + h) * S * ldc + i * ldc + j];
+          float expected = bf16(static_cast<float>(sum));
+          if (got != expected) {
+            ++inexact;
+            EXPECT_NEAR(got, expected, std::fabs(expected) * 0x1p-7);
+          }
+        }
+        EXPECT_EQ(float(c[(b * H + h) * S * ldc + i * ldc + S]), -7.0f);
+      }
+  EXPECT_LE(inexact, 2);
+}
+
+TEST(GemmTest, Bf16SharedWeightMatchesTheF32Product) {
+  // Integers below 256 are exact in bf16, and so are these products.
+  const int64_t batch = 2, m = 2, n = 3, k = 2;
+  std::vector<bf16> a = {1, 2, 3, 4, 5, 6, 7, 8}, w = {1, 0, 2, 0, 1, 3};
+  std::vector<bf16> c(batch * m * n);
+  gemm(false, false, batch, m, n, k, a.data(), m * k, w.data(), 0, c.data(),
+       m * n);
+  std::vector<float> got(c.begin(), c.end());
+  std::vector<float> expected = {1, 2, 8, 3, 4, 18, 5, 6, 28, 7, 8, 38};
+  EXPECT_EQ(got, expected);
+}
+
 TEST(GemmTest, EmptyContractionGivesZeros) {
   std::vector<float> c(6, 42.0f);
   gemm(false, false, 1, 2, 3, 0, nullptr, 0, nullptr, 0, c.data(), 6);

@@ -82,6 +82,26 @@ def test_emulated_cuda_trains_like_cpu(example, dp, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+def test_emulated_cuda_bf16_trains_like_cpu_bf16(tmp_path):
+    """--precision bf16 on CUDA: the emitted kernels store bf16 buffers
+    (loom/Runtime/BFloat16.h), the products go to cuBLAS's bf16 gemm
+    (the CPU's under emulation), and the losses are the CPU program's."""
+    _, args, names, m = import_example("gpt_example", tmp_path)
+    data = write_data(tmp_path / "data",
+                      make_data(names, args, 3, CLASSES["gpt_example"], seed=7))
+    cpu = m.compile(outdir=tmp_path / "cpu", precision="bf16", **OPTIONS)
+    cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
+                     precision="bf16", **OPTIONS)
+    source = (tmp_path / "cuda" / "step.cu").read_text()
+    assert "__global__ void" in source and "const bf16 *p0" in source
+    f32 = m.compile(outdir=tmp_path / "f32", target="cuda", cuda_emulate=True,
+                    **OPTIONS).train(data, STEPS, log=tmp_path / "f32.csv")
+    expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv")
+    got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv")
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    assert not np.allclose(got, f32, rtol=1e-6, atol=0)  # it is not f32
+
+
 def test_emulated_cuda_keeps_weights_on_the_device(tmp_path):
     """Parameters and AdamW state stay in device memory between steps:
     after the first upload a step copies the batch in and the loss out,
@@ -127,16 +147,18 @@ def test_cuda_emulate_needs_target_cuda(tmp_path):
         m.compile(outdir=tmp_path / "out", cuda_emulate=True)
 
 
-@pytest.mark.parametrize("example", sorted(CLASSES))
-def test_nvcc_compiles_emitted_source(example, tmp_path):
+@pytest.mark.parametrize("example,precision",
+                         [(e, "f32") for e in sorted(CLASSES)] +
+                         [("gpt_example", "bf16")])
+def test_nvcc_compiles_emitted_source(example, precision, tmp_path):
     """The emitted .cu is CUDA that nvcc accepts (compiled with -c: the
-    runtime's headers only, no GPU needed)."""
+    runtime's headers only, no GPU needed), bf16 buffers included."""
     compiler = nvcc()
     if compiler is None:
         pytest.skip("nvcc not found (set CUDACXX or put nvcc on PATH)")
     _, _, _, m = import_example(example, tmp_path)
     m.compile(outdir=tmp_path / "out", mesh="dp=2", target="cuda",
-              cuda_emulate=True, **OPTIONS)
+              cuda_emulate=True, precision=precision, **OPTIONS)
     source = tmp_path / "out" / "step.cu"
     proc = subprocess.run([compiler, "-std=c++17", "-c", "-I", str(ROOT / "include"),
                            "-Xcompiler=-Wall,-Wextra", "-Werror=all-warnings",

@@ -167,6 +167,13 @@ cl::opt<std::string> swapPolicy(
              "a host pool between their forward and backward uses; CPU and "
              "CUDA targets); peer and auto are not in this build yet"),
     cl::init("none"), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Arithmetic: f32 (default) or bf16 (loom-mixed-precision: "
+             "matrix products, forward and backward, on bf16 operands with "
+             "f32 accumulation; parameters, optimizer state, norms, softmax, "
+             "the loss and collectives stay f32)"),
+    cl::init("f32"), cl::cat(category));
 cl::opt<std::string> commSchedule(
     "comm-schedule",
     cl::desc("TriRace: post each pipeline send right after its data is "
@@ -363,6 +370,8 @@ FailureOr<TrainingOptions> buildOptions() {
       return fail("--device-memory: " + e), failure();
   if (!takeEnum(swapPolicy, o.swap, mlir::loom::symbolizeSwapPolicy,
                 "none, host, peer or auto") ||
+      !takeEnum(precision, o.precision, mlir::loom::symbolizePrecision,
+                "f32 or bf16") ||
       !takeEnum(commSchedule, o.commSchedule, mlir::loom::symbolizeSwitch,
                 "on, off or auto") ||
       !takeEnum(sparseEmbeddingGrad, o.sparseEmbeddingGrad,

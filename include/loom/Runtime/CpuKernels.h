@@ -11,6 +11,7 @@
 #ifndef LOOM_RUNTIME_CPUKERNELS_H
 #define LOOM_RUNTIME_CPUKERNELS_H
 
+#include "loom/Runtime/BFloat16.h"
 #include "loom/Runtime/Runtime.h"
 
 #include <cstdint>
@@ -38,6 +39,19 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t m, int64_t n, int64_t k, const float *a,
                  int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
                  int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc);
+
+/// bf16 operands and result (--precision bf16): each product of two bf16
+/// values is exact in f32, so the operands are widened and multiplied by
+/// the f32 gemm (f32 accumulation, as tensor cores do), and C is rounded
+/// to bf16 once. The widened copies live in per-thread scratch memory.
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
+          int64_t strideB, bf16 *c, int64_t strideC);
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const bf16 *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const bf16 *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, bf16 *c,
                  int64_t cOuter, int64_t cInner, int64_t ldc);
 
 /// Softmax (or log-softmax) of x viewed as [outer, n, inner] along n.

@@ -75,6 +75,15 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
                  const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
                  float *c, int64_t cOuter, int64_t cInner, int64_t ldc);
+/// bf16 operands and result, f32 accumulation (--precision bf16).
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const bf16 *a, int64_t strideA,
+          const bf16 *b, int64_t strideB, bf16 *c, int64_t strideC);
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const bf16 *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const bf16 *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 bf16 *c, int64_t cOuter, int64_t cInner, int64_t ldc);
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log);
 void layerNorm(Context &ctx, const float *x, const float *scale,

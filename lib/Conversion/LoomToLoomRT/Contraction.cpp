@@ -306,10 +306,17 @@ LogicalResult loom_to_loomrt::checkContractionOp(Operation *op) {
   if (!dot)
     return success();
   auto lhsType = cast<RankedTensorType>(dot.getLhs().getType());
-  if (!lhsType.getElementType().isF32())
+  Type element = lhsType.getElementType();
+  if (!element.isF32() && !element.isBF16())
     return dot.emitError("convert-loom-to-loomrt: dot_general on ")
-           << lhsType.getElementType()
-           << " is not supported by the runtime (f32 only)";
+           << element << " is not supported by the runtime (f32 or bf16)";
+  if (getElementTypeOrSelf(dot.getRhs().getType()) != element ||
+      getElementTypeOrSelf(dot.getType()) != element)
+    return dot.emitError("convert-loom-to-loomrt: dot_general needs one "
+                         "element type for its operands and result (the "
+                         "runtime's gemm), got ")
+           << dot.getLhs().getType() << ", " << dot.getRhs().getType()
+           << " -> " << dot.getType();
   return success();
 }
 

@@ -28,11 +28,26 @@ namespace {
 // Scalar bodies
 //===----------------------------------------------------------------------===//
 
+/// bf16 is a storage type: loops load it into f32, compute in f32 and
+/// round each bf16 op's result (see lowerKernel).
+Type computeType(Type element) {
+  return element.isBF16() ? Float32Type::get(element.getContext()) : element;
+}
+
+/// `x` (f32) rounded to bf16 and widened back, when `element` is bf16.
+Value roundToStorage(Value x, Type element, OpBuilder &b, Location loc) {
+  if (!element.isBF16())
+    return x;
+  Value narrow = arith::TruncFOp::create(b, loc, element, x);
+  return arith::ExtFOp::create(b, loc, x.getType(), narrow);
+}
+
 /// The scalar arith/math ops of one elementwise loom op on the scalars `v`
-/// (one per operand); null when the op has none for its element types.
+/// (one per operand, in the compute types); null when the op has none for
+/// its element types.
 Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
   Location loc = op->getLoc();
-  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  Type type = computeType(getElementTypeOrSelf(op->getResult(0).getType()));
   bool isFloat = isa<FloatType>(type);
   auto floatConst = [&](double x) -> Value {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, x));
@@ -159,8 +174,10 @@ Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
         if (from == type)
           return v[0];
         bool fromFloat = isa<FloatType>(from);
-        if (fromFloat && isFloat)
-          return Value(); // f16/bf16 never reach here (checked types)
+        if (fromFloat && isFloat) // f32 <-> bf16 (f16 fails checkTypes)
+          return from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth()
+                     ? Value(arith::ExtFOp::create(b, loc, type, v[0]))
+                     : Value(arith::TruncFOp::create(b, loc, type, v[0]));
         if (fromFloat) {
           if (type.isInteger(1)) {
             Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0));
@@ -197,8 +214,8 @@ LogicalResult checkScalarLowering(Operation *op) {
   b.setInsertionPointToEnd(&scratch);
   SmallVector<Value> scalars;
   for (Value operand : op->getOperands())
-    scalars.push_back(
-        scratch.addArgument(getElementTypeOrSelf(operand.getType()), op->getLoc()));
+    scalars.push_back(scratch.addArgument(
+        computeType(getElementTypeOrSelf(operand.getType())), op->getLoc()));
   if (scalarize(op, scalars, b))
     return success();
   return op->emitError("convert-loom-to-loomrt: no scalar lowering for this "
@@ -315,21 +332,40 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
     argTypes.push_back(cast<MemRefType>(input.buffer.getType()).getElementType());
   Block *body = rewriter.createBlock(&kernel.getBody(), {}, argTypes,
                                      SmallVector<Location>(argTypes.size(), loc));
+  // bf16 inputs are widened once, each bf16 member's result is rounded to
+  // bf16 (and computed in f32), and a bf16 output is narrowed at the store.
   DenseMap<Value, Value> scalars;
-  for (auto [value, index] : inputIndex)
-    scalars[value] = body->getArgument(index);
-  for (auto [value, attr] : splats)
-    scalars[value] =
-        arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(attr));
+  Type f32 = rewriter.getF32Type();
+  for (auto [value, index] : inputIndex) {
+    Value arg = body->getArgument(index);
+    scalars[value] = arg.getType().isBF16()
+                         ? Value(arith::ExtFOp::create(rewriter, loc, f32, arg))
+                         : arg;
+  }
+  for (auto [value, attr] : splats) {
+    auto typed = cast<TypedAttr>(attr);
+    if (auto f = dyn_cast<FloatAttr>(attr); f && f.getType().isBF16())
+      typed = rewriter.getF32FloatAttr(f.getValueAsDouble());
+    scalars[value] = arith::ConstantOp::create(rewriter, loc, typed);
+  }
+  Type outElement = cast<MemRefType>(out.getType()).getElementType();
   for (Operation *member : members) {
     SmallVector<Value> operands;
     for (Value operand : member->getOperands())
       operands.push_back(scalars.lookup(operand));
     // Checked before the conversion (checkScalarLowering).
-    scalars[member->getResult(0)] = scalarize(member, operands, rewriter);
+    Value scalar = scalarize(member, operands, rewriter);
+    scalars[member->getResult(0)] =
+        member == root ? scalar // rounded by the store
+                       : roundToStorage(scalar,
+                                        getElementTypeOrSelf(
+                                            member->getResult(0).getType()),
+                                        rewriter, loc);
   }
-  loomrt::YieldOp::create(rewriter, loc,
-                          ValueRange{scalars.lookup(root->getResult(0))});
+  Value stored = scalars.lookup(root->getResult(0));
+  if (outElement.isBF16())
+    stored = arith::TruncFOp::create(rewriter, loc, outElement, stored);
+  loomrt::YieldOp::create(rewriter, loc, ValueRange{stored});
   return out;
 }
 

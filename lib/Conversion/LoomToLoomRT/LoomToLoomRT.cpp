@@ -269,10 +269,11 @@ LogicalResult checkTypes(func::FuncOp source) {
                              << "; convert-loom-to-loomrt needs static shapes "
                                 "(run loom-shape-inference first)";
     Type element = tensor.getElementType();
-    if (!element.isF32() && !element.isInteger(64) && !element.isInteger(32) &&
-        !element.isInteger(1))
+    if (!element.isF32() && !element.isBF16() && !element.isInteger(64) &&
+        !element.isInteger(32) && !element.isInteger(1))
       return at->emitError() << what << " has element type " << element
-                             << "; the runtime supports f32, i64, i32 and i1";
+                             << "; the runtime supports f32, bf16, i64, i32 "
+                                "and i1";
     return success();
   };
   for (auto [i, type] : llvm::enumerate(source.getArgumentTypes()))

@@ -3,7 +3,8 @@
 // Row-wise ops (softmax, norms, cross-entropy) run one block per row: each
 // thread accumulates a fixed, strided subset in double and the block
 // combines the partial results in a fixed tree, so a result never depends
-// on scheduling. gemm is cuBLAS (FP32, no TF32). Index and label checks
+// on scheduling. gemm is cuBLAS (f32 accumulation, no TF32; bf16
+// operands for --precision bf16). Index and label checks
 // happen on the device: the first bad value is recorded in the
 // DeviceError that synchronize() reports.
 //
@@ -308,44 +309,20 @@ void requireSizes(Context &ctx, const char *op,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
-          int64_t n, int64_t k, const float *a, int64_t strideA,
-          const float *b, int64_t strideB, float *c, int64_t strideC) {
-  CudaState &s = state(ctx);
-  requireSizes(ctx, "gemm", {batch, m, n, k});
-  if (batch == 0 || m == 0 || n == 0)
-    return;
-  if (k == 0) {
-    for (int64_t i = 0; i < batch; ++i)
-      check(ctx, "gemm",
-            cudaMemsetAsync(c + i * strideC, 0,
-                            static_cast<size_t>(m * n) * sizeof(float),
-                            s.compute));
-    return;
-  }
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
-    fail(ctx, "gemm", "a dimension exceeds the cuBLAS limit (int)");
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
-  // row-major buffers read as column-major are the transposes, so B comes
-  // first and each keeps its own transpose flag.
-  const float one = 1.0f, zero = 0.0f;
-  cublasStatus_t status = cublasSgemmStridedBatched(
-      s.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &one, b,
-      static_cast<int>(transB ? k : n), strideB, a,
-      static_cast<int>(transA ? m : k), strideA, &zero, c, static_cast<int>(n),
-      strideC, static_cast<int>(batch));
-  if (status != CUBLAS_STATUS_SUCCESS)
-    fail(ctx, "gemm",
-         (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
-}
+namespace {
 
-void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
-                 int64_t inner, int64_t m, int64_t n, int64_t k,
-                 const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
-                 const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
-                 float *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+/// cuBLAS's name of each element type of a gemm; the products accumulate
+/// in f32 for both (CUBLAS_COMPUTE_32F: no TF32 for f32 operands).
+template <typename T> cudaDataType blasType();
+template <> cudaDataType blasType<float>() { return CUDA_R_32F; }
+template <> cudaDataType blasType<bf16>() { return CUDA_R_16BF; }
+
+template <typename T>
+void gemmStridedImpl(Context &ctx, bool transA, bool transB, int64_t outer,
+                     int64_t inner, int64_t m, int64_t n, int64_t k,
+                     const T *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                     const T *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                     T *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "gemm", {outer, inner, m, n, k});
   if (outer == 0 || inner == 0 || m == 0 || n == 0)
@@ -356,29 +333,67 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
         for (int64_t r = 0; r < m; ++r)
           check(ctx, "gemm",
                 cudaMemsetAsync(c + o * cOuter + i * cInner + r * ldc, 0,
-                                static_cast<size_t>(n) * sizeof(float),
+                                static_cast<size_t>(n) * sizeof(T),
                                 s.compute));
     return;
   }
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || inner > INT_MAX ||
       lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
     fail(ctx, "gemm", "a dimension exceeds the cuBLAS limit (int)");
-  // As in gemm: row-major buffers read as column-major are the transposes,
-  // with the row strides as leading dimensions; one strided-batched call
-  // per outer index.
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+  // row-major buffers read as column-major are the transposes, so B comes
+  // first and each keeps its own transpose flag, with the row strides as
+  // leading dimensions; one strided-batched call per outer index.
   const float one = 1.0f, zero = 0.0f;
   for (int64_t o = 0; o < outer; ++o) {
-    cublasStatus_t status = cublasSgemmStridedBatched(
+    cublasStatus_t status = cublasGemmStridedBatchedEx(
         s.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
         transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
         static_cast<int>(m), static_cast<int>(k), &one, b + o * bOuter,
-        static_cast<int>(ldb), bInner, a + o * aOuter, static_cast<int>(lda),
-        aInner, &zero, c + o * cOuter, static_cast<int>(ldc), cInner,
-        static_cast<int>(inner));
+        blasType<T>(), static_cast<int>(ldb), bInner, a + o * aOuter,
+        blasType<T>(), static_cast<int>(lda), aInner, &zero, c + o * cOuter,
+        blasType<T>(), static_cast<int>(ldc), cInner, static_cast<int>(inner),
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (status != CUBLAS_STATUS_SUCCESS)
       fail(ctx, "gemm",
            (std::string("cuBLAS: ") + cublasGetStatusString(status)).c_str());
   }
+}
+
+} // namespace
+
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const float *a, int64_t strideA,
+          const float *b, int64_t strideB, float *c, int64_t strideC) {
+  gemmStridedImpl(ctx, transA, transB, 1, batch, m, n, k, a, 0, strideA,
+                  transA ? m : k, b, 0, strideB, transB ? k : n, c, 0,
+                  strideC, n);
+}
+
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const bf16 *a, int64_t strideA,
+          const bf16 *b, int64_t strideB, bf16 *c, int64_t strideC) {
+  gemmStridedImpl(ctx, transA, transB, 1, batch, m, n, k, a, 0, strideA,
+                  transA ? m : k, b, 0, strideB, transB ? k : n, c, 0,
+                  strideC, n);
+}
+
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 float *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+  gemmStridedImpl(ctx, transA, transB, outer, inner, m, n, k, a, aOuter,
+                  aInner, lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
+}
+
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const bf16 *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const bf16 *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 bf16 *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+  gemmStridedImpl(ctx, transA, transB, outer, inner, m, n, k, a, aOuter,
+                  aInner, lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
 }
 
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,

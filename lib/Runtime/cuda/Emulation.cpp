@@ -116,6 +116,24 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                    lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
 }
 
+void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
+          int64_t n, int64_t k, const bf16 *a, int64_t strideA,
+          const bf16 *b, int64_t strideB, bf16 *c, int64_t strideC) {
+  state(ctx);
+  cpu::gemm(transA, transB, batch, m, n, k, a, strideA, b, strideB, c,
+            strideC);
+}
+
+void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
+                 int64_t inner, int64_t m, int64_t n, int64_t k,
+                 const bf16 *a, int64_t aOuter, int64_t aInner, int64_t lda,
+                 const bf16 *b, int64_t bOuter, int64_t bInner, int64_t ldb,
+                 bf16 *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+  state(ctx);
+  cpu::gemmStrided(transA, transB, outer, inner, m, n, k, a, aOuter, aInner,
+                   lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
+}
+
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log) {
   state(ctx);

@@ -84,7 +84,7 @@ LogicalResult EmitterBase::emitConstant(loomrt::ConstantOp constant) {
   if (!dense)
     return error(constant) << "only dense constants are supported";
   int64_t i = 0;
-  if (type.isF32()) {
+  if (type.isF32() || type.isBF16()) { // a bf16 literal is exact in float
     for (APFloat v : dense.getValues<APFloat>())
       cs << (i++ % 8 == 0 ? "\n    " : " ") << formatFloat(v.convertToDouble())
          << ",";

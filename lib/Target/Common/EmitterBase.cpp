@@ -167,7 +167,9 @@ LogicalResult EmitterBase::emitSpecs() {
     if (!dtypeName(element))
       return error(func) << "argument '" << n << "' has element type "
                          << element
-                         << "; programs take f32, i64 and i32 tensors";
+                         << "; programs take f32, i64 and i32 tensors (for "
+                            "bf16 arithmetic, give f32 tensors and use "
+                            "--precision bf16)";
     ArrayRef<int64_t> s = shape(arg);
     if (s.size() > 8)
       return error(func) << "argument '" << n << "' has rank " << s.size()
@@ -333,7 +335,7 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
         e << "(" << v(0) << " ? " << v(1) << " : " << v(2) << ")";
       })
       .Case<arith::SIToFPOp, arith::UIToFPOp, arith::ExtUIOp, arith::ExtSIOp,
-            arith::TruncIOp>([&](auto) {
+            arith::TruncIOp, arith::ExtFOp, arith::TruncFOp>([&](auto) {
         e << "static_cast<" << cppType(resultType) << ">(" << v(0) << ")";
       })
       .Case<arith::FPToSIOp>([&](auto) {

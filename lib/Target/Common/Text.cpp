@@ -50,6 +50,8 @@ std::string emit::cppQuote(StringRef text) {
 const char *emit::cppType(Type type) {
   if (type.isF32())
     return "float";
+  if (type.isBF16())
+    return "bf16"; // loom/Runtime/BFloat16.h: stored as bf16, used as float
   if (type.isInteger(64))
     return "int64_t";
   if (type.isInteger(32))

@@ -116,7 +116,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ArrayRef<int64_t> dims = op.getDims();
   ReduceGeometry g(op);
   Type type = elementType(op.getInput());
-  bool isFloat = type.isF32();
+  bool isFloat = isa<FloatType>(type);
   const char *acc = isFloat ? "double" : "int64_t";
   std::string comment =
       ("reduce " + stringifyEnum(op.getKind()) + " over [" + joinInts(dims) +
@@ -214,8 +214,9 @@ LogicalResult Emitter::printColumnReduce(llvm::raw_ostream &s,
     LoopNest rows(s, g.reducedSizes, "r", indent, false);
     int body = rows.bodyIndent();
     s.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
-    printReduceStep(op, g, accType, elementType(op.getInput()).isF32(), s,
-                    body + 2, "acc[c]", "c");
+    printReduceStep(op, g, accType,
+                    isa<FloatType>(elementType(op.getInput())), s, body + 2,
+                    "acc[c]", "c");
     s.indent(body) << "}\n";
   }
   s.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";

@@ -116,7 +116,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ReduceGeometry g(op);
   Type type = elementType(op.getInput());
-  bool isFloat = type.isF32();
+  bool isFloat = isa<FloatType>(type);
   const char *acc = isFloat ? "double" : "int64_t";
   std::string comment = ("reduce " + stringifyEnum(op.getKind()) + " over [" +
                          joinInts(op.getDims()) + "] (" + op.getOrigin() +

@@ -8,10 +8,10 @@ func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // -----
 
-func.func @main(%x: tensor<3xf32>) -> tensor<3xbf16> {
-  %e = loom.convert %x : tensor<3xf32> -> tensor<3xbf16>
-  // expected-error @-2 {{result #0 has element type 'bf16'; the runtime supports f32, i64, i32 and i1}}
-  return %e : tensor<3xbf16>
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf16> {
+  %e = loom.convert %x : tensor<3xf32> -> tensor<3xf16>
+  // expected-error @-2 {{result #0 has element type 'f16'; the runtime supports f32, bf16, i64, i32 and i1}}
+  return %e : tensor<3xf16>
 }
 
 // -----

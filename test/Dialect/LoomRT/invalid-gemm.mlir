@@ -24,3 +24,12 @@ func.func @gemm_output_size(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref
   loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
+
+// -----
+
+// bf16 products write a bf16 output (f32 accumulation inside the call).
+func.func @gemm_mixed_types(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op operands and output must share one element type, got 'memref<2x3xbf16>' and 'memref<2x4xf32>'}}
+  loomrt.gemm ins(%a, %b : memref<2x3xbf16>, memref<3x4xbf16>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}

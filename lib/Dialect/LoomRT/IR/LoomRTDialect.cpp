@@ -120,6 +120,12 @@ LogicalResult GemmOp::verify() {
   if (batch < 0 || m < 0 || n < 0 || k < 0)
     return emitOpError("has a negative size");
   auto c = cast<MemRefType>(getC().getType());
+  for (Value operand : {getA(), getB()})
+    if (cast<MemRefType>(operand.getType()).getElementType() !=
+        c.getElementType())
+      return emitOpError("operands and output must share one element type, "
+                         "got ")
+             << operand.getType() << " and " << c;
   if (c.hasStaticShape() && elementCount(c) != batch * m * n)
     return emitOpError("output ")
            << c << " does not hold " << batch << " x " << m << " x " << n

@@ -942,6 +942,60 @@ def LoomOverlapSplit : Pass<"loom-overlap-split", "ModuleOp"> {
   ];
 }
 
+def LoomMixedPrecision : Pass<"loom-mixed-precision", "ModuleOp"> {
+  let summary = "Run the forward function's matrix products in bf16 with "
+                "f32 accumulation (loomc --precision bf16)";
+  let description = [{
+    Rewrites every `loom.dot_general` of the forward function `@F`
+    (`function`) whose operands and result are f32: each operand is
+    converted to bf16 right before the product (one `loom.convert` per
+    use), the product computes in bf16 (the runtime's gemm accumulates in
+    f32 and rounds its result once, as tensor cores do), and its result is
+    converted back to f32 for every other op.
+
+    What follows a product computes in bf16 too, as PyTorch's autocast
+    runs it on the product's bf16 output: elementwise ops (add, sub, mul,
+    div, pow, neg, max, min, relu, gelu, silu, sigmoid, tanh, select) whose
+    other float operands are not activations (a bias, a constant scale, a
+    mask: converted to bf16), and data movement (reshape, transpose,
+    broadcast, slice, concat, split) of bf16 values, transitively. A
+    transpose, reshape or broadcast of a weight or bias is converted
+    before it moves (a weight's transpose still folds into the product).
+    An op that
+    mixes in an f32 activation (the residual add) stays f32, like
+    autocast's type promotion. Everything else stays f32: the parameters
+    (master weights), the optimizer state, norms, softmax, the loss and
+    every collective (the conversions sit between the products and the
+    tensor-parallel all-reduces). Generated loops load bf16 into f32,
+    compute in f32 and round each bf16 op's result.
+
+    ```mlir
+    %y = loom.dot_general %x, %w, contracting_dims = [1] x [0]
+        : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    // becomes
+    %xb = loom.convert %x : tensor<8x16xf32> -> tensor<8x16xbf16>
+    %wb = loom.convert %w : tensor<16x4xf32> -> tensor<16x4xbf16>
+    %yb = loom.dot_general %xb, %wb, contracting_dims = [1] x [0]
+        : (tensor<8x16xbf16>, tensor<16x4xbf16>) -> tensor<8x4xbf16>
+    %y = loom.convert %yb : tensor<8x4xbf16> -> tensor<8x4xf32>
+    ```
+
+    Run before differentiation: `loom-autodiff` then gives every backward
+    product bf16 operands too (the cotangent of a conversion is converted
+    back), weight gradients reach the optimizer in f32, and the activations
+    the backward pass saves from the bf16 ops are bf16, half the bytes of
+    f32 (test_mixed_precision.py measures the loss against PyTorch's own
+    autocast-vs-f32 gap, and the saved bytes).
+
+    Errors: no function `@F` with a body.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function">,
+  ];
+}
+
 def LoomMarkLayers : Pass<"loom-mark-layers", "ModuleOp"> {
   let summary = "Mark the repeated layers (transformer blocks) of a forward "
                 "graph";

@@ -58,6 +58,8 @@ def LoomRT_HandleType : TypeDef<LoomRT_Dialect, "Handle"> {
 def LoomRT_Buffer : MemRefRankOf<[F32, F16, BF16, I64, I32, I1], [0, 1, 2, 3, 4, 5, 6, 7, 8]>;
 def LoomRT_F32Buffer : MemRefOf<[F32]>;
 def LoomRT_IndexBuffer : MemRefOf<[I64, I32]>;
+// GEMM operands: f32, or bf16 under --precision bf16 (f32 accumulation).
+def LoomRT_GemmBuffer : MemRefOf<[F32, BF16]>;
 
 //===----------------------------------------------------------------------===//
 // Buffers
@@ -216,9 +218,12 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
     `a` starts at element `o * a_strides[0] + i * a_strides[1]` with rows
     `a_strides[2]` apart (BLAS's leading dimension); likewise `b`. `c` is
     dense, as in the plain form; `a_batched`/`b_batched` are then unused.
+
+    `a`, `b` and `c` share one element type: f32, or bf16 (the products
+    accumulate in f32 and `c` is rounded once).
   }];
-  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$a, Arg<LoomRT_F32Buffer, "", [MemRead]>:$b,
-                       Arg<LoomRT_F32Buffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
+  let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$a, Arg<LoomRT_GemmBuffer, "", [MemRead]>:$b,
+                       Arg<LoomRT_GemmBuffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
                        I64Attr:$n, I64Attr:$k, BoolAttr:$trans_a,
                        BoolAttr:$trans_b, BoolAttr:$a_batched,
                        BoolAttr:$b_batched, StrAttr:$origin,

@@ -1,0 +1,54 @@
+//===- BFloat16.h - The bf16 element type of generated programs -*- C++ -*-===//
+//
+// bf16 is the top half of an IEEE f32: same exponent range, 8 bits of
+// significand. Generated code (CPU, CUDA and emulated CUDA) stores bf16
+// buffers as loom::rt::bf16 and computes in float: a load widens exactly,
+// a store rounds to nearest, ties to even (as CUDA's __float2bfloat16_rn
+// and PyTorch's float->bfloat16 do), and NaN stays a quiet NaN.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_BFLOAT16_H
+#define LOOM_RUNTIME_BFLOAT16_H
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__) // emulated CUDA is host code
+#define LOOM_BF16_HD __host__ __device__
+#else
+#define LOOM_BF16_HD
+#endif
+
+namespace loom {
+namespace rt {
+
+struct bf16 {
+  uint16_t bits = 0;
+
+  bf16() = default;
+  /// Rounds to nearest, ties to even.
+  LOOM_BF16_HD bf16(float value) : bits(round(value)) {}
+  LOOM_BF16_HD operator float() const {
+    uint32_t u = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+
+  static LOOM_BF16_HD uint16_t round(float value) {
+    uint32_t u;
+    std::memcpy(&u, &value, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, make it quiet
+      return static_cast<uint16_t>((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+};
+
+static_assert(sizeof(bf16) == 2, "bf16 buffers are two bytes per element");
+
+} // namespace rt
+} // namespace loom
+
+#endif // LOOM_RUNTIME_BFLOAT16_H

@@ -1,0 +1,183 @@
+//===- MixedPrecision.cpp - bf16 matrix products ---------------------------===//
+//
+// Implements -loom-mixed-precision (see Passes.td for the contract): the
+// forward function's f32 dot_generals compute in bf16 between two
+// conversions; differentiation carries the precision to the backward pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Activations.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_LOOMMIXEDPRECISION
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+constexpr StringLiteral kPass = "loom-mixed-precision";
+
+bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// The bf16 value that `value` widens, if it is a bf16 -> f32 convert.
+Value bf16Source(Value value) {
+  auto convert = value.getDefiningOp<ConvertOp>();
+  if (!convert || !isF32Tensor(convert.getType()))
+    return {};
+  auto from = cast<RankedTensorType>(convert.getOperand().getType());
+  return from.getElementType().isBF16() ? convert.getOperand() : Value();
+}
+
+/// `value` (an f32 tensor, about to be read once more in bf16) as bf16:
+/// the value it widens; else, for a transpose, reshape or broadcast only
+/// this read uses, that op on its operand as bf16 (a weight's transpose
+/// stays foldable into the product, a bias is converted before it is
+/// broadcast); else a new convert.
+Value toBf16(Value value, OpBuilder &b) {
+  if (Value source = bf16Source(value))
+    return source;
+  auto type = cast<RankedTensorType>(value.getType());
+  Operation *def = value.getDefiningOp();
+  if (def && isa<TransposeOp, ReshapeOp, BroadcastOp>(def) &&
+      value.hasOneUse() && isF32Tensor(def->getOperand(0).getType())) {
+    OpBuilder before(def);
+    def->setOperand(0, toBf16(def->getOperand(0), before));
+    value.setType(type.clone(b.getBF16Type()));
+    return value;
+  }
+  return ConvertOp::create(b, value.getLoc(), type.clone(b.getBF16Type()),
+                           value);
+}
+
+/// `op`, computing in bf16 on its float operands, its f32 results replaced
+/// by conversions back; returns those conversions.
+SmallVector<ConvertOp> lowerPrecision(Operation *op) {
+  OpBuilder b(op);
+  for (OpOperand &operand : op->getOpOperands())
+    if (isF32Tensor(operand.get().getType()))
+      operand.set(toBf16(operand.get(), b));
+  b.setInsertionPointAfter(op);
+  SmallVector<ConvertOp> widened;
+  for (Value result : op->getResults()) {
+    if (!isF32Tensor(result.getType()))
+      continue;
+    auto type = cast<RankedTensorType>(result.getType());
+    result.setType(type.clone(b.getBF16Type()));
+    auto back = ConvertOp::create(b, op->getLoc(), type, result);
+    result.replaceAllUsesExcept(back, back);
+    widened.push_back(back);
+  }
+  return widened;
+}
+
+/// Elementwise ops that may follow a bf16 product in bf16, as PyTorch's
+/// autocast runs them on the product's bf16 output (bias, activation,
+/// scale, mask), and the data movement between products (heads).
+bool isElementwiseFollower(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, MaxOp, MinOp, ReluOp,
+             GeluOp, SiluOp, SigmoidOp, TanhOp, SelectOp>(op);
+}
+bool isMovementFollower(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
+             SplitOp>(op);
+}
+
+/// Whether `op` (a user of a product's widened result) computes in bf16:
+/// an elementwise op whose other float operands are not activations (a
+/// bias, a constant scale, a mask: converted too), or a data movement of
+/// bf16 values only. An op that mixes in an f32 activation (the residual
+/// add) stays f32, as autocast's type promotion keeps it.
+bool followsInBf16(Operation *op, const llvm::DenseSet<Value> &activations) {
+  bool elementwise = isElementwiseFollower(op);
+  if (!elementwise && !isMovementFollower(op))
+    return false;
+  if (op->getNumResults() == 0 ||
+      !llvm::all_of(op->getResultTypes(), isF32Tensor))
+    return false;
+  for (Value operand : op->getOperands()) {
+    if (!isFloatTensor(operand.getType()) || bf16Source(operand))
+      continue;
+    if (!elementwise || !isF32Tensor(operand.getType()) ||
+        activations.contains(operand))
+      return false;
+  }
+  return true;
+}
+
+struct LoomMixedPrecisionPass
+    : public mlir::loom::impl::LoomMixedPrecisionBase<LoomMixedPrecisionPass> {
+  using LoomMixedPrecisionBase::LoomMixedPrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func || func.isExternal()) {
+      module.emitError() << kPass << ": no function @" << function
+                         << " with a body (function=" << function << ")";
+      return signalPassFailure();
+    }
+    llvm::DenseSet<Value> activations = findActivations(func);
+    SmallVector<DotGeneralOp> dots;
+    func.walk([&](DotGeneralOp dot) {
+      if (isF32Tensor(dot.getLhs().getType()) &&
+          isF32Tensor(dot.getRhs().getType()) && isF32Tensor(dot.getType()))
+        dots.push_back(dot);
+    });
+    // The products, then what follows them in bf16, transitively.
+    SmallVector<ConvertOp> worklist;
+    for (DotGeneralOp dot : dots)
+      llvm::append_range(worklist, lowerPrecision(dot));
+    while (!worklist.empty()) {
+      ConvertOp widened = worklist.pop_back_val();
+      SmallVector<Operation *> users(widened->getUsers());
+      for (Operation *user : users) {
+        if (!followsInBf16(user, activations))
+          continue;
+        // Its results stay activations (or not) for the next users.
+        bool isActivation = llvm::any_of(user->getResults(), [&](Value r) {
+          return activations.contains(r);
+        });
+        for (ConvertOp back : lowerPrecision(user)) {
+          if (isActivation)
+            activations.insert(back);
+          worklist.push_back(back);
+        }
+      }
+    }
+    // Conversions left without users (a product's widened result that all
+    // its users now read in bf16), and conversions of widened values.
+    SmallVector<ConvertOp> converts;
+    func.walk([&](ConvertOp convert) { converts.push_back(convert); });
+    for (ConvertOp convert : llvm::reverse(converts)) {
+      if (convert.getType() == convert.getOperand().getType())
+        continue;
+      if (Value source = bf16Source(convert.getOperand());
+          source && source.getType() == convert.getType())
+        convert.getResult().replaceAllUsesWith(source);
+      if (convert->use_empty())
+        convert->erase();
+    }
+  }
+};
+
+} // namespace

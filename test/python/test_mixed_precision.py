@@ -1,0 +1,140 @@
+"""`loomc --precision bf16`: bf16 matrix products (f32 accumulation) and the
+elementwise ops that follow them, f32 master weights, optimizer state,
+norms, softmax, loss and collectives (loom-mixed-precision).
+
+The tolerance is PyTorch's own: the same model trained in f32 and under
+`torch.autocast("cpu", dtype=torch.bfloat16)` drifts apart by some
+relative loss gap; Loom's bf16 losses may be at most twice that far from
+Loom's f32 losses, and must differ from them (the products really round).
+The f32 runs match PyTorch's f32 losses, so the two gaps share a baseline.
+"""
+
+import copy
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from parallel_support import MPIRUN  # noqa: E402
+from test_training import (LOOMC, batch_rows, import_example, make_data,  # noqa: E402
+                           write_data)
+
+pytestmark = pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+STEPS = 20
+OPTIONS = dict(optimizer="adamw", lr=1e-3, weight_decay=0.01)
+CLASSES = {"mlp_example": 10, "gpt_example": 50, "llama_example": 50}
+
+
+def torch_losses(model, names, data, batch, steps, bf16):
+    """AdamW steps in f32, or with the forward under CPU bf16 autocast."""
+    model = copy.deepcopy(model)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    total = len(next(iter(data.values())))
+    losses = []
+    for step in range(steps):
+        rows = batch_rows(step, batch, total)
+        args = [torch.from_numpy(data[n][rows]) for n in names]
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(*args)
+        loss.float().backward()
+        opt.step()
+        losses.append(float(loss.detach().float()))
+    return np.array(losses)
+
+
+def gap(a, b):
+    """The largest relative difference of two loss curves."""
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.max(np.abs(a - b) / np.abs(b)))
+
+
+def setup(example, tmp_path, batch=None):
+    model, args, names, m = import_example(example, tmp_path, batch=batch)
+    data = make_data(names, args, 3, CLASSES[example], seed=1)
+    batch = args[0].shape[0]
+    reference = torch_losses(model, names, data, batch, STEPS, bf16=False)
+    autocast = torch_losses(model, names, data, batch, STEPS, bf16=True)
+    return m, write_data(tmp_path / "data", data), reference, autocast
+
+
+def check_bf16_program(outdir):
+    """The step really multiplies bf16 buffers: bf16 arena pointers and
+    gemm calls on them (the runtime's bf16 overload)."""
+    step = (outdir / "step.cpp").read_text()
+    bf16 = set(re.findall(r"^\s*bf16 \*(\w+) = ", step, re.M))
+    assert bf16, "no bf16 buffers in step.cpp"
+    calls = re.findall(r"cpu::gemm(?:Strided)?\(([^;]*)\);", step)
+    on_bf16 = [c for c in calls if any(re.search(rf"\b{b}\b", c) for b in bf16)]
+    assert calls and len(on_bf16) == len(calls), (len(on_bf16), len(calls))
+
+
+@pytest.mark.parametrize("example", sorted(CLASSES))
+def test_bf16_stays_within_twice_pytorchs_autocast_gap(example, tmp_path):
+    m, data, reference, autocast = setup(example, tmp_path)
+    f32 = m.compile(outdir=tmp_path / "f32", **OPTIONS).train(data, STEPS)
+    bf16 = m.compile(outdir=tmp_path / "bf16", precision="bf16",
+                     **OPTIONS).train(data, STEPS)
+    check_bf16_program(tmp_path / "bf16")
+    np.testing.assert_allclose(f32, reference, rtol=1e-4)
+    torch_gap, loom_gap = gap(autocast, reference), gap(bf16, f32)
+    assert torch_gap > 1e-5, torch_gap  # autocast really rounds
+    assert 1e-6 < loom_gap <= 2 * torch_gap, (loom_gap, torch_gap)
+    assert bf16[-1] < bf16[0]  # it trains
+
+
+@pytest.mark.parametrize("example", ["gpt_example", "llama_example"])
+def test_bf16_activations_take_less_memory(example, tmp_path):
+    """The memory plan's activation peak (the saved forward values and the
+    backward's temporaries) shrinks: what the bf16 ops save is bf16. The
+    f32 residual stream, softmax and loss keep part of it f32."""
+    _, _, _, m = import_example(example, tmp_path, batch=32)
+    peaks = {}
+    for precision in ("f32", "bf16"):
+        m.compile(outdir=tmp_path / precision, precision=precision, **OPTIONS)
+        plan = json.loads((tmp_path / precision / "memory.json").read_text())
+        peaks[precision] = plan["functions"][0]["activation_peak_bytes"]
+    assert peaks["bf16"] < 0.9 * peaks["f32"], peaks
+
+
+def test_precision_flag_errors(tmp_path):
+    import subprocess
+    _, _, _, m = import_example("mlp_example", tmp_path)
+    model = tmp_path / "import" / "model.mlir"
+    proc = subprocess.run([str(LOOMC), str(model), "-o", str(tmp_path / "o"),
+                           "--precision", "fp8"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "--precision" in proc.stderr and "f32 or bf16" in proc.stderr, proc.stderr
+    assert "Arithmetic: f32 (default) or bf16" in subprocess.run(
+        [str(LOOMC), "--help"], capture_output=True, text=True).stdout
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed")
+@pytest.mark.parametrize("mesh,ranks,extra", [
+    ("tp=2", 2, {"require_sharded": True}),
+    ("pp=2", 2, {"microbatches": 2}),
+])
+def test_bf16_composes_with_parallelism(mesh, ranks, extra, tmp_path):
+    """Sharded (tp: the products are the shards, the all-reduces stay f32
+    or the runtime's float-only collectives would not compile) and
+    pipelined bf16 programs stay within the same bound of their f32
+    counterparts."""
+    m, data, reference, autocast = setup("gpt_example", tmp_path, batch=4)
+    f32 = m.compile(outdir=tmp_path / "f32", mesh=mesh, **extra,
+                    **OPTIONS).train(data, STEPS, ranks=ranks)
+    bf16 = m.compile(outdir=tmp_path / "bf16", mesh=mesh, precision="bf16",
+                     **extra, **OPTIONS).train(data, STEPS, ranks=ranks)
+    for step in (tmp_path / "bf16").glob("step*.cpp"):
+        assert "bf16 *" in step.read_text(), step
+    if mesh.startswith("tp"):  # pp=2 steps on M micro-batches per step
+        np.testing.assert_allclose(f32, reference, rtol=1e-4)
+    torch_gap, loom_gap = gap(autocast, reference), gap(bf16, f32)
+    assert 1e-6 < loom_gap <= 2 * torch_gap, (loom_gap, torch_gap)
