@@ -273,6 +273,7 @@ mlir::loom::planner::compiledFigures(ModuleOp module,
 FailureOr<double>
 mlir::loom::planner::calibrateActivations(ModuleOp module,
                                           llvm::StringRef function,
+                                          Precision precision,
                                           std::string &error) {
   FailureOr<ModelProfile> profile = profileModel(module, function, 1, error);
   if (failed(profile))
@@ -283,6 +284,7 @@ mlir::loom::planner::calibrateActivations(ModuleOp module,
       saved += op.savedBytes;
   TrainingOptions options;
   options.function = function.str();
+  options.precision = precision;
   FailureOr<std::vector<int64_t>> peak = compiledFigures(
       module, options, "loomrt.activation_peak_bytes", error);
   if (failed(peak))

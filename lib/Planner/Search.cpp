@@ -283,6 +283,8 @@ std::string Candidate::describe() const {
     s += " split=" + std::to_string(overlapSplit);
   if (swap != SwapPolicy::none)
     s += " swap=" + stringifySwapPolicy(swap).str();
+  if (precision != Precision::f32)
+    s += " " + stringifyPrecision(precision).str();
   return s;
 }
 
@@ -301,8 +303,8 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   if (it == profiles.end()) {
     std::string e;
     if (!activationScale) {
-      FailureOr<double> scale =
-          calibrateActivations(module, function, calibrationFailure);
+      FailureOr<double> scale = calibrateActivations(
+          module, function, precision, calibrationFailure);
       activationScale = succeeded(scale) ? *scale : 1.0;
     }
     FailureOr<ModelProfile> p = profileModel(module, function, tp, e);
@@ -311,6 +313,8 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
       p->activationScale = *activationScale;
       for (ProfiledOp &op : p->ops)
         op.savedBytes *= *activationScale;
+      if (precision == Precision::bf16)
+        p->format = NumberFormat::bf16;
     }
     if (failed(p)) {
       errors[tp] = e;
@@ -486,6 +490,7 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
               c.schedule = schedule;
               c.recompute = policy;
               c.overlapSplit = K;
+              c.precision = profiles.getPrecision();
               Estimate e = finish(*profile, *whole, spec, c, options, *stages,
                                   sums, cm, /*record=*/false);
               ++result.evaluated;
@@ -551,6 +556,7 @@ TrainingOptions mlir::loom::planner::trainingOptions(const Candidate &c,
   o.overlapSplit = c.overlapSplit;
   o.swap = c.swap;
   o.deviceMemory = c.deviceMemory;
+  o.precision = c.precision;
   o.optimizer.kind = optimizer;
   return o;
 }

@@ -380,3 +380,31 @@ def test_calibrate_measures_vcluster_links(tmp_path):
     assert 0.5 < measured["efficiency"]["comm"] <= 1.0
     assert 0.1 < measured["efficiency"]["all_reduce"] <= measured["efficiency"]["comm"]
     assert 0 <= measured["network"]["latency_us"] < 10_000
+
+
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_bf16_plans_run_at_the_bf16_peak_with_bf16_activations(tmp_path):
+    """--precision bf16: the products run at the spec's bf16 peak (here 50x
+    the f32 one), the activations are calibrated on the bf16 compile (less
+    memory where the rows outnumber the weights' bf16 copies), and the plan
+    says bf16, so loomc --plan compiles it that way."""
+    model = tmp_path / "gpt.mlir"
+    model.write_text(generate(layers=2, hidden=64, heads=4, seq=32, vocab=128,
+                              batch=16))
+    spec = write_spec(tmp_path, gpu__peak_tflops__bf16=500)
+    args = [model, "--cluster", spec, "--mesh", "dp=1,tp=1,pp=1",
+            "--global-batch", 16, "--json"]
+    f32 = json.loads(plan(*args, "-q").stdout)
+    r = plan(*args, "--precision", "bf16", "-o", tmp_path / "p.json")
+    bf16 = json.loads(r.stdout)
+    assert bf16["step_time_s"] < 0.5 * f32["step_time_s"], (bf16, f32)
+    assert bf16["memory_per_device_bytes"] < f32["memory_per_device_bytes"]
+    assert bf16["plan"]["precision"] == "bf16" and f32["plan"]["precision"] == "f32"
+    assert "activations scaled by" in r.stderr, r.stderr
+    subprocess.run([str(LOOMC), str(model), "--plan", str(tmp_path / "p.json"),
+                    "-o", str(tmp_path / "a"), "--emit-only"], check=True,
+                   capture_output=True, text=True)
+    assert json.loads((tmp_path / "a" / "plan.json").read_text())["precision"] == "bf16"
+    bad = plan(model, "--cluster", spec, "--gpus", 1, "--global-batch", 16,
+               "--precision", "fp16", check=False)
+    assert bad.returncode != 0 and "--precision must be f32 or bf16" in bad.stderr

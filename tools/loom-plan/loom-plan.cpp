@@ -91,6 +91,12 @@ cl::opt<std::string> swapOpt(
              "spec gives host_link): a plan over the GPU's memory may swap "
              "activations to host memory (loom-swap, Mbapp)"),
     cl::cat(category));
+cl::opt<std::string> precisionOpt(
+    "precision",
+    cl::desc("Arithmetic of the plans: f32 (default) or bf16 (loomc "
+             "--precision bf16: products at the GPU's bf16 peak, activations "
+             "from the bf16 compile; written into the plan)"),
+    cl::init("f32"), cl::cat(category));
 cl::opt<int64_t> overlapSplit("overlap-split",
                               cl::desc("Fix the Oases overlap split K"),
                               cl::init(0), cl::cat(category));
@@ -651,6 +657,10 @@ int main(int argc, char **argv) {
       return fail("--swap must be none or host, got '" + swapOpt + "'");
     options.swap = swapOpt == "none" ? SwapPolicy::none : SwapPolicy::host;
   }
+  std::optional<Precision> precision = symbolizePrecision(precisionOpt);
+  if (!precision)
+    return fail("--precision must be f32 or bf16, got '" + precisionOpt +
+                "'");
   if (!schedule.empty()) {
     options.schedule = symbolizePipelineScheduleKind(schedule);
     if (!options.schedule)
@@ -688,7 +698,7 @@ int main(int argc, char **argv) {
   if (!entry)
     return fail("the model has no public function");
   progress("loaded " + modelFile);
-  ProfileCache profiles(*module, entry.getName().str());
+  ProfileCache profiles(*module, entry.getName().str(), *precision);
 
   // --compare: the best plan on each cluster.
   if (compareMode) {

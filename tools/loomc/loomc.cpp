@@ -466,7 +466,7 @@ std::string planAutomatically(ModuleOp module, StringRef function,
     search.recompute = o.recompute;
   if (given(overlapSplit))
     search.overlapSplit = o.overlapSplit;
-  planner::ProfileCache profiles(module, function.str());
+  planner::ProfileCache profiles(module, function.str(), o.precision);
   std::string error;
   planner::SearchResult result =
       planner::searchPlans(profiles, *spec, search, error);

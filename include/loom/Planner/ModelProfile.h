@@ -81,6 +81,7 @@ struct ModelProfile {
 /// on one device) returns failure with the reason in `error`.
 FailureOr<double> calibrateActivations(ModuleOp module,
                                        llvm::StringRef function,
+                                       Precision precision,
                                        std::string &error);
 
 /// Compiles `module` (not modified) with `options` through the training

@@ -42,6 +42,9 @@ struct Candidate {
   /// GPU's memory less the spec's reserve).
   SwapPolicy swap = SwapPolicy::none;
   int64_t deviceMemory = 0;
+  /// The arithmetic the user chose (loomc/loom-plan --precision): not
+  /// searched, since it changes the numbers the model computes.
+  Precision precision = Precision::f32;
 
   std::string describe() const;
 };
@@ -114,8 +117,13 @@ std::string closestRejection(const SearchResult &result);
 /// Profiles of a model per tp degree, computed on first use.
 class ProfileCache {
 public:
-  ProfileCache(ModuleOp module, std::string function)
-      : module(module), function(std::move(function)) {}
+  /// Under bf16 (loom-mixed-precision) the products run at the GPU's bf16
+  /// peak and the activations are calibrated on the bf16 compile.
+  ProfileCache(ModuleOp module, std::string function,
+               Precision precision = Precision::f32)
+      : module(module), function(std::move(function)), precision(precision) {
+  }
+  Precision getPrecision() const { return precision; }
   /// Null (with the reason in `error`) when the model cannot be cut tp
   /// ways.
   const ModelProfile *get(int64_t tp, std::string &error);
@@ -126,6 +134,7 @@ public:
 private:
   ModuleOp module;
   std::string function;
+  Precision precision;
   std::map<int64_t, std::optional<ModelProfile>> profiles;
   std::map<int64_t, std::string> errors;
   /// calibrateActivations' factor, found with the first profile (1 when
