@@ -294,6 +294,18 @@ void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
   }
 }
 
+void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
+             bool log) {
+  if (outer < 0 || n < 0 || inner < 0)
+    badCall("softmax", "negative size");
+  int64_t count = outer * n * inner;
+  thread_local std::vector<float> wide;
+  wide.assign(x, x + count);
+  softmax(wide.data(), wide.data(), outer, n, inner, log);
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = wide[i];
+}
+
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,
                int64_t rows, int64_t cols, double eps) {
   if (rows < 0 || cols < 0)

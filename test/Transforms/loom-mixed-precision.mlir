@@ -6,8 +6,8 @@
 
 // Each f32 product runs on bf16 copies of its operands. What follows it
 // stays bf16 while its other operands are no activations: the bias add
-// (the bias converted before its broadcast), the activation, a head
-// transpose, the next product. The residual add mixes in an f32 activation (%skip) and
+// (the bias converted before its broadcast), the activation, a softmax
+// (f32 statistics inside its kernel), a head transpose, the next product. The residual add mixes in an f32 activation (%skip) and
 // stays f32; so do the scale computing %skip and the loss.
 
 // CHECK-LABEL: func.func @main(
@@ -22,7 +22,8 @@
 // CHECK-NEXT:    %[[BB:.+]] = loom.broadcast %[[B1B]], dims = [1] : tensor<5xbf16> -> tensor<4x5xbf16>
 // CHECK-NEXT:    %[[HB:.+]] = loom.add %[[H]], %[[BB]] : tensor<4x5xbf16>
 // CHECK-NEXT:    %[[G:.+]] = loom.gelu %[[HB]] {{.*}}: tensor<4x5xbf16>
-// CHECK-NEXT:    %[[T:.+]] = loom.transpose %[[G]], {{.*}} : tensor<4x5xbf16> -> tensor<5x4xbf16>
+// CHECK-NEXT:    %[[SM:.+]] = loom.softmax %[[G]], axis = 1 : tensor<4x5xbf16>
+// CHECK-NEXT:    %[[T:.+]] = loom.transpose %[[SM]], {{.*}} : tensor<4x5xbf16> -> tensor<5x4xbf16>
 // CHECK-NEXT:    %[[W2B:.+]] = loom.convert %[[W2]] : tensor<5x3xf32> -> tensor<5x3xbf16>
 // CHECK-NEXT:    %[[O:.+]] = loom.dot_general %[[T]], %[[W2B]], contracting_dims = [0] x [0] {{.*}}-> tensor<4x3xbf16>
 // CHECK-NEXT:    %[[OF:.+]] = loom.convert %[[O]] : tensor<4x3xbf16> -> tensor<4x3xf32>
@@ -58,7 +59,8 @@ func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
   %bb = loom.broadcast %b1, dims = [1] : tensor<5xf32> -> tensor<4x5xf32>
   %hb = loom.add %h, %bb : tensor<4x5xf32>
   %g = loom.gelu %hb : tensor<4x5xf32>
-  %t = loom.transpose %g, permutation = [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+  %sm = loom.softmax %g, axis = 1 : tensor<4x5xf32>
+  %t = loom.transpose %sm, permutation = [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
   %o = loom.dot_general %t, %w2, contracting_dims = [0] x [0]
       : (tensor<5x4xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>
   %sb = loom.broadcast %s, dims = [1] : tensor<3xf32> -> tensor<4x3xf32>

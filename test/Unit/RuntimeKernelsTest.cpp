@@ -217,6 +217,27 @@ TEST(SoftmaxTest, MiddleAxisMatchesReference) {
     }
 }
 
+TEST(SoftmaxTest, Bf16IsTheReferenceOfTheBf16InputRoundedOnce) {
+  // The probabilities of the bf16 inputs, computed in double by the
+  // reference and rounded to bf16: equal, or one bf16 step apart where the
+  // f32 kernel's result sits at a rounding boundary.
+  const int64_t outer = 3, n = 7, inner = 2;
+  std::vector<float> xf = randomFloats(outer * n * inner, 9, 10.0f);
+  std::vector<bf16> x(xf.begin(), xf.end()), y(x.size());
+  softmax(x.data(), y.data(), outer, n, inner, /*log=*/false);
+  std::vector<float> widened(x.begin(), x.end());
+  std::vector<double> ref = referenceSoftmax(widened, outer, n, inner, false);
+  int inexact = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    float expected = bf16(static_cast<float>(ref[i]));
+    if (float(y[i]) != expected) {
+      ++inexact;
+      EXPECT_NEAR(float(y[i]), expected, expected * 0x1p-7) << i;
+    }
+  }
+  EXPECT_LE(inexact, 2);
+}
+
 TEST(SoftmaxTest, LogSoftmaxMatchesReference) {
   const int64_t outer = 7, n = 33, inner = 1;
   std::vector<float> x = randomFloats(outer * n, 4, 30.0f);

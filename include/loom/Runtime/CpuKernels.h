@@ -58,6 +58,11 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
 void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
              bool log);
 
+/// bf16 input and output: the f32 softmax of the widened input (in
+/// per-thread scratch memory), each result rounded once.
+void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
+             bool log);
+
 /// Rows of `cols` elements: (x - mean) / sqrt(var + eps) * scale + bias;
 /// scale/bias (length cols) may be null.
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,

@@ -86,6 +86,8 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  bf16 *c, int64_t cOuter, int64_t cInner, int64_t ldc);
 void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
              int64_t inner, bool log);
+void softmax(Context &ctx, const bf16 *x, bf16 *y, int64_t outer, int64_t n,
+             int64_t inner, bool log);
 void layerNorm(Context &ctx, const float *x, const float *scale,
                const float *bias, float *y, int64_t rows, int64_t cols,
                double eps);

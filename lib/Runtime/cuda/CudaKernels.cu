@@ -90,24 +90,26 @@ __device__ void recordError(DeviceError *error, long long opId, long long kind,
 // Kernels
 //===----------------------------------------------------------------------===//
 
-__global__ void softmaxKernel(const float *x, float *y, int64_t lanes,
-                              int64_t n, int64_t inner, bool log) {
+/// T: float, or bf16 (loaded into float, each result rounded once).
+template <typename T>
+__global__ void softmaxKernel(const T *x, T *y, int64_t lanes, int64_t n,
+                              int64_t inner, bool log) {
   __shared__ double shared[kThreads];
   for (int64_t lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
     int64_t o = lane / inner, i = lane % inner;
-    const float *xs = x + o * n * inner + i;
-    float *ys = y + o * n * inner + i;
+    const T *xs = x + o * n * inner + i;
+    T *ys = y + o * n * inner + i;
     double max = -INFINITY;
     for (int64_t j = threadIdx.x; j < n; j += kThreads)
-      max = maxPropagatingNaN(max, xs[j * inner]);
+      max = maxPropagatingNaN(max, static_cast<float>(xs[j * inner]));
     max = blockMax(max, shared);
     double sum = 0;
     for (int64_t j = threadIdx.x; j < n; j += kThreads)
-      sum += exp(xs[j * inner] - max);
+      sum += exp(static_cast<float>(xs[j * inner]) - max);
     sum = blockSum(sum, shared);
     double logSum = ::log(sum);
     for (int64_t j = threadIdx.x; j < n; j += kThreads) {
-      double v = xs[j * inner] - max;
+      double v = static_cast<float>(xs[j * inner]) - max;
       ys[j * inner] = static_cast<float>(log ? v - logSum : exp(v) / sum);
     }
   }
@@ -396,16 +398,31 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                   aInner, lda, b, bOuter, bInner, ldb, c, cOuter, cInner, ldc);
 }
 
-void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
-             int64_t inner, bool log) {
+namespace {
+
+template <typename T>
+void softmaxImpl(Context &ctx, const T *x, T *y, int64_t outer, int64_t n,
+                 int64_t inner, bool log) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "softmax", {outer, n, inner});
   int64_t lanes = outer * inner;
   if (lanes == 0 || n == 0)
     return;
-  softmaxKernel<<<blocksFor(lanes), kThreads, 0, s.compute>>>(x, y, lanes, n,
-                                                              inner, log);
+  softmaxKernel<T><<<blocksFor(lanes), kThreads, 0, s.compute>>>(
+      x, y, lanes, n, inner, log);
   checkLaunch(ctx, "softmax");
+}
+
+} // namespace
+
+void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
+             int64_t inner, bool log) {
+  softmaxImpl(ctx, x, y, outer, n, inner, log);
+}
+
+void softmax(Context &ctx, const bf16 *x, bf16 *y, int64_t outer, int64_t n,
+             int64_t inner, bool log) {
+  softmaxImpl(ctx, x, y, outer, n, inner, log);
 }
 
 void layerNorm(Context &ctx, const float *x, const float *scale,

@@ -140,6 +140,12 @@ void softmax(Context &ctx, const float *x, float *y, int64_t outer, int64_t n,
   cpu::softmax(x, y, outer, n, inner, log);
 }
 
+void softmax(Context &ctx, const bf16 *x, bf16 *y, int64_t outer, int64_t n,
+             int64_t inner, bool log) {
+  state(ctx);
+  cpu::softmax(x, y, outer, n, inner, log);
+}
+
 void layerNorm(Context &ctx, const float *x, const float *scale,
                const float *bias, float *y, int64_t rows, int64_t cols,
                double eps) {

@@ -92,14 +92,18 @@ SmallVector<ConvertOp> lowerPrecision(Operation *op) {
 
 /// Elementwise ops that may follow a bf16 product in bf16, as PyTorch's
 /// autocast runs them on the product's bf16 output (bias, activation,
-/// scale, mask), and the data movement between products (heads).
+/// scale, mask).
 bool isElementwiseFollower(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, MaxOp, MinOp, ReluOp,
              GeluOp, SiluOp, SigmoidOp, TanhOp, SelectOp>(op);
 }
+
+/// Ops of bf16 inputs only: data movement, and softmax (f32 statistics
+/// inside the runtime's kernel, one rounding of each probability), as
+/// autocast runs softmax on the bf16 attention scores.
 bool isMovementFollower(Operation *op) {
-  return isa<ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
-             SplitOp>(op);
+  return isa<ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp, SplitOp,
+             SoftmaxOp>(op);
 }
 
 /// Whether `op` (a user of a product's widened result) computes in bf16:

@@ -958,14 +958,15 @@ def LoomMixedPrecision : Pass<"loom-mixed-precision", "ModuleOp"> {
     div, pow, neg, max, min, relu, gelu, silu, sigmoid, tanh, select) whose
     other float operands are not activations (a bias, a constant scale, a
     mask: converted to bf16), and data movement (reshape, transpose,
-    broadcast, slice, concat, split) of bf16 values, transitively. A
+    broadcast, slice, concat, split) and softmax (f32 statistics inside
+    the runtime's kernel) of bf16 values, transitively. A
     transpose, reshape or broadcast of a weight or bias is converted
     before it moves (a weight's transpose still folds into the product).
     An op that
     mixes in an f32 activation (the residual add) stays f32, like
     autocast's type promotion. Everything else stays f32: the parameters
-    (master weights), the optimizer state, norms, softmax, the loss and
-    every collective (the conversions sit between the products and the
+    (master weights), the optimizer state, norms, the loss and every
+    collective (the conversions sit between the products and the
     tensor-parallel all-reduces). Generated loops load bf16 into f32,
     compute in f32 and round each bf16 op's result.
 

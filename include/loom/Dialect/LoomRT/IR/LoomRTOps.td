@@ -58,7 +58,8 @@ def LoomRT_HandleType : TypeDef<LoomRT_Dialect, "Handle"> {
 def LoomRT_Buffer : MemRefRankOf<[F32, F16, BF16, I64, I32, I1], [0, 1, 2, 3, 4, 5, 6, 7, 8]>;
 def LoomRT_F32Buffer : MemRefOf<[F32]>;
 def LoomRT_IndexBuffer : MemRefOf<[I64, I32]>;
-// GEMM operands: f32, or bf16 under --precision bf16 (f32 accumulation).
+// GEMM and softmax operands: f32, or bf16 under --precision bf16 (f32
+// accumulation and statistics).
 def LoomRT_GemmBuffer : MemRefOf<[F32, BF16]>;
 
 //===----------------------------------------------------------------------===//
@@ -238,7 +239,11 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
 
 def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {
   let summary = "Softmax or log-softmax along `axis` (runtime library)";
-  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$input, Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output,
+  let description = [{
+    `input` and `output` are f32, or both bf16 (`--precision bf16`: the
+    statistics stay f32 inside the kernel and each result is rounded once).
+  }];
+  let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$input, Arg<LoomRT_GemmBuffer, "", [MemWrite]>:$output,
                        I64Attr:$axis, BoolAttr:$log, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
