@@ -298,6 +298,8 @@ struct CommStat {
 struct Recorder {
   /// Whether spans are kept (--trace).
   bool tracing = false;
+  /// The clock at the last traceMark.
+  double mark = 0;
   std::vector<TraceSpan> spans;
   /// The device memory in use over time (--trace's counter track): the
   /// device pool's persistent buffers plus the arena's live bytes, after

@@ -138,13 +138,14 @@ void recordSpan(Context &ctx, std::string name, const char *track,
       {std::move(name), track, begin, end, std::move(args)});
 }
 
-double traceClock(Context &ctx) {
-  return ctx.recorder.tracing ? ctx.now() : 0.0;
+void traceMark(Context &ctx) {
+  if (ctx.recorder.tracing)
+    ctx.recorder.mark = ctx.now();
 }
 
-void traceOp(Context &ctx, const char *name, double begin) {
+void traceOp(Context &ctx, const char *name) {
   if (ctx.recorder.tracing)
-    recordSpan(ctx, name, "compute", begin, ctx.now());
+    recordSpan(ctx, name, "compute", ctx.recorder.mark, ctx.now());
 }
 
 void recordComm(Context &ctx, const PendingComm &done, double waitBegin,

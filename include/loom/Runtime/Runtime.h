@@ -128,12 +128,14 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
 void arenaAcquire(Context &ctx, int64_t offset, int64_t bytes);
 void arenaRelease(Context &ctx, int64_t offset, int64_t bytes);
 
-/// The --trace timeline's compute spans: the emitted code reads the clock
-/// before each kernel or library call and records the span after it.
-/// traceClock() is 0 and traceOp() does nothing unless the run writes a
-/// --trace, so untraced runs pay one branch per op.
-double traceClock(Context &ctx);
-void traceOp(Context &ctx, const char *name, double begin);
+/// The --trace timeline's compute spans: the emitted code marks the clock
+/// before each kernel or library call (traceMark) and records the span
+/// since the mark after it (traceOp). Both do nothing unless the run
+/// writes a --trace, so untraced runs pay one branch per call; the mark
+/// lives in the context, not in a local of the step, which keeps long
+/// steps quicker to compile.
+void traceMark(Context &ctx);
+void traceOp(Context &ctx, const char *name);
 
 /// Parameters and optimizer state resident on a device (the CUDA
 /// backend keeps them there between steps, so a step moves only the batch

@@ -45,14 +45,11 @@ static std::string spanName(Operation *op) {
 LogicalResult EmitterBase::emitTimedOp(Operation *op) {
   if (!isComputeOp(op))
     return emitOp(op);
-  // traceClock is 0 and traceOp returns at once unless the run writes a
-  // --trace.
-  std::string clock = "tc" + std::to_string(traceCounter++);
-  line() << "const double " << clock << " = traceClock(ctx);\n";
+  // traceMark and traceOp return at once unless the run writes a --trace.
+  line() << "traceMark(ctx);\n";
   if (failed(emitOp(op)))
     return failure();
-  line() << "traceOp(ctx, " << cppQuote(spanName(op)) << ", " << clock
-         << ");\n";
+  line() << "traceOp(ctx, " << cppQuote(spanName(op)) << ");\n";
   return success();
 }
 

@@ -243,9 +243,6 @@ protected:
   llvm::StringMap<std::string> kernelByText;
   int kernelCounter = 0;
   int counter = 0;
-  /// Names the trace clocks (tc0, tc1, ...), apart from `counter` so that
-  /// the buffers keep their names.
-  int traceCounter = 0;
   int64_t alignment = 64;
   int64_t stage;
 
