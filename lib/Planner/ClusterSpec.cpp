@@ -242,6 +242,8 @@ mlir::loom::planner::parseClusterSpec(llvm::StringRef text,
     spec.efficiency.allReduce = spec.efficiency.comm;
   spec.reservedBytes = static_cast<int64_t>(
       r.number(*root, "reserved_memory_gib", "", 0, 1e5, false, 0.0) * kGiB);
+  spec.hostMemoryBytes = static_cast<int64_t>(
+      r.number(*root, "host_memory_gib", "", 0, 1e6, false, 0.0) * kGiB);
   if (error.empty() && spec.reservedBytes >= spec.gpu.memoryBytes)
     r.fail("reserved_memory_gib",
            "leaves no memory (it must be below gpu.memory_gib)");
@@ -365,6 +367,8 @@ std::string mlir::loom::planner::printClusterSpec(const ClusterSpec &spec) {
       {"sources", std::move(sources)}};
   if (spec.hostLink.bandwidth > 0)
     root["host_link"] = link(spec.hostLink, "bandwidth_gbytes_per_s");
+  if (spec.hostMemoryBytes > 0)
+    root["host_memory_gib"] = spec.hostMemoryBytes / kGiB;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", json::Value(std::move(root))) << "\n";

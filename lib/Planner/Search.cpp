@@ -244,6 +244,25 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
                                worstStage, gib(worst),
                                gib(static_cast<double>(spec.gpu.memoryBytes)))
                      .str();
+  // What the ranks of each node swap, against the node's host memory
+  // (rank r = (d*pp + p)*tp + t runs stage p; nodes hold consecutive
+  // ranks).
+  if (!options.ignoreMemory && e.rejected.empty() &&
+      spec.hostMemoryBytes > 0) {
+    int64_t ranks = c.mesh.numRanks(), perNode = spec.gpusPerNode;
+    for (int64_t first = 0; first < ranks && e.rejected.empty();
+         first += perNode) {
+      double host = 0;
+      for (int64_t r = first; r < std::min(ranks, first + perNode); ++r)
+        host += e.stages[(r / c.mesh.tp) % c.mesh.pp].swappedBytes;
+      if (host > static_cast<double>(spec.hostMemoryBytes))
+        e.rejected =
+            llvm::formatv("over host memory: node {0} swaps {1} of {2}",
+                          first / perNode, gib(host),
+                          gib(static_cast<double>(spec.hostMemoryBytes)))
+                .str();
+    }
+  }
   e.sim = simulateStep(work, M,
                        c.schedule == PipelineScheduleKind::GPipe
                            ? SimSchedule::gpipe
@@ -506,7 +525,10 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
                                           *stages, sums, cm,
                                           /*record=*/false);
                 ++result.evaluated;
-                if (swapped.rejected.empty())
+                // Fits, or fails for another reason than device memory
+                // (host memory): that is the plan's story.
+                if (!llvm::StringRef(swapped.rejected)
+                         .starts_with("over memory"))
                   e = std::move(swapped);
               }
               if (!e.rejected.empty()) {

@@ -245,6 +245,20 @@ def test_swap_is_planned_where_memory_runs_out(tmp_path, model):
     # cannot hide.
     assert report["step_time_s"] == pytest.approx(
         base["step_time_s"] + stage["exposed_swap_s"], rel=1e-9)
+    # Host memory is a limit too: a node with less than the swapped bytes
+    # refuses the plan, naming the node and the figures.
+    swapped = stage["swapped_bytes"]
+    small = write_spec(tmp_path, gpu__memory_gib=(need - 100_000) / 2**30,
+                       host_link=host, host_memory_gib=(swapped / 2) / 2**30)
+    full = plan(model, "--cluster", small, "--gpus", 1, "--global-batch", 2,
+                "--recompute", "none", check=False)
+    assert full.returncode == 1 and "over host memory: node 0 swaps" in full.stderr, \
+        full.stderr
+    roomy = write_spec(tmp_path, gpu__memory_gib=(need - 100_000) / 2**30,
+                       host_link=host, host_memory_gib=(2 * swapped) / 2**30)
+    assert json.loads(plan(model, "--cluster", roomy, "--gpus", 1, "--global-batch", 2,
+                           "--recompute", "none", "--json", "-q").stdout
+                      )["plan"]["swap"] == "host"
     # Without the host link in the spec, no swap is planned.
     no_link = plan(model, "--cluster", write_spec(tmp_path, gpu__memory_gib=(need - 100_000) / 2**30),
                    "--gpus", 1, "--global-batch", 2, "--recompute", "none", check=False)

@@ -67,6 +67,9 @@ struct ClusterSpec {
   /// copies take); bandwidth 0 when the spec does not give it, and then
   /// the planner does not plan swap.
   Link hostLink;
+  /// Host memory per node, the limit of what swapped plans keep there (0
+  /// when the spec does not give it: not checked).
+  int64_t hostMemoryBytes = 0;
 
   struct Efficiency {
     /// The fraction of the dense peak a large GEMM reaches.
