@@ -110,14 +110,27 @@ std::string rangeText(int64_t size) {
 // gemm
 //===----------------------------------------------------------------------===//
 
-void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
-          int64_t k, const float *a, int64_t strideA, const float *b,
-          int64_t strideB, float *c, int64_t strideC) {
+namespace {
+
+/// gemm as the strided form with dense matrices (either element type).
+template <typename T>
+void denseGemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+               int64_t k, const T *a, int64_t strideA, const T *b,
+               int64_t strideB, T *c, int64_t strideC) {
   if (batch < 0)
     badCall("gemm", "negative batch " + std::to_string(batch));
   gemmStrided(transA, transB, 1, batch, m, n, k, a, 0, strideA,
               transA ? m : k, b, 0, strideB, transB ? k : n, c, 0, strideC,
               n);
+}
+
+} // namespace
+
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const float *a, int64_t strideA, const float *b,
+          int64_t strideB, float *c, int64_t strideC) {
+  denseGemm(transA, transB, batch, m, n, k, a, strideA, b, strideB, c,
+            strideC);
 }
 
 void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
@@ -215,11 +228,8 @@ const float *widen(const bf16 *x, int64_t count, int slot) {
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
           int64_t strideB, bf16 *c, int64_t strideC) {
-  if (batch < 0)
-    badCall("gemm", "negative batch " + std::to_string(batch));
-  gemmStrided(transA, transB, 1, batch, m, n, k, a, 0, strideA,
-              transA ? m : k, b, 0, strideB, transB ? k : n, c, 0, strideC,
-              n);
+  denseGemm(transA, transB, batch, m, n, k, a, strideA, b, strideB, c,
+            strideC);
 }
 
 void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,

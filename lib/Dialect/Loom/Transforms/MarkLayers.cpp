@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Activations.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -132,12 +133,11 @@ struct LoomMarkLayersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func || func.isExternal()) {
-      module.emitError() << kPass << ": no function @" << function
-                         << " with a body (function=" << function << ")";
+    FailureOr<func::FuncOp> found =
+        findFunctionWithBody(module, function, kPass);
+    if (failed(found))
       return signalPassFailure();
-    }
+    func::FuncOp func = *found;
     if (!func.getBody().hasOneBlock()) {
       func.emitError() << kPass << ": expects a single-block function";
       return signalPassFailure();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Activations.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
@@ -134,12 +135,11 @@ struct LoomMixedPrecisionPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func || func.isExternal()) {
-      module.emitError() << kPass << ": no function @" << function
-                         << " with a body (function=" << function << ")";
+    FailureOr<func::FuncOp> found =
+        findFunctionWithBody(module, function, kPass);
+    if (failed(found))
       return signalPassFailure();
-    }
+    func::FuncOp func = *found;
     llvm::DenseSet<Value> activations = findActivations(func);
     SmallVector<DotGeneralOp> dots;
     func.walk([&](DotGeneralOp dot) {

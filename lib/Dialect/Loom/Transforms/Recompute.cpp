@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Activations.h"
+#include "TargetFunction.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -420,12 +421,11 @@ struct LoomRecomputePass
           targets.push_back(func);
     } else {
       for (const std::string &name : functions) {
-        auto func = module.lookupSymbol<func::FuncOp>(name);
-        if (!func || func.isExternal()) {
-          module.emitError() << kPass << ": no function @" << name
-                             << " with a body (functions=" << name << ")";
+        FailureOr<func::FuncOp> found =
+            findFunctionWithBody(module, name, kPass, "functions");
+        if (failed(found))
           return signalPassFailure();
-        }
+        func::FuncOp func = *found;
         if (!func.getBody().hasOneBlock() ||
             llvm::none_of(func.getBody().front(),
                           [](Operation &op) { return isBackward(&op); })) {

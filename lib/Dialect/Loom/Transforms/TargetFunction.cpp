@@ -44,6 +44,18 @@ mlir::loom::findTargetFunction(ModuleOp module,
   return diag << "); choose one with function=";
 }
 
+FailureOr<func::FuncOp> mlir::loom::findFunctionWithBody(ModuleOp module,
+                                                         StringRef name,
+                                                         StringRef pass,
+                                                         StringRef option) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (func && !func.isExternal())
+    return func;
+  return mlir::emitError(module.getLoc())
+         << pass << ": no function @" << name << " with a body (" << option
+         << "=" << name << ")";
+}
+
 FailureOr<func::FuncOp> mlir::loom::findGradFunction(ModuleOp module,
                                                      StringRef name,
                                                      StringRef pass) {

@@ -39,6 +39,13 @@ struct TargetFunctionQuery {
 FailureOr<func::FuncOp> findTargetFunction(ModuleOp module,
                                            const TargetFunctionQuery &query);
 
+/// The function named `name` (the `option`, e.g. "function") if it has a
+/// body; otherwise "PASS: no function @NAME with a body (OPTION=NAME)" at
+/// the module's location.
+FailureOr<func::FuncOp> findFunctionWithBody(ModuleOp module, StringRef name,
+                                             StringRef pass,
+                                             StringRef option = "function");
+
 /// The function named `name` or, when `name` is empty, the module's only
 /// gradient function (@G_grad), for the passes that extend loom-autodiff's
 /// output (loom-data-parallel, loom-optimizer).
