@@ -1,7 +1,7 @@
 # Loom: the two commands of the README, and a few more.
 #   make demo   set up, build, and run the bundled example
 #   make test   set up, build, and run the whole test suite
-.PHONY: all build test test-asan demo docs bench fuzz clean help
+.PHONY: all build test test-asan demo docs bench fuzz clean help device-check-prepare
 
 PYTHON := .venv/bin/python
 
@@ -22,6 +22,8 @@ help:
 	@echo "            overlap of communication and compute over vcluster links,"
 	@echo "            Oases overlap split and recompute on a throttled tp link (root)"
 	@echo "make fuzz   run the ONNX and StableHLO importer fuzzers (FUZZ_SECONDS=300 each)"
+	@echo "make device-check-prepare  build .devicecheck/ for a GPU machine (then, there:"
+	@echo "            python3 utils/device_check.py run .devicecheck)"
 
 build:
 	@utils/setup.sh
@@ -56,6 +58,10 @@ bench: build
 	@$(PYTHON) bench/oases_overlap.py
 	@$(PYTHON) bench/planner_validation.py
 	@$(PYTHON) bench/planner_vs_vcluster.py
+	@$(PYTHON) bench/mixed_precision.py
+
+device-check-prepare: build
+	@$(PYTHON) utils/device_check.py prepare .devicecheck
 
 clean:
 	rm -rf build

@@ -31,8 +31,9 @@
 // provided: a kernel that uses them does not compile), warp-level
 // behaviour, memory coalescing, occupancy, register and shared-memory
 // limits, device-only numerics (fast-math intrinsics, fused multiply-add
-// contraction, the GPU's libm) and the real cuBLAS/NCCL. The device check
-// (utils/device-check.sh on a GPU machine) covers those.
+// contraction, the GPU's libm) and the real cuBLAS/NCCL: the device check
+// (utils/device_check.py, run on a GPU machine) trains the emitted programs
+// there against the CPU's losses and times them against PyTorch.
 //
 //===----------------------------------------------------------------------===//
 
