@@ -274,12 +274,10 @@ FailureOr<double>
 mlir::loom::planner::calibrateActivations(ModuleOp module,
                                           llvm::StringRef function,
                                           Precision precision,
+                                          const ModelProfile &oneDevice,
                                           std::string &error) {
-  FailureOr<ModelProfile> profile = profileModel(module, function, 1, error);
-  if (failed(profile))
-    return failure();
   double saved = 0;
-  for (const ProfiledOp &op : profile->ops)
+  for (const ProfiledOp &op : oneDevice.ops)
     if (op.perRow)
       saved += op.savedBytes;
   TrainingOptions options;

@@ -321,12 +321,26 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   auto it = profiles.find(tp);
   if (it == profiles.end()) {
     std::string e;
+    // The tp = 1 profile, unscaled, calibrates the activations; it is
+    // then the tp = 1 entry (profiled once).
+    std::optional<FailureOr<ModelProfile>> oneDevice;
     if (!activationScale) {
-      FailureOr<double> scale = calibrateActivations(
-          module, function, precision, calibrationFailure);
+      std::string oneError;
+      oneDevice = profileModel(module, function, 1, oneError);
+      FailureOr<double> scale =
+          succeeded(*oneDevice)
+              ? calibrateActivations(module, function, precision, **oneDevice,
+                                     calibrationFailure)
+              : FailureOr<double>(failure());
+      if (failed(*oneDevice))
+        calibrationFailure = oneError;
       activationScale = succeeded(scale) ? *scale : 1.0;
     }
-    FailureOr<ModelProfile> p = profileModel(module, function, tp, e);
+    FailureOr<ModelProfile> p = tp == 1 && oneDevice
+                                    ? std::move(*oneDevice)
+                                    : profileModel(module, function, tp, e);
+    if (failed(p) && e.empty())
+      e = calibrationFailure;
     if (succeeded(p)) {
       // Activations as the memory plan keeps them.
       p->activationScale = *activationScale;

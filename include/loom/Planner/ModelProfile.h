@@ -74,7 +74,7 @@ struct ModelProfile {
 /// step keeps: the memory plan's activation peak (loomrt
 /// .activation_peak_bytes) of @function trained on one device at its
 /// batch, through the training pipeline loomc runs, over the savedBytes
-/// of its tp = 1 profile. Fusion computes elementwise chains inside their
+/// of `oneDevice`, its tp = 1 profile (unscaled). Fusion computes elementwise chains inside their
 /// consumers' loops and the memory plan frees each buffer after its last
 /// reader, so the compiled step keeps less than every value a
 /// vector-Jacobian product reads. On failure (the model does not compile
@@ -82,6 +82,7 @@ struct ModelProfile {
 FailureOr<double> calibrateActivations(ModuleOp module,
                                        llvm::StringRef function,
                                        Precision precision,
+                                       const ModelProfile &oneDevice,
                                        std::string &error);
 
 /// Compiles `module` (not modified) with `options` through the training
