@@ -323,35 +323,61 @@ def test_torchscript_scatter_reduce_imports_through_size_and_if(tmp_path):
           {name: p.grad.numpy() for name, p in model.named_parameters()})
 
 
-@pytest.mark.parametrize("case", ["data_condition", "unsupported_in_branch"])
-def test_if_errors_name_the_node(case, tmp_path):
+def if_model(path, then_op, then_shape, cond_nodes=(), cond_input=True):
+    """y = If(c, then: then_op(x), else: Identity(x)), x of shape [2]."""
     from onnx import TensorProto, helper
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
     inputs = [x]
-    if case == "data_condition":
+    if cond_input:
         inputs.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
-        cond = []
-        branch_op = "Neg"
-    else:
-        cond = [helper.make_node("Constant", [], ["c"], value=helper.make_tensor(
-            "c", TensorProto.BOOL, [], [True]))]
-        branch_op = "Det"  # not a Loom op
-    then_g = helper.make_graph([helper.make_node(branch_op, ["x"], ["t"])], "then", [],
-                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    then_nodes = [helper.make_node(then_op, ["x"], ["t"])] if then_shape == [2] else [
+        helper.make_node("ReduceSum", ["x"], ["t"], keepdims=0)]
+    then_g = helper.make_graph(then_nodes, "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT,
+                                                              then_shape)])
     else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
                                [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
     node = helper.make_node("If", ["c"], ["y"], name="the_if",
                             then_branch=then_g, else_branch=else_g)
-    model = helper.make_model(helper.make_graph(cond + [node], "g", inputs, [y]),
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(helper.make_graph(list(cond_nodes) + [node], "g", inputs, [y]),
                               opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
-    onnx.save(model, str(tmp_path / "m.onnx"))
-    proc = subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(tmp_path / "m.onnx"),
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_on_a_data_condition_selects_the_taken_branch(cond, tmp_path):
+    """If on a condition computed from the data: both branches compute and
+    a select picks the taken one, as onnxruntime's If does."""
+    ort = pytest.importorskip("onnxruntime")
+    path = if_model(tmp_path / "m.onnx", "Neg", [2])
+    inputs = {"x": np.array([1.5, -2.0], np.float32), "c": np.array(cond)}
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]) \
+        .run(None, inputs)[0]
+    got = run_loom(path, inputs, tmp_path)["y"]
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, -inputs["x"] if cond else inputs["x"])
+    ir = (tmp_path / "model.mlir").read_text()
+    assert "loom.select" in ir and "loom.neg" in ir, ir
+
+
+@pytest.mark.parametrize("case", ["branch_types", "unsupported_in_branch"])
+def test_if_errors_name_the_node(case, tmp_path):
+    from onnx import TensorProto, helper
+    if case == "branch_types":
+        # On a data condition both branches must give one type.
+        path = if_model(tmp_path / "m.onnx", "ReduceSum", [])
+    else:
+        cond = [helper.make_node("Constant", [], ["c"], value=helper.make_tensor(
+            "c", TensorProto.BOOL, [], [True]))]
+        path = if_model(tmp_path / "m.onnx", "Det", [2], cond, cond_input=False)
+    proc = subprocess.run([str(LOOM_TRANSLATE), "--import-onnx", str(path),
                            "-o", str(tmp_path / "m.mlir")], capture_output=True, text=True)
     assert proc.returncode != 0
-    if case == "data_condition":
-        assert "the_if" in proc.stderr and "known at import time" in proc.stderr, proc.stderr
+    if case == "branch_types":
+        assert "the_if" in proc.stderr and "branches of one type" in proc.stderr, proc.stderr
     else:
         assert "ONNX op Det is not supported" in proc.stderr, proc.stderr
     assert not (tmp_path / "m.mlir").exists()

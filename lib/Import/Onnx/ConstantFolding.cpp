@@ -742,39 +742,100 @@ static LogicalResult importSize(Importer &im, const onnx::NodeProto &node) {
   return success();
 }
 
-/// If(cond) on a condition known at import time (exporters test shapes,
-/// e.g. TorchScript's scatter_reduce asks whether the data is a scalar):
-/// the taken branch's nodes are imported in place and its outputs become
-/// the node's; the other branch is never read.
-static LogicalResult importIf(Importer &im, const onnx::NodeProto &node) {
-  const ConstTensor *cond = im.constInput(node, 0);
-  if (!cond || cond->size() != 1)
-    return im.nodeError(node)
-           << "the condition must be a single value known at import time "
-              "(a condition computed from the data is not supported)";
-  llvm::StringRef taken = cond->asInt(0) ? "then_branch" : "else_branch";
-  const onnx::GraphProto *branch = nullptr;
+/// The graph attribute `name` (then_branch, else_branch) of an If node,
+/// checked to give the node's outputs.
+static FailureOr<const onnx::GraphProto *>
+branchOf(Importer &im, const onnx::NodeProto &node, StringRef name) {
   for (const auto &attr : node.attribute())
-    if (attr.name() == taken && attr.has_g())
-      branch = &attr.g();
-  if (!branch)
-    return im.nodeError(node) << "has no " << taken << " graph";
-  if (branch->output_size() != node.output_size())
-    return im.nodeError(node)
-           << taken << " has " << branch->output_size()
-           << " outputs, the node " << node.output_size();
-  if (failed(im.importSubgraph(*branch)))
-    return failure();
-  for (auto [k, out] : llvm::enumerate(branch->output())) {
-    if (const ConstTensor *c = im.constValue(out.name())) {
-      im.defineConst(node, k, *c);
-      continue;
+    if (attr.name() == name && attr.has_g()) {
+      if (attr.g().output_size() != node.output_size())
+        return im.nodeError(node)
+               << name << " has " << attr.g().output_size()
+               << " outputs, the node " << node.output_size();
+      return &attr.g();
     }
-    Value v = im.valueOf(out.name());
-    if (!v)
-      return im.nodeError(node) << taken << " output '" << out.name()
-                                << "' is not produced by the branch";
-    im.define(node, k, v);
+  return im.nodeError(node) << "has no " << name << " graph";
+}
+
+/// Output `k` of the imported `branch` as a run-time value (a known one
+/// materialized).
+static FailureOr<Value> branchValue(Importer &im, const onnx::NodeProto &node,
+                                    const onnx::GraphProto &branch,
+                                    StringRef name, int k) {
+  const std::string &out = branch.output(k).name();
+  if (const ConstTensor *c = im.constValue(out)) {
+    if (failed(im.checkMaterializable(*c, out, node.name())))
+      return failure();
+    return im.materialize(*c, im.nodeLoc(node));
+  }
+  if (Value v = im.valueOf(out))
+    return v;
+  return im.nodeError(node) << name << " output '" << out
+                            << "' is not produced by the branch";
+}
+
+/// If(cond). On a condition known at import time (exporters test shapes,
+/// e.g. TorchScript's scatter_reduce asks whether the data is a scalar)
+/// the taken branch's nodes are imported in place and its outputs become
+/// the node's; the other branch is never read. On a condition computed
+/// from the data both branches are imported and each output is a
+/// loom.select between them (both branches compute; the gradient flows
+/// into the one taken), so the branches must give outputs of one type.
+static LogicalResult importIf(Importer &im, const onnx::NodeProto &node) {
+  if (const ConstTensor *cond = im.constInput(node, 0)) {
+    if (cond->size() != 1)
+      return im.nodeError(node) << "the condition must be a single value, "
+                                   "got "
+                                << cond->size();
+    StringRef taken = cond->asInt(0) ? "then_branch" : "else_branch";
+    FailureOr<const onnx::GraphProto *> branch = branchOf(im, node, taken);
+    if (failed(branch) || failed(im.importSubgraph(**branch)))
+      return failure();
+    for (auto [k, out] : llvm::enumerate((*branch)->output())) {
+      if (const ConstTensor *c = im.constValue(out.name())) {
+        im.defineConst(node, k, *c);
+        continue;
+      }
+      FailureOr<Value> v = branchValue(im, node, **branch, taken, k);
+      if (failed(v))
+        return failure();
+      im.define(node, k, *v);
+    }
+    return success();
+  }
+  FailureOr<Value> cond = im.input(node, 0);
+  if (failed(cond))
+    return failure();
+  RankedTensorType condType = im.typeOf(*cond);
+  if (!condType.getElementType().isInteger(1) ||
+      condType.getNumElements() != 1)
+    return im.nodeError(node) << "the condition must be one bool, got "
+                              << condType;
+  FailureOr<const onnx::GraphProto *> thenGraph =
+      branchOf(im, node, "then_branch");
+  FailureOr<const onnx::GraphProto *> elseGraph =
+      branchOf(im, node, "else_branch");
+  if (failed(thenGraph) || failed(elseGraph) ||
+      failed(im.importSubgraph(**thenGraph)) ||
+      failed(im.importSubgraph(**elseGraph)))
+    return failure();
+  Location loc = im.nodeLoc(node);
+  Value scalar = im.reshape(*cond, {}, loc);
+  for (int k = 0; k < node.output_size(); ++k) {
+    FailureOr<Value> t = branchValue(im, node, **thenGraph, "then_branch", k);
+    FailureOr<Value> e = branchValue(im, node, **elseGraph, "else_branch", k);
+    if (failed(t) || failed(e))
+      return failure();
+    if (t->getType() != e->getType())
+      return im.nodeError(node)
+             << "output " << k << ": the branches give " << t->getType()
+             << " and " << e->getType()
+             << "; an If on a condition computed from the data needs "
+                "branches of one type (both are computed)";
+    RankedTensorType type = im.typeOf(*t);
+    Value pred = im.broadcastTo(
+        scalar, type.getShape(), loc);
+    im.define(node, k, SelectOp::create(im.b, loc, pred, *t, *e));
   }
   return success();
 }
