@@ -138,3 +138,24 @@ def test_bf16_composes_with_parallelism(mesh, ranks, extra, tmp_path):
         np.testing.assert_allclose(f32, reference, rtol=1e-4)
     torch_gap, loom_gap = gap(autocast, reference), gap(bf16, f32)
     assert 1e-6 < loom_gap <= 2 * torch_gap, (loom_gap, torch_gap)
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed")
+def test_bf16_swap_under_a_budget_changes_no_bit(tmp_path):
+    """pp=2 in bf16 under a budget 10 % below stage 0's peak: --swap host
+    fits it (memory.json) and moves bf16 activations without changing a
+    bit of the losses."""
+    _, args, names, m = import_example("gpt_example", tmp_path, batch=4)
+    data = write_data(tmp_path / "data", make_data(names, args, 8, 50, seed=1))
+    options = dict(mesh="pp=2", microbatches=4, precision="bf16", **OPTIONS)
+    free = m.compile(outdir=tmp_path / "free", **options)
+
+    def peaks(outdir):
+        plan = json.loads((outdir / "memory.json").read_text())
+        return [f["device_peak_bytes"] for f in plan["functions"]]
+    budget = int(0.9 * max(peaks(tmp_path / "free")))
+    swapped = m.compile(outdir=tmp_path / "swap", device_memory=budget, swap="host",
+                        **options)
+    assert max(peaks(tmp_path / "swap")) <= budget
+    assert "swapOutStart(" in (tmp_path / "swap" / "step.cpp").read_text()
+    assert swapped.train(data, 6, ranks=2) == free.train(data, 6, ranks=2)
