@@ -226,17 +226,25 @@ json::Value estimateJSON(const Estimate &e, const ClusterSpec &spec,
 }
 
 void printTable(const SearchResult &r, const ClusterSpec &spec) {
-  llvm::outs() << llvm::formatv(
-      "{0,-4} {1,-44} {2,10} {3,11} {4,6} {5,8} {6,9} {7,7} {8,9}\n", "rank",
-      "plan", "step s", "tokens/s", "MFU", "TFLOPS", "mem GiB", "bubble",
-      "exp.comm");
   size_t n = std::min<size_t>(r.ranked.size(), top);
+  // The plan column as wide as its longest entry (at least 44).
+  size_t width = 44;
+  for (size_t i = 0; i < n; ++i)
+    width = std::max(width, r.ranked[i].candidate.describe().size());
+  auto plan = [&](std::string text) {
+    text.resize(width, ' ');
+    return text;
+  };
+  llvm::outs() << llvm::formatv(
+      "{0,-4} {1} {2,10} {3,11} {4,6} {5,8} {6,9} {7,7} {8,9}\n", "rank",
+      plan("plan"), "step s", "tokens/s", "MFU", "TFLOPS", "mem GiB",
+      "bubble", "exp.comm");
   for (size_t i = 0; i < n; ++i) {
     const Estimate &e = r.ranked[i];
     llvm::outs() << llvm::formatv(
-        "{0,-4} {1,-44} {2,10:f4} {3,11:f0} {4,5:f1}% {5,8:f1} {6,9:f2} "
+        "{0,-4} {1} {2,10:f4} {3,11:f0} {4,5:f1}% {5,8:f1} {6,9:f2} "
         "{7,6:f1}% {8,9:f4}\n",
-        i + 1, e.candidate.describe(), e.stepTime, e.tokensPerSecond,
+        i + 1, plan(e.candidate.describe()), e.stepTime, e.tokensPerSecond,
         100 * e.mfu, e.tflopsPerGpu, e.memoryPerDevice / kGiB,
         100 * e.sim.bubbleFraction, e.sim.exposedComm);
   }
