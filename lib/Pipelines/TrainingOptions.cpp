@@ -74,12 +74,14 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.deviceMemory < 0)
     return "--device-memory must be >= 0 (0: unbounded), got " +
            std::to_string(o.deviceMemory);
-  if (o.swap == SwapPolicy::peer || o.swap == SwapPolicy::automatic)
+  if (o.swap == SwapPolicy::peer)
+    return "--swap peer: this build offloads to host memory only; use "
+           "--swap host or auto";
+  if ((o.swap == SwapPolicy::host || o.swap == SwapPolicy::automatic) &&
+      o.deviceMemory == 0)
     return std::string("--swap ") + stringifySwapPolicy(o.swap).str() +
-           ": this build offloads to host memory only; use --swap host";
-  if (o.swap == SwapPolicy::host && o.deviceMemory == 0)
-    return "--swap host offloads activations to fit a device budget: give "
-           "--device-memory BYTES";
+           " sheds activations to fit a device budget: give --device-memory "
+           "BYTES";
   if (o.pipelineWeights != 1 && o.pipelineWeights != 2)
     return "--pipeline-weights must be 1 or 2 (PipeDream-2BW), got " +
            std::to_string(o.pipelineWeights);

@@ -57,9 +57,17 @@
 // SWAP: error: loom-swap: @main_step still needs 200 bytes of device memory at its peak (200 before swapping), over the --device-memory budget of 199 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
 // RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 200
 // RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
-// SWAPBUDGET: loomc: error: --swap host offloads activations to fit a device budget: give --device-memory BYTES
+// SWAPBUDGET: loomc: error: --swap host sheds activations to fit a device budget: give --device-memory BYTES
 // RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
-// SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host
+// SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host or auto
+// --swap auto prices swap against recompute on a cluster, within a budget.
+// RUN: not loomc %s -o %t.err --swap auto --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPAUTO
+// SWAPAUTO: loomc: error: --swap auto prices swapping against recomputing on a cluster: give --cluster SPEC
+// RUN: not loomc %s -o %t.err --swap auto --cluster rtx4090 2>&1 | FileCheck %s --check-prefix=SWAPAUTOBUDGET
+// SWAPAUTOBUDGET: loomc: error: --swap auto sheds activations to fit a device budget: give --device-memory BYTES
+// A budget the model fits: nothing to shed.
+// RUN: loomc %s -o %t.auto --emit-only --swap auto --cluster rtx4090 --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPAUTOFITS
+// SWAPAUTOFITS: loomc: --swap auto: every stage fits the budget; nothing is swapped or recomputed
 // RUN: not loomc %s -o %t.err --swap disk 2>&1 | FileCheck %s --check-prefix=SWAPKIND
 // SWAPKIND: loomc: error: --swap must be none, host, peer or auto, got 'disk'
 //

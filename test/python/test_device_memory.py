@@ -8,8 +8,9 @@ its device pool per rank (`--memory-counters mem-{rank}.json`), and the two
 must be equal. A budget that stage 0 exceeds by 15 % is a compile error
 naming stage 0 without swap; with `--swap host` (loom-swap) stage 0 fits,
 plan and counters agree, and the losses are bitwise those of the
-unconstrained run; the runtime itself refuses a device pool over the budget
-it was compiled for.
+unconstrained run; `--swap auto` sheds stage 0's excess by swapping or by
+recomputing, whichever the cluster spec prices cheaper; the runtime itself
+refuses a device pool over the budget it was compiled for.
 """
 
 import json
@@ -194,6 +195,38 @@ def test_swap_host_fits_stage_0_and_changes_no_bit(gpt, unconstrained, schedule,
     with pytest.raises(loom.LoomError, match="out of device memory allocating .* over the "
                        rf"--device-memory budget of {peak0 - 1} bytes"):
         program.train(data_dir, 1, ranks=2)
+
+
+@pytest.mark.parametrize("link,chosen", [(1e-6, "recompute"), (1e4, "swap")])
+def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chosen,
+                                                          tmp_path):
+    """--swap auto: stage 0, over the budget, swaps or recomputes, whichever
+    the cluster spec prices cheaper for it. Over a host link of 1 KB/s the
+    copies cannot hide behind compute and stage 0 recomputes; over 10 TB/s
+    they hide and it swaps. Either way it fits, stage 1 is left alone, and
+    the losses are bitwise the unconstrained run's."""
+    from test_planner import GOOD_SPEC
+    _, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = stage0_budget(planned)
+    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": link,
+                                      "latency_us": 1})
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    program = m.compile(outdir=tmp_path / "out", device_memory=budget, swap="auto",
+                        cluster=tmp_path / "spec.json", **OPTIONS)
+    peaks = stages(program)
+    assert peaks[0]["device_peak_bytes"] <= budget and peaks[1] == planned[1]
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    step = (tmp_path / "out" / "step.cpp").read_text()
+    if chosen == "swap":
+        assert plan["swap"] == "host" and plan["recompute"] == "none", plan
+        assert "swapOutStart" in step and peaks[0]["host_peak_bytes"] > 0
+    else:
+        assert plan["swap"] == "none" and plan["recompute"] == "auto", plan
+        assert plan["recompute_per_stage"][0] != "none", plan
+        assert plan["recompute_per_stage"][1] == "none", plan
+        assert "swapOutStart" not in step
+    assert program.train(data_dir, STEPS, ranks=2) == free_losses
 
 
 def test_persistent_buffers_over_the_budget_cannot_be_swapped(gpt):

@@ -23,7 +23,9 @@
 #include "loom/Pipelines/Plan.h"
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
+#include "loom/Planner/AutoSwap.h"
 #include "loom/Planner/Search.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "loom/Support/AtomicFile.h"
 #include "loom/Support/ByteSize.h"
 #include "loom/Target/Cpp/BuildCommand.h"
@@ -162,10 +164,13 @@ cl::opt<std::string> deviceMemory(
     cl::value_desc("bytes"), cl::cat(category));
 cl::opt<std::string> swapPolicy(
     "swap",
-    cl::desc("Activation offload to fit --device-memory: none (default) or "
+    cl::desc("Activation offload to fit --device-memory: none (default), "
              "host (loom-swap: activations of a stage over the budget go to "
              "a host pool between their forward and backward uses; CPU and "
-             "CUDA targets); peer and auto are not in this build yet"),
+             "CUDA targets) or auto (per stage over the budget, swap or "
+             "recompute, whichever --cluster prices cheaper: the copies' "
+             "time not hidden behind compute against the recomputed flops); "
+             "peer is not in this build yet"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> precision(
     "precision",
@@ -233,8 +238,9 @@ cl::opt<std::string> planFile(
     cl::value_desc("plan.json|auto"), cl::cat(category));
 cl::opt<std::string> clusterSpec(
     "cluster",
-    cl::desc("--plan auto: the cluster spec (a bundled name, see loom-plan "
-             "--list-clusters, or a JSON file)"),
+    cl::desc("--plan auto and --swap auto: the cluster spec (a bundled "
+             "name, see loom-plan --list-clusters, or a JSON file; loom-plan "
+             "calibrate writes this machine's)"),
     cl::value_desc("SPEC"), cl::cat(category));
 cl::opt<int64_t> planGpus("gpus", cl::desc("--plan auto: GPUs to plan for"),
                           cl::value_desc("N"), cl::init(0), cl::cat(category));
@@ -615,6 +621,40 @@ int run(int argc, char **argv) {
     if (std::string e = mlir::loom::verifyTrainingOptions(options); !e.empty())
       return failAndClean("--plan auto chose options this build refuses: " + e);
     lap("plan auto");
+  }
+
+  // --swap auto: per stage over the budget, swap or recompute by the
+  // cluster's prices.
+  if (options.swap == mlir::loom::SwapPolicy::automatic) {
+    namespace planner = mlir::loom::planner;
+    if (clusterSpec.empty())
+      return failAndClean("--swap auto prices swapping against recomputing "
+                          "on a cluster: give --cluster SPEC (a bundled name "
+                          "or a JSON file; loom-plan calibrate writes this "
+                          "machine's)");
+    llvm::Expected<planner::ClusterSpec> spec =
+        planner::loadClusterSpec(clusterSpec);
+    if (!spec)
+      return failAndClean(llvm::toString(spec.takeError()));
+    std::vector<planner::StageShedding> decisions;
+    if (std::string e =
+            planner::resolveAutoSwap(*module, options, *spec, decisions);
+        !e.empty())
+      return failAndClean(e);
+    for (const planner::StageShedding &d : decisions) {
+      auto ms = [](double s) {
+        return s < 0 ? std::string("cannot fit")
+                     : llvm::formatv("{0:f3} ms", s * 1e3).str();
+      };
+      llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": "
+                   << (d.swap ? "swap" : "recompute") << " (swap copies "
+                   << ms(d.exposedSwap) << " exposed per step, recompute "
+                   << ms(d.recompute) << " on " << spec->name << ")\n";
+    }
+    if (decisions.empty())
+      llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
+                      "nothing is swapped or recomputed\n";
+    lap("swap auto");
   }
 
   // --recompute auto: each stage's policy, by the device budget (unless

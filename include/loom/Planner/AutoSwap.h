@@ -1,0 +1,53 @@
+//===- AutoSwap.h - --swap auto: swap or recompute, per stage ---*- C++ -*-===//
+//
+// Mbapp's stage-aware policy: each pipeline stage over the device budget
+// sheds its excess by swapping activations to host memory or by
+// recomputing them, whichever the cluster spec prices cheaper for that
+// stage: the swap copies' time not hidden behind the compute between each
+// copy's start and its wait, against the recomputed flops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLANNER_AUTOSWAP_H
+#define LOOM_PLANNER_AUTOSWAP_H
+
+#include "loom/Pipelines/TrainingOptions.h"
+#include "loom/Planner/ClusterSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace loom {
+namespace planner {
+
+/// What --swap auto priced for one stage over the budget.
+struct StageShedding {
+  size_t stage = 0;
+  /// Seconds per step: the swap copies' exposed time, the recomputation's
+  /// time; negative when that way cannot fit the stage.
+  double exposedSwap = -1, recompute = -1;
+  bool swap = false;
+};
+
+/// Resolves `options.swap == automatic` (needs `options.deviceMemory`):
+/// trial compiles (their diagnostics kept back) give each stage's device
+/// peak unconstrained, the swap copies `--swap host` would make, and the
+/// recomputation `--recompute auto` would choose; each stage over the
+/// budget takes the cheaper on `spec` (ties to swap, which computes
+/// nothing twice). Sets `options.swap` (host when a stage swaps, else
+/// none) and `options.recompute`/`stageRecompute`/`stageRecomputeBytes`
+/// (the recomputing stages' choices); fills `decisions`. Returns the error
+/// when a stage fits neither way.
+std::string resolveAutoSwap(ModuleOp module, TrainingOptions &options,
+                            const ClusterSpec &spec,
+                            std::vector<StageShedding> &decisions);
+
+} // namespace planner
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_PLANNER_AUTOSWAP_H

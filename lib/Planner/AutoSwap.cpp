@@ -1,0 +1,225 @@
+//===- AutoSwap.cpp - --swap auto: swap or recompute, per stage -----------===//
+//
+// Three trial compiles of the model (the diagnostics of each kept back: a
+// way that cannot fit is an expected answer, not an error): without help
+// (which stages exceed the budget), with --swap host (each stage's swap
+// copies, priced against the compute they hide behind) and with
+// --recompute auto (each stage's recomputed flops). See AutoSwap.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Planner/AutoSwap.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Pipelines/TrainingPipeline.h"
+#include "loom/Planner/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::planner;
+
+namespace {
+
+double bufferBytes(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return static_cast<double>(type.getNumElements()) *
+         ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// The time of one lowered op on `cm`: a gemm by its flops, the other
+/// loops and library kernels by the bytes of their buffers; 0 for the
+/// rest (allocation, views, starts and waits).
+double opTime(Operation *op, const CostModel &cm) {
+  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
+    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
+                   static_cast<double>(gemm.getM()) *
+                   static_cast<double>(gemm.getN()) *
+                   static_cast<double>(gemm.getK());
+    double bytes = bufferBytes(gemm.getA()) + bufferBytes(gemm.getB()) +
+                   bufferBytes(gemm.getC());
+    return cm.kernelTime(flops, bytes, /*gemm=*/true);
+  }
+  if (!isa<loomrt::KernelOp, loomrt::ReduceOp, loomrt::CopyOp, loomrt::IotaOp,
+           loomrt::SoftmaxOp, loomrt::LayerNormOp, loomrt::CrossEntropyOp,
+           loomrt::GatherOp, loomrt::ScatterAddOp>(op))
+    return 0;
+  double bytes = 0;
+  for (Value operand : op->getOperands())
+    bytes += bufferBytes(operand);
+  return cm.kernelTime(0, bytes, /*gemm=*/false);
+}
+
+/// Seconds per step that `step`'s swap copies do not hide: each copy
+/// (bytes over the host link) against the compute between its start and
+/// its wait.
+double exposedSwapTime(func::FuncOp step, const CostModel &cm,
+                       const ClusterSpec &spec) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : step.getBody().front())
+    ops.push_back(&op);
+  double rate = spec.hostLink.bandwidth * spec.efficiency.comm;
+  double exposed = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!isa<loomrt::SwapOutOp, loomrt::SwapInOp>(ops[i]))
+      continue;
+    Value handle = ops[i]->getResult(0);
+    double copy =
+        bufferBytes(ops[i]->getOperand(0)) / rate + spec.hostLink.latency;
+    double window = 0;
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      auto wait = dyn_cast<loomrt::WaitOp>(ops[j]);
+      if (wait && wait.getHandle() == handle)
+        break;
+      window += opTime(ops[j], cm);
+    }
+    exposed += std::max(0.0, copy - window);
+  }
+  return exposed;
+}
+
+/// A trial compile whose diagnostics are kept back (returned in `error`).
+std::optional<OwningOpRef<ModuleOp>> quietTrial(ModuleOp module,
+                                                const TrainingOptions &o,
+                                                std::string &error) {
+  std::string first;
+  ScopedDiagnosticHandler keep(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && first.empty())
+      first = d.str();
+    return success();
+  });
+  FailureOr<OwningOpRef<ModuleOp>> copy = compileTrial(module, o);
+  if (failed(copy)) {
+    error = first.empty() ? "the trial compile failed" : first;
+    return std::nullopt;
+  }
+  return std::move(*copy);
+}
+
+int64_t intAttr(func::FuncOp f, StringRef name) {
+  auto a = f ? f->getAttrOfType<IntegerAttr>(name) : IntegerAttr();
+  return a ? a.getInt() : -1;
+}
+
+} // namespace
+
+std::string mlir::loom::planner::resolveAutoSwap(
+    ModuleOp module, TrainingOptions &o, const ClusterSpec &spec,
+    std::vector<StageShedding> &decisions) {
+  if (o.deviceMemory <= 0)
+    return "--swap auto chooses swap or recomputation by the device budget: "
+           "give --device-memory";
+  if (spec.hostLink.bandwidth <= 0)
+    return "--swap auto: cluster '" + spec.name +
+           "' gives no host_link (the link swap copies take); add one to "
+           "the spec or use --recompute auto";
+  std::vector<std::string> steps = stepFunctions(o);
+  auto where = [&](size_t k) {
+    return o.isPipelined() ? "stage " + std::to_string(k) : "@" + steps[k];
+  };
+  TrainingOptions plain = o;
+  plain.swap = SwapPolicy::none;
+  plain.recompute = RecomputePolicy::none;
+  plain.stageRecompute.clear();
+  plain.stageRecomputeBytes.clear();
+
+  // 1. Which stages exceed the budget without help.
+  TrainingOptions free = plain;
+  free.deviceMemory = 0;
+  std::string error;
+  std::optional<OwningOpRef<ModuleOp>> unconstrained =
+      quietTrial(module, free, error);
+  if (!unconstrained)
+    return "--swap auto: the model does not compile: " + error;
+  std::vector<size_t> over;
+  for (size_t k = 0; k < steps.size(); ++k)
+    if (intAttr((*unconstrained)->lookupSymbol<func::FuncOp>(steps[k]),
+                "loomrt.device_peak_bytes") > o.deviceMemory)
+      over.push_back(k);
+  decisions.clear();
+  o.swap = SwapPolicy::none;
+  if (over.empty())
+    return "";
+
+  CostModel cm(spec, o.precision == Precision::bf16 ? NumberFormat::bf16
+                                                     : NumberFormat::fp32);
+  // 2. Swap: the exposed time of each stage's copies.
+  TrainingOptions swapped = plain;
+  swapped.swap = SwapPolicy::host;
+  std::string swapError;
+  std::optional<OwningOpRef<ModuleOp>> swapTrial =
+      quietTrial(module, swapped, swapError);
+  // 3. Recomputation: each stage's recomputed flops.
+  TrainingOptions recomputed = plain;
+  recomputed.recompute = RecomputePolicy::automatic;
+  std::string recomputeError;
+  std::optional<OwningOpRef<ModuleOp>> recomputeTrial;
+  {
+    // Its trial compiles report through the context; kept back too.
+    ScopedDiagnosticHandler keep(module.getContext(),
+                                 [](Diagnostic &) { return success(); });
+    recomputeError = resolveAutoRecompute(module, recomputed);
+  }
+  if (recomputeError.empty())
+    recomputeTrial = quietTrial(module, recomputed, recomputeError);
+
+  bool anySwap = false, anyRecompute = false;
+  std::vector<RecomputePolicy> policies(steps.size(), RecomputePolicy::none);
+  std::vector<int64_t> bytes(steps.size(), 0);
+  for (size_t k : over) {
+    StageShedding d;
+    d.stage = k;
+    if (swapTrial)
+      d.exposedSwap = exposedSwapTime(
+          (*swapTrial)->lookupSymbol<func::FuncOp>(steps[k]), cm, spec);
+    if (recomputeTrial) {
+      double flops = 0;
+      if (auto step = (*recomputeTrial)->lookupSymbol<func::FuncOp>(steps[k]))
+        if (auto counts = step->getAttrOfType<DictionaryAttr>(
+                LoomDialect::RecomputeAttrHelper::getNameStr()))
+          if (auto f = counts.getAs<IntegerAttr>("flops"))
+            flops = static_cast<double>(f.getInt());
+      d.recompute = cm.kernelTime(flops, 0, /*gemm=*/true, /*launch=*/false);
+    }
+    if (d.exposedSwap < 0 && d.recompute < 0)
+      return "--swap auto: " + where(k) +
+             " fits the --device-memory budget of " +
+             std::to_string(o.deviceMemory) +
+             " bytes neither by swapping (" + swapError +
+             ") nor by recomputing (" + recomputeError +
+             "); use more pipeline stages or smaller micro-batches";
+    d.swap = d.exposedSwap >= 0 &&
+             (d.recompute < 0 || d.exposedSwap <= d.recompute);
+    if (d.swap) {
+      anySwap = true;
+    } else {
+      anyRecompute = true;
+      policies[k] = recomputed.stageRecompute[k];
+      bytes[k] = k < recomputed.stageRecomputeBytes.size()
+                     ? recomputed.stageRecomputeBytes[k]
+                     : 0;
+    }
+    decisions.push_back(d);
+  }
+  o.swap = anySwap ? SwapPolicy::host : SwapPolicy::none;
+  if (anyRecompute) {
+    o.recompute = RecomputePolicy::automatic;
+    o.stageRecompute = policies;
+    o.stageRecomputeBytes = bytes;
+  } else {
+    o.recompute = RecomputePolicy::none;
+    o.stageRecompute.clear();
+    o.stageRecomputeBytes.clear();
+  }
+  return "";
+}
