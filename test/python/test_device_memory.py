@@ -244,7 +244,7 @@ def test_bad_budgets_are_errors(gpt):
     with pytest.raises(loom.LoomError, match="--swap peer: this build offloads to host "
                        "memory only; use --swap host"):
         m.compile(outdir=tmp / "peer", device_memory="1GiB", swap="peer", **OPTIONS)
-    with pytest.raises(loom.LoomError, match="--swap host offloads activations to fit a "
+    with pytest.raises(loom.LoomError, match="--swap host sheds activations to fit a "
                        "device budget: give --device-memory BYTES"):
         m.compile(outdir=tmp / "nobudget", swap="host", **OPTIONS)
 
