@@ -9,7 +9,6 @@ Loom's f32 losses, and must differ from them (the products really round).
 The f32 runs match PyTorch's f32 losses, so the two gaps share a baseline.
 """
 
-import copy
 import json
 import re
 import sys
@@ -19,8 +18,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from parallel_support import MPIRUN  # noqa: E402
-from test_training import (LOOMC, batch_rows, import_example, make_data,  # noqa: E402
+from test_training import (LOOMC, import_example, make_data,  # noqa: E402
                            write_data)
+from test_training import torch_losses as training_losses  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
 np = pytest.importorskip("numpy")
@@ -34,21 +34,9 @@ CLASSES = {"mlp_example": 10, "gpt_example": 50, "llama_example": 50}
 
 def torch_losses(model, names, data, batch, steps, bf16):
     """AdamW steps in f32, or with the forward under CPU bf16 autocast."""
-    model = copy.deepcopy(model)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    total = len(next(iter(data.values())))
-    losses = []
-    for step in range(steps):
-        rows = batch_rows(step, batch, total)
-        args = [torch.from_numpy(data[n][rows]) for n in names]
-        opt.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = model(*args)
-        loss.float().backward()
-        opt.step()
-        losses.append(float(loss.detach().float()))
-    return np.array(losses)
+    return np.array(training_losses(
+        model, names, data, batch, steps,
+        lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.01), bf16=bf16))
 
 
 def gap(a, b):

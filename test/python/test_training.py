@@ -52,7 +52,8 @@ def batch_rows(step, batch, total):
     return [(step * batch + i) % total for i in range(batch)]
 
 
-def torch_losses(model, names, data, batch, steps, make_opt):
+def torch_losses(model, names, data, batch, steps, make_opt, bf16=False):
+    """PyTorch's own loop; `bf16`: the forward under CPU bf16 autocast."""
     model = copy.deepcopy(model)
     model.train()
     opt = make_opt(model.parameters())
@@ -62,10 +63,11 @@ def torch_losses(model, names, data, batch, steps, make_opt):
         rows = batch_rows(s, batch, total)
         args = [torch.from_numpy(data[n][rows]) for n in names]
         opt.zero_grad()
-        loss = model(*args)
-        loss.backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(*args)
+        loss.float().backward()
         opt.step()
-        losses.append(float(loss.detach()))
+        losses.append(float(loss.detach().float()))
     return losses
 
 
