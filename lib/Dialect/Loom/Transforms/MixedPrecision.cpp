@@ -107,26 +107,74 @@ bool isMovementFollower(Operation *op) {
              SoftmaxOp>(op);
 }
 
-/// Whether `op` (a user of a product's widened result) computes in bf16:
-/// an elementwise op whose other float operands are not activations (a
-/// bias, a constant scale, a mask: converted too), or a data movement of
-/// bf16 values only. An op that mixes in an f32 activation (the residual
-/// add) stays f32, as autocast's type promotion keeps it.
-bool followsInBf16(Operation *op, const llvm::DenseSet<Value> &activations) {
+/// Whether `value` is a constant (or a broadcast or reshape of one) with a
+/// value bf16 does not hold exactly (a scale 1/sqrt(96), GELU's 0.044715).
+bool isInexactConstant(Value value) {
+  Operation *def = value.getDefiningOp();
+  while (def && isa<BroadcastOp, ReshapeOp>(def))
+    def = def->getOperand(0).getDefiningOp();
+  auto constant = dyn_cast_or_null<ConstantOp>(def);
+  auto dense =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !isa<FloatType>(dense.getElementType()))
+    return false;
+  for (APFloat v : dense.getValues<APFloat>()) {
+    bool lost = false;
+    v.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &lost);
+    if (lost)
+      return true;
+    if (dense.isSplat())
+      break;
+  }
+  return false;
+}
+
+/// How `op`, a user of a product's widened result, follows it.
+enum class Follow {
+  /// Stays f32: it mixes in an f32 activation (the residual add, as
+  /// autocast's type promotion keeps it), or is no follower.
+  No,
+  /// Computes in bf16: an elementwise op whose other float operands are no
+  /// activations (a bias, a mask: converted too), or data movement and
+  /// softmax of bf16 values only.
+  InBf16,
+  /// Computes in f32 and rounds its result to bf16 once: an elementwise op
+  /// with a constant bf16 would change (autocast keeps Python scalars
+  /// exact too).
+  RoundResult,
+};
+
+Follow followerKind(Operation *op, const llvm::DenseSet<Value> &activations) {
   bool elementwise = isElementwiseFollower(op);
   if (!elementwise && !isMovementFollower(op))
-    return false;
+    return Follow::No;
   if (op->getNumResults() == 0 ||
       !llvm::all_of(op->getResultTypes(), isF32Tensor))
-    return false;
+    return Follow::No;
+  bool inexact = false;
   for (Value operand : op->getOperands()) {
     if (!isFloatTensor(operand.getType()) || bf16Source(operand))
       continue;
     if (!elementwise || !isF32Tensor(operand.getType()) ||
         activations.contains(operand))
-      return false;
+      return Follow::No;
+    inexact |= isInexactConstant(operand);
   }
-  return true;
+  return inexact ? Follow::RoundResult : Follow::InBf16;
+}
+
+/// `op` (one f32 result) left f32, its result rounded to bf16 for every
+/// user: returns the widening of the rounded value.
+ConvertOp roundResult(Operation *op) {
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Value result = op->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  auto narrow =
+      ConvertOp::create(b, op->getLoc(), type.clone(b.getBF16Type()), result);
+  auto back = ConvertOp::create(b, op->getLoc(), type, narrow);
+  result.replaceAllUsesExcept(back, narrow);
+  return back;
 }
 
 struct LoomMixedPrecisionPass
@@ -155,13 +203,18 @@ struct LoomMixedPrecisionPass
       ConvertOp widened = worklist.pop_back_val();
       SmallVector<Operation *> users(widened->getUsers());
       for (Operation *user : users) {
-        if (!followsInBf16(user, activations))
+        Follow follow = followerKind(user, activations);
+        if (follow == Follow::No)
           continue;
         // Its results stay activations (or not) for the next users.
         bool isActivation = llvm::any_of(user->getResults(), [&](Value r) {
           return activations.contains(r);
         });
-        for (ConvertOp back : lowerPrecision(user)) {
+        SmallVector<ConvertOp> next =
+            follow == Follow::InBf16 ? lowerPrecision(user)
+                                     : SmallVector<ConvertOp>{
+                                           roundResult(user)};
+        for (ConvertOp back : next) {
           if (isActivation)
             activations.insert(back);
           worklist.push_back(back);

@@ -962,6 +962,9 @@ def LoomMixedPrecision : Pass<"loom-mixed-precision", "ModuleOp"> {
     the runtime's kernel) of bf16 values, transitively. A
     transpose, reshape or broadcast of a weight or bias is converted
     before it moves (a weight's transpose still folds into the product).
+    An elementwise op with a constant bf16 does not hold exactly (a scale
+    1/sqrt(96), GELU's 0.044715) stays f32 with the exact constant and its
+    result is rounded to bf16 once, as autocast keeps Python scalars exact.
     An op that
     mixes in an f32 activation (the residual add) stays f32, like
     autocast's type promotion. Everything else stays f32: the parameters
