@@ -12,6 +12,10 @@ are compared with the unconstrained run:
             --host-link bytes/s (a PCIe-like figure scaled to this
             machine's compute)
   recompute --device-memory B --recompute auto
+  auto      --device-memory B --swap auto on this machine's spec
+            (`loom-plan calibrate`, its host_link set to --host-link):
+            per stage, swap or recompute, whichever that spec prices
+            cheaper (loomc's choice is printed)
   smaller   the same rows per step in twice as many micro-batches of half
             the rows (no budget needed if it fits; reported either way)
 
@@ -130,6 +134,23 @@ def main():
         print(f"  {'':>13}  per stage: {', '.join(plan['recompute_per_stage'])}")
     except loom.LoomError as e:
         print(f"  recompute: {str(e).strip().splitlines()[-1]}")
+    # --swap auto on this machine as a spec, with the bench's host link.
+    spec = work / "here.json"
+    subprocess.run([str(ROOT / "build" / "bin" / "loom-plan"), "calibrate", "-o", str(spec)],
+                   check=True, capture_output=True)
+    here = json.loads(spec.read_text())
+    here["host_link"] = {"link": "rate-limited (--host-link)", "latency_us": 10,
+                         "bandwidth_gbytes_per_s": float(args.host_link) / 1e9}
+    spec.write_text(json.dumps(here))
+    try:
+        auto = micro.compile(outdir=work / "auto", microbatches=args.microbatches,
+                             device_memory=budget, swap="auto", cluster=spec, **options)
+        plan = json.loads((auto.outdir / "plan.json").read_text())
+        results["auto"] = report("auto", auto, ["--host-link", args.host_link])
+        print(f"  {'':>13}  swap {plan['swap']}, recompute per stage: "
+              f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
+    except loom.LoomError as e:
+        print(f"  auto: {str(e).strip().splitlines()[-1]}")
     if args.batch % 2 == 0:
         half = module(args.batch // 2)
         smaller = half.compile(outdir=work / "smaller", microbatches=2 * args.microbatches,
