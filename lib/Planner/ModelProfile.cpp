@@ -129,6 +129,7 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
 
   llvm::DenseMap<Operation *, size_t> position;
   llvm::DenseSet<Value> seenParams;
+  llvm::DenseMap<Value, unsigned> paramIndex;
   int64_t maxLayer = -1;
   Block &body = func.getBody().front();
   for (Operation &op : body.without_terminator()) {
@@ -139,9 +140,29 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
       if (perRow.contains(operand))
         p.perRow = true;
       auto arg = dyn_cast<BlockArgument>(operand);
-      if (arg && arg.getOwner() == &body &&
-          func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()) &&
-          seenParams.insert(arg).second) {
+      bool isParam =
+          arg && arg.getOwner() == &body &&
+          func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName());
+      if (isParam) {
+        auto [it, fresh] =
+            paramIndex.try_emplace(arg, static_cast<unsigned>(
+                                            profile.params.size()));
+        if (fresh) {
+          ModelProfile::Param param;
+          param.bytes = bytesOf(arg.getType());
+          if (std::optional<int64_t> n =
+                  mlir::loom::detail::getNumElements(arg.getType()))
+            param.elements = static_cast<double>(*n);
+          profile.params.push_back(param);
+        }
+        if (!llvm::is_contained(p.params, it->second))
+          p.params.push_back(it->second);
+      }
+      if (isParam && seenParams.insert(arg).second) {
+        if (p.firstParam.empty())
+          if (auto name = func.getArgAttrOfType<StringAttr>(
+                  arg.getArgNumber(), LoomDialect::getNameAttrName()))
+            p.firstParam = name.getValue().str();
         p.paramBytes += bytesOf(arg.getType());
         if (std::optional<int64_t> n =
                 mlir::loom::detail::getNumElements(arg.getType()))

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -75,6 +77,7 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
   for (auto [begin, end] : stages) {
     StageSums s;
     std::map<int64_t, double> perLayer;
+    std::set<unsigned> held;
     int64_t layer = -2;
     for (size_t i = begin; i < end; ++i) {
       const ProfiledOp &op = profile.ops[i];
@@ -111,8 +114,11 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
         s.outsideSaved += saved;
       }
       layer = op.layer;
-      s.params += op.paramBytes;
-      s.paramElements += op.paramElements;
+      for (unsigned p : op.params)
+        if (held.insert(p).second) {
+          s.params += profile.params[p].bytes;
+          s.paramElements += profile.params[p].elements;
+        }
     }
     for (auto &[l, bytes] : perLayer)
       s.maxLayerSaved = std::max(s.maxLayerSaved, bytes);
@@ -238,6 +244,20 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     e.stages.push_back(st);
   }
   e.memoryPerDevice = worst;
+  // Each later stage begins at the first op of its range that reads a
+  // parameter first (within a few elementwise ops of the priced cut).
+  for (int64_t k = 1; k < P; ++k) {
+    std::string boundary;
+    for (size_t i = stages[k].first; i < stages[k].second && boundary.empty();
+         ++i)
+      if (!profile.ops[i].firstParam.empty())
+        boundary = "param:" + profile.ops[i].firstParam;
+    if (boundary.empty()) {
+      e.stageBoundaries.clear();
+      break;
+    }
+    e.stageBoundaries.push_back(boundary);
+  }
   if (!options.ignoreMemory &&
       worst > static_cast<double>(spec.gpu.memoryBytes))
     e.rejected = llvm::formatv("over memory: stage {0} needs {1} of {2}",
@@ -594,5 +614,12 @@ TrainingOptions mlir::loom::planner::trainingOptions(const Candidate &c,
   o.deviceMemory = c.deviceMemory;
   o.precision = c.precision;
   o.optimizer.kind = optimizer;
+  return o;
+}
+
+TrainingOptions mlir::loom::planner::trainingOptions(const Estimate &e,
+                                                     OptimizerKind optimizer) {
+  TrainingOptions o = trainingOptions(e.candidate, optimizer);
+  o.stageBoundaries = e.stageBoundaries;
   return o;
 }

@@ -20,6 +20,7 @@
 // RUN: loom-opt %t/boundary-count.mlir -loom-pipeline-partition="stages=2 stage-boundaries=1,2" -verify-diagnostics -o /dev/null
 // RUN: loom-opt %t/boundary-name.mlir -loom-pipeline-partition="stages=2 stage-boundaries=fc9" -verify-diagnostics -o /dev/null
 // RUN: loom-opt %t/boundary-replicated.mlir -loom-pipeline-partition="stages=2 stage-boundaries=ones" -verify-diagnostics -o /dev/null
+// RUN: loom-opt %t/boundary-param.mlir -loom-pipeline-partition="stages=2 stage-boundaries=param:nope" -verify-diagnostics -o /dev/null
 // RUN: loom-opt %t/dynamic.mlir -loom-pipeline-partition="stages=2" -verify-diagnostics -o /dev/null
 // RUN: loom-opt %t/dynamic-arg.mlir -loom-pipeline-partition="stages=2" -verify-diagnostics -o /dev/null
 // RUN: loom-opt %t/no-main.mlir -loom-pipeline-partition="stages=2" -verify-diagnostics -o /dev/null
@@ -116,6 +117,15 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = loom.exp %x : tensor<4xf32> loc("fc1")
   %1 = loom.exp %0 : tensor<4xf32> loc("fc2")
+  return %1 : tensor<4xf32>
+}
+
+//--- boundary-param.mlir
+// expected-error @+1 {{loom-pipeline-partition: option 'stage-boundaries' entry 'param:nope' names no argument of @main}}
+func.func @main(%x: tensor<4xf32>, %w: tensor<4xf32> {loom.param, loom.name = "w"})
+    -> tensor<4xf32> {
+  %0 = loom.mul %x, %w : tensor<4xf32>
+  %1 = loom.exp %0 : tensor<4xf32>
   return %1 : tensor<4xf32>
 }
 

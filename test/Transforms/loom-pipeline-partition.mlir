@@ -5,6 +5,8 @@
 // RUN: loom-opt %t/chain.mlir -loom-pipeline-partition="stages=3 report=-" -o /dev/null | FileCheck %s --check-prefix=P3
 // RUN: loom-opt %t/chain.mlir -loom-pipeline-partition="stages=3 stage-boundaries=4 report=-" -o /dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: loom-opt %t/chain.mlir -loom-pipeline-partition="stages=3 stage-boundaries=layer3 report=-" -o /dev/null | FileCheck %s --check-prefix=FORCED
+// The planner names a cut by the parameter whose first reader begins it.
+// RUN: loom-opt %t/chain.mlir -loom-pipeline-partition="stages=3 stage-boundaries=param:w3 report=-" -o /dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: loom-opt %t/chain.mlir -loom-pipeline-partition="stages=4 memory-budget=1000 report=-" -o /dev/null | FileCheck %s --check-prefix=BUDGET
 // RUN: loom-opt %t/chain.mlir -loom-pipeline-partition=stages=3 -loom-pipeline-split | FileCheck %s --check-prefix=SPLIT
 // RUN: loom-run %t/chain.mlir --compare-after='builtin.module(loom-pipeline-partition{stages=3},loom-pipeline-split)' --tolerance 0 | FileCheck %s --check-prefix=SAME

@@ -190,8 +190,9 @@ def test_loomc_compiles_the_planned_plan(tmp_path, model):
     # loom-plan -o writes a plan loomc compiles; --plan auto picks the same.
     # (tp > 1 on a .mlir model needs a weights file to slice; pp and dp do
     # not.)
-    plan(model, "--cluster", "rtx3090-nvlink", "--gpus", 4, "--global-batch", 16,
-         "--mesh", "dp=2,tp=1,pp=2", "-o", tmp_path / "p.json", "-q")
+    report = json.loads(plan(model, "--cluster", "rtx3090-nvlink", "--gpus", 4,
+                             "--global-batch", 16, "--mesh", "dp=2,tp=1,pp=2",
+                             "-o", tmp_path / "p.json", "-q", "--json").stdout)
     chosen = json.loads((tmp_path / "p.json").read_text())
     subprocess.run([str(LOOMC), str(model), "--plan", str(tmp_path / "p.json"),
                     "-o", str(tmp_path / "a"), "--emit-only"], check=True,
@@ -203,6 +204,14 @@ def test_loomc_compiles_the_planned_plan(tmp_path, model):
     # Really pipelined: one step function per stage, and a partition.
     assert len(compiled["functions"]) == 2
     assert len(compiled["partition"]["cuts"]) == 1
+    # loomc cuts where the planner priced (the first op of stage 1 that
+    # reads a parameter), so each stage holds the parameters the planner
+    # counted, a tied embedding in both.
+    assert len(chosen["stage_boundaries"]) == 1
+    assert chosen["stage_boundaries"][0].startswith("param:")
+    memory = json.loads((tmp_path / "a" / "memory.json").read_text())
+    held = [f["persistent_bytes"]["params"] for f in memory["functions"]]
+    assert held == [s["param_bytes"] for s in report["stages"]], (held, report["stages"])
 
     auto = subprocess.run([str(LOOMC), str(model), "--plan", "auto", "--cluster",
                            "rtx3090-pcie", "--gpus", "4", "--global-batch", "16",
@@ -317,10 +326,9 @@ def test_memory_comes_from_the_memory_plan(tmp_path, model, mesh, microbatches):
     report = json.loads(plan(model, "--cluster", "dgx-a100", "--gpus", pp,
                              "--global-batch", 2 * microbatches, "--mesh", mesh,
                              "--microbatches", microbatches, "--check-memory",
-                             "--json", "-q").stdout)
+                             "--json", "-q", "-o", tmp_path / "p.json").stdout)
     subprocess.run([str(LOOMC), str(model), "-o", str(tmp_path / "out"),
-                    "--emit-only", "--optimizer", "adamw", "--mesh", mesh,
-                    "--microbatches", str(microbatches)],
+                    "--emit-only", "--plan", str(tmp_path / "p.json")],
                    check=True, capture_output=True, text=True)
     memory = json.loads((tmp_path / "out" / "memory.json").read_text())
     peaks = [f["device_peak_bytes"] for f in memory["functions"]]

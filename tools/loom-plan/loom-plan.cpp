@@ -187,7 +187,7 @@ json::Value estimateJSON(const Estimate &e, const ClusterSpec &spec,
                          llvm::StringRef model, OptimizerKind opt) {
   Plan plan;
   plan.model = model.str();
-  plan.options = trainingOptions(e.candidate, opt);
+  plan.options = trainingOptions(e, opt);
   json::Array stages;
   for (auto [k, s] : llvm::enumerate(e.stages))
     stages.push_back(json::Object{
@@ -839,7 +839,7 @@ int main(int argc, char **argv) {
   if (!planOut.empty()) {
     Plan plan;
     plan.model = modelFile;
-    plan.options = trainingOptions(best.candidate, options.optimizer);
+    plan.options = trainingOptions(best, options.optimizer);
     if (std::string e = ::loom::writeFileAtomically(planOut, printPlan(plan));
         !e.empty())
       return fail(e);
@@ -851,7 +851,7 @@ int main(int argc, char **argv) {
     progress("compiling the best plan for its memory plan");
     std::string e;
     FailureOr<std::vector<int64_t>> peaks = compiledFigures(
-        *module, trainingOptions(best.candidate, options.optimizer),
+        *module, trainingOptions(best, options.optimizer),
         "loomrt.device_peak_bytes", e);
     if (failed(peaks))
       return fail("--check-memory: " + e);

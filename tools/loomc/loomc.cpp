@@ -492,6 +492,8 @@ std::string planAutomatically(ModuleOp module, StringRef function,
   o.schedule = best.candidate.schedule;
   o.recompute = best.candidate.recompute;
   o.overlapSplit = best.candidate.overlapSplit;
+  if (!given(stageBoundaries))
+    o.stageBoundaries = best.stageBoundaries;
   llvm::errs() << llvm::format(
       "loomc: --plan auto on %lld x %s: %s (predicted %.4g s/step, %.4g "
       "tokens/s; of %lld plans priced, %zu fit)\n",

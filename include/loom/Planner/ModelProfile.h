@@ -45,14 +45,25 @@ struct ProfiledOp {
   double forwardCommBytes = 0, backwardCommBytes = 0;
   /// Activation bytes its results keep for the backward pass.
   double savedBytes = 0;
-  /// Bytes and elements of the parameters it is the first to read.
+  /// Bytes and elements of the parameters it is the first to read, and
+  /// the name (loom.name) of the first of them ("" when none).
   double paramBytes = 0, paramElements = 0;
+  std::string firstParam;
+  /// Every parameter it reads (indices into ModelProfile::params): a
+  /// stage holds each parameter its ops read, a tied one in every stage
+  /// that reads it.
+  std::vector<unsigned> params;
   /// Activation bytes live across the point just before it (what a
   /// pipeline cut there sends).
   double crossBytes = 0;
 };
 
 struct ModelProfile {
+  /// The parameters (one tp rank's share): bytes and elements.
+  struct Param {
+    double bytes = 0, elements = 0;
+  };
+  std::vector<Param> params;
   int64_t tp = 1;
   /// Rows (samples) of the model's batch, and tokens per sample (the
   /// product of the first data argument's other dimensions).

@@ -73,6 +73,10 @@ struct Estimate {
   double stepTime = 0, tokensPerSecond = 0, mfu = 0, tflopsPerGpu = 0;
   double memoryPerDevice = 0;
   double usdPerHour = 0, tokensPerUsd = 0;
+  /// Where stages 1.. begin, as loom-pipeline-partition reads them
+  /// ("param:NAME": the first op reading that parameter), so that loomc
+  /// cuts where the planner priced; empty when a stage reads none.
+  std::vector<std::string> stageBoundaries;
 };
 
 struct SearchOptions {
@@ -156,6 +160,9 @@ SearchResult searchPlans(ProfileCache &profiles, const ClusterSpec &spec,
 
 /// The TrainingOptions that compile `candidate` (loomc --plan).
 TrainingOptions trainingOptions(const Candidate &candidate,
+                                OptimizerKind optimizer);
+/// The same for a priced plan, with its stage boundaries.
+TrainingOptions trainingOptions(const Estimate &estimate,
                                 OptimizerKind optimizer);
 
 } // namespace planner

@@ -310,7 +310,28 @@ PipelinePartition::parseBoundaries(func::FuncOp func, const Problem &p) {
   for (const std::string &entry : stageBoundaries) {
     StringRef text = StringRef(entry).trim();
     int64_t pos = -1;
-    if (text.getAsInteger(10, pos)) {
+    if (text.consume_front("param:")) {
+      // The first op reading the parameter named `text` (loom.name).
+      std::optional<unsigned> argument;
+      for (unsigned i = 0; i < func.getNumArguments() && !argument; ++i)
+        if (auto name = func.getArgAttrOfType<StringAttr>(
+                i, LoomDialect::getNameAttrName());
+            name && name.getValue() == text)
+          argument = i;
+      if (!argument)
+        return func.emitError()
+               << kPass << ": option 'stage-boundaries' entry 'param:" << text
+               << "' names no argument of @" << func.getSymName();
+      Value arg = func.getArgument(*argument);
+      auto it = llvm::find_if(p.ops, [&](Operation *op) {
+        return llvm::is_contained(op->getOperands(), arg);
+      });
+      if (it == p.ops.end())
+        return func.emitError()
+               << kPass << ": option 'stage-boundaries' entry 'param:" << text
+               << "': no op that can begin a stage reads it";
+      pos = it - p.ops.begin();
+    } else if (text.getAsInteger(10, pos)) {
       auto it = llvm::find_if(p.ops, [&](Operation *op) {
         return getLocationName(op->getLoc()) == text;
       });

@@ -306,10 +306,12 @@ def LoomPipelinePartition : Pass<"loom-pipeline-partition", "ModuleOp"> {
     Time is O(N log W + P N) for N sequence ops, P stages and total work W.
 
     **Forced cuts.** `stage-boundaries` lists ops that must begin a stage,
-    each written as a sequence position (`12`) or as the name of an op's
+    each written as a sequence position (`12`), as the name of an op's
     location (`loc("name")`, as the ONNX importer writes node names; the
     first op of the sequence with that name, so a cut falls before an ONNX
-    node lowered to several ops). Positions must be increasing
+    node lowered to several ops), or as `param:NAME`: the first op that
+    reads the parameter argument named NAME (`loom.name`), which is how
+    `loom-plan` writes its cuts (robust to the ops other passes add). Positions must be increasing
     and in `[1, N-1]`, at most `stages - 1` of them; the pass places the
     remaining cuts.
 
