@@ -146,7 +146,8 @@ TEST(GemmTest, Bf16StridedIsTheExactProductRoundedOnce) {
         for (int64_t j = 0; j < S; ++j) {
           double sum = 0;
           for (int64_t d = 0; d < D; ++d)
-            sum += static_cast<double>(float(q[((b * S + i) * H + h) * D + d])) *
+            sum += static_cast<double>(
+                       float(q[((b * S + i) * H + h) * D + d])) *
                    float(k[((b * S + j) * H + h) * D + d]);
           float got = c[(b * H + h) * S * ldc + i * ldc + j];
           float expected = bf16(static_cast<float>(sum));

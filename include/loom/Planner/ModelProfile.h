@@ -85,10 +85,10 @@ struct ModelProfile {
 /// step keeps: the memory plan's activation peak (loomrt
 /// .activation_peak_bytes) of @function trained on one device at its
 /// batch, through the training pipeline loomc runs, over the savedBytes
-/// of `oneDevice`, its tp = 1 profile (unscaled). Fusion computes elementwise chains inside their
-/// consumers' loops and the memory plan frees each buffer after its last
-/// reader, so the compiled step keeps less than every value a
-/// vector-Jacobian product reads. On failure (the model does not compile
+/// of `oneDevice`, its tp = 1 profile (unscaled). Fusion computes
+/// elementwise chains inside their consumers' loops and the memory plan
+/// frees each buffer after its last reader, so the compiled step keeps
+/// less than every value a vector-Jacobian product reads. On failure (the model does not compile
 /// on one device) returns failure with the reason in `error`.
 FailureOr<double> calibrateActivations(ModuleOp module,
                                        llvm::StringRef function,

@@ -1,4 +1,4 @@
-//===- MixedPrecision.cpp - bf16 matrix products ---------------------------===//
+//===- MixedPrecision.cpp - bf16 matrix products --------------------------===//
 //
 // Implements -loom-mixed-precision (see Passes.td for the contract): the
 // forward function's f32 dot_generals compute in bf16 between two
