@@ -254,6 +254,13 @@ print(json.dumps(out))
 """
 
 
+def missing_libraries(program, env):
+    """The shared libraries `program` cannot load here (ldd's 'not found'
+    lines), for the first failure's report."""
+    ldd = subprocess.run(["ldd", str(program)], capture_output=True, text=True, env=env)
+    return [line.strip() for line in ldd.stdout.splitlines() if "not found" in line]
+
+
 def run(out, args):
     manifest = json.loads((out / "manifest.json").read_text())
     smi = shutil.which("nvidia-smi")
@@ -272,6 +279,10 @@ def run(out, args):
                 print("device_check: no CUDA device here; nothing to check")
                 sys.exit(2)
             ok, detail = False, proc.stderr.strip()[-400:]
+            missing = missing_libraries(d / "train", env)
+            if missing:
+                detail += f" | libraries not found: {missing}; LD_LIBRARY_PATH=" \
+                          f"{env['LD_LIBRARY_PATH']}"
         elif case["precision"] == "f32":
             g = gap(losses, case["cpu_losses"])
             ok, detail = g <= 1e-4, f"max relative difference to the CPU {g:.2e} (<= 1e-4)"
