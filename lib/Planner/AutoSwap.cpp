@@ -29,12 +29,12 @@ using namespace mlir::loom::planner;
 
 namespace {
 
+/// The bytes of a buffer operand (0 for handles and the like).
 double bufferBytes(Value buffer) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type || !type.hasStaticShape())
     return 0;
-  return static_cast<double>(type.getNumElements()) *
-         ((type.getElementTypeBitWidth() + 7) / 8);
+  return static_cast<double>(loomrt::bufferBytes(type));
 }
 
 /// The time of one lowered op on `cm`: a gemm by its flops, the other

@@ -33,6 +33,7 @@
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::emit;
+using mlir::loomrt::bufferBytes;
 using mlir::loom::emit_cuda::Emitter;
 
 namespace {
@@ -68,12 +69,6 @@ void printPrologue(llvm::raw_ostream &out) {
       << "template <typename T> __host__ __device__ inline T loom_divi(T a, T b) {\n"
       << "  return b == 0 ? T(0) : a / b;\n}\n\n"
       << "namespace {\n\nusing namespace loom::rt;\n\n";
-}
-
-/// Bytes of a buffer of `type`.
-int64_t bufferBytes(Type type) {
-  auto memref = cast<MemRefType>(type);
-  return numElements(memref.getShape()) * elementBytes(memref.getElementType());
 }
 
 } // namespace

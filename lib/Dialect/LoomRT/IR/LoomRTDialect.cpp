@@ -33,6 +33,12 @@ void LoomRTDialect::initialize() {
       >();
 }
 
+int64_t mlir::loomrt::bufferBytes(Type type) {
+  auto memref = cast<MemRefType>(type);
+  int64_t bits = memref.getElementType().getIntOrFloatBitWidth();
+  return memref.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
+}
+
 static int64_t elementCount(MemRefType type) {
   int64_t n = 1;
   for (int64_t d : type.getShape())

@@ -31,13 +31,6 @@ using namespace mlir::loomrt;
 
 namespace {
 
-int64_t bufferBytes(Type type) {
-  auto memref = cast<MemRefType>(type);
-  int64_t bits = memref.getElementType().getIntOrFloatBitWidth();
-  int64_t elementBytes = bits == 1 ? 1 : bits / 8;
-  return memref.getNumElements() * elementBytes;
-}
-
 struct Interval {
   AllocOp alloc;
   int64_t start, end; // op positions, inclusive

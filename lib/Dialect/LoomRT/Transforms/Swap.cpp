@@ -34,12 +34,6 @@ namespace {
 
 constexpr llvm::StringLiteral kSwappedAttr = "loomrt.swapped";
 
-int64_t bufferBytes(Type type) {
-  auto memref = cast<MemRefType>(type);
-  int64_t bits = memref.getElementType().getIntOrFloatBitWidth();
-  return memref.getNumElements() * (bits == 1 ? 1 : bits / 8);
-}
-
 /// A buffer that may move: its uses (top-level op positions, views
 /// included) and the gap around the peak.
 struct Candidate {

@@ -21,4 +21,15 @@
 #define GET_OP_CLASSES
 #include "loom/Dialect/LoomRT/IR/LoomRTOps.h.inc"
 
+namespace mlir {
+namespace loomrt {
+
+/// The bytes of a statically shaped buffer (`memref`) of `type`: one byte
+/// per i1 element, else the element's bit width over 8. The memory plan,
+/// loom-swap, the emitters and the planner all size buffers with it.
+int64_t bufferBytes(Type type);
+
+} // namespace loomrt
+} // namespace mlir
+
 #endif // LOOM_DIALECT_LOOMRT_IR_LOOMRTDIALECT_H
