@@ -1,9 +1,10 @@
 // Vocabulary parallelism with an untied LM head in the [in, out] layout
 // (`h @ lm_head`, lm_head: [hidden, vocab], cut on its dimension 1), a
 // cross-entropy summed without ignore_index, and a position table indexed by
-// constants, which stays replicated. tp=4 pads both 10-row vocabularies to
-// 12 (3 per rank); loom-run --ranks 4 gives the single-device loss and
-// gradients.
+// constants whose rows are added to the token embedding's: it is cut too
+// (one row per rank), and one all-reduce completes the sum of both lookups.
+// tp=4 pads both 10-row vocabularies to 12 (3 per rank); loom-run --ranks 4
+// gives the single-device loss and gradients.
 //
 // RUN: loom-opt %s --loom-vocab-parallel=tp=4 | FileCheck %s
 //
@@ -33,16 +34,21 @@
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[WTE:[a-z0-9]+]]: tensor<3x8xf32> {loom.name = "wte.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 4, padded = 12>}
-// CHECK-SAME: tensor<4x8xf32> {loom.name = "wpe.weight", loom.param}
+// CHECK-SAME: %[[WPE:[a-z0-9]+]]: tensor<1x8xf32> {loom.name = "wpe.weight", loom.param, loom.shard = #loom.shard<dim = 0, parts = 4>}
 // CHECK-SAME: %[[HEAD:[a-z0-9]+]]: tensor<8x3xf32> {loom.name = "lm_head.weight", loom.param, loom.shard = #loom.shard<dim = 1, parts = 4, padded = 12>}
-// One rank index, one range start for both tables (3 rows each).
+// One rank index; one range start for both vocabularies (3 rows each),
+// one for the positions (1 row).
 // CHECK-COUNT-1: loom.grid_index
 // CHECK-NOT:  loom.grid_index
+// Each lookup keeps this rank's rows; their sum is all-reduced once.
+// CHECK-NOT:  shard.all_reduce
 // CHECK:      loom.gather %[[WTE]]
-// CHECK:      shard.all_reduce {{.*}} : tensor<2x4x8xf32>
-// The position table is gathered whole.
-// CHECK:      loom.gather %{{.*}}[%{{.*}}], axis = 0 : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
-// CHECK-NOT:  shard.all_reduce {{.*}} : tensor<4x8xf32>
+// CHECK-NOT:  shard.all_reduce
+// CHECK:      %[[POS:.*]] = loom.gather %[[WPE]][%{{.*}}], axis = 0 : (tensor<1x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+// CHECK-NOT:  shard.all_reduce
+// CHECK:      %[[SUM:.*]] = loom.add %{{.*}}, %{{.*}} : tensor<2x4x8xf32>
+// CHECK-NEXT: %[[X:.*]] = shard.all_reduce %[[SUM]] on @mesh grid_axes = [2] : tensor<2x4x8xf32>
+// CHECK-NEXT: loom.tanh %[[X]]
 // CHECK:      %[[HF:.*]] = loom.tp_copy
 // CHECK-NEXT: loom.dot_general %[[HF]], %[[HEAD]], contracting_dims = [2] x [0] : (tensor<2x4x8xf32>, tensor<8x3xf32>) -> tensor<2x4x3xf32>
 // CHECK:      loom.constant dense<10> : tensor<2x4x3xi64>

@@ -72,6 +72,14 @@ struct HeadsSplit {
 /// A candidate block (several candidates that meet are merged).
 struct Region {
   bool escapes = false;
+  /// Whether it escapes for another reason than cut values read outside
+  /// it (a weight read elsewhere): then it cannot gather them.
+  bool escapesOtherwise = false;
+  /// A lone linear layer whose cut output is gathered where it leaves the
+  /// block (see gathersOutput()).
+  bool gathered = false;
+  /// The cut values read outside the candidate.
+  llvm::SetVector<Value> leaving;
   /// What made the candidate escape (the first reason found), for
   /// loom-report-sharding.
   std::string stoppedBy;
@@ -106,10 +114,12 @@ private:
     return region;
   }
   unsigned merge(unsigned a, unsigned b);
-  /// Marks the candidate of `region` as escaping, because of `why`.
-  void stop(unsigned region, const Twine &why) {
+  /// Marks the candidate of `region` as escaping, because of `why`;
+  /// `byValue`: a cut value is read outside it.
+  void stop(unsigned region, const Twine &why, bool byValue = false) {
     Region &root = regions[find(region)];
     root.escapes = true;
+    root.escapesOtherwise |= !byValue;
     if (root.stoppedBy.empty())
       root.stoppedBy = why.str();
   }
@@ -142,6 +152,17 @@ private:
   bool visitBias(Operation *head, ShardedDim want, unsigned region,
                  SmallVectorImpl<Value> &from);
   LogicalResult check(Region &region);
+  /// Whether the escaping candidate `root` is a lone column-parallel
+  /// linear layer (no row-parallel one, one cut value leaving it, on one
+  /// group, read outside only by norms) whose weight is worth its two
+  /// all-reduces: at least 1 % of the parameters' elements (the share
+  /// loom-report-sharding warns about). Its output is then gathered where
+  /// it leaves (Megatron-LM's ColumnParallelLinear with gather_output).
+  bool gathersOutput(unsigned root);
+  /// The cut `value` of a gathered block made whole for `uses` outside it:
+  /// this rank's columns looked up at every index (zero elsewhere), summed
+  /// over the ranks.
+  void gather(Value value, int64_t dim, ArrayRef<OpOperand *> uses);
   RankedTensorType localType(Type type, int64_t dim) {
     auto tensor = cast<RankedTensorType>(type);
     SmallVector<int64_t> shape(tensor.getShape());
@@ -161,6 +182,7 @@ private:
   SmallVector<unsigned> live;
   /// Why the last visit() refused its op.
   std::string refusal;
+  RankStarts starts{func, grid};
 };
 
 unsigned Partitioner::merge(unsigned a, unsigned b) {
@@ -170,6 +192,8 @@ unsigned Partitioner::merge(unsigned a, unsigned b) {
     return a;
   Region &into = regions[a], &from = regions[b];
   into.escapes |= from.escapes;
+  into.escapesOtherwise |= from.escapesOtherwise;
+  into.leaving.insert(from.leaving.begin(), from.leaving.end());
   if (into.stoppedBy.empty())
     into.stoppedBy = std::move(from.stoppedBy);
   into.columns.append(from.columns);
@@ -373,7 +397,7 @@ LogicalResult Partitioner::analyze() {
       continue;
     }
     if (!visit(&op, *region))
-      stop(*region, refusal);
+      stop(*region, refusal, /*byValue=*/true);
   }
 
   // A block keeps its sharded values and parameters to itself.
@@ -382,12 +406,16 @@ LogicalResult Partitioner::analyze() {
     sharding.region = root;
     for (Operation *user : value.getUsers()) {
       auto it = opRegion.find(user);
-      if (it == opRegion.end() || find(it->second) != root)
-        stop(root, "a cut value reaches " +
-                       (isa<func::ReturnOp>(user)
-                            ? std::string("the function's results")
-                            : describeOp(user)) +
-                       " outside the block");
+      if (it == opRegion.end() || find(it->second) != root) {
+        stop(root,
+             "a cut value reaches " +
+                 (isa<func::ReturnOp>(user)
+                      ? std::string("the function's results")
+                      : describeOp(user)) +
+                 " outside the block",
+             /*byValue=*/true);
+        regions[root].leaving.insert(value);
+      }
     }
   }
   for (unsigned i = 0, e = regions.size(); i < e; ++i) {
@@ -417,13 +445,71 @@ LogicalResult Partitioner::analyze() {
                             << "\n");
     if (!region.escapes && region.rows.empty())
       region.stoppedBy = "no row-parallel linear layer ends the block";
-    if (region.escapes || region.rows.empty())
+    region.gathered = gathersOutput(i);
+    if (!region.gathered && (region.escapes || region.rows.empty()))
       continue;
     if (failed(check(region)))
       return failure();
     live.push_back(i);
   }
   return success();
+}
+
+bool Partitioner::gathersOutput(unsigned root) {
+  Region &region = regions[root];
+  if (!region.escapes || region.escapesOtherwise || !region.rows.empty() ||
+      region.columns.size() != 1 || region.leaving.size() != 1 ||
+      !region.headsSplits.empty())
+    return false;
+  for (auto &[value, sharding] : state)
+    if (sharding.region == root && sharding.groups != 1)
+      return false;
+  auto elements = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getNumElements();
+  };
+  int64_t total = 0;
+  for (BlockArgument arg : func.getBody().front().getArguments())
+    if (getParam(func, arg))
+      total += elements(arg);
+  // What reads it outside: only norms (BERT's MLM transform, a dense
+  // before a LayerNorm). Logits that reach something else stay whole: their
+  // gather would cost far more than the weight it saves.
+  Value leaving = region.leaving.front();
+  if (!llvm::all_of(leaving.getUsers(), [&](Operation *user) {
+        auto it = opRegion.find(user);
+        return (it != opRegion.end() && find(it->second) == root) ||
+               isa<LayerNormOp, RmsNormOp>(user);
+      }))
+    return false;
+  BlockArgument weight =
+      getLinearWeight(func, region.columns.front().getRhs());
+  if (!weight)
+    return false;
+  if (elements(weight) * 100 >= total)
+    return true;
+  region.stoppedBy =
+      "it is a lone linear layer before a norm, and a weight of under 1 % of "
+      "the parameters is not worth the two all-reduces that gathering its "
+      "output costs";
+  return false;
+}
+
+void Partitioner::gather(Value value, int64_t dim,
+                         ArrayRef<OpOperand *> uses) {
+  Operation *def = value.getDefiningOp();
+  ImplicitLocOpBuilder b(def->getLoc(), def->getBlock(),
+                         std::next(def->getIterator()));
+  auto local = cast<RankedTensorType>(value.getType());
+  int64_t whole = local.getDimSize(dim) * tp;
+  Value columns = IotaOp::create(
+      b, RankedTensorType::get({whole}, b.getI64Type()), 0);
+  Value mine = buildLocalLookup(b, value, columns,
+                                starts.get(local.getDimSize(dim)),
+                                local.getDimSize(dim), dim);
+  Value full = shard::AllReduceOp::create(b, mine.getType(), grid,
+                                          ArrayRef<int16_t>{kTpAxis}, mine);
+  for (OpOperand *use : uses)
+    use->set(full);
 }
 
 /// Errors, most specific first: the heads, the weights, then any value.
@@ -503,6 +589,22 @@ void Partitioner::rewrite() {
   llvm::SmallDenseSet<unsigned> isLive(live.begin(), live.end());
   MLIRContext *ctx = func.getContext();
   OpBuilder builder(ctx);
+
+  // The uses outside a gathered block of the cut values leaving it.
+  SmallVector<std::pair<Value, SmallVector<OpOperand *>>> outside;
+  for (unsigned root : live) {
+    if (!regions[root].gathered)
+      continue;
+    for (Value value : regions[root].leaving) {
+      auto &[leaving, uses] = outside.emplace_back();
+      leaving = value;
+      for (OpOperand &use : value.getUses()) {
+        auto it = opRegion.find(use.getOwner());
+        if (it == opRegion.end() || find(it->second) != root)
+          uses.push_back(&use);
+      }
+    }
+  }
 
   // Localized operands are rebuilt from the original types.
   llvm::SetVector<Operation *> replaced;
@@ -592,6 +694,8 @@ void Partitioner::rewrite() {
       dot.getResult().replaceAllUsesExcept(sum, sum);
     }
   }
+  for (auto &[value, uses] : outside)
+    gather(value, state.lookup(value).dim, uses);
   func.setType(FunctionType::get(
       ctx, func.getBody().front().getArgumentTypes(), func.getResultTypes()));
 }

@@ -133,3 +133,54 @@ tensor_parallel::lookupForwardFunctionAndMesh(ModuleOp module, StringRef name,
     return failure();
   return std::make_pair(*func, *mesh);
 }
+
+Value tensor_parallel::RankStarts::get(int64_t local) {
+  Value &start = starts[local];
+  if (start)
+    return start;
+  auto i64 = RankedTensorType::get({}, IntegerType::get(func.getContext(), 64));
+  ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
+  if (!rank) {
+    b.setInsertionPointToStart(&func.getBody().front());
+    rank = GridIndexOp::create(b, i64, grid, ArrayRef<int16_t>{kTpAxis});
+  }
+  b.setInsertionPointAfter(rank.getDefiningOp());
+  Value size = ConstantOp::create(
+      b, cast<ElementsAttr>(DenseElementsAttr::get(
+             i64, b.getIntegerAttr(b.getI64Type(), local))));
+  start = MulOp::create(b, rank, size);
+  return start;
+}
+
+Value tensor_parallel::buildLocalLookup(ImplicitLocOpBuilder &b, Value data,
+                                        Value indices, Value start,
+                                        int64_t local, int64_t axis) {
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  auto splat = [&](RankedTensorType type, Attribute value) -> Value {
+    return ConstantOp::create(
+        b, cast<ElementsAttr>(DenseElementsAttr::get(type, value)));
+  };
+  auto splatIndex = [&](int64_t v) {
+    return splat(indexType, b.getIntegerAttr(b.getI64Type(), v));
+  };
+  Value offset = SubOp::create(
+      b, indices,
+      BroadcastOp::create(b, indexType, start, ArrayRef<int64_t>{}));
+  // One statement each: C++ leaves the order of arguments' evaluation
+  // open, and the printed IR must not depend on it.
+  Value zero = splatIndex(0);
+  Value atLeast0 = MaxOp::create(b, offset, zero);
+  Value last = splatIndex(local - 1);
+  Value clamped = MinOp::create(b, atLeast0, last);
+  Value mine = CompareOp::create(b, ComparisonDirection::eq, clamped, offset);
+  Value rows = GatherOp::create(b, data, clamped, axis);
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  SmallVector<int64_t> indexDims;
+  for (int64_t d = 0; d < indexType.getRank(); ++d)
+    indexDims.push_back(axis + d);
+  Value mask = BroadcastOp::create(b, rowsType.clone(b.getI1Type()), mine,
+                                   indexDims);
+  Value zeros =
+      splat(rowsType, b.getFloatAttr(rowsType.getElementType(), 0.0));
+  return SelectOp::create(b, mask, rows, zeros);
+}

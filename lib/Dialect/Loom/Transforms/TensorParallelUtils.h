@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir {
 namespace loom {
@@ -88,6 +89,29 @@ LogicalResult checkTpOption(MLIRContext *context, int64_t tp, StringRef pass);
 /// embedding or LM head). Asked by loom-tensor-parallel, which warns once
 /// for both passes when a function has neither a block nor a table.
 bool hasVocabularyTable(func::FuncOp func);
+
+/// The first of the `local` rows of a cut table that the calling rank
+/// holds: `loom.grid_index` of the tp axis of `grid` times `local`, i64
+/// scalars built once per function, at its start.
+class RankStarts {
+public:
+  RankStarts(func::FuncOp func, StringRef grid) : func(func), grid(grid) {}
+  Value get(int64_t local);
+
+private:
+  func::FuncOp func;
+  StringRef grid;
+  Value rank;
+  llvm::DenseMap<int64_t, Value> starts;
+};
+
+/// A lookup in a table cut along `axis` over the tp ranks, of which `data`
+/// holds the `local` entries from `start` (RankStarts) on: `data` at
+/// the global i64 `indices` less `start`, zero where an index is another
+/// rank's. Summed over the ranks (an all-reduce), it is the lookup in the
+/// whole table; its gradient reaches only the rows this rank holds.
+Value buildLocalLookup(ImplicitLocOpBuilder &b, Value data, Value indices,
+                       Value start, int64_t local, int64_t axis);
 
 } // namespace tensor_parallel
 } // namespace loom

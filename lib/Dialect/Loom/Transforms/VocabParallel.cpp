@@ -66,12 +66,24 @@ struct VocabTable {
   SmallVector<LmHead> heads;
 };
 
+/// Lookups whose sum is what the rest of the model reads (BERT's word,
+/// token-type and position embeddings; GPT-2's word and position ones):
+/// `root` is the last `loom.add` of a chain that starts at a token
+/// embedding and adds the others (each read only there, possibly
+/// broadcast). Every table of a sum is cut; each lookup gives this rank's
+/// partial rows and one all-reduce of `root` completes them all, so a
+/// table indexed by positions is cut at no extra communication.
+struct EmbeddingSum {
+  Value root;
+  SmallVector<GatherOp> lookups;
+};
+
 /// Megatron-LM's vocabulary-parallel embedding and cross-entropy (see
 /// Passes.td).
 class VocabPartitioner {
 public:
   VocabPartitioner(func::FuncOp func, int64_t tp, StringRef grid)
-      : func(func), tp(tp), grid(grid) {}
+      : func(func), tp(tp), grid(grid), starts(func, grid) {}
 
   /// Finds the tables whose every use is an embedding lookup or an LM head.
   /// A parameter loom-tensor-parallel has cut (`loom.shard`) is a weight of
@@ -92,8 +104,9 @@ private:
   std::optional<LmHead> matchHead(DotGeneralOp dot, int64_t vocabDim);
   /// Whether `add` adds a bias to `logits` (see LmHead); fills `head`.
   bool matchBias(AddOp add, Value logits, LmHead &head);
-  /// `loom.grid_index * local`, the first vocabulary row of this rank.
-  Value rangeStart(ImplicitLocOpBuilder &b, int64_t local);
+  /// Finds the embedding sums; cuts the candidates all of whose lookups
+  /// they take.
+  void findEmbeddingSums();
   void rewriteEmbedding(VocabTable &table, GatherOp gather);
   void rewriteHead(VocabTable &table, LmHead &head);
   Value allReduce(ImplicitLocOpBuilder &b, Value v,
@@ -106,12 +119,17 @@ private:
   int64_t tp;
   StringRef grid;
   SmallVector<VocabTable> tables;
+  /// Tables looked up by positions (or constants), cut only when an
+  /// embedding sum takes all their lookups; why not, otherwise.
+  SmallVector<std::pair<VocabTable, std::string>> candidates;
   /// Table candidates that are not cut, by loom.name, and why.
   SmallVector<std::pair<std::string, std::string>> refusals;
   /// Why the last matchHead() found no head.
   std::string headRefusal;
-  llvm::DenseMap<int64_t, Value> starts;
-  Value rank;
+  RankStarts starts;
+  /// The embedding sums, and the lookups whose all-reduce is their sum's.
+  SmallVector<EmbeddingSum> sums;
+  llvm::DenseSet<Operation *> summedLater;
 };
 
 bool VocabPartitioner::dependsOnInput(Value value) {
@@ -233,6 +251,9 @@ void VocabPartitioner::analyze() {
     bool ok = true;
     // Why this parameter is not a table, when it looked like one.
     std::string refusal;
+    // Why a table with a lookup by positions is not cut, if no embedding
+    // sum takes all its lookups.
+    std::string positional;
     auto agree = [&](int64_t dim) {
       ok &= table.dim < 0 || table.dim == dim;
       table.dim = dim;
@@ -241,11 +262,12 @@ void VocabPartitioner::analyze() {
       if (!ok)
         break;
       if (auto gather = dyn_cast<GatherOp>(user)) {
-        ok = gather.getData() == arg && dependsOnInput(gather.getIndices());
-        if (!ok)
-          refusal = "its lookup " + describeOp(gather) +
-                    " is not indexed by token ids (a table indexed by "
-                    "positions or constants stays whole)";
+        ok = gather.getData() == arg;
+        if (ok && !dependsOnInput(gather.getIndices()) && positional.empty())
+          positional = "its lookup " + describeOp(gather) +
+                       " is not indexed by token ids, and its rows are not "
+                       "added to a token embedding's (a table indexed by "
+                       "positions or constants stays whole)";
         agree(static_cast<int64_t>(gather.getAxis()));
         table.embeddings.push_back(gather);
       } else if (auto transpose = dyn_cast<TransposeOp>(user)) {
@@ -295,6 +317,14 @@ void VocabPartitioner::analyze() {
     table.vocab = type.getDimSize(table.dim);
     table.local = (table.vocab + tp - 1) / tp;
     table.padded = table.local * tp;
+    if (!positional.empty()) {
+      if (table.heads.empty())
+        candidates.push_back({std::move(table), std::move(positional)});
+      else
+        refusals.push_back({getParamKey(func, arg.getArgNumber()),
+                            std::move(positional)});
+      continue;
+    }
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": argument #"
                             << arg.getArgNumber() << ": " << table.vocab
                             << " rows on dimension " << table.dim << ", "
@@ -302,23 +332,72 @@ void VocabPartitioner::analyze() {
                             << table.heads.size() << " LM head(s)\n");
     tables.push_back(std::move(table));
   }
+  findEmbeddingSums();
 }
 
-Value VocabPartitioner::rangeStart(ImplicitLocOpBuilder &b, int64_t local) {
-  Value &start = starts[local];
-  if (start)
-    return start;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&func.getBody().front());
-  auto i64 = RankedTensorType::get({}, b.getI64Type());
-  if (!rank)
-    rank = GridIndexOp::create(b, i64, grid, ArrayRef<int16_t>{kTpAxis});
-  b.setInsertionPointAfter(rank.getDefiningOp());
-  Value size = ConstantOp::create(
-      b, cast<ElementsAttr>(DenseElementsAttr::get(
-             i64, b.getIntegerAttr(b.getI64Type(), local))));
-  start = MulOp::create(b, rank, size);
-  return start;
+/// The lookup that `value` is, through broadcasts, if it and each of them
+/// is read only once.
+static GatherOp getSummedLookup(Value value) {
+  while (auto broadcast = value.getDefiningOp<BroadcastOp>()) {
+    if (!value.hasOneUse())
+      return {};
+    value = broadcast.getOperand();
+  }
+  auto gather = value.getDefiningOp<GatherOp>();
+  return gather && value.hasOneUse() ? gather : GatherOp();
+}
+
+void VocabPartitioner::findEmbeddingSums() {
+  llvm::DenseMap<Operation *, VocabTable *> lookupTable;
+  for (VocabTable &table : tables)
+    for (GatherOp gather : table.embeddings)
+      lookupTable[gather] = &table;
+  for (auto &[table, why] : candidates)
+    for (GatherOp gather : table.embeddings)
+      lookupTable[gather] = &table;
+
+  llvm::DenseSet<Operation *> taken;
+  for (VocabTable &table : tables)
+    for (GatherOp gather : table.embeddings) {
+      if (taken.contains(gather))
+        continue;
+      EmbeddingSum sum{gather.getResult(), {gather}};
+      while (sum.root.hasOneUse()) {
+        auto add = dyn_cast<AddOp>(*sum.root.getUsers().begin());
+        if (!add)
+          break;
+        Value other = add.getLhs() == sum.root ? add.getRhs() : add.getLhs();
+        GatherOp term = getSummedLookup(other);
+        if (other == sum.root || !term || !lookupTable.count(term))
+          break;
+        sum.lookups.push_back(term);
+        sum.root = add.getResult();
+      }
+      if (sum.lookups.size() < 2)
+        continue;
+      taken.insert(sum.lookups.begin(), sum.lookups.end());
+      sums.push_back(std::move(sum));
+    }
+
+  // A candidate is cut when every one of its lookups is a term of a sum.
+  for (auto &[table, why] : candidates) {
+    if (llvm::all_of(table.embeddings,
+                     [&](GatherOp g) { return taken.contains(g); })) {
+      tables.push_back(std::move(table));
+      continue;
+    }
+    refusals.push_back({getParamKey(func, table.arg.getArgNumber()), why});
+    for (GatherOp gather : table.embeddings)
+      taken.erase(gather);
+  }
+  // A sum with a term left whole is no sum: its lookups are all-reduced
+  // one by one.
+  llvm::erase_if(sums, [&](const EmbeddingSum &sum) {
+    return !llvm::all_of(sum.lookups,
+                         [&](GatherOp g) { return taken.contains(g); });
+  });
+  for (const EmbeddingSum &sum : sums)
+    summedLater.insert(sum.lookups.begin(), sum.lookups.end());
 }
 
 namespace vocab {
@@ -349,26 +428,15 @@ Value toI64(ImplicitLocOpBuilder &b, Value x) {
 
 void VocabPartitioner::rewriteEmbedding(VocabTable &table, GatherOp gather) {
   // rows = W_r[clamp(ids - start)], zero where the id is another rank's;
-  // the sum over the ranks is the full lookup.
+  // the sum over the ranks is the full lookup, taken here or, for the
+  // terms of an embedding sum, once on the sum.
   ImplicitLocOpBuilder b(gather.getLoc(), gather);
-  Value start = rangeStart(b, table.local);
-  Value ids = vocab::toI64(b, gather.getIndices());
-  auto idsType = cast<RankedTensorType>(ids.getType());
-  Value local = SubOp::create(
-      b, ids, BroadcastOp::create(b, idsType, start, ArrayRef<int64_t>{}));
-  Value atLeast0 = MaxOp::create(b, local, vocab::splatInt(b, idsType, 0));
-  Value clamped =
-      MinOp::create(b, atLeast0, vocab::splatInt(b, idsType, table.local - 1));
-  Value mine = CompareOp::create(b, ComparisonDirection::eq, clamped, local);
-  Value rows = GatherOp::create(b, table.arg, clamped, gather.getAxis());
-  auto rowsType = cast<RankedTensorType>(rows.getType());
-  auto axis = static_cast<int64_t>(gather.getAxis());
-  Value mask = BroadcastOp::create(
-      b, rowsType.clone(b.getI1Type()), mine,
-      vocab::range(axis, axis + idsType.getRank()));
-  Value kept = SelectOp::create(b, mask, rows,
-                                vocab::splatFloat(b, rowsType, 0.0));
-  gather.getResult().replaceAllUsesWith(allReduce(b, kept));
+  Value rows = buildLocalLookup(
+      b, table.arg, vocab::toI64(b, gather.getIndices()),
+      starts.get(table.local), table.local,
+      static_cast<int64_t>(gather.getAxis()));
+  gather.getResult().replaceAllUsesWith(
+      summedLater.contains(gather) ? rows : allReduce(b, rows));
   gather.erase();
 }
 
@@ -415,7 +483,7 @@ void VocabPartitioner::rewriteHead(VocabTable &table, LmHead &head) {
   Value labels = vocab::toI64(b, loss.getLabels());
   auto labelsType = cast<RankedTensorType>(labels.getType());
   auto sampleType = labelsType.clone(logitsType.getElementType());
-  Value start = rangeStart(b, table.local);
+  Value start = starts.get(table.local);
   // One row of column indices, broadcast (a kernel reads it with stride 0).
   Value column = BroadcastOp::create(
       b, i64Type,
@@ -533,6 +601,13 @@ void VocabPartitioner::rewrite() {
       rewriteEmbedding(table, gather);
     for (LmHead &head : table.heads)
       rewriteHead(table, head);
+  }
+  for (EmbeddingSum &sum : sums) {
+    Operation *last = sum.root.getDefiningOp();
+    ImplicitLocOpBuilder b(last->getLoc(), last->getBlock(),
+                           std::next(last->getIterator()));
+    Value total = allReduce(b, sum.root);
+    sum.root.replaceAllUsesExcept(total, total.getDefiningOp());
   }
   func.setType(FunctionType::get(func.getContext(),
                                  func.getBody().front().getArgumentTypes(),

@@ -670,7 +670,18 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     rank's part), and batched `loom.dot_general` whose operands are
     sharded on matching batching dimensions (attention heads). A candidate
     region any of whose sharded values reaches another op or the `return`
-    (for instance an LM head, see `loom-vocab-parallel`) is left unchanged.
+    (for instance an LM head, see `loom-vocab-parallel`) is left unchanged,
+    with one exception: a lone column-parallel layer (no row-parallel one
+    after it, no heads split, one cut value leaving the candidate, read
+    there only by `loom.layer_norm`s or `loom.rms_norm`s: BERT's MLM
+    transform, a dense and GELU before a LayerNorm) whose weight is at
+    least 1 % of the parameters' elements is cut and its output gathered
+    where it leaves (Megatron-LM's `ColumnParallelLinear` with
+    `gather_output`): the rank's columns are looked up at every column
+    index (zero where the index is another rank's) and summed by a
+    `shard.all_reduce`. That costs an all-reduce of the activation forward
+    and one of the input's gradient backward (`loom.tp_copy`), so a smaller
+    weight stays whole, and the reason says so.
     So the blocks of PyTorch models exported through ONNX and of JAX models
     imported through StableHLO are found alike.
 
@@ -741,8 +752,9 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
     when every use of `W` is
 
     * an *embedding*: `loom.gather %W[%ids]` along the vocabulary dimension
-      whose ids are computed from a non-parameter argument (token ids;
-      position tables indexed by constants stay replicated), or
+      whose ids are computed from a non-parameter argument (token ids), or
+      a lookup by other indices (positions, token types: constants) that
+      is a term of an *embedding sum* (below), or
     * an *LM head*: a linear layer (see `loom-tensor-parallel`) `h @ W` /
       `h @ transpose(W)` whose logits (through `loom.reshape`s that keep
       the last, class dimension, and at most one bias: `loom.add` of a
@@ -760,7 +772,14 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
     rank's first row is `loom.grid_index * L`, built once at the top of the
     function. An embedding becomes a lookup of the local rows at the ids
     clamped into `[0, L)`, a `loom.select` that zeroes the rows of ids in
-    other ranks' ranges, and a sum `shard.all_reduce`. An LM head gets
+    other ranks' ranges, and a sum `shard.all_reduce`. An *embedding sum*
+    is a chain of `loom.add`s that starts at a token embedding and adds
+    other lookups (each, and each `loom.broadcast` in between, read only
+    there; BERT's word + token-type + position embeddings, GPT-2's word +
+    position ones): all its tables are cut, each lookup keeps only the
+    rank's rows, and one all-reduce of the chain's last sum completes every
+    term, so a position table is cut at no extra communication. A table
+    looked up by positions outside such a sum stays whole. An LM head gets
     `loom.tp_copy` on `h` (its gradient is summed over the ranks) and
     computes the rank's `[..., L]` logits; the cross-entropy is computed
     without gathering them:
