@@ -101,6 +101,14 @@ class Program:
         path = self.outdir / "sharding.json"
         return json.loads(path.read_text()) if path.exists() else None
 
+    def play(self) -> dict | None:
+        """The compiled step played on the cluster of `compile(play=True,
+        cluster=...)` (OUTDIR/play.json: `step_time_s`, `bubble_fraction`,
+        `exposed_comm_s`, per stage `busy_s` and `peak_bytes`; the timeline
+        is OUTDIR/play-trace.json), or None without it."""
+        path = self.outdir / "play.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
     def mesh_size(self) -> int:
         """dp * tp * pp of the mesh the program was compiled for."""
         import json
@@ -115,7 +123,7 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
                    target: str = "cpu", outdir: str | os.PathLike | None = None,
                    betas: tuple[float, float] | None = None, nesterov: bool = False,
                    cuda_emulate: bool = False, require_sharded: bool = False,
-                   **options) -> Program:
+                   play: bool = False, **options) -> Program:
     """Compiles `module` (a loom.Module with a loss output) into a training
     program with loomc; see `loomc --help` for the options.
 
@@ -126,7 +134,10 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
     With a tensor-parallel mesh, loomc's warnings about large parameters
     left replicated become Python warnings (`LoomWarning`), and
     `require_sharded=True` makes them errors; `Program.sharding()` reads
-    the report of what was cut."""
+    the report of what was cut.
+
+    `play=True` (with `cluster=`) also times the compiled step on that
+    cluster's spec (`loomc --play`); `Program.play()` reads the result."""
     outdir = Path(outdir) if outdir else Path(tempfile.mkdtemp(prefix="loom-"))
     outdir.mkdir(parents=True, exist_ok=True)
     model = module.save(outdir / "model.mlir")
@@ -146,6 +157,8 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
         args.append("--cuda-emulate")
     if require_sharded:
         args.append("--require-sharded")
+    if play:
+        args.append("--play")
     for key, value in options.items():
         if key not in _FLAGS:
             raise TypeError(f"compile() got an unknown option {key!r} "

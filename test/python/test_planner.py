@@ -430,3 +430,58 @@ def test_bf16_plans_run_at_the_bf16_peak_with_bf16_activations(tmp_path):
     bad = plan(model, "--cluster", spec, "--gpus", 1, "--global-batch", 16,
                "--precision", "fp16", check=False)
     assert bad.returncode != 0 and "--precision must be f32 or bf16" in bad.stderr
+
+
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_play_times_every_op_the_program_runs(tmp_path):
+    """loomc --play plays the compiled step itself (ProgramPlay.h): on each
+    stage its timeline holds exactly the compute ops that `train --trace`
+    measures, in the same order (fused, recomputed and scheduled as
+    compiled, not a profile of the forward graph), one span per transfer
+    the program makes, and a step no shorter than any stage's compute."""
+    import numpy as np
+    import torch
+
+    import loom
+    sys.path.insert(0, str(Path(__file__).parent / "models"))
+    from torch_models import gpt_example
+
+    model, example = gpt_example(batch=2)
+    m = loom.from_torch(model, example, input_names=["ids", "labels"],
+                        workdir=tmp_path / "import")
+    program = m.compile(outdir=tmp_path / "pp", mesh="pp=2", microbatches=2,
+                        recompute="full", play=True, cluster="rtx3090-pcie")
+    played = program.play()
+    assert played["cluster"] == "rtx3090-pcie"
+    assert played["step_time_s"] >= max(s["busy_s"] for s in played["stages"]) > 0
+    data = tmp_path / "data"
+    data.mkdir()
+    ids, labels = (t.numpy() for t in example)
+    rows = np.concatenate([ids, ids]), np.concatenate([labels, labels])
+    np.save(data / "ids.npy", rows[0])
+    np.save(data / "labels.npy", rows[1])
+    trace = tmp_path / "trace.json"
+    program.train(data, 1, ranks=2, extra_args=["--trace", str(trace)])
+
+    def ops(path, kind):
+        """Per process, the compute spans that are ops (not waits, the
+        step's own span or the data loading), in order, and the count of
+        transfer spans."""
+        spans = sorted((e for e in json.loads(Path(path).read_text())["traceEvents"]
+                        if e["ph"] == "X"), key=lambda e: (e["pid"], e["ts"]))
+        compute, comm = {}, {}
+        for e in spans:
+            if e["cat"] == kind and not e["name"].startswith(
+                    ("wait ", "step ", "load batch")):
+                compute.setdefault(e["pid"], []).append(e["name"])
+            elif e["cat"] != "compute":
+                comm[e["pid"]] = comm.get(e["pid"], 0) + 1
+        return compute, comm
+
+    played_ops, played_comm = ops(program.outdir / "play-trace.json", "compute")
+    measured_ops, measured_comm = ops(trace, "compute")
+    assert sorted(played_ops) == [0, 1]
+    for rank in (0, 1):
+        assert measured_ops[rank] == played_ops[rank], rank
+        assert any(n.startswith("gemm") for n in played_ops[rank])
+        assert played_comm[rank] == measured_comm[rank], rank

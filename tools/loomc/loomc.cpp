@@ -24,6 +24,7 @@
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
 #include "loom/Planner/AutoSwap.h"
+#include "loom/Planner/ProgramPlay.h"
 #include "loom/Planner/Search.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "loom/Support/AtomicFile.h"
@@ -238,7 +239,8 @@ cl::opt<std::string> planFile(
     cl::value_desc("plan.json|auto"), cl::cat(category));
 cl::opt<std::string> clusterSpec(
     "cluster",
-    cl::desc("--plan auto and --swap auto: the cluster spec (a bundled "
+    cl::desc("--plan auto, --swap auto and --play: the cluster spec (a "
+             "bundled "
              "name, see loom-plan --list-clusters, or a JSON file; loom-plan "
              "calibrate writes this machine's)"),
     cl::value_desc("SPEC"), cl::cat(category));
@@ -265,6 +267,14 @@ cl::opt<bool> requireSharded(
              "that tensor parallelism leaves replicated is an error (by "
              "default a warning naming it and the op that stopped it; "
              "OUTDIR/sharding.json lists every parameter's cut)"),
+    cl::cat(category));
+cl::opt<bool> playOnCluster(
+    "play",
+    cl::desc("Play the compiled step on --cluster SPEC (every op of each "
+             "stage's program timed by the cost model, transfers on their "
+             "channels, waits where the program waits): prints the "
+             "predicted step time and writes OUTDIR/play.json and "
+             "OUTDIR/play-trace.json (the timeline, as train --trace)"),
     cl::cat(category));
 cl::opt<bool> emitOnly("emit-only",
                        cl::desc("Write the sources, weights and reports; do "
@@ -439,6 +449,56 @@ FailureOr<TrainingOptions> buildOptions() {
   return o;
 }
 
+/// --play: the compiled step played on --cluster (ProgramPlay.h); prints
+/// the step time and writes OUTDIR/play.json and OUTDIR/play-trace.json.
+/// Returns an error message, empty on success.
+std::string playCompiledStep(ModuleOp module, StringRef outDir) {
+  namespace planner = mlir::loom::planner;
+  llvm::Expected<planner::ClusterSpec> spec =
+      planner::loadClusterSpec(clusterSpec);
+  if (!spec)
+    return llvm::toString(spec.takeError());
+  std::string error;
+  FailureOr<planner::SimResult> played =
+      planner::playProgram(module, *spec, /*recordEvents=*/true, error);
+  if (failed(played))
+    return "--play: " + error;
+  auto path = [&](StringRef name) {
+    SmallString<256> p(outDir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  llvm::json::Array stages;
+  for (size_t k = 0; k < played->busy.size(); ++k)
+    stages.push_back(llvm::json::Object{
+        {"stage", static_cast<int64_t>(k)},
+        {"busy_s", played->busy[k]},
+        {"peak_bytes", played->peakBytes[k]}});
+  llvm::json::Object root{{"cluster", spec->name},
+                          {"step_time_s", played->stepTime},
+                          {"bubble_fraction", played->bubbleFraction},
+                          {"exposed_comm_s", played->exposedComm},
+                          {"stages", std::move(stages)}};
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  if (std::string e = ::loom::writeFileAtomically(path("play.json"), json);
+      !e.empty())
+    return e;
+  if (std::string e = ::loom::writeFileAtomically(
+          path("play-trace.json"),
+          planner::writeTrace(*played, planner::playedRanks(module),
+                              "loomc --play on " + spec->name));
+      !e.empty())
+    return e;
+  llvm::errs() << llvm::formatv(
+      "loomc: --play on {0}: step {1:f3} ms, bubble {2:f1} %, exposed "
+      "communication {3:f3} ms; OUTDIR/play-trace.json is the timeline\n",
+      spec->name, played->stepTime * 1e3, played->bubbleFraction * 100,
+      played->exposedComm * 1e3);
+  return "";
+}
+
 /// --plan auto: the planner's best plan for --cluster, --gpus and
 /// --global-batch, searching what the command line does not fix, applied
 /// to `o`. Returns an error message, empty on success.
@@ -542,6 +602,10 @@ int run(int argc, char **argv) {
   if (cudaEmulate && options.target != mlir::loom::Target::cuda)
     return fail("--cuda-emulate builds a CUDA program for the CPU: it needs "
                 "--target cuda");
+  if (playOnCluster && clusterSpec.empty())
+    return fail("--play times the compiled step on a cluster: give --cluster "
+                "SPEC (a bundled name, see loom-plan --list-clusters, or a "
+                "JSON file; loom-plan calibrate writes this machine's)");
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
@@ -698,6 +762,10 @@ int run(int argc, char **argv) {
     return failAndClean(error);
   if (plan->sharding)
     printShardingSummary(*plan->sharding);
+
+  if (playOnCluster)
+    if (std::string e = playCompiledStep(*module, outDir); !e.empty())
+      return failAndClean(e);
 
   bool cuda = options.target == mlir::loom::Target::cuda;
   StringRef sourceName = cuda ? "step.cu" : "step.cpp";

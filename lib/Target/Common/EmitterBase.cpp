@@ -24,32 +24,14 @@ using namespace mlir::loom::emit;
 
 /// Ops that compute (loops and library calls): each gets a span on the
 /// compute track of a --trace timeline.
-static bool isComputeOp(Operation *op) {
-  return isa<loomrt::KernelOp, loomrt::ReduceOp, loomrt::CopyOp,
-             loomrt::IotaOp, loomrt::GemmOp, loomrt::SoftmaxOp,
-             loomrt::LayerNormOp, loomrt::CrossEntropyOp, loomrt::GatherOp,
-             loomrt::ScatterAddOp>(op);
-}
-
-/// A compute op's span name: what it computes (its `origin`, else its
-/// kind) and, where the model named it, the model's name.
-static std::string spanName(Operation *op) {
-  std::string text = op->getName().stripDialect().str();
-  if (auto origin = op->getAttrOfType<StringAttr>("origin"))
-    text += " " + origin.getValue().str();
-  if (StringRef name = getLocationName(op->getLoc()); !name.empty())
-    text += " (" + name.str() + ")";
-  return text;
-}
-
 LogicalResult EmitterBase::emitTimedOp(Operation *op) {
-  if (!isComputeOp(op))
+  if (!loomrt::isComputeOp(op))
     return emitOp(op);
   // traceMark and traceOp return at once unless the run writes a --trace.
   line() << "traceMark(ctx);\n";
   if (failed(emitOp(op)))
     return failure();
-  line() << "traceOp(ctx, " << cppQuote(spanName(op)) << ");\n";
+  line() << "traceOp(ctx, " << cppQuote(loomrt::traceSpanName(op)) << ");\n";
   return success();
 }
 

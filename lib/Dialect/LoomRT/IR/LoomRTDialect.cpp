@@ -1,6 +1,7 @@
 //===- LoomRTDialect.cpp - The loomrt dialect -----------------------------===//
 
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Dialect/Loom/IR/LocationName.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -37,6 +38,20 @@ int64_t mlir::loomrt::bufferBytes(Type type) {
   auto memref = cast<MemRefType>(type);
   int64_t bits = memref.getElementType().getIntOrFloatBitWidth();
   return memref.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
+}
+
+bool mlir::loomrt::isComputeOp(Operation *op) {
+  return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
+             LayerNormOp, CrossEntropyOp, GatherOp, ScatterAddOp>(op);
+}
+
+std::string mlir::loomrt::traceSpanName(Operation *op) {
+  std::string text = op->getName().stripDialect().str();
+  if (auto origin = op->getAttrOfType<StringAttr>("origin"))
+    text += " " + origin.getValue().str();
+  if (StringRef name = loom::getLocationName(op->getLoc()); !name.empty())
+    text += " (" + name.str() + ")";
+  return text;
 }
 
 static int64_t elementCount(MemRefType type) {

@@ -29,6 +29,16 @@ namespace loomrt {
 /// loom-swap, the emitters and the planner all size buffers with it.
 int64_t bufferBytes(Type type);
 
+/// Whether `op` is computed on the step's compute stream (a generated loop
+/// or a runtime-library kernel): what `train --trace` times one by one and
+/// the planner's play of the program prices.
+bool isComputeOp(Operation *op);
+
+/// A compute op's span name in `train --trace` and in the play's timeline:
+/// what it computes (its `origin`, else its kind) and, where the model
+/// named it, the model's name: "kernel broadcast+add (/h.0/mlp/Add)".
+std::string traceSpanName(Operation *op);
+
 } // namespace loomrt
 } // namespace mlir
 

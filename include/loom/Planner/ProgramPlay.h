@@ -1,0 +1,50 @@
+//===- ProgramPlay.h - The compiled step played on a cluster ----*- C++ -*-===//
+//
+// Plays the per-rank programs loomc compiled (the planned loomrt step of
+// each pipeline stage, what the emitters print) as discrete events on a
+// cluster spec: every op in program order on the stage's compute stream,
+// timed by the cost model from its operands (a GEMM's flops; any other
+// op's bytes read and written, from its declared memory effects); each
+// all-reduce, send and swap copy from its start op on its own channel,
+// completed at its `wait`, which stalls the compute stream until then; a
+// receive completes when its matching send (by stages and tag) has
+// arrived. Stage k stands for every rank with pipeline coordinate k. Unlike
+// the planner's Simulator, which prices a profile of the forward graph,
+// the play sees what the compiler made of it: fusion, the memory plan's
+// buffers, the comm schedule's early receives, the overlap split's
+// interleaving, recomputation and swaps. The result is the Simulator's
+// (writeTrace gives the `train --trace` format).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLANNER_PROGRAMPLAY_H
+#define LOOM_PLANNER_PROGRAMPLAY_H
+
+#include "loom/Planner/ClusterSpec.h"
+#include "loom/Planner/Simulator.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir {
+namespace loom {
+namespace planner {
+
+/// Plays the step of `module` (planned loomrt: one function, or one per
+/// pipeline stage marked `loom.stage`) on `spec`. Events are recorded
+/// when `recordEvents`. Errors (a module that is not a planned step, a
+/// receive no stage sends, a swap on a spec without a host link) go to
+/// `error`.
+FailureOr<SimResult> playProgram(ModuleOp module, const ClusterSpec &spec,
+                                 bool recordEvents, std::string &error);
+
+/// The pipeline rank of stage k's first rank (its trace process), for
+/// writeTrace: `k * tp` on the module's mesh.
+std::vector<int64_t> playedRanks(ModuleOp module);
+
+} // namespace planner
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_PLANNER_PROGRAMPLAY_H

@@ -1,0 +1,427 @@
+//===- ProgramPlay.cpp - The compiled step played on a cluster ------------===//
+//
+// See ProgramPlay.h. The stage programs are played together: each runs
+// until a `wait` on a receive whose send no stage has played yet (or on a
+// pipeline-axis all-reduce not every stage has started), then the next
+// one, until all have returned; a round in which none moves is an error
+// (a receive nobody sends).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Planner/ProgramPlay.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Planner/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::planner;
+
+namespace {
+
+/// A started transfer: when it completes, once known.
+struct Handle {
+  /// A receive's completion is its send's arrival (and not before it was
+  /// posted); a pipeline all-reduce's, the last stage's start plus its
+  /// time.
+  enum class Kind { done, recv, ppAllReduce } kind = Kind::done;
+  double issued = 0, done = 0;
+  std::tuple<int64_t, int64_t, int64_t> message; // recv: from, to, tag
+  int64_t collective = 0; // ppAllReduce: its index in every stage
+  double duration = 0;    // ppAllReduce
+  std::string track, name;
+};
+
+struct Stage {
+  func::FuncOp func;
+  int64_t index;
+  Block::iterator pc, end;
+  /// The compute stream's clock; the channels' (all-reduces per axis,
+  /// sends per peer, the copy stream) free times.
+  double now = 0;
+  double channel[::loom::kNumMeshAxes] = {0, 0, 0};
+  std::map<int64_t, double> sendChannel;
+  double copyChannel = 0;
+  double busy = 0, waited = 0;
+  int64_t ppCollectives = 0;
+  double liveBytes = 0;
+  llvm::DenseMap<Value, Handle> handles;
+};
+
+class Player {
+public:
+  Player(ModuleOp module, const ClusterSpec &spec, ::loom::Mesh mesh,
+         bool record, SimResult &result)
+      : module(module), spec(spec), mesh(mesh), record(record),
+        result(result), f32(spec, NumberFormat::fp32),
+        bf16(spec, NumberFormat::bf16) {}
+
+  /// Plays `funcs` (in stage order) to the end.
+  LogicalResult play(ArrayRef<func::FuncOp> funcs, std::string &error);
+
+private:
+  /// Plays `op` on `stage`; false when it must wait for another stage.
+  bool step(Stage &stage, Operation &op, std::string &error);
+  double computeTime(Operation &op);
+  void span(Stage &stage, StringRef track, const Twine &name, double begin,
+            double end) {
+    if (record && end > begin)
+      result.events.push_back(
+          {stage.index, track.str(), name.str(), begin, end});
+  }
+  void memory(Stage &stage, double delta) {
+    stage.liveBytes += delta;
+    auto k = static_cast<size_t>(stage.index);
+    result.peakBytes[k] = std::max(result.peakBytes[k], stage.liveBytes);
+    if (record)
+      result.memory[k].push_back({stage.now, stage.liveBytes});
+  }
+
+  ModuleOp module;
+  const ClusterSpec &spec;
+  ::loom::Mesh mesh;
+  bool record;
+  SimResult &result;
+  CostModel f32, bf16;
+  /// Sends played: (from stage, to stage, tag) -> arrival.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> arrivals;
+  /// Pipeline-axis all-reduces: index -> (stages started, latest start).
+  std::map<int64_t, std::pair<int64_t, double>> ppStarts;
+};
+
+int64_t elements(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+double Player::computeTime(Operation &op) {
+  // Bytes: every buffer the op declares it reads or writes, once per kind;
+  // a copy moves only its shape's elements (a gradient into its bucket,
+  // not the bucket).
+  double bytes = 0;
+  if (auto copy = dyn_cast<loomrt::CopyOp>(op)) {
+    auto elementBytes = [](Value v) {
+      auto type = cast<MemRefType>(v.getType());
+      return static_cast<double>(loomrt::bufferBytes(type)) /
+             static_cast<double>(std::max<int64_t>(type.getNumElements(), 1));
+    };
+    double n = 1;
+    for (int64_t d : copy.getShape())
+      n *= static_cast<double>(d);
+    bytes = n * (elementBytes(copy.getSource()) +
+                 elementBytes(copy.getTarget()));
+  } else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    llvm::SmallDenseSet<std::pair<Value, int>> seen;
+    for (const MemoryEffects::EffectInstance &e : list) {
+      Value v = e.getValue();
+      int write = isa<MemoryEffects::Write>(e.getEffect()) ? 1 : 0;
+      if (v && isa<MemRefType>(v.getType()) && seen.insert({v, write}).second)
+        bytes += static_cast<double>(loomrt::bufferBytes(v.getType()));
+    }
+  }
+  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
+    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
+                   static_cast<double>(gemm.getM()) *
+                   static_cast<double>(gemm.getN()) *
+                   static_cast<double>(gemm.getK());
+    bool low = cast<MemRefType>(gemm.getA().getType()).getElementType().isBF16();
+    return (low ? bf16 : f32).kernelTime(flops, bytes, /*gemm=*/true);
+  }
+  // Elementwise and normalisation work: a few flops per element, bound by
+  // memory on every spec; the launch is what small ones cost.
+  double flops = llvm::TypeSwitch<Operation *, double>(&op)
+                     .Case([](loomrt::KernelOp k) {
+                       int64_t ops = 0;
+                       for (Operation &inner : k.getBody().front())
+                         ops += !isa<loomrt::YieldOp>(inner);
+                       return static_cast<double>(ops) *
+                              static_cast<double>(elements(k.getOuts()[0]));
+                     })
+                     .Case([](loomrt::ReduceOp r) {
+                       return static_cast<double>(elements(r.getInput()));
+                     })
+                     .Case<loomrt::SoftmaxOp, loomrt::LayerNormOp,
+                           loomrt::CrossEntropyOp>([](Operation *o) {
+                       return 5.0 * static_cast<double>(
+                                        elements(o->getOperand(0)));
+                     })
+                     .Default([](Operation *) { return 0.0; });
+  return f32.kernelTime(flops, bytes, /*gemm=*/false);
+}
+
+bool Player::step(Stage &stage, Operation &op, std::string &error) {
+  auto axisOf = [](auto collective) {
+    return static_cast<int>(collective.getMeshAxis());
+  };
+  auto groupName = [](int axis) {
+    return std::string(::loom::meshAxisName(::loom::kMeshAxes[axis]));
+  };
+  if (auto alloc = dyn_cast<loomrt::AllocOp>(op)) {
+    if (alloc.getCategory() != "swap")
+      memory(stage, static_cast<double>(loomrt::bufferBytes(alloc.getType())));
+    return true;
+  }
+  if (auto dealloc = dyn_cast<loomrt::DeallocOp>(op)) {
+    auto alloc = dealloc.getBuffer().getDefiningOp<loomrt::AllocOp>();
+    if (alloc && alloc.getCategory() != "swap")
+      memory(stage, -static_cast<double>(
+                        loomrt::bufferBytes(dealloc.getBuffer().getType())));
+    return true;
+  }
+  if (isa<loomrt::ViewOp, loomrt::ConstantOp, loomrt::GridIndexOp,
+          func::ReturnOp>(op))
+    return true;
+
+  if (auto start = dyn_cast<loomrt::AllReduceStartOp>(op)) {
+    int axis = axisOf(start);
+    double bytes = static_cast<double>(
+        loomrt::bufferBytes(start.getBuffer().getType()));
+    ::loom::MeshAxis meshAxis = ::loom::kMeshAxes[axis];
+    int64_t n = mesh[meshAxis];
+    // r = (d*pp + p)*tp + t: the stride of each axis's neighbours.
+    int64_t stride = meshAxis == ::loom::MeshAxis::Tp   ? 1
+                     : meshAxis == ::loom::MeshAxis::Pp ? mesh.tp
+                                                        : mesh.tp * mesh.pp;
+    double duration = f32.allReduceTime(bytes, n, stride);
+    Handle h;
+    h.track = groupName(axis);
+    h.name = groupName(axis) + " all_reduce";
+    if (meshAxis == ::loom::MeshAxis::Pp && n > 1) {
+      // Every stage takes part: it completes after the last one starts.
+      h.kind = Handle::Kind::ppAllReduce;
+      h.collective = stage.ppCollectives++;
+      h.duration = duration;
+      h.issued = stage.now;
+      auto &[started, latest] = ppStarts[h.collective];
+      started += 1;
+      latest = std::max(latest, stage.now);
+    } else {
+      double begin = std::max(stage.now, stage.channel[axis]);
+      h.issued = begin;
+      h.done = begin + duration;
+      stage.channel[axis] = h.done;
+    }
+    stage.handles[start.getHandle()] = h;
+    return true;
+  }
+  if (auto send = dyn_cast<loomrt::SendStartOp>(op)) {
+    int64_t to = send.getPeer();
+    double bytes =
+        static_cast<double>(loomrt::bufferBytes(send.getBuffer().getType()));
+    double &free = stage.sendChannel[to];
+    double begin = std::max(stage.now, free);
+    // Every tensor-parallel rank of the stage sends its own copy at once.
+    double arrival = begin + f32.sendTime(bytes, stage.index * mesh.tp,
+                                          to * mesh.tp, mesh.tp);
+    free = arrival;
+    arrivals[{stage.index, to, send.getTag()}] = arrival;
+    Handle h;
+    h.issued = begin;
+    h.done = arrival;
+    h.track = "pp";
+    h.name = "pp send";
+    stage.handles[send.getHandle()] = h;
+    return true;
+  }
+  if (auto recv = dyn_cast<loomrt::RecvStartOp>(op)) {
+    Handle h;
+    h.kind = Handle::Kind::recv;
+    h.issued = stage.now;
+    h.message = {recv.getPeer(), stage.index, recv.getTag()};
+    h.track = "pp";
+    h.name = "pp recv";
+    stage.handles[recv.getHandle()] = h;
+    return true;
+  }
+  if (isa<loomrt::SwapOutOp, loomrt::SwapInOp>(op)) {
+    if (spec.hostLink.bandwidth <= 0) {
+      error = "the program swaps activations to host memory (loom-swap), "
+              "but the cluster spec '" +
+              spec.name + "' gives no host_link to time the copies";
+      return false;
+    }
+    double bytes =
+        static_cast<double>(loomrt::bufferBytes(op.getOperand(0).getType()));
+    double begin = std::max(stage.now, stage.copyChannel);
+    Handle h;
+    h.issued = begin;
+    h.done = begin + spec.hostLink.latency +
+             bytes / (spec.hostLink.bandwidth * spec.efficiency.comm);
+    stage.copyChannel = h.done;
+    h.track = "copy";
+    h.name = isa<loomrt::SwapOutOp>(op) ? "swap out" : "swap in";
+    stage.handles[op.getResult(0)] = h;
+    return true;
+  }
+  if (auto wait = dyn_cast<loomrt::WaitOp>(op)) {
+    auto it = stage.handles.find(wait.getHandle());
+    if (it == stage.handles.end()) {
+      error = "a loomrt.wait on a handle no start op of stage " +
+              std::to_string(stage.index) + " made";
+      return false;
+    }
+    Handle &h = it->second;
+    if (h.kind == Handle::Kind::recv) {
+      auto sent = arrivals.find(h.message);
+      if (sent == arrivals.end())
+        return false; // the sender has not played it yet
+      h.done = std::max(h.issued, sent->second);
+    } else if (h.kind == Handle::Kind::ppAllReduce) {
+      auto &[started, latest] = ppStarts[h.collective];
+      if (started < mesh.pp)
+        return false;
+      h.issued = std::max(h.issued, latest);
+      h.done = h.issued + h.duration;
+    }
+    span(stage, h.track, h.name, h.issued, h.done);
+    if (h.done > stage.now) {
+      span(stage, "compute", "wait " + h.name, stage.now, h.done);
+      stage.waited += h.done - stage.now;
+      stage.now = h.done;
+    }
+    stage.handles.erase(it);
+    return true;
+  }
+  if (!loomrt::isComputeOp(&op)) {
+    error = "the play has no time for '" + op.getName().getStringRef().str() +
+            "' (stage " + std::to_string(stage.index) + ")";
+    return false;
+  }
+  double duration = computeTime(op);
+  span(stage, "compute", loomrt::traceSpanName(&op), stage.now,
+       stage.now + duration);
+  stage.now += duration;
+  stage.busy += duration;
+  return true;
+}
+
+LogicalResult Player::play(ArrayRef<func::FuncOp> funcs, std::string &error) {
+  std::vector<Stage> stages(funcs.size());
+  for (size_t k = 0; k < funcs.size(); ++k) {
+    func::FuncOp func = funcs[k];
+    stages[k].func = func;
+    stages[k].index = static_cast<int64_t>(k);
+    stages[k].pc = func.getBody().front().begin();
+    stages[k].end = func.getBody().front().end();
+  }
+  result.peakBytes.assign(stages.size(), 0);
+  result.memory.assign(stages.size(), {});
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (Stage &stage : stages)
+      while (stage.pc != stage.end) {
+        if (!step(stage, *stage.pc, error)) {
+          if (!error.empty())
+            return failure();
+          break;
+        }
+        ++stage.pc;
+        moved = true;
+      }
+  }
+  for (Stage &stage : stages)
+    if (stage.pc != stage.end) {
+      std::string what;
+      llvm::raw_string_ostream os(what);
+      stage.pc->print(os, OpPrintingFlags().skipRegions());
+      error = "stage " + std::to_string(stage.index) +
+              " waits for a transfer no stage starts: " + what;
+      return failure();
+    }
+  double slowest = 0;
+  for (Stage &stage : stages) {
+    result.stepTime = std::max(result.stepTime, stage.now);
+    result.busy.push_back(stage.busy);
+    if (stage.busy >= slowest) {
+      slowest = stage.busy;
+      result.exposedComm = stage.waited;
+    }
+  }
+  result.bubbleFraction =
+      result.stepTime > 0 ? 1.0 - slowest / result.stepTime : 0.0;
+  return success();
+}
+
+/// The stage programs in stage order: the one step function, or those
+/// marked `loom.stage`.
+FailureOr<SmallVector<func::FuncOp>> stagePrograms(ModuleOp module,
+                                                   std::string &error) {
+  SmallVector<func::FuncOp> funcs;
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  if (funcs.empty()) {
+    error = "the module has no step function to play";
+    return failure();
+  }
+  if (funcs.size() == 1)
+    return funcs;
+  SmallVector<func::FuncOp> ordered(funcs.size());
+  for (func::FuncOp f : funcs) {
+    auto stage = f->getAttrOfType<IntegerAttr>(
+        LoomDialect::StageAttrHelper::getNameStr());
+    if (!stage || stage.getInt() < 0 ||
+        stage.getInt() >= static_cast<int64_t>(funcs.size()) ||
+        ordered[stage.getInt()]) {
+      error = "function @" + f.getSymName().str() +
+              " is not one of the pipeline's stage programs (loom.stage "
+              "0 to " +
+              std::to_string(funcs.size() - 1) + ", once each)";
+      return failure();
+    }
+    ordered[stage.getInt()] = f;
+  }
+  return ordered;
+}
+
+} // namespace
+
+FailureOr<SimResult> mlir::loom::planner::playProgram(ModuleOp module,
+                                                      const ClusterSpec &spec,
+                                                      bool recordEvents,
+                                                      std::string &error) {
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  if (failed(mesh)) {
+    error = "the module's device mesh @" + kMeshGridName.str() +
+            " cannot be read";
+    return failure();
+  }
+  FailureOr<SmallVector<func::FuncOp>> funcs = stagePrograms(module, error);
+  if (failed(funcs))
+    return failure();
+  if (static_cast<int64_t>(funcs->size()) != std::max<int64_t>(mesh->pp, 1)) {
+    error = llvm::formatv("the module holds {0} stage programs for pp = {1}",
+                          funcs->size(), mesh->pp)
+                .str();
+    return failure();
+  }
+  SimResult result;
+  Player player(module, spec, *mesh, recordEvents, result);
+  if (failed(player.play(*funcs, error)))
+    return failure();
+  return result;
+}
+
+std::vector<int64_t> mlir::loom::planner::playedRanks(ModuleOp module) {
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  int64_t pp = succeeded(mesh) ? std::max<int64_t>(mesh->pp, 1) : 1;
+  int64_t tp = succeeded(mesh) ? std::max<int64_t>(mesh->tp, 1) : 1;
+  std::vector<int64_t> ranks;
+  for (int64_t k = 0; k < pp; ++k)
+    ranks.push_back(k * tp);
+  return ranks;
+}
