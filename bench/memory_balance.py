@@ -11,6 +11,9 @@ are compared with the unconstrained run:
   swap      --device-memory B --swap host, the host link rate-limited to
             --host-link bytes/s (a PCIe-like figure scaled to this
             machine's compute)
+  peer      --device-memory B --swap peer: activations of a stage over
+            the budget go to a neighbouring stage with room, over the
+            pipeline link (Mbapp's balance)
   recompute --device-memory B --recompute auto
   auto      --device-memory B --swap auto on this machine's spec
             (`loom-plan calibrate`, its host_link set to --host-link):
@@ -126,6 +129,13 @@ def main():
         results["swap"] = report("swap", swap, ["--host-link", args.host_link])
     except loom.LoomError as e:
         print(f"  swap: {str(e).strip().splitlines()[-1]}")
+    try:
+        peer = micro.compile(outdir=work / "peer", microbatches=args.microbatches,
+                             device_memory=budget, swap="peer", **options)
+        results["peer"] = report("peer", peer)
+    except loom.LoomError as e:
+        lines = str(e).strip().splitlines()
+        print(f"  peer: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
     try:
         recompute = micro.compile(outdir=work / "recompute", microbatches=args.microbatches,
                                   device_memory=budget, recompute="auto", **options)

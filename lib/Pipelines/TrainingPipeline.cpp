@@ -162,9 +162,10 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(mlir::loomrt::createLoomCommSchedule());
   // Parameters and optimizer state updated in their own buffers.
   pm.addPass(mlir::loomrt::createLoomInPlaceUpdates());
-  if (o.swap == SwapPolicy::host) {
+  if (o.swap == SwapPolicy::host || o.swap == SwapPolicy::peer) {
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;
+    swap.peer = o.swap == SwapPolicy::peer;
     pm.addPass(mlir::loomrt::createLoomSwap(swap));
   }
   mlir::loomrt::LoomMemoryPlanOptions memory;
@@ -444,11 +445,15 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Bytes of device memory per rank (0: unbounded)"),
       llvm::cl::init(0)};
   Option<SwapPolicy> swap{
-      *this, "swap", llvm::cl::desc("Activation offload (none or host)"),
+      *this, "swap",
+      llvm::cl::desc("Activation offload (none, host or peer)"),
       llvm::cl::init(SwapPolicy::none),
       llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
                        clEnumValN(SwapPolicy::host, "host",
-                                  "to a host pool (loom-swap)"))};
+                                  "to a host pool (loom-swap)"),
+                       clEnumValN(SwapPolicy::peer, "peer",
+                                  "to a neighbouring pipeline stage "
+                                  "(loom-swap peer)"))};
   Option<int64_t> pipelineWeights{
       *this, "pipeline-weights",
       llvm::cl::desc("Weight versions: 1, or 2 (PipeDream-2BW)"),

@@ -51,15 +51,15 @@
 // RUN: not loomc %s -o %t.err --device-memory -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: loomc: error: --device-memory: expects a number of bytes
 //
-// --swap host needs a budget and the CPU target; peer and auto are not in
-// this build. Here the arena holds only gradients: nothing to offload.
+// --swap host needs a budget; peer needs pipeline stages, auto a cluster.
+// Here the arena holds only gradients: nothing to offload.
 // RUN: not loomc %s -o %t.err --swap host --device-memory 199 2>&1 | FileCheck %s --check-prefix=SWAP
 // SWAP: error: loom-swap: @main_step still needs 200 bytes of device memory at its peak (200 before swapping), over the --device-memory budget of 199 bytes, after offloading 0 activation buffer(s) of 0 bytes: no activation live at the peak is left to offload (live there: activations 0, gradients 128
 // RUN: loomc %s -o %t.swapfits --emit-only --swap host --device-memory 200
 // RUN: not loomc %s -o %t.err --swap host 2>&1 | FileCheck %s --check-prefix=SWAPBUDGET
 // SWAPBUDGET: loomc: error: --swap host sheds activations to fit a device budget: give --device-memory BYTES
 // RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
-// SWAPPEER: loomc: error: --swap peer: this build offloads to host memory only; use --swap host or auto
+// SWAPPEER: loomc: error: --swap peer sends activations to a neighbouring pipeline stage: it needs --mesh pp=N with N >= 2 (without stages, use --swap host)
 // --swap auto prices swap against recompute on a cluster, within a budget.
 // RUN: not loomc %s -o %t.err --swap auto --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPAUTO
 // SWAPAUTO: loomc: error: --swap auto prices swapping against recomputing on a cluster: give --cluster SPEC

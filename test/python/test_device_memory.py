@@ -8,7 +8,8 @@ its device pool per rank (`--memory-counters mem-{rank}.json`), and the two
 must be equal. A budget that stage 0 exceeds by 15 % is a compile error
 naming stage 0 without swap; with `--swap host` (loom-swap) stage 0 fits,
 plan and counters agree, and the losses are bitwise those of the
-unconstrained run; `--swap auto` sheds stage 0's excess by swapping or by
+unconstrained run; `--swap peer` moves the excess to stage 1 instead;
+`--swap auto` sheds stage 0's excess by swapping or by
 recomputing, whichever the cluster spec prices cheaper; the runtime itself
 refuses a device pool over the budget it was compiled for.
 """
@@ -197,6 +198,72 @@ def test_swap_host_fits_stage_0_and_changes_no_bit(gpt, unconstrained, schedule,
         program.train(data_dir, 1, ranks=2)
 
 
+@pytest.fixture(scope="module")
+def gpt_wide(tmp_path_factory):
+    """The GPT at 16 rows per micro-batch: activations outweigh the
+    parameters, so under 1F1B stage 0 (two micro-batches in flight) peaks
+    about 1.6 times stage 1 (one), and stage 1 has room for stage 0's
+    excess. Imported, compiled without a budget and trained once."""
+    tmp = tmp_path_factory.mktemp("device-memory-wide")
+    _, args, names, m = import_example("gpt_example", tmp, 2 * MICRO, "import")
+    data_dir = write_data(tmp / "data", make_data(names, args, 6, 50, seed=5))
+    program = m.compile(outdir=tmp / "free", **OPTIONS)
+    losses = program.train(data_dir, STEPS, ranks=2)
+    return tmp, m, data_dir, program, losses, stages(program)
+
+
+def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
+    """--swap peer (Mbapp's balance): with a budget stage 0 exceeds by 15 %,
+    its activations go to stage 1, which holds fewer micro-batches, over
+    the pipeline link and back before their backward. Both stages fit the
+    budget, in memory.json and in the measured counters (stage 1's peak
+    grows by what it holds for stage 0; no host memory is used), the peaks
+    end up within 15 % of each other (from about 1.6), and the losses are
+    bitwise the unconstrained run's."""
+    tmp, m, data_dir, free_program, free_losses, planned = gpt_wide
+    budget = stage0_budget(planned)
+    program = m.compile(outdir=tmp / "peer", device_memory=f"{budget}B", swap="peer",
+                        **OPTIONS)
+    moved = stages(program)
+    assert moved[0]["device_peak_bytes"] <= budget < planned[0]["device_peak_bytes"], moved
+    assert planned[1]["device_peak_bytes"] < moved[1]["device_peak_bytes"] <= budget, moved
+    assert moved[0]["host_peak_bytes"] == moved[1]["host_peak_bytes"] == 0
+
+    def balance(peaks):
+        values = [peaks[k]["device_peak_bytes"] for k in (0, 1)]
+        return max(values) / min(values)
+    assert balance(planned) > 1.5 and balance(moved) <= 1.15, (planned, moved)
+    step = (program.outdir / "step.cpp").read_text()
+    assert "swapOutStart" not in step
+    # Each stage sends and receives more pipeline messages than before.
+    free_step = (free_program.outdir / "step.cpp").read_text()
+    for call in ("sendStart(", "recvStart("):
+        assert step.count(call) > free_step.count(call), call
+
+    got = program.train(data_dir, STEPS, ranks=2, extra_args=[
+        "--memory-counters", str(tmp / "peer-{rank}.json")])
+    assert got == free_losses  # bitwise: the bytes travel, the values stay
+    for rank in (0, 1):
+        measured = counters(tmp / f"peer-{rank}.json")
+        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"] <= budget
+        assert measured["host_peak_bytes"] == 0
+
+
+def test_swap_peer_without_room_on_the_neighbour_is_an_error(gpt, free):
+    """At 8 rows per micro-batch the two stages together need more than
+    twice a budget stage 0 exceeds by 15 %: stage 1 fills up before stage 0
+    fits, and the error says that no neighbour has room."""
+    tmp, m, _ = gpt
+    budget = stage0_budget(free[2])
+    with pytest.raises(loom.LoomError) as error:
+        m.compile(outdir=tmp / "peer-full", device_memory=budget, swap="peer", **OPTIONS)
+    message = str(error.value)
+    assert re.search(r"stage 0 \(@\w*stage0_step\) still needs \d+ bytes of device memory "
+                     r"at its peak .* after sending to its neighbours \d+ activation buffer\(s\) "
+                     r"of \d+ bytes: no neighbouring stage has room for the next activation",
+                     message), message
+
+
 @pytest.mark.parametrize("link,chosen", [(1e-6, "recompute"), (1e4, "swap")])
 def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chosen,
                                                           tmp_path):
@@ -241,9 +308,10 @@ def test_bad_budgets_are_errors(gpt):
     with pytest.raises(loom.LoomError, match="--device-memory: unknown suffix 'GB' in '2GB'; "
                        "the accepted suffixes are B, KiB, MiB, GiB, TiB"):
         m.compile(outdir=tmp / "bad", device_memory="2GB", **OPTIONS)
-    with pytest.raises(loom.LoomError, match="--swap peer: this build offloads to host "
-                       "memory only; use --swap host"):
-        m.compile(outdir=tmp / "peer", device_memory="1GiB", swap="peer", **OPTIONS)
+    with pytest.raises(loom.LoomError, match="--swap peer sends activations to a "
+                       "neighbouring pipeline stage: it needs --mesh pp=N with N >= 2"):
+        m.compile(outdir=tmp / "peer", device_memory="1GiB", swap="peer",
+                  **dict(OPTIONS, mesh="dp=2"))
     with pytest.raises(loom.LoomError, match="--swap host sheds activations to fit a "
                        "device budget: give --device-memory BYTES"):
         m.compile(outdir=tmp / "nobudget", swap="host", **OPTIONS)

@@ -168,10 +168,12 @@ cl::opt<std::string> swapPolicy(
     cl::desc("Activation offload to fit --device-memory: none (default), "
              "host (loom-swap: activations of a stage over the budget go to "
              "a host pool between their forward and backward uses; CPU and "
-             "CUDA targets) or auto (per stage over the budget, swap or "
-             "recompute, whichever --cluster prices cheaper: the copies' "
-             "time not hidden behind compute against the recomputed flops); "
-             "peer is not in this build yet"),
+             "CUDA targets), peer (to a neighbouring pipeline stage with "
+             "room under the budget, over the pipeline link: Mbapp's "
+             "balance across stages) or auto (per stage over the budget, "
+             "swap or recompute, whichever --cluster prices cheaper: the "
+             "copies' time not hidden behind compute against the "
+             "recomputed flops)"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> precision(
     "precision",

@@ -39,6 +39,7 @@ void Emitter::printStep() {
         << kernels;
   out << "void step(Context &ctx, void *const *args, void *const *results,\n"
       << "          char *arena) {\n"
+      << "  (void)args; // a stage may take no arguments\n"
       << "  (void)arena;\n"
       << body << "}\n\n";
 }

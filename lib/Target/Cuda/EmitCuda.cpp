@@ -165,6 +165,7 @@ void Emitter::printStep() {
   out << "void step(Context &ctx, void *const *args, void *const *results,\n"
       << "          char *hostStepArena) {\n"
       << "  (void)hostStepArena; // the arena is the device's\n"
+      << "  (void)args; // a stage may take no arguments\n"
       << "  Device &device = deviceOf(ctx);\n"
       << "  char *arena = device.arena;\n"
       << "  (void)arena;\n";

@@ -10,8 +10,17 @@
 // live at the peak can move. analyzeFunctionMemory (MemoryPlan.h) gives
 // the peak each round, so the result is what loom-memory-plan will plan.
 //
+// With `peer` the bytes go to a neighbouring pipeline stage with room
+// instead (Mbapp): a send over the pipeline link where the host copy
+// would start, a receive where it would come back, and on the neighbour
+// a receive into a buffer of category "peer" and the send back, placed by
+// the two programs' own messages so that neither waits for the other in
+// a cycle (see insertStash).
+//
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/LoomRT/Transforms/MemoryPlan.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 
@@ -19,6 +28,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <map>
 
 namespace mlir {
 namespace loomrt {
@@ -67,23 +79,38 @@ bool usePositions(AllocOp alloc, Block &block,
   return true;
 }
 
-/// Moves `c.alloc`'s data to the host pool over its gap: the peak spans
-/// ops [peak, compute], `distance` ops of slack on each side.
+/// Where a move's copies go, as positions in the function's op list: out
+/// right after the use before the gap (`before`), its wait after op
+/// `waitOutAfter` (before the peak); in right before op `inBefore` (after
+/// the peak), its wait right before the use after the gap (`after`).
+struct Placement {
+  int64_t before, waitOutAfter, inBefore, after;
+};
+
+/// `distance` ops of slack on each side of the peak, which spans ops
+/// [peak, compute].
+Placement place(const Candidate &c, int64_t peak, int64_t compute,
+                int64_t distance) {
+  return {c.before, std::min(c.before + distance, peak - 1),
+          std::max(compute + 1, c.after - distance), c.after};
+}
+
+/// How a moved buffer leaves and comes back: `out` starts copying it away
+/// (returns the handle), `in` starts bringing it into the fresh buffer.
+struct Route {
+  std::function<Value(OpBuilder &, Location, Value)> out, in;
+};
+
+/// Moves `c.alloc`'s data away over its gap by `route`, at `p`.
 void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
-              int64_t peak, int64_t compute, int64_t distance) {
+              const Placement &p, const Route &route) {
   AllocOp alloc = c.alloc;
   Value buffer = alloc.getBuffer();
   Type type = buffer.getType();
   MLIRContext *ctx = alloc.getContext();
   Location loc = alloc.getLoc();
   alloc->setAttr(kSwappedAttr, UnitAttr::get(ctx));
-
-  // Where the copies go: out after the use before the gap, its wait at
-  // most `distance` ops later (before the peak); in at most `distance` ops
-  // before the use after the gap (after the peak), its wait right before
-  // that use.
-  int64_t waitOutAfter = std::min(c.before + distance, peak - 1);
-  int64_t swapInBefore = std::max(compute + 1, c.after - distance);
+  int64_t swapInBefore = p.inBefore;
   Operation *useAfter = ops[c.after];
 
   // The uses after the gap, before anything moves.
@@ -113,22 +140,18 @@ void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
 
   OpBuilder b(ctx);
   b.setInsertionPointAfter(ops[c.before]);
-  auto host = AllocOp::create(b, loc, type, b.getStringAttr("swap"),
-                              IntegerAttr());
-  auto out = SwapOutOp::create(b, loc, HandleType::get(ctx), buffer,
-                               host.getBuffer());
-  if (waitOutAfter > c.before)
-    b.setInsertionPointAfter(ops[waitOutAfter]);
-  WaitOp::create(b, loc, out.getHandle());
+  Value out = route.out(b, loc, buffer);
+  if (p.waitOutAfter > c.before)
+    b.setInsertionPointAfter(ops[p.waitOutAfter]);
+  WaitOp::create(b, loc, out);
 
   b.setInsertionPoint(ops[swapInBefore]);
   auto fresh = AllocOp::create(b, loc, type, alloc.getCategoryAttr(),
                                IntegerAttr());
   fresh->setAttr(kSwappedAttr, UnitAttr::get(ctx));
-  auto in = SwapInOp::create(b, loc, HandleType::get(ctx), host.getBuffer(),
-                             fresh.getBuffer());
+  Value in = route.in(b, loc, fresh.getBuffer());
   b.setInsertionPoint(useAfter);
-  WaitOp::create(b, loc, in.getHandle());
+  WaitOp::create(b, loc, in);
 
   // Views of the old buffer that late ops read: the same views of the new
   // one, right after the wait (they are only pointers).
@@ -151,6 +174,184 @@ void swapOver(const Candidate &c, Block &block, ArrayRef<Operation *> ops,
   }
 }
 
+/// The ops of `block` in order, and their positions.
+void listOps(Block &block, SmallVectorImpl<Operation *> &ops,
+             DenseMap<Operation *, int64_t> &position) {
+  for (Operation &op : block) {
+    position[&op] = static_cast<int64_t>(ops.size());
+    ops.push_back(&op);
+  }
+}
+
+/// The largest activation buffer live at the peak (ops [peak, compute])
+/// without being used there, not yet moved nor in `refused`.
+std::optional<Candidate>
+findCandidate(Block &block, ArrayRef<Operation *> ops,
+              const DenseMap<Operation *, int64_t> &position, int64_t peak,
+              int64_t compute, const llvm::SmallPtrSetImpl<Operation *> &refused) {
+  std::optional<Candidate> best;
+  for (Operation *op : ops) {
+    auto alloc = dyn_cast<AllocOp>(op);
+    if (!alloc || alloc.getCategory() != "activation" ||
+        alloc->hasAttr(kSwappedAttr) || refused.contains(op))
+      continue;
+    SmallVector<int64_t> uses;
+    if (!usePositions(alloc, block, position, uses) || uses.empty())
+      continue;
+    // The gap that spans the peak, if the buffer is live there.
+    if (uses.front() >= peak || uses.back() <= compute)
+      continue;
+    auto next = llvm::upper_bound(uses, compute);
+    int64_t after = *next, before = *std::prev(next);
+    if (before >= peak || after <= compute)
+      continue; // used during the peak itself
+    Candidate c{alloc, bufferBytes(alloc.getType()), before, after};
+    if (!best || c.bytes > best->bytes)
+      best = c;
+  }
+  return best;
+}
+
+/// The peak spans ops [peak, compute]: it begins at an op (often the alloc
+/// of a buffer about to be written) and lasts at least until the next op
+/// that computes.
+int64_t peakEnd(ArrayRef<Operation *> ops, int64_t peak) {
+  int64_t compute = peak;
+  while (compute + 1 < static_cast<int64_t>(ops.size()) &&
+         isa<AllocOp, ViewOp>(ops[compute]))
+    ++compute;
+  return compute;
+}
+
+/// The pipeline messages of a stage program, by (peer stage, tag): the
+/// positions of each send's start and of the wait on it, and of each
+/// receive's post and of the wait on it. A wait on a receive completes once
+/// the peer started the send; a wait on a send once the peer posted the
+/// receive (a message past MPI's eager limit).
+struct Messages {
+  using Key = std::pair<int64_t, int64_t>;
+  std::map<Key, int64_t> sendAt, sendWaitAt, recvAt, recvWaitAt;
+  int64_t maxTag = -1;
+};
+
+Messages collectMessages(ArrayRef<Operation *> ops) {
+  Messages m;
+  DenseMap<Value, std::pair<bool, Messages::Key>> started; // send?, key
+  auto onPipeline = [](ArrayRef<int16_t> axes) {
+    return axes.size() == 1 &&
+           axes.front() == static_cast<int16_t>(::loom::MeshAxis::Pp);
+  };
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    auto at = static_cast<int64_t>(i);
+    if (auto send = dyn_cast<SendStartOp>(op)) {
+      if (!onPipeline(send.getGridAxes()))
+        continue;
+      Messages::Key key{static_cast<int64_t>(send.getPeer()),
+                        static_cast<int64_t>(send.getTag())};
+      m.sendAt[key] = at;
+      started[send.getHandle()] = {true, key};
+      m.maxTag = std::max(m.maxTag, key.second);
+    } else if (auto recv = dyn_cast<RecvStartOp>(op)) {
+      if (!onPipeline(recv.getGridAxes()))
+        continue;
+      Messages::Key key{static_cast<int64_t>(recv.getPeer()),
+                        static_cast<int64_t>(recv.getTag())};
+      m.recvAt[key] = at;
+      started[recv.getHandle()] = {false, key};
+      m.maxTag = std::max(m.maxTag, key.second);
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      auto it = started.find(wait.getHandle());
+      if (it != started.end())
+        (it->second.first ? m.sendWaitAt : m.recvWaitAt)[it->second.second] =
+            at;
+    }
+  }
+  return m;
+}
+
+/// How the waits of one stage program depend on another's actions.
+struct Dependences {
+  const Messages &self, &other;
+  int64_t selfStage, otherStage, selfEnd;
+
+  /// The first wait of `self` that needs `other` to act (start a send to
+  /// it, post a receive from it) at or after position `from` of `other`;
+  /// `selfEnd` when none does.
+  int64_t firstWaitOnOtherFrom(int64_t from) const {
+    int64_t first = selfEnd;
+    auto scan = [&](const std::map<Messages::Key, int64_t> &otherAction,
+                    const std::map<Messages::Key, int64_t> &selfWait) {
+      for (const auto &[key, at] : otherAction)
+        if (key.first == selfStage && at >= from)
+          if (auto it = selfWait.find({otherStage, key.second});
+              it != selfWait.end())
+            first = std::min(first, it->second);
+    };
+    scan(other.sendAt, self.recvWaitAt);
+    scan(other.recvAt, self.sendWaitAt);
+    return first;
+  }
+
+  /// The last action of `self` (a send started to `other`, a receive
+  /// posted from it) that a wait of `other` before position `before`
+  /// needs; -1 when none.
+  int64_t lastActionOtherNeedsBefore(int64_t before) const {
+    int64_t last = -1;
+    auto scan = [&](const std::map<Messages::Key, int64_t> &otherWait,
+                    const std::map<Messages::Key, int64_t> &selfAction) {
+      for (const auto &[key, at] : otherWait)
+        if (key.first == selfStage && at < before)
+          if (auto it = selfAction.find({otherStage, key.second});
+              it != selfAction.end())
+            last = std::max(last, it->second);
+    };
+    scan(other.recvWaitAt, self.sendAt);
+    scan(other.sendWaitAt, self.recvAt);
+    return last;
+  }
+};
+
+/// Positions (an op's index: "right before it") where the neighbour of a
+/// stage receives a moved buffer and sends it back, or nullopt when no
+/// place is safe. The stage sends it right after op p.before, waits for
+/// that send after p.waitOutAfter, posts the receive of it back before
+/// p.inBefore and waits for it before p.after. With `n` the neighbour's
+/// dependences on the stage:
+/// * it posts its receive before any wait that needs the stage past its
+///   wait for the send (which needs the receive posted);
+/// * it waits for the data only after every action the stage needs to
+///   reach its send;
+/// * it sends it back after that wait, before any wait that needs the
+///   stage past its wait for the data, and as late as the last action the
+///   stage needs before posting its receive (the bytes travel with it);
+/// * it waits for the send back after every action the stage needs to
+///   reach that post, and by its first wait that needs the stage past it.
+struct StashPlaces {
+  int64_t post, wait, sendBack, sendBackWait;
+};
+
+std::optional<StashPlaces> placeStash(const Dependences &n,
+                                      const Placement &p) {
+  int64_t sendAt = p.before + 1, waitOutAt = p.waitOutAfter + 1;
+  StashPlaces s;
+  s.post = n.firstWaitOnOtherFrom(waitOutAt);
+  s.wait = std::max(s.post, n.lastActionOtherNeedsBefore(sendAt) + 1);
+  int64_t backLimit = n.firstWaitOnOtherFrom(p.after);
+  if (s.wait > backLimit)
+    return std::nullopt;
+  int64_t needed = n.lastActionOtherNeedsBefore(p.inBefore);
+  s.sendBack = std::clamp(needed, s.wait, backLimit);
+  s.sendBackWait = std::max({n.firstWaitOnOtherFrom(p.inBefore), s.sendBack,
+                             needed + 1});
+  if (s.sendBackWait > n.selfEnd)
+    return std::nullopt;
+  return s;
+}
+
+std::string showBytes(int64_t bytes) {
+  return std::to_string(bytes) + " bytes";
+}
+
 struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   using Base::Base;
 
@@ -162,6 +363,7 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     }
     if (deviceMemory == 0)
       return; // no budget: nothing to fit
+    SmallVector<func::FuncOp> funcs;
     for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -169,9 +371,41 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
         func.emitError("loom-swap: expects a single-block function");
         return signalPassFailure();
       }
-      if (failed(fit(func)))
-        return signalPassFailure();
+      funcs.push_back(func);
     }
+    if (!peer) {
+      for (func::FuncOp func : funcs)
+        if (failed(fit(func)))
+          return signalPassFailure();
+      return;
+    }
+    // Peer: the stage programs in stage order.
+    SmallVector<func::FuncOp> stages(funcs.size());
+    for (func::FuncOp func : funcs) {
+      auto stage = func->getAttrOfType<IntegerAttr>(
+          mlir::loom::LoomDialect::StageAttrHelper::getNameStr());
+      if (funcs.size() < 2 || !stage || stage.getInt() < 0 ||
+          stage.getInt() >= static_cast<int64_t>(funcs.size()) ||
+          stages[stage.getInt()]) {
+        func.emitError("loom-swap: peer sends activations to a neighbouring "
+                       "pipeline stage: the module must hold two or more "
+                       "stage programs (loom.stage 0..P-1; --mesh pp=N)");
+        return signalPassFailure();
+      }
+      stages[stage.getInt()] = func;
+    }
+    for (int64_t k = 0, e = static_cast<int64_t>(stages.size()); k < e; ++k)
+      if (failed(fitPeer(stages, k)))
+        return signalPassFailure();
+  }
+
+  /// The persistent buffers alone over the budget: nothing can fit it.
+  LogicalResult checkPersistent(func::FuncOp func,
+                                const FunctionMemory &memory) {
+    if (memory.persistentBytes() <= deviceMemory)
+      return success();
+    return mlir::emitError(func.getLoc(), "loom-swap: ")
+           << checkDeviceBudget(memory, deviceMemory);
   }
 
   LogicalResult fit(func::FuncOp func) {
@@ -179,70 +413,196 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     int64_t swapped = 0, swappedBytes = 0;
     FunctionMemory before = analyzeFunctionMemory(func, alignment);
     FunctionMemory memory = before;
-    // Persistent buffers over the budget: no swap can fit the function,
-    // and the memory plan's message says so.
-    if (before.persistentBytes() > deviceMemory)
-      return mlir::emitError(func.getLoc(), "loom-swap: ")
-             << checkDeviceBudget(before, deviceMemory);
+    if (failed(checkPersistent(func, before)))
+      return failure();
+    llvm::SmallPtrSet<Operation *, 4> refused;
     // Each round moves one buffer live at the peak; a function has finitely
     // many buffers, and a moved one is not moved again.
     while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
       SmallVector<Operation *> ops;
       DenseMap<Operation *, int64_t> position;
-      for (Operation &op : block) {
-        position[&op] = static_cast<int64_t>(ops.size());
-        ops.push_back(&op);
-      }
-      // The peak begins at an op (often the alloc of a buffer about to be
-      // written) and lasts at least until the next op that computes: a
-      // buffer moves only if it is out over [peak, compute].
-      int64_t peak = memory.peakOp, compute = peak;
-      while (compute + 1 < static_cast<int64_t>(ops.size()) &&
-             isa<AllocOp, ViewOp>(ops[compute]))
-        ++compute;
-      std::optional<Candidate> best;
-      for (Operation *op : ops) {
-        auto alloc = dyn_cast<AllocOp>(op);
-        if (!alloc || alloc.getCategory() != "activation" ||
-            alloc->hasAttr(kSwappedAttr))
-          continue;
-        SmallVector<int64_t> uses;
-        if (!usePositions(alloc, block, position, uses) || uses.empty())
-          continue;
-        // The gap that spans the peak, if the buffer is live there.
-        if (uses.front() >= peak || uses.back() <= compute)
-          continue;
-        auto next = llvm::upper_bound(uses, compute);
-        int64_t after = *next, before = *std::prev(next);
-        if (before >= peak || after <= compute)
-          continue; // used during the peak itself
-        Candidate c{alloc, bufferBytes(alloc.getType()), before, after};
-        if (!best || c.bytes > best->bytes)
-          best = c;
-      }
+      listOps(block, ops, position);
+      int64_t peak = memory.peakOp, compute = peakEnd(ops, peak);
+      std::optional<Candidate> best =
+          findCandidate(block, ops, position, peak, compute, refused);
       if (!best)
         break;
-      swapOver(*best, block, ops, peak, compute, prefetchDistance);
+      // Out to a host buffer, back from it.
+      auto host = std::make_shared<Value>();
+      Route route{[host](OpBuilder &b, Location loc, Value buffer) {
+                    MLIRContext *ctx = b.getContext();
+                    *host = AllocOp::create(b, loc, buffer.getType(),
+                                            b.getStringAttr("swap"),
+                                            IntegerAttr())
+                                .getBuffer();
+                    return SwapOutOp::create(b, loc, HandleType::get(ctx),
+                                             buffer, *host)
+                        .getHandle();
+                  },
+                  [host](OpBuilder &b, Location loc, Value fresh) {
+                    return SwapInOp::create(b, loc,
+                                            HandleType::get(b.getContext()),
+                                            *host, fresh)
+                        .getHandle();
+                  }};
+      swapOver(*best, block, ops, place(*best, peak, compute, prefetchDistance),
+               route);
       ++swapped;
       swappedBytes += best->bytes;
       memory = analyzeFunctionMemory(func, alignment);
     }
     if (memory.devicePeakBytes() <= deviceMemory)
       return success();
-    return mlir::emitError(func.getLoc(), "loom-swap: ")
-           << memory.describe() << " still needs " << memory.devicePeakBytes()
-           << " bytes of device memory at its peak (" << before.devicePeakBytes()
-           << " before swapping), over the --device-memory budget of "
-           << static_cast<int64_t>(deviceMemory) << " bytes, after offloading "
-           << swapped << " activation buffer(s) of " << swappedBytes
-           << " bytes: no activation live at the peak is left to offload "
-              "(live there: activations "
+    return stillOver(func, before, memory, swapped, swappedBytes,
+                     "offloading", "");
+  }
+
+  InFlightDiagnostic stillOver(func::FuncOp func, const FunctionMemory &before,
+                               const FunctionMemory &memory, int64_t swapped,
+                               int64_t swappedBytes, StringRef verb,
+                               StringRef why) {
+    InFlightDiagnostic diag = mlir::emitError(func.getLoc(), "loom-swap: ");
+    diag << memory.describe() << " still needs " << memory.devicePeakBytes()
+         << " bytes of device memory at its peak (" << before.devicePeakBytes()
+         << " before swapping), over the --device-memory budget of "
+         << static_cast<int64_t>(deviceMemory) << " bytes, after " << verb
+         << " " << swapped << " activation buffer(s) of " << swappedBytes
+         << " bytes: ";
+    if (!why.empty())
+      diag << why;
+    else
+      diag << "no activation live at the peak is left to offload (live "
+              "there: activations "
            << memory.category("activation") << ", gradients "
            << memory.category("gradient") << ", optimizer "
            << memory.category("optimizer") << ", workspace "
-           << memory.category("workspace")
-           << "); use more pipeline stages (--mesh pp=N), smaller "
-              "micro-batches, or a larger budget";
+           << memory.category("workspace") << ")";
+    diag << "; use more pipeline stages (--mesh pp=N), smaller "
+            "micro-batches, or a larger budget";
+    return diag;
+  }
+
+  /// Fits stage `k` by sending activations to a neighbour with room.
+  LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k) {
+    func::FuncOp func = stages[k];
+    Block &block = func.getBody().front();
+    int64_t moved = 0, movedBytes = 0;
+    FunctionMemory before = analyzeFunctionMemory(func, alignment);
+    FunctionMemory memory = before;
+    if (failed(checkPersistent(func, before)))
+      return failure();
+    llvm::SmallPtrSet<Operation *, 4> refused;
+    std::string why; // why the last refused buffer could not go
+    MLIRContext *ctx = func.getContext();
+    auto handle = HandleType::get(ctx);
+    const int16_t pp[] = {static_cast<int16_t>(::loom::MeshAxis::Pp)};
+    auto send = [&](OpBuilder &b, Location loc, Value buffer, int64_t peer,
+                    int64_t tag) {
+      return SendStartOp::create(b, loc, handle, buffer,
+                                 mlir::loom::kMeshGridName, pp,
+                                 static_cast<uint64_t>(peer),
+                                 static_cast<uint64_t>(tag));
+    };
+    auto recv = [&](OpBuilder &b, Location loc, Value buffer, int64_t peer,
+                    int64_t tag) {
+      return RecvStartOp::create(b, loc, handle, buffer,
+                                 mlir::loom::kMeshGridName, pp,
+                                 static_cast<uint64_t>(peer),
+                                 static_cast<uint64_t>(tag));
+    };
+    while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
+      SmallVector<Operation *> ops;
+      DenseMap<Operation *, int64_t> position;
+      listOps(block, ops, position);
+      int64_t peak = memory.peakOp, compute = peakEnd(ops, peak);
+      std::optional<Candidate> best =
+          findCandidate(block, ops, position, peak, compute, refused);
+      if (!best)
+        break;
+      Placement p = place(*best, peak, compute, prefetchDistance);
+
+      // The neighbour with the most room that the buffer fits in.
+      int64_t target = -1, room = -1;
+      for (int64_t n : {k - 1, k + 1}) {
+        if (n < 0 || n >= static_cast<int64_t>(stages.size()))
+          continue;
+        int64_t free = static_cast<int64_t>(deviceMemory) -
+                       analyzeFunctionMemory(stages[n], alignment)
+                           .devicePeakBytes();
+        if (free >= best->bytes && free > room) {
+          target = n;
+          room = free;
+        }
+      }
+      if (target < 0) {
+        refused.insert(best->alloc);
+        why = "no neighbouring stage has room for the next activation (" +
+              showBytes(best->bytes) + ") under the budget";
+        continue;
+      }
+
+      // The neighbour's side first: where it is safe, and whether the
+      // neighbour still fits with it.
+      func::FuncOp neighbour = stages[target];
+      Block &nBlock = neighbour.getBody().front();
+      SmallVector<Operation *> nOps;
+      DenseMap<Operation *, int64_t> nPosition;
+      listOps(nBlock, nOps, nPosition);
+      Messages onK = collectMessages(ops), onN = collectMessages(nOps);
+      std::optional<StashPlaces> places = placeStash(
+          Dependences{onN, onK, target, k,
+                      static_cast<int64_t>(nOps.size()) - 1},
+          p);
+      if (!places) {
+        refused.insert(best->alloc);
+        why = "no place in stage " + std::to_string(target) +
+              "'s program receives and returns an activation without "
+              "waiting on stage " +
+              std::to_string(k) + " in a cycle";
+        continue;
+      }
+      int64_t tag = std::max(onK.maxTag, onN.maxTag) + 1;
+      Location loc = best->alloc.getLoc();
+      Type type = best->alloc.getType();
+      OpBuilder b(ctx);
+      b.setInsertionPoint(nOps[places->post]);
+      auto stash = AllocOp::create(b, loc, type, b.getStringAttr("peer"),
+                                   IntegerAttr());
+      RecvStartOp in = recv(b, loc, stash.getBuffer(), k, tag);
+      b.setInsertionPoint(nOps[places->wait]);
+      WaitOp inWait = WaitOp::create(b, loc, in.getHandle());
+      b.setInsertionPoint(nOps[places->sendBack]);
+      SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
+      b.setInsertionPoint(nOps[places->sendBackWait]);
+      WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
+      Operation *added[] = {backWait, back, inWait, in, stash};
+      if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
+          deviceMemory) {
+        for (Operation *op : added)
+          op->erase();
+        refused.insert(best->alloc);
+        why = "stage " + std::to_string(target) +
+              " would exceed the budget holding the next activation (" +
+              showBytes(best->bytes) + ") while stage " + std::to_string(k) +
+              " does not need it";
+        continue;
+      }
+
+      Route route{[&](OpBuilder &b, Location loc, Value buffer) -> Value {
+                    return send(b, loc, buffer, target, tag).getHandle();
+                  },
+                  [&](OpBuilder &b, Location loc, Value fresh) -> Value {
+                    return recv(b, loc, fresh, target, tag + 1).getHandle();
+                  }};
+      swapOver(*best, block, ops, p, route);
+      ++moved;
+      movedBytes += best->bytes;
+      memory = analyzeFunctionMemory(func, alignment);
+    }
+    if (memory.devicePeakBytes() <= deviceMemory)
+      return success();
+    return stillOver(func, before, memory, moved, movedBytes,
+                     "sending to its neighbours", why);
   }
 };
 

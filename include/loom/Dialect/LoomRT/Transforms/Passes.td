@@ -106,10 +106,43 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     does not fit, the error names the stage, its peak before and after, and
     what is live at the peak. Swapping moves bytes: the program computes
     the same values. Functions within the budget are not changed.
+
+    With `peer` (loomc `--swap peer`; the module holds the pipeline's stage
+    programs) a moved buffer goes to a neighbouring stage that has room for
+    it under the same budget (Mbapp's balance across stages: under 1F1B
+    the last stages hold fewer micro-batches): a `send_start` over the
+    pipeline axis where the host copy would start and a `recv_start` into
+    the fresh buffer where it would come back; the neighbour gets a buffer
+    of category `peer`, a `recv_start` into it and, later, the
+    `send_start` back. The neighbour's ops are placed by the messages the
+    two programs already exchange, so that neither waits for the other in
+    a cycle: it posts the receive before waiting on anything the stage
+    sends after its send's wait, waits for the data only after sending all
+    the stage waits on before its send, and sends it back as late as the
+    last message the stage needs before posting its receive (the bytes
+    travel with it), never after waiting on anything the stage sends after
+    its receive's wait. A buffer no neighbour can hold (the neighbour's
+    peak re-analysed with it would exceed the budget) stays, and the next
+    one is tried; the error names why the last could not go.
+
+    ```mlir
+    // stage 0                              // stage 1
+    %h = loomrt.send_start %act on @mesh     %s = loomrt.alloc {category = "peer"}
+        grid_axes = [1] {peer = 1, tag = 9}  %r = loomrt.recv_start %s on @mesh
+    loomrt.wait %h                               grid_axes = [1] {peer = 0, tag = 9}
+    ...                                      loomrt.wait %r
+    %a2 = loomrt.alloc {category = "activation"}  ...
+    %i = loomrt.recv_start %a2 ... {peer = 1, tag = 10}
+                                             %b = loomrt.send_start %s ... {peer = 0, tag = 10}
+    loomrt.wait %i                           loomrt.wait %b
+    ```
   }];
   let options = [
     Option<"deviceMemory", "device-memory", "int64_t", "0",
            "Bytes of device memory per rank (0: no budget, nothing moves)">,
+    Option<"peer", "peer", "bool", "false",
+           "Send activations to a neighbouring pipeline stage with room, "
+           "over the pipeline link, instead of to the host pool">,
     Option<"prefetchDistance", "prefetch-distance", "int64_t", "4",
            "Ops between a copy's start and its wait, at most (the copy "
            "hides behind them)">,
