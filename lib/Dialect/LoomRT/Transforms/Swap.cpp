@@ -188,7 +188,8 @@ void listOps(Block &block, SmallVectorImpl<Operation *> &ops,
 std::optional<Candidate>
 findCandidate(Block &block, ArrayRef<Operation *> ops,
               const DenseMap<Operation *, int64_t> &position, int64_t peak,
-              int64_t compute, const llvm::SmallPtrSetImpl<Operation *> &refused) {
+              int64_t compute,
+              const llvm::SmallPtrSetImpl<Operation *> &refused) {
   std::optional<Candidate> best;
   for (Operation *op : ops) {
     auto alloc = dyn_cast<AllocOp>(op);
