@@ -349,10 +349,6 @@ std::optional<StashPlaces> placeStash(const Dependences &n,
   return s;
 }
 
-std::string showBytes(int64_t bytes) {
-  return std::to_string(bytes) + " bytes";
-}
-
 struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   using Base::Base;
 
@@ -400,117 +396,27 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
         return signalPassFailure();
   }
 
-  /// The persistent buffers alone over the budget: nothing can fit it.
-  LogicalResult checkPersistent(func::FuncOp func,
-                                const FunctionMemory &memory) {
-    if (memory.persistentBytes() <= deviceMemory)
-      return success();
-    return mlir::emitError(func.getLoc(), "loom-swap: ")
-           << checkDeviceBudget(memory, deviceMemory);
-  }
+  /// What a candidate's route is: nullopt when it cannot go, with `why`.
+  using RouteFor = llvm::function_ref<std::optional<Route>(
+      const Candidate &, const Placement &, ArrayRef<Operation *>,
+      std::string &why)>;
 
-  LogicalResult fit(func::FuncOp func) {
-    Block &block = func.getBody().front();
-    int64_t swapped = 0, swappedBytes = 0;
-    FunctionMemory before = analyzeFunctionMemory(func, alignment);
-    FunctionMemory memory = before;
-    if (failed(checkPersistent(func, before)))
-      return failure();
-    llvm::SmallPtrSet<Operation *, 4> refused;
-    // Each round moves one buffer live at the peak; a function has finitely
-    // many buffers, and a moved one is not moved again.
-    while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
-      SmallVector<Operation *> ops;
-      DenseMap<Operation *, int64_t> position;
-      listOps(block, ops, position);
-      int64_t peak = memory.peakOp, compute = peakEnd(ops, peak);
-      std::optional<Candidate> best =
-          findCandidate(block, ops, position, peak, compute, refused);
-      if (!best)
-        break;
-      // Out to a host buffer, back from it.
-      auto host = std::make_shared<Value>();
-      Route route{[host](OpBuilder &b, Location loc, Value buffer) {
-                    MLIRContext *ctx = b.getContext();
-                    *host = AllocOp::create(b, loc, buffer.getType(),
-                                            b.getStringAttr("swap"),
-                                            IntegerAttr())
-                                .getBuffer();
-                    return SwapOutOp::create(b, loc, HandleType::get(ctx),
-                                             buffer, *host)
-                        .getHandle();
-                  },
-                  [host](OpBuilder &b, Location loc, Value fresh) {
-                    return SwapInOp::create(b, loc,
-                                            HandleType::get(b.getContext()),
-                                            *host, fresh)
-                        .getHandle();
-                  }};
-      swapOver(*best, block, ops, place(*best, peak, compute, prefetchDistance),
-               route);
-      ++swapped;
-      swappedBytes += best->bytes;
-      memory = analyzeFunctionMemory(func, alignment);
-    }
-    if (memory.devicePeakBytes() <= deviceMemory)
-      return success();
-    return stillOver(func, before, memory, swapped, swappedBytes,
-                     "offloading", "");
-  }
-
-  InFlightDiagnostic stillOver(func::FuncOp func, const FunctionMemory &before,
-                               const FunctionMemory &memory, int64_t swapped,
-                               int64_t swappedBytes, StringRef verb,
-                               StringRef why) {
-    InFlightDiagnostic diag = mlir::emitError(func.getLoc(), "loom-swap: ");
-    diag << memory.describe() << " still needs " << memory.devicePeakBytes()
-         << " bytes of device memory at its peak (" << before.devicePeakBytes()
-         << " before swapping), over the --device-memory budget of "
-         << static_cast<int64_t>(deviceMemory) << " bytes, after " << verb
-         << " " << swapped << " activation buffer(s) of " << swappedBytes
-         << " bytes: ";
-    if (!why.empty())
-      diag << why;
-    else
-      diag << "no activation live at the peak is left to offload (live "
-              "there: activations "
-           << memory.category("activation") << ", gradients "
-           << memory.category("gradient") << ", optimizer "
-           << memory.category("optimizer") << ", workspace "
-           << memory.category("workspace") << ")";
-    diag << "; use more pipeline stages (--mesh pp=N), smaller "
-            "micro-batches, or a larger budget";
-    return diag;
-  }
-
-  /// Fits stage `k` by sending activations to a neighbour with room.
-  LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k) {
-    func::FuncOp func = stages[k];
+  /// Moves the buffers of `func` live at its peak, each by `routeFor`,
+  /// until it fits the budget; `verb` names the moves in the error.
+  LogicalResult fitWith(func::FuncOp func, StringRef verb, RouteFor routeFor) {
     Block &block = func.getBody().front();
     int64_t moved = 0, movedBytes = 0;
     FunctionMemory before = analyzeFunctionMemory(func, alignment);
     FunctionMemory memory = before;
-    if (failed(checkPersistent(func, before)))
-      return failure();
+    // Persistent buffers over the budget: no move can fit the function,
+    // and the memory plan's message says so.
+    if (before.persistentBytes() > deviceMemory)
+      return mlir::emitError(func.getLoc(), "loom-swap: ")
+             << checkDeviceBudget(before, deviceMemory);
     llvm::SmallPtrSet<Operation *, 4> refused;
     std::string why; // why the last refused buffer could not go
-    MLIRContext *ctx = func.getContext();
-    auto handle = HandleType::get(ctx);
-    const int16_t pp[] = {static_cast<int16_t>(::loom::MeshAxis::Pp)};
-    auto send = [&](OpBuilder &b, Location loc, Value buffer, int64_t peer,
-                    int64_t tag) {
-      return SendStartOp::create(b, loc, handle, buffer,
-                                 mlir::loom::kMeshGridName, pp,
-                                 static_cast<uint64_t>(peer),
-                                 static_cast<uint64_t>(tag));
-    };
-    auto recv = [&](OpBuilder &b, Location loc, Value buffer, int64_t peer,
-                    int64_t tag) {
-      return RecvStartOp::create(b, loc, handle, buffer,
-                                 mlir::loom::kMeshGridName, pp,
-                                 static_cast<uint64_t>(peer),
-                                 static_cast<uint64_t>(tag));
-    };
+    // Each round moves one buffer live at the peak or refuses it; a
+    // function has finitely many buffers, and none is tried twice.
     while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
       SmallVector<Operation *> ops;
       DenseMap<Operation *, int64_t> position;
@@ -521,7 +427,84 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       if (!best)
         break;
       Placement p = place(*best, peak, compute, prefetchDistance);
+      std::optional<Route> route = routeFor(*best, p, ops, why);
+      if (!route) {
+        refused.insert(best->alloc);
+        continue;
+      }
+      swapOver(*best, block, ops, p, *route);
+      ++moved;
+      movedBytes += best->bytes;
+      memory = analyzeFunctionMemory(func, alignment);
+    }
+    if (memory.devicePeakBytes() <= deviceMemory)
+      return success();
+    InFlightDiagnostic diag = mlir::emitError(func.getLoc(), "loom-swap: ");
+    diag << memory.describe() << " still needs " << memory.devicePeakBytes()
+         << " bytes of device memory at its peak (" << before.devicePeakBytes()
+         << " before swapping), over the --device-memory budget of "
+         << static_cast<int64_t>(deviceMemory) << " bytes, after " << verb
+         << " " << moved << " activation buffer(s) of " << movedBytes
+         << " bytes: ";
+    if (!why.empty())
+      diag << why;
+    else
+      diag << "no activation live at the peak is left to offload (live "
+              "there: activations "
+           << memory.category("activation") << ", gradients "
+           << memory.category("gradient") << ", optimizer "
+           << memory.category("optimizer") << ", workspace "
+           << memory.category("workspace") << ")";
+    return diag << "; use more pipeline stages (--mesh pp=N), smaller "
+                   "micro-batches, or a larger budget";
+  }
 
+  /// Fits `func` by offloading activations to the host pool.
+  LogicalResult fit(func::FuncOp func) {
+    auto toHost = [](const Candidate &, const Placement &,
+                     ArrayRef<Operation *>, std::string &) {
+      auto host = std::make_shared<Value>();
+      return std::optional<Route>(Route{
+          [host](OpBuilder &b, Location loc, Value buffer) -> Value {
+            *host = AllocOp::create(b, loc, buffer.getType(),
+                                    b.getStringAttr("swap"), IntegerAttr())
+                        .getBuffer();
+            return SwapOutOp::create(b, loc, HandleType::get(b.getContext()),
+                                     buffer, *host)
+                .getHandle();
+          },
+          [host](OpBuilder &b, Location loc, Value fresh) -> Value {
+            return SwapInOp::create(b, loc, HandleType::get(b.getContext()),
+                                    *host, fresh)
+                .getHandle();
+          }});
+    };
+    return fitWith(func, "offloading", toHost);
+  }
+
+  /// Fits stage `k` by sending activations to a neighbour with room.
+  LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k) {
+    func::FuncOp func = stages[k];
+    MLIRContext *ctx = func.getContext();
+    auto handle = HandleType::get(ctx);
+    const int16_t pp[] = {static_cast<int16_t>(::loom::MeshAxis::Pp)};
+    auto send = [=](OpBuilder &b, Location loc, Value buffer, int64_t peer,
+                    int64_t tag) {
+      return SendStartOp::create(b, loc, handle, buffer,
+                                 mlir::loom::kMeshGridName, pp,
+                                 static_cast<uint64_t>(peer),
+                                 static_cast<uint64_t>(tag));
+    };
+    auto recv = [=](OpBuilder &b, Location loc, Value buffer, int64_t peer,
+                    int64_t tag) {
+      return RecvStartOp::create(b, loc, handle, buffer,
+                                 mlir::loom::kMeshGridName, pp,
+                                 static_cast<uint64_t>(peer),
+                                 static_cast<uint64_t>(tag));
+    };
+    auto toNeighbour = [&](const Candidate &best, const Placement &p,
+                           ArrayRef<Operation *> ops,
+                           std::string &why) -> std::optional<Route> {
       // The neighbour with the most room that the buffer fits in.
       int64_t target = -1, room = -1;
       for (int64_t n : {k - 1, k + 1}) {
@@ -530,45 +513,41 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
         int64_t free = static_cast<int64_t>(deviceMemory) -
                        analyzeFunctionMemory(stages[n], alignment)
                            .devicePeakBytes();
-        if (free >= best->bytes && free > room) {
+        if (free >= best.bytes && free > room) {
           target = n;
           room = free;
         }
       }
       if (target < 0) {
-        refused.insert(best->alloc);
         why = "no neighbouring stage has room for the next activation (" +
-              showBytes(best->bytes) + ") under the budget";
-        continue;
+              std::to_string(best.bytes) + " bytes) under the budget";
+        return std::nullopt;
       }
-
       // The neighbour's side first: where it is safe, and whether the
       // neighbour still fits with it.
       func::FuncOp neighbour = stages[target];
-      Block &nBlock = neighbour.getBody().front();
       SmallVector<Operation *> nOps;
       DenseMap<Operation *, int64_t> nPosition;
-      listOps(nBlock, nOps, nPosition);
+      listOps(neighbour.getBody().front(), nOps, nPosition);
       Messages onK = collectMessages(ops), onN = collectMessages(nOps);
       std::optional<StashPlaces> places = placeStash(
           Dependences{onN, onK, target, k,
                       static_cast<int64_t>(nOps.size()) - 1},
           p);
       if (!places) {
-        refused.insert(best->alloc);
         why = "no place in stage " + std::to_string(target) +
               "'s program receives and returns an activation without "
               "waiting on stage " +
               std::to_string(k) + " in a cycle";
-        continue;
+        return std::nullopt;
       }
       int64_t tag = std::max(onK.maxTag, onN.maxTag) + 1;
-      Location loc = best->alloc.getLoc();
-      Type type = best->alloc.getType();
+      AllocOp moved = best.alloc;
+      Location loc = moved.getLoc();
       OpBuilder b(ctx);
       b.setInsertionPoint(nOps[places->post]);
-      auto stash = AllocOp::create(b, loc, type, b.getStringAttr("peer"),
-                                   IntegerAttr());
+      auto stash = AllocOp::create(b, loc, moved.getType(),
+                                   b.getStringAttr("peer"), IntegerAttr());
       RecvStartOp in = recv(b, loc, stash.getBuffer(), k, tag);
       b.setInsertionPoint(nOps[places->wait]);
       WaitOp inWait = WaitOp::create(b, loc, in.getHandle());
@@ -576,34 +555,26 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
       b.setInsertionPoint(nOps[places->sendBackWait]);
       WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
-      Operation *added[] = {backWait, back, inWait, in, stash};
       if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
           deviceMemory) {
-        for (Operation *op : added)
+        for (Operation *op : {backWait.getOperation(), back.getOperation(),
+                              inWait.getOperation(), in.getOperation(),
+                              stash.getOperation()})
           op->erase();
-        refused.insert(best->alloc);
         why = "stage " + std::to_string(target) +
               " would exceed the budget holding the next activation (" +
-              showBytes(best->bytes) + ") while stage " + std::to_string(k) +
-              " does not need it";
-        continue;
+              std::to_string(best.bytes) + " bytes) while stage " +
+              std::to_string(k) + " does not need it";
+        return std::nullopt;
       }
-
-      Route route{[&](OpBuilder &b, Location loc, Value buffer) -> Value {
-                    return send(b, loc, buffer, target, tag).getHandle();
-                  },
-                  [&](OpBuilder &b, Location loc, Value fresh) -> Value {
-                    return recv(b, loc, fresh, target, tag + 1).getHandle();
-                  }};
-      swapOver(*best, block, ops, p, route);
-      ++moved;
-      movedBytes += best->bytes;
-      memory = analyzeFunctionMemory(func, alignment);
-    }
-    if (memory.devicePeakBytes() <= deviceMemory)
-      return success();
-    return stillOver(func, before, memory, moved, movedBytes,
-                     "sending to its neighbours", why);
+      return Route{[=](OpBuilder &b, Location loc, Value buffer) -> Value {
+                     return send(b, loc, buffer, target, tag).getHandle();
+                   },
+                   [=](OpBuilder &b, Location loc, Value fresh) -> Value {
+                     return recv(b, loc, fresh, target, tag + 1).getHandle();
+                   }};
+    };
+    return fitWith(func, "sending to its neighbours", toNeighbour);
   }
 };
 
