@@ -402,8 +402,10 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       std::string &why)>;
 
   /// Moves the buffers of `func` live at its peak, each by `routeFor`,
-  /// until it fits the budget; `verb` names the moves in the error.
-  LogicalResult fitWith(func::FuncOp func, StringRef verb, RouteFor routeFor) {
+  /// until it fits the budget; `verb` names the moves in the error (none
+  /// when `quiet`: a trial whose failure the caller handles).
+  LogicalResult fitWith(func::FuncOp func, StringRef verb, RouteFor routeFor,
+                        bool quiet = false) {
     Block &block = func.getBody().front();
     int64_t moved = 0, movedBytes = 0;
     FunctionMemory before = analyzeFunctionMemory(func, alignment);
@@ -411,8 +413,9 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     // Persistent buffers over the budget: no move can fit the function,
     // and the memory plan's message says so.
     if (before.persistentBytes() > deviceMemory)
-      return mlir::emitError(func.getLoc(), "loom-swap: ")
-             << checkDeviceBudget(before, deviceMemory);
+      return quiet ? failure()
+                   : mlir::emitError(func.getLoc(), "loom-swap: ")
+                         << checkDeviceBudget(before, deviceMemory);
     llvm::SmallPtrSet<Operation *, 4> refused;
     std::string why; // why the last refused buffer could not go
     // Each round moves one buffer live at the peak or refuses it; a
@@ -439,6 +442,8 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     }
     if (memory.devicePeakBytes() <= deviceMemory)
       return success();
+    if (quiet)
+      return failure();
     InFlightDiagnostic diag = mlir::emitError(func.getLoc(), "loom-swap: ");
     diag << memory.describe() << " still needs " << memory.devicePeakBytes()
          << " bytes of device memory at its peak (" << before.devicePeakBytes()
@@ -482,10 +487,53 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     return fitWith(func, "offloading", toHost);
   }
 
-  /// Fits stage `k` by sending activations to a neighbour with room.
-  LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k) {
+  /// Fits stage `k` by sending activations to a neighbour with room. A
+  /// neighbour without room is made room on by fitting it, with the
+  /// activation it would hold, the same way but onwards (away from k):
+  /// stage 0's excess can reach the last stage's room through the stages
+  /// between. `from`: the stage whose activation k was given to hold (k
+  /// sends only away from it), and then a failure is quiet.
+  LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k,
+                        int64_t from = -1) {
     func::FuncOp func = stages[k];
-    MLIRContext *ctx = func.getContext();
+    auto toNeighbour = [&](const Candidate &best, const Placement &p,
+                           ArrayRef<Operation *> ops,
+                           std::string &why) -> std::optional<Route> {
+      // The neighbours away from `from`, the one with the most room first.
+      SmallVector<std::pair<int64_t, int64_t>> neighbours; // room, stage
+      for (int64_t n : {k - 1, k + 1})
+        if (n >= 0 && n < static_cast<int64_t>(stages.size()) && n != from &&
+            (from < 0 || (n - k) * (k - from) > 0))
+          neighbours.push_back(
+              {static_cast<int64_t>(deviceMemory) -
+                   analyzeFunctionMemory(stages[n], alignment)
+                       .devicePeakBytes(),
+               n});
+      llvm::sort(neighbours, std::greater<>());
+      for (auto [room, target] : neighbours)
+        if (std::optional<Route> route =
+                moveTo(stages, k, target, best, p, ops))
+          return route;
+      why = "no neighbouring stage has room for the next activation (" +
+            std::to_string(best.bytes) +
+            " bytes) under the budget, nor can make it by passing its own "
+            "on";
+      return std::nullopt;
+    };
+    return fitWith(func, "sending to its neighbours", toNeighbour,
+                   /*quiet=*/from >= 0);
+  }
+
+  /// Gives `best` (of stage k, moved at `p`) to stage `target` to hold:
+  /// its receive and send back placed in target's program; when target
+  /// then exceeds the budget, it passes its own activations onwards
+  /// (fitPeer). The route of k's side, or nullopt (target unchanged but
+  /// for what it passed on).
+  std::optional<Route> moveTo(ArrayRef<func::FuncOp> stages, int64_t k,
+                              int64_t target, const Candidate &best,
+                              const Placement &p, ArrayRef<Operation *> ops) {
+    func::FuncOp self = stages[k];
+    MLIRContext *ctx = self.getContext();
     auto handle = HandleType::get(ctx);
     const int16_t pp[] = {static_cast<int16_t>(::loom::MeshAxis::Pp)};
     auto send = [=](OpBuilder &b, Location loc, Value buffer, int64_t peer,
@@ -502,79 +550,47 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
                                  static_cast<uint64_t>(peer),
                                  static_cast<uint64_t>(tag));
     };
-    auto toNeighbour = [&](const Candidate &best, const Placement &p,
-                           ArrayRef<Operation *> ops,
-                           std::string &why) -> std::optional<Route> {
-      // The neighbour with the most room that the buffer fits in.
-      int64_t target = -1, room = -1;
-      for (int64_t n : {k - 1, k + 1}) {
-        if (n < 0 || n >= static_cast<int64_t>(stages.size()))
-          continue;
-        int64_t free = static_cast<int64_t>(deviceMemory) -
-                       analyzeFunctionMemory(stages[n], alignment)
-                           .devicePeakBytes();
-        if (free >= best.bytes && free > room) {
-          target = n;
-          room = free;
-        }
-      }
-      if (target < 0) {
-        why = "no neighbouring stage has room for the next activation (" +
-              std::to_string(best.bytes) + " bytes) under the budget";
-        return std::nullopt;
-      }
-      // The neighbour's side first: where it is safe, and whether the
-      // neighbour still fits with it.
-      func::FuncOp neighbour = stages[target];
-      SmallVector<Operation *> nOps;
-      DenseMap<Operation *, int64_t> nPosition;
-      listOps(neighbour.getBody().front(), nOps, nPosition);
-      Messages onK = collectMessages(ops), onN = collectMessages(nOps);
-      std::optional<StashPlaces> places = placeStash(
-          Dependences{onN, onK, target, k,
-                      static_cast<int64_t>(nOps.size()) - 1},
-          p);
-      if (!places) {
-        why = "no place in stage " + std::to_string(target) +
-              "'s program receives and returns an activation without "
-              "waiting on stage " +
-              std::to_string(k) + " in a cycle";
-        return std::nullopt;
-      }
-      int64_t tag = std::max(onK.maxTag, onN.maxTag) + 1;
-      AllocOp moved = best.alloc;
-      Location loc = moved.getLoc();
-      OpBuilder b(ctx);
-      b.setInsertionPoint(nOps[places->post]);
-      auto stash = AllocOp::create(b, loc, moved.getType(),
-                                   b.getStringAttr("peer"), IntegerAttr());
-      RecvStartOp in = recv(b, loc, stash.getBuffer(), k, tag);
-      b.setInsertionPoint(nOps[places->wait]);
-      WaitOp inWait = WaitOp::create(b, loc, in.getHandle());
-      b.setInsertionPoint(nOps[places->sendBack]);
-      SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
-      b.setInsertionPoint(nOps[places->sendBackWait]);
-      WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
-      if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
-          deviceMemory) {
-        for (Operation *op : {backWait.getOperation(), back.getOperation(),
-                              inWait.getOperation(), in.getOperation(),
-                              stash.getOperation()})
-          op->erase();
-        why = "stage " + std::to_string(target) +
-              " would exceed the budget holding the next activation (" +
-              std::to_string(best.bytes) + " bytes) while stage " +
-              std::to_string(k) + " does not need it";
-        return std::nullopt;
-      }
-      return Route{[=](OpBuilder &b, Location loc, Value buffer) -> Value {
-                     return send(b, loc, buffer, target, tag).getHandle();
-                   },
-                   [=](OpBuilder &b, Location loc, Value fresh) -> Value {
-                     return recv(b, loc, fresh, target, tag + 1).getHandle();
-                   }};
-    };
-    return fitWith(func, "sending to its neighbours", toNeighbour);
+    // The neighbour's side first: where it is safe, and whether the
+    // neighbour still fits with it.
+    func::FuncOp neighbour = stages[target];
+    SmallVector<Operation *> nOps;
+    DenseMap<Operation *, int64_t> nPosition;
+    listOps(neighbour.getBody().front(), nOps, nPosition);
+    Messages onK = collectMessages(ops), onN = collectMessages(nOps);
+    std::optional<StashPlaces> places = placeStash(
+        Dependences{onN, onK, target, k, static_cast<int64_t>(nOps.size()) - 1},
+        p);
+    if (!places)
+      return std::nullopt; // no place is safe from a cycle of waits
+    int64_t tag = std::max(onK.maxTag, onN.maxTag) + 1;
+    AllocOp moved = best.alloc;
+    Location loc = moved.getLoc();
+    OpBuilder b(ctx);
+    b.setInsertionPoint(nOps[places->post]);
+    auto stash = AllocOp::create(b, loc, moved.getType(),
+                                 b.getStringAttr("peer"), IntegerAttr());
+    RecvStartOp in = recv(b, loc, stash.getBuffer(), k, tag);
+    b.setInsertionPoint(nOps[places->wait]);
+    WaitOp inWait = WaitOp::create(b, loc, in.getHandle());
+    b.setInsertionPoint(nOps[places->sendBack]);
+    SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
+    b.setInsertionPoint(nOps[places->sendBackWait]);
+    WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
+    if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
+            deviceMemory &&
+        failed(fitPeer(stages, target, /*from=*/k))) {
+      for (Operation *op : {backWait.getOperation(), back.getOperation(),
+                            inWait.getOperation(), in.getOperation(),
+                            stash.getOperation()})
+        op->erase();
+      return std::nullopt;
+    }
+    return Route{[=](OpBuilder &b, Location loc, Value buffer) -> Value {
+                   return send(b, loc, buffer, target, tag).getHandle();
+                 },
+                 [=](OpBuilder &b, Location loc, Value fresh) -> Value {
+                   return recv(b, loc, fresh, target, tag + 1).getHandle();
+                 }};
   }
 };
 

@@ -121,9 +121,12 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     the stage waits on before its send, and sends it back as late as the
     last message the stage needs before posting its receive (the bytes
     travel with it), never after waiting on anything the stage sends after
-    its receive's wait. A buffer no neighbour can hold (the neighbour's
-    peak re-analysed with it would exceed the budget) stays, and the next
-    one is tried; the error names why the last could not go.
+    its receive's wait. The neighbour's peak is re-analysed with the
+    buffer; over the budget, the neighbour first passes its own
+    activations on the same way, away from the stage (so stage 0's excess
+    can reach the last stage's room through the stages between); when that
+    fails too, the buffer stays, and the next one is tried. The error names
+    why the last could not go.
 
     ```mlir
     // stage 0                              // stage 1
