@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -64,6 +65,9 @@ struct VocabTable {
   int64_t vocab = 0, padded = 0, local = 0;
   SmallVector<GatherOp> embeddings;
   SmallVector<LmHead> heads;
+  /// A table read whole (Flax's `pos[None, :S]` added to the embedding):
+  /// the op that reads it, which a lookup of every row replaces.
+  Operation *wholeRead = nullptr;
 };
 
 /// Lookups whose sum is what the rest of the model reads (BERT's word,
@@ -76,6 +80,8 @@ struct VocabTable {
 struct EmbeddingSum {
   Value root;
   SmallVector<GatherOp> lookups;
+  /// The tables it reads whole (cut when the sum is).
+  SmallVector<VocabTable, 1> wholes;
 };
 
 /// Megatron-LM's vocabulary-parallel embedding and cross-entropy (see
@@ -107,6 +113,10 @@ private:
   /// Finds the embedding sums; cuts the candidates all of whose lookups
   /// they take.
   void findEmbeddingSums();
+  /// A rank-2 parameter `value` read only by one broadcast or reshape
+  /// whose rows (dimension 0) are a dimension of the result: a table read
+  /// whole, as a lookup of every row would.
+  std::optional<VocabTable> matchWholeTable(Value value);
   void rewriteEmbedding(VocabTable &table, GatherOp gather);
   void rewriteHead(VocabTable &table, LmHead &head);
   Value allReduce(ImplicitLocOpBuilder &b, Value v,
@@ -118,17 +128,17 @@ private:
   func::FuncOp func;
   int64_t tp;
   StringRef grid;
-  SmallVector<VocabTable> tables;
+  SmallVector<VocabTable, 1> tables;
   /// Tables looked up by positions (or constants), cut only when an
   /// embedding sum takes all their lookups; why not, otherwise.
-  SmallVector<std::pair<VocabTable, std::string>> candidates;
+  SmallVector<std::pair<VocabTable, std::string>, 1> candidates;
   /// Table candidates that are not cut, by loom.name, and why.
   SmallVector<std::pair<std::string, std::string>> refusals;
   /// Why the last matchHead() found no head.
   std::string headRefusal;
   RankStarts starts;
   /// The embedding sums, and the lookups whose all-reduce is their sum's.
-  SmallVector<EmbeddingSum> sums;
+  SmallVector<EmbeddingSum, 1> sums;
   llvm::DenseSet<Operation *> summedLater;
 };
 
@@ -335,6 +345,15 @@ void VocabPartitioner::analyze() {
   findEmbeddingSums();
 }
 
+/// `value` through broadcasts and reshapes, each read only once: what is
+/// under them.
+static Value stripExpansions(Value value) {
+  while (isa_and_nonnull<BroadcastOp, ReshapeOp>(value.getDefiningOp()) &&
+         value.hasOneUse())
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
 /// The lookup that `value` is, through broadcasts, if it and each of them
 /// is read only once.
 static GatherOp getSummedLookup(Value value) {
@@ -345,6 +364,59 @@ static GatherOp getSummedLookup(Value value) {
   }
   auto gather = value.getDefiningOp<GatherOp>();
   return gather && value.hasOneUse() ? gather : GatherOp();
+}
+
+/// Whether `select` passes `value` or a splat of 0 or NaN (Flax's `take`
+/// fills invalid ids with NaN): summed over the ranks, a select of a
+/// partial lookup is the select of the whole one.
+static bool selectsLookupOrFill(SelectOp select, Value value) {
+  if (select.getOnTrue() != value && select.getOnFalse() != value)
+    return false;
+  Value fill = stripExpansions(select.getOnTrue() == value
+                                   ? select.getOnFalse()
+                                   : select.getOnTrue());
+  DenseElementsAttr splat;
+  if (!matchPattern(fill, m_Constant(&splat)) || !splat.isSplat() ||
+      !isa<FloatType>(splat.getElementType()))
+    return false;
+  APFloat v = splat.getSplatValue<APFloat>();
+  return v.isZero() || v.isNaN();
+}
+
+std::optional<VocabTable> VocabPartitioner::matchWholeTable(Value value) {
+  BlockArgument arg = getParam(func, value);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!arg || !type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !arg.hasOneUse() ||
+      func.getArgAttr(arg.getArgNumber(), LoomDialect::getShardAttrName()))
+    return std::nullopt;
+  Operation *user = *arg.getUsers().begin();
+  // The rows must stay a dimension of their own: a broadcast keeps them
+  // as one of its `dims`; a reshape only adds unit dimensions.
+  if (auto broadcast = dyn_cast<BroadcastOp>(user)) {
+    auto result = cast<RankedTensorType>(broadcast.getType());
+    if (broadcast.getDims().size() != 2 ||
+        result.getDimSize(broadcast.getDims()[0]) != type.getDimSize(0))
+      return std::nullopt;
+  } else if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+    auto result = cast<RankedTensorType>(reshape.getType());
+    SmallVector<int64_t> kept;
+    for (int64_t d : result.getShape())
+      if (d != 1)
+        kept.push_back(d);
+    if (kept != SmallVector<int64_t>(type.getShape()))
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  VocabTable table;
+  table.arg = arg;
+  table.dim = 0;
+  table.vocab = type.getDimSize(0);
+  table.local = (table.vocab + tp - 1) / tp;
+  table.padded = table.local * tp;
+  table.wholeRead = user;
+  return table;
 }
 
 void VocabPartitioner::findEmbeddingSums() {
@@ -361,19 +433,32 @@ void VocabPartitioner::findEmbeddingSums() {
     for (GatherOp gather : table.embeddings) {
       if (taken.contains(gather))
         continue;
-      EmbeddingSum sum{gather.getResult(), {gather}};
+      EmbeddingSum sum{gather.getResult(), {gather}, {}};
       while (sum.root.hasOneUse()) {
-        auto add = dyn_cast<AddOp>(*sum.root.getUsers().begin());
+        Operation *user = *sum.root.getUsers().begin();
+        if (auto select = dyn_cast<SelectOp>(user);
+            select && selectsLookupOrFill(select, sum.root)) {
+          sum.root = select.getResult();
+          continue;
+        }
+        auto add = dyn_cast<AddOp>(user);
         if (!add)
           break;
         Value other = add.getLhs() == sum.root ? add.getRhs() : add.getLhs();
-        GatherOp term = getSummedLookup(other);
-        if (other == sum.root || !term || !lookupTable.count(term))
+        if (other == sum.root)
           break;
-        sum.lookups.push_back(term);
+        if (GatherOp term = getSummedLookup(other);
+            term && lookupTable.count(term)) {
+          sum.lookups.push_back(term);
+        } else if (std::optional<VocabTable> whole =
+                       matchWholeTable(stripExpansions(other))) {
+          sum.wholes.push_back(std::move(*whole));
+        } else {
+          break;
+        }
         sum.root = add.getResult();
       }
-      if (sum.lookups.size() < 2)
+      if (sum.lookups.size() + sum.wholes.size() < 2)
         continue;
       taken.insert(sum.lookups.begin(), sum.lookups.end());
       sums.push_back(std::move(sum));
@@ -396,8 +481,13 @@ void VocabPartitioner::findEmbeddingSums() {
     return !llvm::all_of(sum.lookups,
                          [&](GatherOp g) { return taken.contains(g); });
   });
-  for (const EmbeddingSum &sum : sums)
+  // The tables a sum reads whole are cut with it.
+  for (EmbeddingSum &sum : sums) {
     summedLater.insert(sum.lookups.begin(), sum.lookups.end());
+    for (VocabTable &whole : sum.wholes)
+      tables.push_back(std::move(whole));
+    sum.wholes.clear();
+  }
 }
 
 namespace vocab {
@@ -599,6 +689,16 @@ void VocabPartitioner::rewrite() {
                        table.padded != table.vocab ? table.padded : 0));
     for (GatherOp gather : table.embeddings)
       rewriteEmbedding(table, gather);
+    if (table.wholeRead) {
+      // Every row, looked up: this rank's, zero elsewhere (a term of a
+      // sum, all-reduced with it).
+      ImplicitLocOpBuilder b(table.wholeRead->getLoc(), table.wholeRead);
+      Value rows = IotaOp::create(
+          b, RankedTensorType::get({table.vocab}, b.getI64Type()), 0);
+      table.wholeRead->setOperand(
+          0, buildLocalLookup(b, table.arg, rows, starts.get(table.local),
+                              table.local, /*axis=*/0));
+    }
     for (LmHead &head : table.heads)
       rewriteHead(table, head);
   }

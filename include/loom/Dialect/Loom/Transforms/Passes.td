@@ -778,8 +778,13 @@ def LoomVocabParallel : Pass<"loom-vocab-parallel", "ModuleOp"> {
     there; BERT's word + token-type + position embeddings, GPT-2's word +
     position ones): all its tables are cut, each lookup keeps only the
     rank's rows, and one all-reduce of the chain's last sum completes every
-    term, so a position table is cut at no extra communication. A table
-    looked up by positions outside such a sum stays whole. An LM head gets
+    term, so a position table is cut at no extra communication. The chain
+    may pass a `loom.select` of the lookup and a splat 0 or NaN (Flax's
+    `nn.Embed` fills invalid ids with NaN), and a term may be a rank-2
+    parameter read whole through broadcasts or reshapes that keep its rows
+    a dimension (Flax's `x + pos[None, :S]`): it is cut too and looked up
+    at every row. A table looked up by positions outside such a sum stays
+    whole. An LM head gets
     `loom.tp_copy` on `h` (its gradient is summed over the ranks) and
     computes the rank's `[..., L]` logits; the cross-entropy is computed
     without gathering them:
