@@ -61,9 +61,9 @@ struct Stage {
 
 class Player {
 public:
-  Player(ModuleOp module, const ClusterSpec &spec, ::loom::Mesh mesh,
-         bool record, SimResult &result)
-      : module(module), spec(spec), mesh(mesh), record(record),
+  Player(const ClusterSpec &spec, ::loom::Mesh mesh, bool record,
+         SimResult &result)
+      : spec(spec), mesh(mesh), record(record),
         result(result), f32(spec, NumberFormat::fp32),
         bf16(spec, NumberFormat::bf16) {}
 
@@ -88,7 +88,6 @@ private:
       result.memory[k].push_back({stage.now, stage.liveBytes});
   }
 
-  ModuleOp module;
   const ClusterSpec &spec;
   ::loom::Mesh mesh;
   bool record;
@@ -410,7 +409,7 @@ FailureOr<SimResult> mlir::loom::planner::playProgram(ModuleOp module,
     return failure();
   }
   SimResult result;
-  Player player(module, spec, *mesh, recordEvents, result);
+  Player player(spec, *mesh, recordEvents, result);
   if (failed(player.play(*funcs, error)))
     return failure();
   return result;

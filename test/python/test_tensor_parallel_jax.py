@@ -48,9 +48,10 @@ MODELS = {
     "mlp": ("mlp_example", ["x", "labels"], 10, (1, 1),
             {"params.fc1.w": 1, "params.fc1.b": 0, "params.fc2.w": 0}),
     # Two layers of attention + MLP blocks; the embedding gathers with JAX's
-    # i32 ids, the tied wte is cut by vocabulary rows.
+    # i32 ids, the tied wte is cut by vocabulary rows, and the position
+    # table added to its rows with it (one all-reduce for their sum).
     "gpt": ("gpt_example", ["ids", "labels"], 50, (4 + 1, 4 + 4),
-            {"params.wte": 0,
+            {"params.wte": 0, "params.wpe": 0,
              **{f"params.blocks.{i}.{name}": cut for i in range(2) for name, cut in {
                  "qkv.w": (1, 3), "qkv.b": (0, 3), "proj.w": 0, "fc.w": 1,
                  "fc.b": 0, "out.w": 0}.items()}}),
