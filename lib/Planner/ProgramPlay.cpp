@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <map>
@@ -55,7 +56,10 @@ struct Stage {
   double copyChannel = 0;
   double busy = 0, waited = 0;
   int64_t ppCollectives = 0;
+  /// The arena's live bytes, each buffer rounded up to the memory plan's
+  /// alignment (`loomrt.alignment`) as the plan and the runtime count it.
   double liveBytes = 0;
+  int64_t alignment = 1;
   llvm::DenseMap<Value, Handle> handles;
 };
 
@@ -168,16 +172,19 @@ bool Player::step(Stage &stage, Operation &op, std::string &error) {
   auto groupName = [](int axis) {
     return std::string(::loom::meshAxisName(::loom::kMeshAxes[axis]));
   };
+  auto arenaBytes = [&](Type type) {
+    return static_cast<double>(
+        llvm::alignTo(loomrt::bufferBytes(type), stage.alignment));
+  };
   if (auto alloc = dyn_cast<loomrt::AllocOp>(op)) {
     if (alloc.getCategory() != "swap")
-      memory(stage, static_cast<double>(loomrt::bufferBytes(alloc.getType())));
+      memory(stage, arenaBytes(alloc.getType()));
     return true;
   }
   if (auto dealloc = dyn_cast<loomrt::DeallocOp>(op)) {
     auto alloc = dealloc.getBuffer().getDefiningOp<loomrt::AllocOp>();
     if (alloc && alloc.getCategory() != "swap")
-      memory(stage, -static_cast<double>(
-                        loomrt::bufferBytes(dealloc.getBuffer().getType())));
+      memory(stage, -arenaBytes(dealloc.getBuffer().getType()));
     return true;
   }
   if (isa<loomrt::ViewOp, loomrt::ConstantOp, loomrt::GridIndexOp,
@@ -315,6 +322,8 @@ LogicalResult Player::play(ArrayRef<func::FuncOp> funcs, std::string &error) {
     stages[k].index = static_cast<int64_t>(k);
     stages[k].pc = func.getBody().front().begin();
     stages[k].end = func.getBody().front().end();
+    if (auto a = func->getAttrOfType<IntegerAttr>("loomrt.alignment"))
+      stages[k].alignment = std::max<int64_t>(a.getInt(), 1);
   }
   result.peakBytes.assign(stages.size(), 0);
   result.memory.assign(stages.size(), {});

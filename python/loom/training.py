@@ -104,7 +104,7 @@ class Program:
     def play(self) -> dict | None:
         """The compiled step played on the cluster of `compile(play=True,
         cluster=...)` (OUTDIR/play.json: `step_time_s`, `bubble_fraction`,
-        `exposed_comm_s`, per stage `busy_s` and `peak_bytes`; the timeline
+        `exposed_comm_s`, per stage `busy_s` and `peak_live_bytes`; the timeline
         is OUTDIR/play-trace.json), or None without it."""
         path = self.outdir / "play.json"
         return json.loads(path.read_text()) if path.exists() else None

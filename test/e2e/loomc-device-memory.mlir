@@ -60,6 +60,25 @@
 // SWAPBUDGET: loomc: error: --swap host sheds activations to fit a device budget: give --device-memory BYTES
 // RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
 // SWAPPEER: loomc: error: --swap peer sends activations to a neighbouring pipeline stage: it needs --mesh pp=N with N >= 2 (without stages, use --swap host)
+// --play times the compiled step on a cluster: it needs one, and a name
+// that is no bundled spec is an error listing them. With one, play.json
+// says which and gives the step time and each stage's busy time and the
+// arena's peak of live bytes.
+// RUN: not loomc %s -o %t.err --play 2>&1 | FileCheck %s --check-prefix=PLAYNOSPEC
+// PLAYNOSPEC: loomc: error: --play times the compiled step on a cluster: give --cluster SPEC
+// RUN: not loomc %s -o %t.err --play --cluster nosuch 2>&1 | FileCheck %s --check-prefix=PLAYBADSPEC
+// PLAYBADSPEC: loomc: error: no cluster spec 'nosuch': give a JSON file (docs/cluster-spec.md) or one of the bundled specs: a100-pcie, dgx-a100
+// RUN: loomc %s -o %t.play --emit-only --play --cluster rtx4090 2>&1 | FileCheck %s --check-prefix=PLAY
+// RUN: FileCheck %s --check-prefix=PLAYJSON < %t.play/play.json
+// The play replays the arena's allocations: its peak is the memory plan's.
+// RUN: FileCheck %s --check-prefix=PLAYPLAN < %t.play/memory.json
+// PLAYPLAN: "peak_live_bytes": 128,
+// PLAY: loomc: --play on rtx4090: step {{[0-9.]+}} ms
+// PLAYJSON: "cluster": "rtx4090",
+// PLAYJSON: "stages": [
+// PLAYJSON: "busy_s":
+// PLAYJSON: "peak_live_bytes": 128,
+// PLAYJSON: "step_time_s":
 // --swap auto prices swap against recompute on a cluster, within a budget.
 // RUN: not loomc %s -o %t.err --swap auto --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPAUTO
 // SWAPAUTO: loomc: error: --swap auto prices swapping against recomputing on a cluster: give --cluster SPEC

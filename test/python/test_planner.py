@@ -454,6 +454,11 @@ def test_play_times_every_op_the_program_runs(tmp_path):
     played = program.play()
     assert played["cluster"] == "rtx3090-pcie"
     assert played["step_time_s"] >= max(s["busy_s"] for s in played["stages"]) > 0
+    # Replaying the arena's allocations gives the memory plan's peak.
+    planned = {f["stage"]: f for f in
+               json.loads((program.outdir / "memory.json").read_text())["functions"]}
+    for s in played["stages"]:
+        assert s["peak_live_bytes"] == planned[s["stage"]]["peak_live_bytes"], (s, planned)
     data = tmp_path / "data"
     data.mkdir()
     ids, labels = (t.numpy() for t in example)

@@ -475,7 +475,7 @@ std::string playCompiledStep(ModuleOp module, StringRef outDir) {
     stages.push_back(llvm::json::Object{
         {"stage", static_cast<int64_t>(k)},
         {"busy_s", played->busy[k]},
-        {"peak_bytes", played->peakBytes[k]}});
+        {"peak_live_bytes", played->peakBytes[k]}});
   llvm::json::Object root{{"cluster", spec->name},
                           {"step_time_s", played->stepTime},
                           {"bubble_fraction", played->bubbleFraction},
