@@ -264,8 +264,8 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
 FailureOr<std::vector<int64_t>>
 mlir::loom::planner::compiledFigures(ModuleOp module,
                                      const TrainingOptions &options,
-                                     llvm::StringRef attr,
-                                     std::string &error) {
+                                     llvm::StringRef attr, std::string &error,
+                                     OwningOpRef<ModuleOp> *compiled) {
   std::string diagnostics;
   ScopedDiagnosticHandler handler(module->getContext(), [&](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
@@ -288,6 +288,8 @@ mlir::loom::planner::compiledFigures(ModuleOp module,
     }
     figures.push_back(value.getInt());
   }
+  if (compiled)
+    *compiled = std::move(*clone);
   return figures;
 }
 

@@ -490,3 +490,21 @@ def test_play_times_every_op_the_program_runs(tmp_path):
         assert measured_ops[rank] == played_ops[rank], rank
         assert any(n.startswith("gemm") for n in played_ops[rank])
         assert played_comm[rank] == measured_comm[rank], rank
+
+
+@pytest.mark.skipif(not LOOMC.exists(), reason="loomc not built")
+def test_check_time_plays_the_plan_loomc_compiles(tmp_path, model):
+    """loom-plan --check-time plays the compiled step of its best plan; the
+    plan it writes, compiled by loomc --plan --play on the same spec, is
+    the same program: the same played step time."""
+    report = json.loads(plan(model, "--cluster", "rtx3090-pcie", "--gpus", 2,
+                             "--global-batch", 8, "--mesh", "dp=1,tp=1,pp=2",
+                             "--microbatches", 4, "--check-time", "--json", "-q",
+                             "-o", tmp_path / "p.json").stdout)
+    played = report["played_step_time_s"]
+    assert played > 0
+    subprocess.run([str(LOOMC), str(model), "-o", str(tmp_path / "out"), "--plan",
+                    str(tmp_path / "p.json"), "--play", "--cluster", "rtx3090-pcie",
+                    "--emit-only"], check=True, capture_output=True, timeout=300)
+    again = json.loads((tmp_path / "out" / "play.json").read_text())
+    assert again["step_time_s"] == pytest.approx(played, rel=1e-12)

@@ -14,6 +14,7 @@
 #include "loom/Pipelines/Plan.h"
 #include "loom/Planner/ClusterSpec.h"
 #include "loom/Planner/CostModel.h"
+#include "loom/Planner/ProgramPlay.h"
 #include "loom/Planner/Search.h"
 #include "loom/InitAllDialects.h"
 #include "loom/InitAllPasses.h"
@@ -119,6 +120,13 @@ cl::opt<bool> checkMemory(
              "prediction (JSON: memory_plan_device_bytes); the plan is "
              "unrolled over its micro-batches, so a large model with many "
              "takes long"),
+    cl::cat(category));
+cl::opt<bool> checkTime(
+    "check-time",
+    cl::desc("Compile the best plan with loomc's passes (no C++) and play "
+             "the compiled step on the spec (loomc --play: every op timed, "
+             "the program's own transfers and waits); prints its step time "
+             "next to the prediction (JSON: played_step_time_s)"),
     cl::cat(category));
 cl::opt<std::string> planOut("o", cl::desc("Write the best plan (loomc --plan); "
                                             "calibrate: the spec"),
@@ -845,17 +853,29 @@ int main(int argc, char **argv) {
       return fail(e);
   }
 
-  // --check-memory: the memory plan of the best plan, per stage.
+  // --check-memory: the memory plan of the best plan, per stage;
+  // --check-time: the play of its compiled step. One compile for both.
   std::vector<int64_t> planned;
-  if (checkMemory) {
-    progress("compiling the best plan for its memory plan");
+  std::optional<double> played;
+  if (checkMemory || checkTime) {
+    progress("compiling the best plan");
     std::string e;
+    OwningOpRef<ModuleOp> compiled;
     FailureOr<std::vector<int64_t>> peaks = compiledFigures(
         *module, trainingOptions(best, options.optimizer),
-        "loomrt.device_peak_bytes", e);
+        "loomrt.device_peak_bytes", e, &compiled);
     if (failed(peaks))
-      return fail("--check-memory: " + e);
-    planned = std::move(*peaks);
+      return fail((checkMemory ? "--check-memory: " : "--check-time: ") + e);
+    if (checkMemory)
+      planned = std::move(*peaks);
+    if (checkTime) {
+      progress("playing the compiled step");
+      FailureOr<SimResult> play =
+          playProgram(*compiled, *spec, /*recordEvents=*/false, e);
+      if (failed(play))
+        return fail("--check-time: " + e);
+      played = play->stepTime;
+    }
   }
 
   if (jsonOut) {
@@ -887,6 +907,8 @@ int main(int argc, char **argv) {
         peaks.push_back(bytes + spec->reservedBytes);
       root["memory_plan_device_bytes"] = std::move(peaks);
     }
+    if (played)
+      root["played_step_time_s"] = *played;
     llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(root)))
                  << "\n";
   } else {
@@ -902,6 +924,10 @@ int main(int argc, char **argv) {
           "GiB\n",
           k, (bytes + spec->reservedBytes) / kGiB,
           k < best.stages.size() ? best.stages[k].deviceBytes / kGiB : 0.0);
+    if (played)
+      llvm::outs() << llvm::formatv(
+          "best plan: compiled step played {0:f3} ms, predicted {1:f3} ms\n",
+          *played * 1e3, best.stepTime * 1e3);
   }
   return 0;
 }

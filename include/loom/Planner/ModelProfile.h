@@ -18,6 +18,7 @@
 #include "loom/Planner/ClusterSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <string>
 #include <vector>
@@ -99,12 +100,13 @@ FailureOr<double> calibrateActivations(ModuleOp module,
 /// Compiles `module` (not modified) with `options` through the training
 /// pipeline loomc runs (no C++) and returns the integer attribute `attr`
 /// the memory plan put on each step function (one per pipeline stage),
-/// e.g. "loomrt.device_peak_bytes". On failure returns failure with the
-/// first error in `error`.
-FailureOr<std::vector<int64_t>> compiledFigures(ModuleOp module,
-                                                const TrainingOptions &options,
-                                                llvm::StringRef attr,
-                                                std::string &error);
+/// e.g. "loomrt.device_peak_bytes"; `compiled`, when given, keeps the
+/// compiled module. On failure returns failure with the first error in
+/// `error`.
+FailureOr<std::vector<int64_t>>
+compiledFigures(ModuleOp module, const TrainingOptions &options,
+                llvm::StringRef attr, std::string &error,
+                OwningOpRef<ModuleOp> *compiled = nullptr);
 
 /// Profiles entry function `function` of `module` (not modified) as one
 /// rank of a tp group of `tp`. On failure (the passes refuse the model at
