@@ -14,6 +14,7 @@
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Planner/CostModel.h"
+#include "loom/Planner/ProgramPlay.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -37,34 +38,10 @@ double bufferBytes(Value buffer) {
   return static_cast<double>(loomrt::bufferBytes(type));
 }
 
-/// The time of one lowered op on `cm`: a gemm by its flops, the other
-/// loops and library kernels by the bytes of their buffers; 0 for the
-/// rest (allocation, views, starts and waits).
-double opTime(Operation *op, const CostModel &cm) {
-  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
-    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
-                   static_cast<double>(gemm.getM()) *
-                   static_cast<double>(gemm.getN()) *
-                   static_cast<double>(gemm.getK());
-    double bytes = bufferBytes(gemm.getA()) + bufferBytes(gemm.getB()) +
-                   bufferBytes(gemm.getC());
-    return cm.kernelTime(flops, bytes, /*gemm=*/true);
-  }
-  if (!isa<loomrt::KernelOp, loomrt::ReduceOp, loomrt::CopyOp, loomrt::IotaOp,
-           loomrt::SoftmaxOp, loomrt::LayerNormOp, loomrt::CrossEntropyOp,
-           loomrt::GatherOp, loomrt::ScatterAddOp>(op))
-    return 0;
-  double bytes = 0;
-  for (Value operand : op->getOperands())
-    bytes += bufferBytes(operand);
-  return cm.kernelTime(0, bytes, /*gemm=*/false);
-}
-
 /// Seconds per step that `step`'s swap copies do not hide: each copy
 /// (bytes over the host link) against the compute between its start and
 /// its wait.
-double exposedSwapTime(func::FuncOp step, const CostModel &cm,
-                       const ClusterSpec &spec) {
+double exposedSwapTime(func::FuncOp step, const ClusterSpec &spec) {
   SmallVector<Operation *> ops;
   for (Operation &op : step.getBody().front())
     ops.push_back(&op);
@@ -81,7 +58,7 @@ double exposedSwapTime(func::FuncOp step, const CostModel &cm,
       auto wait = dyn_cast<loomrt::WaitOp>(ops[j]);
       if (wait && wait.getHandle() == handle)
         break;
-      window += opTime(ops[j], cm);
+      window += computeOpTime(ops[j], spec);
     }
     exposed += std::max(0.0, copy - window);
   }
@@ -181,7 +158,7 @@ std::string mlir::loom::planner::resolveAutoSwap(
     d.stage = k;
     if (swapTrial)
       d.exposedSwap = exposedSwapTime(
-          (*swapTrial)->lookupSymbol<func::FuncOp>(steps[k]), cm, spec);
+          (*swapTrial)->lookupSymbol<func::FuncOp>(steps[k]), spec);
     if (recomputeTrial) {
       double flops = 0;
       if (auto step = (*recomputeTrial)->lookupSymbol<func::FuncOp>(steps[k]))

@@ -68,8 +68,7 @@ public:
   Player(const ClusterSpec &spec, ::loom::Mesh mesh, bool record,
          SimResult &result)
       : spec(spec), mesh(mesh), record(record),
-        result(result), f32(spec, NumberFormat::fp32),
-        bf16(spec, NumberFormat::bf16) {}
+        result(result), cost(spec, NumberFormat::fp32) {}
 
   /// Plays `funcs` (in stage order) to the end.
   LogicalResult play(ArrayRef<func::FuncOp> funcs, std::string &error);
@@ -77,7 +76,6 @@ public:
 private:
   /// Plays `op` on `stage`; false when it must wait for another stage.
   bool step(Stage &stage, Operation &op, std::string &error);
-  double computeTime(Operation &op);
   void span(Stage &stage, StringRef track, const Twine &name, double begin,
             double end) {
     if (record && end > begin)
@@ -96,7 +94,8 @@ private:
   ::loom::Mesh mesh;
   bool record;
   SimResult &result;
-  CostModel f32, bf16;
+  /// Links (all-reduces, sends); ops are priced by computeOpTime.
+  CostModel cost;
   /// Sends played: (from stage, to stage, tag) -> arrival.
   std::map<std::tuple<int64_t, int64_t, int64_t>, double> arrivals;
   /// Pipeline-axis all-reduces: index -> (stages started, latest start).
@@ -106,63 +105,6 @@ private:
 int64_t elements(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
-}
-
-double Player::computeTime(Operation &op) {
-  // Bytes: every buffer the op declares it reads or writes, once per kind;
-  // a copy moves only its shape's elements (a gradient into its bucket,
-  // not the bucket).
-  double bytes = 0;
-  if (auto copy = dyn_cast<loomrt::CopyOp>(op)) {
-    auto elementBytes = [](Value v) {
-      auto type = cast<MemRefType>(v.getType());
-      return static_cast<double>(loomrt::bufferBytes(type)) /
-             static_cast<double>(std::max<int64_t>(type.getNumElements(), 1));
-    };
-    double n = 1;
-    for (int64_t d : copy.getShape())
-      n *= static_cast<double>(d);
-    bytes = n * (elementBytes(copy.getSource()) +
-                 elementBytes(copy.getTarget()));
-  } else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    llvm::SmallDenseSet<std::pair<Value, int>> seen;
-    for (const MemoryEffects::EffectInstance &e : list) {
-      Value v = e.getValue();
-      int write = isa<MemoryEffects::Write>(e.getEffect()) ? 1 : 0;
-      if (v && isa<MemRefType>(v.getType()) && seen.insert({v, write}).second)
-        bytes += static_cast<double>(loomrt::bufferBytes(v.getType()));
-    }
-  }
-  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
-    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
-                   static_cast<double>(gemm.getM()) *
-                   static_cast<double>(gemm.getN()) *
-                   static_cast<double>(gemm.getK());
-    bool low = cast<MemRefType>(gemm.getA().getType()).getElementType().isBF16();
-    return (low ? bf16 : f32).kernelTime(flops, bytes, /*gemm=*/true);
-  }
-  // Elementwise and normalisation work: a few flops per element, bound by
-  // memory on every spec; the launch is what small ones cost.
-  double flops = llvm::TypeSwitch<Operation *, double>(&op)
-                     .Case([](loomrt::KernelOp k) {
-                       int64_t ops = 0;
-                       for (Operation &inner : k.getBody().front())
-                         ops += !isa<loomrt::YieldOp>(inner);
-                       return static_cast<double>(ops) *
-                              static_cast<double>(elements(k.getOuts()[0]));
-                     })
-                     .Case([](loomrt::ReduceOp r) {
-                       return static_cast<double>(elements(r.getInput()));
-                     })
-                     .Case<loomrt::SoftmaxOp, loomrt::LayerNormOp,
-                           loomrt::CrossEntropyOp>([](Operation *o) {
-                       return 5.0 * static_cast<double>(
-                                        elements(o->getOperand(0)));
-                     })
-                     .Default([](Operation *) { return 0.0; });
-  return f32.kernelTime(flops, bytes, /*gemm=*/false);
 }
 
 bool Player::step(Stage &stage, Operation &op, std::string &error) {
@@ -201,7 +143,7 @@ bool Player::step(Stage &stage, Operation &op, std::string &error) {
     int64_t stride = meshAxis == ::loom::MeshAxis::Tp   ? 1
                      : meshAxis == ::loom::MeshAxis::Pp ? mesh.tp
                                                         : mesh.tp * mesh.pp;
-    double duration = f32.allReduceTime(bytes, n, stride);
+    double duration = cost.allReduceTime(bytes, n, stride);
     Handle h;
     h.track = groupName(axis);
     h.name = groupName(axis) + " all_reduce";
@@ -230,7 +172,7 @@ bool Player::step(Stage &stage, Operation &op, std::string &error) {
     double &free = stage.sendChannel[to];
     double begin = std::max(stage.now, free);
     // Every tensor-parallel rank of the stage sends its own copy at once.
-    double arrival = begin + f32.sendTime(bytes, stage.index * mesh.tp,
+    double arrival = begin + cost.sendTime(bytes, stage.index * mesh.tp,
                                           to * mesh.tp, mesh.tp);
     free = arrival;
     arrivals[{stage.index, to, send.getTag()}] = arrival;
@@ -306,7 +248,7 @@ bool Player::step(Stage &stage, Operation &op, std::string &error) {
             "' (stage " + std::to_string(stage.index) + ")";
     return false;
   }
-  double duration = computeTime(op);
+  double duration = computeOpTime(&op, spec);
   span(stage, "compute", loomrt::traceSpanName(&op), stage.now,
        stage.now + duration);
   stage.now += duration;
@@ -364,56 +306,88 @@ LogicalResult Player::play(ArrayRef<func::FuncOp> funcs, std::string &error) {
   return success();
 }
 
-/// The stage programs in stage order: the one step function, or those
-/// marked `loom.stage`.
-FailureOr<SmallVector<func::FuncOp>> stagePrograms(ModuleOp module,
-                                                   std::string &error) {
-  SmallVector<func::FuncOp> funcs;
-  for (func::FuncOp f : module.getOps<func::FuncOp>())
-    if (!f.isExternal())
-      funcs.push_back(f);
-  if (funcs.empty()) {
-    error = "the module has no step function to play";
-    return failure();
-  }
-  if (funcs.size() == 1)
-    return funcs;
-  SmallVector<func::FuncOp> ordered(funcs.size());
-  for (func::FuncOp f : funcs) {
-    auto stage = f->getAttrOfType<IntegerAttr>(
-        LoomDialect::StageAttrHelper::getNameStr());
-    if (!stage || stage.getInt() < 0 ||
-        stage.getInt() >= static_cast<int64_t>(funcs.size()) ||
-        ordered[stage.getInt()]) {
-      error = "function @" + f.getSymName().str() +
-              " is not one of the pipeline's stage programs (loom.stage "
-              "0 to " +
-              std::to_string(funcs.size() - 1) + ", once each)";
-      return failure();
-    }
-    ordered[stage.getInt()] = f;
-  }
-  return ordered;
-}
-
 } // namespace
+
+double mlir::loom::planner::computeOpTime(Operation *opPtr,
+                                          const ClusterSpec &spec) {
+  Operation &op = *opPtr;
+  if (!loomrt::isComputeOp(opPtr))
+    return 0;
+  CostModel f32(spec, NumberFormat::fp32), bf16(spec, NumberFormat::bf16);
+  // Bytes: every buffer the op declares it reads or writes, once per kind;
+  // a copy moves only its shape's elements (a gradient into its bucket,
+  // not the bucket).
+  double bytes = 0;
+  if (auto copy = dyn_cast<loomrt::CopyOp>(op)) {
+    auto elementBytes = [](Value v) {
+      auto type = cast<MemRefType>(v.getType());
+      return static_cast<double>(loomrt::bufferBytes(type)) /
+             static_cast<double>(std::max<int64_t>(type.getNumElements(), 1));
+    };
+    double n = 1;
+    for (int64_t d : copy.getShape())
+      n *= static_cast<double>(d);
+    bytes = n * (elementBytes(copy.getSource()) +
+                 elementBytes(copy.getTarget()));
+  } else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    llvm::SmallDenseSet<std::pair<Value, int>> seen;
+    for (const MemoryEffects::EffectInstance &e : list) {
+      Value v = e.getValue();
+      int write = isa<MemoryEffects::Write>(e.getEffect()) ? 1 : 0;
+      if (v && isa<MemRefType>(v.getType()) && seen.insert({v, write}).second)
+        bytes += static_cast<double>(loomrt::bufferBytes(v.getType()));
+    }
+  }
+  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
+    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
+                   static_cast<double>(gemm.getM()) *
+                   static_cast<double>(gemm.getN()) *
+                   static_cast<double>(gemm.getK());
+    bool low =
+        cast<MemRefType>(gemm.getA().getType()).getElementType().isBF16();
+    return (low ? bf16 : f32).kernelTime(flops, bytes, /*gemm=*/true);
+  }
+  // Elementwise and normalisation work: a few flops per element, bound by
+  // memory on every spec; the launch is what small ones cost.
+  double flops = llvm::TypeSwitch<Operation *, double>(&op)
+                     .Case([](loomrt::KernelOp k) {
+                       int64_t ops = 0;
+                       for (Operation &inner : k.getBody().front())
+                         ops += !isa<loomrt::YieldOp>(inner);
+                       return static_cast<double>(ops) *
+                              static_cast<double>(elements(k.getOuts()[0]));
+                     })
+                     .Case([](loomrt::ReduceOp r) {
+                       return static_cast<double>(elements(r.getInput()));
+                     })
+                     .Case<loomrt::SoftmaxOp, loomrt::LayerNormOp,
+                           loomrt::CrossEntropyOp>([](Operation *o) {
+                       return 5.0 * static_cast<double>(
+                                        elements(o->getOperand(0)));
+                     })
+                     .Default([](Operation *) { return 0.0; });
+  return f32.kernelTime(flops, bytes, /*gemm=*/false);
+}
 
 FailureOr<SimResult> mlir::loom::planner::playProgram(ModuleOp module,
                                                       const ClusterSpec &spec,
                                                       bool recordEvents,
                                                       std::string &error) {
+  Operation *at = nullptr;
+  FailureOr<SmallVector<func::FuncOp>> funcs =
+      getStagePrograms(module, error, at);
   FailureOr<::loom::Mesh> mesh = getMesh(module);
-  if (failed(mesh)) {
-    error = "the module's device mesh @" + kMeshGridName.str() +
-            " cannot be read";
+  if (failed(funcs) || failed(mesh)) {
+    if (error.empty())
+      error = "the module's device mesh @" + kMeshGridName.str() +
+              " cannot be read";
     return failure();
   }
-  FailureOr<SmallVector<func::FuncOp>> funcs = stagePrograms(module, error);
-  if (failed(funcs))
-    return failure();
-  if (static_cast<int64_t>(funcs->size()) != std::max<int64_t>(mesh->pp, 1)) {
-    error = llvm::formatv("the module holds {0} stage programs for pp = {1}",
-                          funcs->size(), mesh->pp)
+  if (funcs->size() == 1 && mesh->pp > 1) {
+    error = llvm::formatv("the module holds one step program for pp = {0}",
+                          mesh->pp)
                 .str();
     return failure();
   }

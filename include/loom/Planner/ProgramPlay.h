@@ -39,6 +39,12 @@ namespace planner {
 FailureOr<SimResult> playProgram(ModuleOp module, const ClusterSpec &spec,
                                  bool recordEvents, std::string &error);
 
+/// The time of one op of a planned loomrt step on `spec`'s compute stream,
+/// as the play prices it: a GEMM by its flops at the peak of its operands'
+/// type, any other computing op (loomrt::isComputeOp) by the bytes it
+/// declares it reads and writes (a copy by its shape); 0 for the rest.
+double computeOpTime(Operation *op, const ClusterSpec &spec);
+
 /// The pipeline rank of stage k's first rank (its trace process), for
 /// writeTrace: `k * tp` on the module's mesh.
 std::vector<int64_t> playedRanks(ModuleOp module);

@@ -26,42 +26,6 @@ int64_t intAttr(func::FuncOp func, StringRef name) {
   return attr ? attr.getInt() : -1;
 }
 
-/// The pipeline's stage programs, in stage order: each function has
-/// `loom.stage = k`, and the stages are exactly 0..P-1 for the P of the
-/// module's @mesh.
-FailureOr<SmallVector<func::FuncOp>> orderStages(ModuleOp module,
-                                                ArrayRef<func::FuncOp> funcs,
-                                                StringRef tool) {
-  int64_t pp = static_cast<int64_t>(funcs.size());
-  FailureOr<::loom::Mesh> mesh = getMesh(module);
-  if (failed(mesh))
-    return failure();
-  int64_t meshStages = mesh->pp;
-  SmallVector<func::FuncOp> stages(funcs.size());
-  for (func::FuncOp f : funcs) {
-    int64_t stage = intAttr(f, LoomDialect::StageAttrHelper::getNameStr());
-    if (stage < 0)
-      return f.emitError() << tool << ": the module holds " << funcs.size()
-                           << " functions, so each must be a pipeline stage "
-                              "program with `loom.stage = k : i64` (this one "
-                              "has none)";
-
-    if (stage >= pp || stages[stage])
-      return f.emitError() << tool << ": stage " << stage
-                           << (stage >= pp ? " is out of range"
-                                           : " appears twice")
-                           << " (the stages of pp = " << pp << " are 0 to "
-                           << pp - 1 << ")";
-    stages[stage] = f;
-  }
-  if (meshStages != pp)
-    return stages.front().emitError()
-           << tool << ": the module holds " << pp
-           << " stage programs, but its device mesh @" << kMeshGridName
-           << " has " << meshStages << " pipeline stages (pp axis)";
-  return stages;
-}
-
 /// The rows per step of the stages' data inputs (they must agree); 0 when
 /// no stage has one.
 FailureOr<int64_t> commonBatch(ArrayRef<func::FuncOp> stages, StringRef tool) {
@@ -102,18 +66,20 @@ emit::emitModule(ModuleOp module, llvm::raw_ostream &os, TargetInfo target,
                  int64_t batchSize,
                  llvm::function_ref<void(llvm::raw_ostream &)> prologue,
                  FunctionEmitter emitFunction) {
-  SmallVector<func::FuncOp> funcs;
-  for (func::FuncOp f : module.getOps<func::FuncOp>())
-    if (!f.isExternal())
-      funcs.push_back(f);
-  if (funcs.empty())
-    return module.emitError()
-           << target.tool << ": expects the lowered step function, found none";
+  std::string error;
+  Operation *at = nullptr;
+  FailureOr<SmallVector<func::FuncOp>> stages =
+      getStagePrograms(module, error, at);
+  if (failed(stages)) {
+    if (!error.empty())
+      at->emitError() << target.tool << ": " << error;
+    return failure();
+  }
 
   // One program (not a pipeline stage): trainMain.
-  if (funcs.size() == 1 &&
-      !funcs.front()->hasAttr(LoomDialect::StageAttrHelper::getNameStr())) {
-    func::FuncOp func = funcs.front();
+  if (stages->size() == 1 &&
+      !stages->front()->hasAttr(LoomDialect::StageAttrHelper::getNameStr())) {
+    func::FuncOp func = stages->front();
     std::string unit;
     llvm::raw_string_ostream us(unit);
     if (failed(emitFunction(func, us, batchSize, -1)))
@@ -132,10 +98,6 @@ emit::emitModule(ModuleOp module, llvm::raw_ostream &os, TargetInfo target,
 
   // Pipeline stage programs: one namespace each (their constants and
   // specs would collide), and trainMainStages.
-  FailureOr<SmallVector<func::FuncOp>> stages =
-      orderStages(module, funcs, target.tool);
-  if (failed(stages))
-    return failure();
   int64_t stageBatch = batchSize;
   if (stageBatch == 0) {
     FailureOr<int64_t> batch = commonBatch(*stages, target.tool);

@@ -2,6 +2,8 @@
 
 #include "loom/Dialect/Loom/IR/MeshGrid.h"
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -74,4 +76,56 @@ std::optional<MeshAxis> mlir::loom::getMeshAxis(FlatSymbolRefAttr grid,
       gridAxes[0] < 0 || gridAxes[0] >= ::loom::kNumMeshAxes)
     return std::nullopt;
   return ::loom::kMeshAxes[gridAxes[0]];
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+mlir::loom::getStagePrograms(ModuleOp module, std::string &error,
+                             Operation *&at) {
+  at = module;
+  SmallVector<func::FuncOp> funcs;
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  if (funcs.empty()) {
+    error = "expects the lowered step function, found none";
+    return failure();
+  }
+  StringRef stageAttr = LoomDialect::StageAttrHelper::getNameStr();
+  if (funcs.size() == 1 && !funcs.front()->hasAttr(stageAttr))
+    return funcs;
+  auto pp = static_cast<int64_t>(funcs.size());
+  SmallVector<func::FuncOp> stages(funcs.size());
+  for (func::FuncOp f : funcs) {
+    at = f;
+    auto attr = f->getAttrOfType<IntegerAttr>(stageAttr);
+    if (!attr) {
+      error = "the module holds " + std::to_string(pp) +
+              " functions, so each must be a pipeline stage program with "
+              "`loom.stage = k : i64` (this one has none)";
+      return failure();
+    }
+    int64_t stage = attr.getInt();
+    if (stage < 0 || stage >= pp || stages[stage]) {
+      bool outside = stage < 0 || stage >= pp;
+      error = "stage " + std::to_string(stage) +
+              (outside ? " is out of range" : " appears twice") +
+              " (the stages of pp = " + std::to_string(pp) + " are 0 to " +
+              std::to_string(pp - 1) + ")";
+      return failure();
+    }
+    stages[stage] = f;
+  }
+  at = stages.front();
+  FailureOr<::loom::Mesh> mesh = getMesh(module);
+  if (failed(mesh)) {
+    error.clear();
+    return failure();
+  }
+  if (mesh->pp != pp) {
+    error = "the module holds " + std::to_string(pp) +
+            " stage programs, but its device mesh @" + kMeshGridName.str() +
+            " has " + std::to_string(mesh->pp) + " pipeline stages (pp axis)";
+    return failure();
+  }
+  return stages;
 }

@@ -238,28 +238,24 @@ struct Messages {
 Messages collectMessages(ArrayRef<Operation *> ops) {
   Messages m;
   DenseMap<Value, std::pair<bool, Messages::Key>> started; // send?, key
-  auto onPipeline = [](ArrayRef<int16_t> axes) {
-    return axes.size() == 1 &&
-           axes.front() == static_cast<int16_t>(::loom::MeshAxis::Pp);
+  // A start on the pipeline axis: where it is, and its handle's key.
+  auto record = [&](auto start, bool send, int64_t at) {
+    ArrayRef<int16_t> axes = start.getGridAxes();
+    if (axes.size() != 1 ||
+        axes.front() != static_cast<int16_t>(::loom::MeshAxis::Pp))
+      return;
+    Messages::Key key{static_cast<int64_t>(start.getPeer()),
+                      static_cast<int64_t>(start.getTag())};
+    (send ? m.sendAt : m.recvAt)[key] = at;
+    started[start.getHandle()] = {send, key};
+    m.maxTag = std::max(m.maxTag, key.second);
   };
   for (auto [i, op] : llvm::enumerate(ops)) {
     auto at = static_cast<int64_t>(i);
     if (auto send = dyn_cast<SendStartOp>(op)) {
-      if (!onPipeline(send.getGridAxes()))
-        continue;
-      Messages::Key key{static_cast<int64_t>(send.getPeer()),
-                        static_cast<int64_t>(send.getTag())};
-      m.sendAt[key] = at;
-      started[send.getHandle()] = {true, key};
-      m.maxTag = std::max(m.maxTag, key.second);
+      record(send, /*send=*/true, at);
     } else if (auto recv = dyn_cast<RecvStartOp>(op)) {
-      if (!onPipeline(recv.getGridAxes()))
-        continue;
-      Messages::Key key{static_cast<int64_t>(recv.getPeer()),
-                        static_cast<int64_t>(recv.getTag())};
-      m.recvAt[key] = at;
-      started[recv.getHandle()] = {false, key};
-      m.maxTag = std::max(m.maxTag, key.second);
+      record(recv, /*send=*/false, at);
     } else if (auto wait = dyn_cast<WaitOp>(op)) {
       auto it = started.find(wait.getHandle());
       if (it != started.end())
@@ -275,21 +271,31 @@ struct Dependences {
   const Messages &self, &other;
   int64_t selfStage, otherStage, selfEnd;
 
+  /// Calls `f(otherAt, selfAt)` for each message between the two stages
+  /// found in both maps: `other`'s op on it (keyed by `self`'s stage) and
+  /// `self`'s (keyed by `other`'s).
+  template <typename F>
+  void forEachMatch(const std::map<Messages::Key, int64_t> &otherOps,
+                    const std::map<Messages::Key, int64_t> &selfOps,
+                    F f) const {
+    for (const auto &[key, at] : otherOps)
+      if (key.first == selfStage)
+        if (auto it = selfOps.find({otherStage, key.second});
+            it != selfOps.end())
+          f(at, it->second);
+  }
+
   /// The first wait of `self` that needs `other` to act (start a send to
   /// it, post a receive from it) at or after position `from` of `other`;
   /// `selfEnd` when none does.
   int64_t firstWaitOnOtherFrom(int64_t from) const {
     int64_t first = selfEnd;
-    auto scan = [&](const std::map<Messages::Key, int64_t> &otherAction,
-                    const std::map<Messages::Key, int64_t> &selfWait) {
-      for (const auto &[key, at] : otherAction)
-        if (key.first == selfStage && at >= from)
-          if (auto it = selfWait.find({otherStage, key.second});
-              it != selfWait.end())
-            first = std::min(first, it->second);
+    auto take = [&](int64_t otherAt, int64_t selfWait) {
+      if (otherAt >= from)
+        first = std::min(first, selfWait);
     };
-    scan(other.sendAt, self.recvWaitAt);
-    scan(other.recvAt, self.sendWaitAt);
+    forEachMatch(other.sendAt, self.recvWaitAt, take);
+    forEachMatch(other.recvAt, self.sendWaitAt, take);
     return first;
   }
 
@@ -298,16 +304,12 @@ struct Dependences {
   /// needs; -1 when none.
   int64_t lastActionOtherNeedsBefore(int64_t before) const {
     int64_t last = -1;
-    auto scan = [&](const std::map<Messages::Key, int64_t> &otherWait,
-                    const std::map<Messages::Key, int64_t> &selfAction) {
-      for (const auto &[key, at] : otherWait)
-        if (key.first == selfStage && at < before)
-          if (auto it = selfAction.find({otherStage, key.second});
-              it != selfAction.end())
-            last = std::max(last, it->second);
+    auto take = [&](int64_t otherWait, int64_t selfAction) {
+      if (otherWait < before)
+        last = std::max(last, selfAction);
     };
-    scan(other.recvWaitAt, self.sendAt);
-    scan(other.sendWaitAt, self.recvAt);
+    forEachMatch(other.recvWaitAt, self.sendAt, take);
+    forEachMatch(other.sendWaitAt, self.recvAt, take);
     return last;
   }
 };
@@ -377,20 +379,19 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       return;
     }
     // Peer: the stage programs in stage order.
-    SmallVector<func::FuncOp> stages(funcs.size());
-    for (func::FuncOp func : funcs) {
-      auto stage = func->getAttrOfType<IntegerAttr>(
-          mlir::loom::LoomDialect::StageAttrHelper::getNameStr());
-      if (funcs.size() < 2 || !stage || stage.getInt() < 0 ||
-          stage.getInt() >= static_cast<int64_t>(funcs.size()) ||
-          stages[stage.getInt()]) {
-        func.emitError("loom-swap: peer sends activations to a neighbouring "
-                       "pipeline stage: the module must hold two or more "
-                       "stage programs (loom.stage 0..P-1; --mesh pp=N)");
-        return signalPassFailure();
-      }
-      stages[stage.getInt()] = func;
+    std::string error;
+    Operation *at = nullptr;
+    FailureOr<SmallVector<func::FuncOp>> ordered =
+        mlir::loom::getStagePrograms(getOperation(), error, at);
+    if (failed(ordered) || ordered->size() < 2) {
+      if (succeeded(ordered) || !error.empty())
+        at->emitError("loom-swap: peer sends activations to a neighbouring "
+                      "pipeline stage: the module must hold two or more "
+                      "stage programs (loom.stage 0..P-1; --mesh pp=N)")
+            << (error.empty() ? std::string() : ": " + error);
+      return signalPassFailure();
     }
+    SmallVector<func::FuncOp> stages = std::move(*ordered);
     for (int64_t k = 0, e = static_cast<int64_t>(stages.size()); k < e; ++k)
       if (failed(fitPeer(stages, k)))
         return signalPassFailure();

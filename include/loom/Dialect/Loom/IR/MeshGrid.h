@@ -14,10 +14,12 @@
 
 #include "loom/Support/Mesh.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir {
 namespace loom {
@@ -47,6 +49,15 @@ FailureOr<shard::GridOp> getOrCreateMeshGrid(ModuleOp module,
 /// over: `grid` is @mesh and `gridAxes` is one axis. std::nullopt otherwise.
 std::optional<::loom::MeshAxis> getMeshAxis(FlatSymbolRefAttr grid,
                                             ArrayRef<int16_t> gridAxes);
+
+/// The programs of a lowered step, in stage order: the module's one
+/// function with a body when it is not a pipeline stage, else its functions
+/// with a body, each marked `loom.stage = k` for k in 0..P-1 once, P being
+/// the pp axis of @mesh. Failure otherwise, with the reason in `error` and
+/// in `at` the op it is about (a function, or the module); an @mesh that
+/// cannot be read has reported its own error (`error` empty).
+FailureOr<SmallVector<func::FuncOp>>
+getStagePrograms(ModuleOp module, std::string &error, Operation *&at);
 
 } // namespace loom
 } // namespace mlir
