@@ -9,7 +9,8 @@ rank, both ranks computing at once), and what the runtime's send and
 all-reduce reach between two virtual hosts over that rate. Then, for each
 plan below, a GPT-2-style model (hidden --hidden,
 seq 128, 4 layers, 4 heads, vocabulary 512, micro-batch 4, AdamW) is
-compiled with that plan and run with one rank on each of two virtual hosts
+compiled with the plan loom-plan writes for it (`-o`, its stage cut
+too) and run with one rank on each of two virtual hosts
 (`python -m loom.vcluster`) over links throttled to the plan's rate; the
 measured step time ((time of 2N steps - time of N steps) / N, min of
 --repeat) is printed next to loom-plan's prediction for the same plan
@@ -131,16 +132,16 @@ def main():
                             "--global-batch", str(global_batch), "--microbatches",
                             str(micro), "--recompute", recompute, "--schedule", schedule,
                             "--overlap-split", str(split), "--optimizer", "adamw",
-                            "--json", "-q", "--ignore-memory"],
+                            "--json", "-q", "--ignore-memory", "-o",
+                            str(work / f"plan{i + 1}.json")],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{i + 1:>2} {mesh}: loom-plan failed: {r.stderr.strip()}")
             continue
         report = json.loads(r.stdout)
-        options = dict(optimizer="adamw", lr=1e-3, mesh=mesh, microbatches=micro,
-                       recompute=recompute, schedule=schedule)
-        if split > 1:
-            options["overlap_split"] = split
+        # The plan loom-plan priced (its stage cut too), as loomc --plan reads it.
+        options = dict(plan=str(work / f"plan{i + 1}.json"), optimizer="adamw",
+                       lr=1e-3)
         program = m.compile(outdir=work / f"plan{i + 1}", play=True,
                             cluster=str(spec_path), **options)
         measured = per_step(program, data, args.steps, args.repeat, rate=rate,

@@ -294,11 +294,10 @@ mlir::loom::planner::compiledFigures(ModuleOp module,
 }
 
 FailureOr<double>
-mlir::loom::planner::calibrateActivations(ModuleOp module,
-                                          llvm::StringRef function,
-                                          Precision precision,
-                                          const ModelProfile &oneDevice,
-                                          std::string &error) {
+mlir::loom::planner::calibrateActivations(
+    ModuleOp module, llvm::StringRef function, Precision precision,
+    OptimizerKind optimizer, const ModelProfile &oneDevice, std::string &error,
+    OwningOpRef<ModuleOp> *compiled) {
   double saved = 0;
   for (const ProfiledOp &op : oneDevice.ops)
     if (op.perRow)
@@ -306,8 +305,9 @@ mlir::loom::planner::calibrateActivations(ModuleOp module,
   TrainingOptions options;
   options.function = function.str();
   options.precision = precision;
+  options.optimizer.kind = optimizer;
   FailureOr<std::vector<int64_t>> peak = compiledFigures(
-      module, options, "loomrt.activation_peak_bytes", error);
+      module, options, "loomrt.activation_peak_bytes", error, compiled);
   if (failed(peak))
     return failure();
   if (saved <= 0)

@@ -371,6 +371,75 @@ double mlir::loom::planner::computeOpTime(Operation *opPtr,
   return f32.kernelTime(flops, bytes, /*gemm=*/false);
 }
 
+FailureOr<PhaseTimes>
+mlir::loom::planner::stepPhaseTimes(ModuleOp module, const ClusterSpec &spec,
+                                    std::string &error) {
+  Operation *at = nullptr;
+  FailureOr<SmallVector<func::FuncOp>> funcs =
+      getStagePrograms(module, error, at);
+  if (failed(funcs))
+    return failure();
+  if (funcs->size() != 1) {
+    error = "the module holds a step per pipeline stage, not one";
+    return failure();
+  }
+  func::FuncOp step = funcs->front();
+  // What a written buffer is: the argument or allocation under its views.
+  enum class Writes { other, loss, optimizer };
+  auto classify = [&](Value v) {
+    while (auto view = v.getDefiningOp<loomrt::ViewOp>())
+      v = view.getSource();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      unsigned i = arg.getArgNumber();
+      if (step.getArgAttr(i, "loomrt.in_place"))
+        return Writes::optimizer;
+      auto result = step.getArgAttrOfType<IntegerAttr>(i, "loomrt.result");
+      return result && result.getInt() == 0 ? Writes::loss : Writes::other;
+    }
+    if (auto alloc = v.getDefiningOp<loomrt::AllocOp>())
+      if (alloc.getCategory() == "optimizer")
+        return Writes::optimizer;
+    return Writes::other;
+  };
+  auto writes = [&](Operation *op, Writes kind) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return false;
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
+      return isa<MemoryEffects::Write>(e.getEffect()) && e.getValue() &&
+             classify(e.getValue()) == kind;
+    });
+  };
+  Block &body = step.getBody().front();
+  Operation *lastLossWrite = nullptr;
+  for (Operation &op : body)
+    if (loomrt::isComputeOp(&op) && writes(&op, Writes::loss))
+      lastLossWrite = &op;
+  if (!lastLossWrite) {
+    error = "no op of @" + step.getName().str() + " writes the loss";
+    return failure();
+  }
+  PhaseTimes times;
+  bool forward = true;
+  for (Operation &op : body) {
+    if (!loomrt::isComputeOp(&op))
+      continue;
+    double t = computeOpTime(&op, spec);
+    bool gemm = isa<loomrt::GemmOp>(op);
+    if (forward)
+      (gemm ? times.forwardGemm : times.forwardOther) += t;
+    else if (writes(&op, Writes::optimizer))
+      times.optimizer += t;
+    else
+      (gemm ? times.backwardGemm : times.backwardOther) += t;
+    if (&op == lastLossWrite)
+      forward = false;
+  }
+  return times;
+}
+
 FailureOr<SimResult> mlir::loom::planner::playProgram(ModuleOp module,
                                                       const ClusterSpec &spec,
                                                       bool recordEvents,

@@ -3,11 +3,13 @@
 #include "loom/Planner/Search.h"
 
 #include "loom/Planner/CostModel.h"
+#include "loom/Planner/ProgramPlay.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -24,18 +26,47 @@ constexpr double kBucketBytes = 25.0 * 1024 * 1024;
 
 using Partition = std::vector<std::pair<size_t, size_t>>;
 
+/// The forward and backward time of one op: the cost model's forward
+/// time at `flops` and `bytes`, scaled by the phase factors of its kind.
+std::pair<double, double> opTimes(const ProfiledOp &op, double flops,
+                                  double bytes, const CostModel &cm,
+                                  const PhaseFactors &phases) {
+  double t = cm.kernelTime(flops, bytes, op.gemm, !op.fused);
+  if (op.gemm)
+    return {t, phases.backwardGemm * t};
+  return {phases.forwardOther * t, phases.backwardOther * t};
+}
+
+/// The optimizer's update of `elements` parameters in `w`-byte elements:
+/// it reads the parameter and its gradient and writes the parameter, and
+/// Adam reads and writes two moments (f32 copies of the parameters too
+/// under bf16), in one pass at the memory's rate.
+double optimizerTime(double elements, double w, bool adam,
+                     const ClusterSpec &spec) {
+  double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
+  return elements * (3.0 * w + 2.0 * stateBytes) /
+             (spec.gpu.memoryBandwidth * spec.efficiency.memory) +
+         spec.efficiency.launch;
+}
+
 /// Cuts the ops into `pp` contiguous stages of about equal time (each op
-/// weighed by the cost model at the profiled batch).
+/// weighed by its forward and backward time at the profiled batch). Each
+/// cut is at an op that reads a parameter first, so that the plan can name
+/// it (`param:NAME`), and among those at the one that least costs the
+/// imbalance from the equal split plus the two sends per micro-batch
+/// (activations forward, their gradients back) of what crosses it, on the
+/// pipeline link between tp groups of `tp` ranks.
 std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
-                                   const CostModel &cm) {
+                                   int64_t tp, const CostModel &cm,
+                                   const PhaseFactors &phases) {
   size_t n = profile.ops.size();
   if (pp < 1 || static_cast<size_t>(pp) > n)
     return std::nullopt;
   std::vector<double> prefix(n + 1, 0.0);
   for (size_t i = 0; i < n; ++i) {
     const ProfiledOp &op = profile.ops[i];
-    prefix[i + 1] =
-        prefix[i] + cm.kernelTime(op.flops, op.bytes, op.gemm, !op.fused);
+    auto [forward, backward] = opTimes(op, op.flops, op.bytes, cm, phases);
+    prefix[i + 1] = prefix[i] + forward + backward;
   }
   Partition stages;
   size_t begin = 0;
@@ -45,7 +76,20 @@ std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
                                   prefix.begin() + n + 1, target) -
                  prefix.begin();
     // Leave at least one op for each stage still to come.
-    cut = std::clamp<size_t>(cut, begin + 1, n - (pp - k));
+    size_t last = n - (pp - k);
+    cut = std::clamp<size_t>(cut, begin + 1, last);
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t i = begin + 1; i <= last; ++i) {
+      if (profile.ops[i].firstParam.empty())
+        continue;
+      double send = cm.sendTime(profile.ops[i].crossBytes, (k - 1) * tp,
+                                k * tp, tp);
+      double cost = std::abs(prefix[i] - target) + 2.0 * send;
+      if (cost < best) {
+        best = cost;
+        cut = i;
+      }
+    }
     stages.push_back({begin, cut});
     begin = cut;
   }
@@ -56,7 +100,8 @@ std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
 /// What a stage costs per micro-batch, before the schedule and the
 /// recomputation policy are chosen.
 struct StageSums {
-  double forward = 0, forwardComm = 0, backwardComm = 0, attentionCore = 0;
+  double forward = 0, backward = 0, forwardComm = 0, backwardComm = 0,
+         attentionCore = 0;
   /// The part of forward and forwardComm inside layers (what full and
   /// comm-free recomputation replay).
   double layerForward = 0, layerForwardComm = 0;
@@ -69,7 +114,8 @@ struct StageSums {
 
 std::vector<StageSums> sumStages(const ModelProfile &profile,
                                  const Partition &stages, int64_t rows,
-                                 int64_t split, const CostModel &cm) {
+                                 int64_t split, const CostModel &cm,
+                                 const PhaseFactors &phases) {
   int64_t tp = profile.tp;
   double full = static_cast<double>(rows) / profile.batch;
   double sub = full / split;
@@ -83,9 +129,10 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
       const ProfiledOp &op = profile.ops[i];
       double scale = op.perRow ? sub : 1.0;
       double times = op.perRow ? split : 1.0;
-      double t = cm.kernelTime(op.flops * scale, op.bytes * scale, op.gemm,
-                                !op.fused);
+      auto [t, back] =
+          opTimes(op, op.flops * scale, op.bytes * scale, cm, phases);
       s.forward += times * t;
+      s.backward += times * back;
       if (op.attentionCore)
         s.attentionCore += times * t;
       double comm = op.forwardCommBytes > 0
@@ -137,7 +184,8 @@ std::string gib(double bytes) {
 }
 
 Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
-                const ClusterSpec &spec, const Candidate &c,
+                const ClusterSpec &spec, const PhaseFactors &phases,
+                const Candidate &c,
                 const SearchOptions &options, const Partition &stages,
                 const std::vector<StageSums> &sums, const CostModel &cm,
                 bool record) {
@@ -157,7 +205,7 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     st.end = stages[k].second;
     StageWork &sw = st.work;
     sw.forward = s.forward;
-    sw.backward = 2.0 * s.forward;
+    sw.backward = s.backward;
     // Oases: with K sub-batches, one's all-reduce runs while another
     // computes; at least one sub-batch's share stays exposed.
     auto exposed = [&](double comm, double compute) {
@@ -199,9 +247,8 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     double buckets = std::max(1.0, std::ceil(gradBytes / kBucketBytes));
     sw.gradAllReduceHidden = sw.gradAllReduce * (buckets - 1) / buckets;
     double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
-    sw.optimizer = s.paramElements * (3.0 * w + 2.0 * stateBytes) /
-                       (spec.gpu.memoryBandwidth * spec.efficiency.memory) +
-                   spec.efficiency.launch;
+    sw.optimizer =
+        phases.optimizer * optimizerTime(s.paramElements, w, adam, spec);
     st.params = s.params;
     // Accumulated over M > 1 micro-batches: the running sum and the
     // micro-batch's own gradients are live together (Loom's memory plan).
@@ -349,8 +396,9 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
       oneDevice = profileModel(module, function, 1, oneError);
       FailureOr<double> scale =
           succeeded(*oneDevice)
-              ? calibrateActivations(module, function, precision, **oneDevice,
-                                     calibrationFailure)
+              ? calibrateActivations(module, function, precision, optimizer,
+                                     **oneDevice, calibrationFailure,
+                                     &oneDeviceStep)
               : FailureOr<double>(failure());
       if (failed(*oneDevice))
         calibrationFailure = oneError;
@@ -393,15 +441,45 @@ const ModelProfile *ProfileCache::get(int64_t tp, std::string &error) {
   return &*it->second;
 }
 
+PhaseFactors ProfileCache::phaseFactors(const ClusterSpec &spec) {
+  PhaseFactors phases;
+  std::string error;
+  const ModelProfile *one = get(1, error);
+  if (!one || !oneDeviceStep)
+    return phases;
+  FailureOr<PhaseTimes> compiled = stepPhaseTimes(*oneDeviceStep, spec, error);
+  if (failed(compiled))
+    return phases;
+  CostModel cm(spec, one->format);
+  double gemm = 0, other = 0;
+  for (const ProfiledOp &op : one->ops)
+    (op.gemm ? gemm : other) +=
+        cm.kernelTime(op.flops, op.bytes, op.gemm, !op.fused);
+  double optimizerEstimate =
+      optimizerTime(one->modelParams, one->elementBytes,
+                    optimizer != OptimizerKind::sgd, spec);
+  if (gemm > 0)
+    phases.backwardGemm = compiled->backwardGemm / gemm;
+  if (other > 0) {
+    phases.forwardOther = compiled->forwardOther / other;
+    phases.backwardOther = compiled->backwardOther / other;
+  }
+  if (optimizerEstimate > 0 && compiled->optimizer > 0)
+    phases.optimizer = compiled->optimizer / optimizerEstimate;
+  phases.calibrated = true;
+  return phases;
+}
+
 Estimate mlir::loom::planner::evaluatePlan(const ModelProfile &profile,
                                            const ModelProfile &whole,
                                            const ClusterSpec &spec,
+                                           const PhaseFactors &phases,
                                            const Candidate &candidate,
                                            const SearchOptions &options,
                                            bool record) {
   CostModel cm(spec, profile.format);
   std::optional<Partition> stages =
-      partition(profile, candidate.mesh.pp, cm);
+      partition(profile, candidate.mesh.pp, candidate.mesh.tp, cm, phases);
   if (!stages) {
     Estimate e;
     e.candidate = candidate;
@@ -412,9 +490,9 @@ Estimate mlir::loom::planner::evaluatePlan(const ModelProfile &profile,
   }
   std::vector<StageSums> sums =
       sumStages(profile, *stages, candidate.microBatch,
-                candidate.overlapSplit, cm);
-  return finish(profile, whole, spec, candidate, options, *stages, sums, cm,
-                record);
+                candidate.overlapSplit, cm, phases);
+  return finish(profile, whole, spec, phases, candidate, options, *stages,
+                sums, cm, record);
 }
 
 SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
@@ -440,6 +518,14 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
   if (!whole)
     return result;
   error.clear();
+  PhaseFactors phases = profiles.phaseFactors(spec);
+  if (phases.calibrated)
+    say(llvm::formatv("times calibrated on the one-device compile: forward "
+                      "non-GEMM x{0:f2}, backward GEMM x{1:f2}, backward "
+                      "non-GEMM x{2:f2}, optimizer x{3:f2}",
+                      phases.forwardOther, phases.backwardGemm,
+                      phases.backwardOther, phases.optimizer)
+            .str());
   std::vector<int64_t> sizes = options.microBatchSizes;
   if (sizes.empty())
     sizes.push_back(whole->batch);
@@ -489,7 +575,8 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
       int64_t dp = N / (tp * pp);
       if (options.mesh && options.mesh->dp != dp)
         continue;
-      std::optional<Partition> stages = partition(*profile, pp, cm);
+      std::optional<Partition> stages =
+          partition(*profile, pp, tp, cm, phases);
       if (!stages)
         continue;
       for (int64_t mb : sizes) {
@@ -511,7 +598,7 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
         }
         for (int64_t K : splits) {
           std::vector<StageSums> sums =
-              sumStages(*profile, *stages, mb, K, cm);
+              sumStages(*profile, *stages, mb, K, cm, phases);
           std::vector<PipelineScheduleKind> schedules;
           if (options.schedule)
             schedules.push_back(*options.schedule);
@@ -544,8 +631,8 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
               c.recompute = policy;
               c.overlapSplit = K;
               c.precision = profiles.getPrecision();
-              Estimate e = finish(*profile, *whole, spec, c, options, *stages,
-                                  sums, cm, /*record=*/false);
+              Estimate e = finish(*profile, *whole, spec, phases, c, options,
+                                  *stages, sums, cm, /*record=*/false);
               ++result.evaluated;
               if (result.evaluated % 2000 == 0)
                 say(llvm::formatv("{0} plans priced", result.evaluated).str());
@@ -555,9 +642,9 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
                   llvm::StringRef(e.rejected).starts_with("over memory")) {
                 c.swap = SwapPolicy::host;
                 c.deviceMemory = spec.gpu.memoryBytes - spec.reservedBytes;
-                Estimate swapped = finish(*profile, *whole, spec, c, options,
-                                          *stages, sums, cm,
-                                          /*record=*/false);
+                Estimate swapped =
+                    finish(*profile, *whole, spec, phases, c, options,
+                           *stages, sums, cm, /*record=*/false);
                 ++result.evaluated;
                 // Fits, or fails for another reason than device memory
                 // (host memory): that is the plan's story.
@@ -581,9 +668,15 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
       }
     }
   }
+  // Fastest first; plans equally fast to the nanosecond (1F1B and GPipe
+  // often are), the one with less memory per device first.
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
                    [](const Estimate &a, const Estimate &b) {
-                     return a.stepTime < b.stepTime;
+                     auto key = [](const Estimate &e) {
+                       return std::make_pair(std::llround(e.stepTime * 1e9),
+                                             e.memoryPerDevice);
+                     };
+                     return key(a) < key(b);
                    });
   if (result.ranked.empty() && result.evaluated == 0) {
     if (!tpErrors.empty() && options.mesh)

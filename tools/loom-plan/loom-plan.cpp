@@ -714,7 +714,8 @@ int main(int argc, char **argv) {
   if (!entry)
     return fail("the model has no public function");
   progress("loaded " + modelFile);
-  ProfileCache profiles(*module, entry.getName().str(), *precision);
+  ProfileCache profiles(*module, entry.getName().str(), *precision,
+                        options.optimizer);
 
   // --compare: the best plan on each cluster.
   if (compareMode) {
@@ -831,9 +832,9 @@ int main(int argc, char **argv) {
   // The best plan again, with its events, for the trace.
   const Estimate &best = result.ranked.front();
   std::string e2;
-  Estimate traced = evaluatePlan(*profiles.get(best.candidate.mesh.tp, e2),
-                                 *profiles.get(1, e2), *spec, best.candidate,
-                                 options, /*record=*/true);
+  Estimate traced = evaluatePlan(
+      *profiles.get(best.candidate.mesh.tp, e2), *profiles.get(1, e2), *spec,
+      profiles.phaseFactors(*spec), best.candidate, options, /*record=*/true);
   if (!traceOut.empty()) {
     std::vector<int64_t> ranks;
     for (int64_t k = 0; k < best.candidate.mesh.pp; ++k)

@@ -534,7 +534,8 @@ std::string planAutomatically(ModuleOp module, StringRef function,
     search.recompute = o.recompute;
   if (given(overlapSplit))
     search.overlapSplit = o.overlapSplit;
-  planner::ProfileCache profiles(module, function.str(), o.precision);
+  planner::ProfileCache profiles(module, function.str(), o.precision,
+                                 o.optimizer.kind);
   std::string error;
   planner::SearchResult result =
       planner::searchPlans(profiles, *spec, search, error);

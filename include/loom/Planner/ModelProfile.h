@@ -89,13 +89,15 @@ struct ModelProfile {
 /// of `oneDevice`, its tp = 1 profile (unscaled). Fusion computes
 /// elementwise chains inside their consumers' loops and the memory plan
 /// frees each buffer after its last reader, so the compiled step keeps
-/// less than every value a vector-Jacobian product reads. On failure (the model does not compile
-/// on one device) returns failure with the reason in `error`.
-FailureOr<double> calibrateActivations(ModuleOp module,
-                                       llvm::StringRef function,
-                                       Precision precision,
-                                       const ModelProfile &oneDevice,
-                                       std::string &error);
+/// less than every value a vector-Jacobian product reads. The compile
+/// trains with `optimizer`; `compiled`, when given, keeps it. On failure
+/// (the model does not compile on one device) returns failure with the
+/// reason in `error`.
+FailureOr<double>
+calibrateActivations(ModuleOp module, llvm::StringRef function,
+                     Precision precision, OptimizerKind optimizer,
+                     const ModelProfile &oneDevice, std::string &error,
+                     OwningOpRef<ModuleOp> *compiled = nullptr);
 
 /// Compiles `module` (not modified) with `options` through the training
 /// pipeline loomc runs (no C++) and returns the integer attribute `attr`

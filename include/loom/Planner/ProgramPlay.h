@@ -45,6 +45,20 @@ FailureOr<SimResult> playProgram(ModuleOp module, const ClusterSpec &spec,
 /// declares it reads and writes (a copy by its shape); 0 for the rest.
 double computeOpTime(Operation *op, const ClusterSpec &spec);
 
+/// Compute time of a one-device, one-micro-batch step (loomc's program
+/// without pipeline stages), by phase, each op priced by computeOpTime.
+/// Forward: the ops up to the last one that writes the loss (result 0).
+/// Optimizer: ops that write a parameter or optimizer state updated in
+/// place, or a buffer the optimizer allocated. Backward: the rest. GEMMs
+/// are counted apart from the other ops.
+struct PhaseTimes {
+  double forwardGemm = 0, forwardOther = 0;
+  double backwardGemm = 0, backwardOther = 0;
+  double optimizer = 0;
+};
+FailureOr<PhaseTimes> stepPhaseTimes(ModuleOp module, const ClusterSpec &spec,
+                                     std::string &error);
+
 /// The pipeline rank of stage k's first rank (its trace process), for
 /// writeTrace: `k * tp` on the module's mesh.
 std::vector<int64_t> playedRanks(ModuleOp module);

@@ -118,15 +118,33 @@ struct SearchResult {
 /// smallest memory over the GPU's), empty when no plan was rejected for it.
 std::string closestRejection(const SearchResult &result);
 
+/// What the compiled step's phases take, as multiples of the profile's
+/// forward time of the same kind of op (GEMMs, the rest) on one spec. The
+/// profile prices only the forward graph; the defaults are the textbook
+/// rule (a backward GEMM is two forward ones, every other backward op
+/// too). Calibrated on the one-device compile (stepPhaseTimes), they
+/// carry what fusion and the vector-Jacobian products make of the
+/// elementwise work, which is far from that rule.
+struct PhaseFactors {
+  double forwardOther = 1.0;
+  double backwardGemm = 2.0, backwardOther = 2.0;
+  /// Over the planner's optimizer estimate (its bytes, one launch).
+  double optimizer = 1.0;
+  bool calibrated = false;
+};
+
 /// Profiles of a model per tp degree, computed on first use.
 class ProfileCache {
 public:
   /// Under bf16 (loom-mixed-precision) the products run at the GPU's bf16
   /// peak and the activations are calibrated on the bf16 compile.
+  /// The one-device compile that calibrates the profiles trains with
+  /// `optimizer`.
   ProfileCache(ModuleOp module, std::string function,
-               Precision precision = Precision::f32)
-      : module(module), function(std::move(function)), precision(precision) {
-  }
+               Precision precision = Precision::f32,
+               OptimizerKind optimizer = OptimizerKind::sgd)
+      : module(module), function(std::move(function)), precision(precision),
+        optimizer(optimizer) {}
   Precision getPrecision() const { return precision; }
   /// Null (with the reason in `error`) when the model cannot be cut tp
   /// ways.
@@ -135,10 +153,17 @@ public:
   /// run yet): the profiles then keep their own estimate.
   const std::string &calibrationError() const { return calibrationFailure; }
 
+  /// The profile's forward times scaled to the one-device compile's
+  /// phases on `spec` (PhaseFactors' defaults when it did not compile).
+  PhaseFactors phaseFactors(const ClusterSpec &spec);
+
 private:
   ModuleOp module;
   std::string function;
   Precision precision;
+  OptimizerKind optimizer;
+  /// The one-device compile (planned loomrt) calibrateActivations made.
+  OwningOpRef<ModuleOp> oneDeviceStep;
   std::map<int64_t, std::optional<ModelProfile>> profiles;
   std::map<int64_t, std::string> errors;
   /// calibrateActivations' factor, found with the first profile (1 when
@@ -149,8 +174,9 @@ private:
 
 /// Prices one plan (no search); `record` keeps the simulator's events.
 Estimate evaluatePlan(const ModelProfile &profile, const ModelProfile &whole,
-                      const ClusterSpec &spec, const Candidate &candidate,
-                      const SearchOptions &options, bool record);
+                      const ClusterSpec &spec, const PhaseFactors &phases,
+                      const Candidate &candidate, const SearchOptions &options,
+                      bool record);
 
 /// Searches the plans `options` leaves open. Errors (no plan divides the
 /// batch, the GPU count does not fit the cluster, the model cannot be
