@@ -88,11 +88,23 @@ int64_t intAttr(func::FuncOp f, StringRef name) {
   return a ? a.getInt() : -1;
 }
 
+/// The step time of `o` compiled and played on `spec`; negative when it
+/// does not compile or play (the reason in `error`).
+double playedStep(ModuleOp module, const TrainingOptions &o,
+                  const ClusterSpec &spec, std::string &error) {
+  std::optional<OwningOpRef<ModuleOp>> trial = quietTrial(module, o, error);
+  if (!trial)
+    return -1;
+  FailureOr<SimResult> played =
+      playProgram(**trial, spec, /*recordEvents=*/false, error);
+  return succeeded(played) ? played->stepTime : -1;
+}
+
 } // namespace
 
 std::string mlir::loom::planner::resolveAutoSwap(
     ModuleOp module, TrainingOptions &o, const ClusterSpec &spec,
-    std::vector<StageShedding> &decisions) {
+    std::vector<StageShedding> &decisions, PeerPricing &peer) {
   if (o.deviceMemory <= 0)
     return "--swap auto chooses swap or recomputation by the device budget: "
            "give --device-memory";
@@ -124,6 +136,7 @@ std::string mlir::loom::planner::resolveAutoSwap(
                 "loomrt.device_peak_bytes") > o.deviceMemory)
       over.push_back(k);
   decisions.clear();
+  peer = PeerPricing();
   o.swap = SwapPolicy::none;
   if (over.empty())
     return "";
@@ -168,13 +181,31 @@ std::string mlir::loom::planner::resolveAutoSwap(
             flops = static_cast<double>(f.getInt());
       d.recompute = cm.kernelTime(flops, 0, /*gemm=*/true, /*launch=*/false);
     }
-    if (d.exposedSwap < 0 && d.recompute < 0)
+    if (d.exposedSwap < 0 && d.recompute < 0) {
+      // Neighbours with room may still take the excess.
+      if (o.mesh.pp > 1) {
+        TrainingOptions toPeer = plain;
+        toPeer.swap = SwapPolicy::peer;
+        std::string peerError;
+        peer.peerStep = playedStep(module, toPeer, spec, peerError);
+        if (peer.peerStep >= 0) {
+          decisions.clear();
+          peer.chosen = true;
+          o.swap = SwapPolicy::peer;
+          o.recompute = RecomputePolicy::none;
+          o.stageRecompute.clear();
+          o.stageRecomputeBytes.clear();
+          return "";
+        }
+        swapError += "; nor by sending to neighbouring stages: " + peerError;
+      }
       return "--swap auto: " + where(k) +
              " fits the --device-memory budget of " +
              std::to_string(o.deviceMemory) +
              " bytes neither by swapping (" + swapError +
              ") nor by recomputing (" + recomputeError +
              "); use more pipeline stages or smaller micro-batches";
+    }
     d.swap = d.exposedSwap >= 0 &&
              (d.recompute < 0 || d.exposedSwap <= d.recompute);
     if (d.swap) {
@@ -198,5 +229,27 @@ std::string mlir::loom::planner::resolveAutoSwap(
     o.stageRecompute.clear();
     o.stageRecomputeBytes.clear();
   }
+
+  // 4. Peer (pipelines only): the excess to neighbours with room, against
+  // the per-stage choice, both played on the spec; ties to the per-stage
+  // choice, which keeps the neighbours' memory free.
+  if (o.mesh.pp == 1) {
+    peer.unavailable = "one pipeline stage";
+    return "";
+  }
+  TrainingOptions toPeer = plain;
+  toPeer.swap = SwapPolicy::peer;
+  peer.peerStep = playedStep(module, toPeer, spec, peer.unavailable);
+  if (peer.peerStep < 0)
+    return "";
+  std::string error2;
+  peer.perStageStep = playedStep(module, o, spec, error2);
+  if (peer.perStageStep >= 0 && peer.peerStep >= peer.perStageStep)
+    return "";
+  peer.chosen = true;
+  o.swap = SwapPolicy::peer;
+  o.recompute = RecomputePolicy::none;
+  o.stageRecompute.clear();
+  o.stageRecomputeBytes.clear();
   return "";
 }

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import loom
+from loom._tools import find_tool
 from loom.training import Program
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -245,6 +246,54 @@ def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
         measured = counters(tmp / f"peer-{rank}.json")
         assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"] <= budget
         assert measured["host_peak_bytes"] == 0
+
+
+@pytest.mark.parametrize("fast,chosen", [("pipeline", "peer"), ("compute", "recompute")])
+def test_swap_auto_sends_to_the_neighbour_where_the_play_is_faster(gpt_wide, fast, chosen):
+    """--swap auto under pipelines also prices peer: the program the
+    per-stage choice makes and the one --swap peer makes are both played
+    on the cluster, and the faster is compiled. The host link is 1 KB/s,
+    so no stage swaps to the host. With a fast pipeline link and slow
+    GEMMs, recomputing costs more than sending stage 0's excess to stage 1
+    and back (hidden behind the slow compute): peer. With a 1 KB/s
+    pipeline link and fast GEMMs the extra messages cost more than the
+    recomputation: stage 0 recomputes. Either way both stages fit and the
+    losses are bitwise the unconstrained run's."""
+    from test_planner import GOOD_SPEC
+    tmp, m, data_dir, free_program, free_losses, planned = gpt_wide
+    budget = stage0_budget(planned)
+    spec = json.loads(json.dumps(GOOD_SPEC))
+    spec["host_link"] = {"link": "test", "bandwidth_gbytes_per_s": 1e-6, "latency_us": 1}
+    if fast == "pipeline":
+        spec["gpu"]["peak_tflops"] = {k: 1e-5 for k in spec["gpu"]["peak_tflops"]}
+    else:
+        spec["intra_node"]["bandwidth_gbytes_per_s"] = 1e-6
+    (tmp / f"auto-{fast}.json").write_text(json.dumps(spec))
+    out = tmp / f"auto-{fast}"
+    proc = subprocess.run(
+        [find_tool("loomc"), str(m.save(tmp / f"auto-{fast}.mlir")),
+         "-o", str(out), "--device-memory", f"{budget}B", "--swap", "auto",
+         "--cluster", str(tmp / f"auto-{fast}.json"), "--mesh", "pp=2",
+         "--microbatches", "4", "--schedule", "1f1b", "--optimizer", "adamw",
+         "--lr", "0.001", "--weights", str(tmp / f"auto-{fast}.safetensors")],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    played = re.search(r"--swap auto: (peer instead|not peer) \(step ([\d.]+) ms played on "
+                       r"\S+, per-stage choice ([\d.]+) ms\)", proc.stderr)
+    assert played, proc.stderr
+    peer_ms, per_stage_ms = float(played.group(2)), float(played.group(3))
+    plan = json.loads((out / "plan.json").read_text())
+    moved = stages(Program(out))
+    assert moved[0]["device_peak_bytes"] <= budget and moved[1]["device_peak_bytes"] <= budget
+    if chosen == "peer":
+        assert played.group(1) == "peer instead" and peer_ms < per_stage_ms
+        assert plan["swap"] == "peer" and plan["recompute"] == "none", plan
+        assert moved[1]["device_peak_bytes"] > planned[1]["device_peak_bytes"]
+    else:
+        assert played.group(1) == "not peer" and peer_ms >= per_stage_ms
+        assert plan["swap"] == "none" and plan["recompute_per_stage"][0] != "none", plan
+        assert moved[1]["device_peak_bytes"] == planned[1]["device_peak_bytes"]
+    assert Program(out).train(data_dir, STEPS, ranks=2) == free_losses
 
 
 def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(tmp_path):

@@ -173,7 +173,8 @@ cl::opt<std::string> swapPolicy(
              "balance across stages) or auto (per stage over the budget, "
              "swap or recompute, whichever --cluster prices cheaper: the "
              "copies' time not hidden behind compute against the "
-             "recomputed flops)"),
+             "recomputed flops; under pipelines, that program against "
+             "peer's, both played on --cluster)"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> precision(
     "precision",
@@ -693,7 +694,7 @@ int run(int argc, char **argv) {
   }
 
   // --swap auto: per stage over the budget, swap or recompute by the
-  // cluster's prices.
+  // cluster's prices; under pipelines, or peer.
   if (options.swap == mlir::loom::SwapPolicy::automatic) {
     namespace planner = mlir::loom::planner;
     if (clusterSpec.empty())
@@ -706,21 +707,35 @@ int run(int argc, char **argv) {
     if (!spec)
       return failAndClean(llvm::toString(spec.takeError()));
     std::vector<planner::StageShedding> decisions;
-    if (std::string e =
-            planner::resolveAutoSwap(*module, options, *spec, decisions);
+    planner::PeerPricing peer;
+    if (std::string e = planner::resolveAutoSwap(*module, options, *spec,
+                                                 decisions, peer);
         !e.empty())
       return failAndClean(e);
-    for (const planner::StageShedding &d : decisions) {
-      auto ms = [](double s) {
-        return s < 0 ? std::string("cannot fit")
-                     : llvm::formatv("{0:f3} ms", s * 1e3).str();
-      };
+    auto ms = [](double s) {
+      return s < 0 ? std::string("cannot fit")
+                   : llvm::formatv("{0:f3} ms", s * 1e3).str();
+    };
+    for (const planner::StageShedding &d : decisions)
       llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": "
                    << (d.swap ? "swap" : "recompute") << " (swap copies "
                    << ms(d.exposedSwap) << " exposed per step, recompute "
                    << ms(d.recompute) << " on " << spec->name << ")\n";
-    }
-    if (decisions.empty())
+    if (peer.chosen)
+      llvm::errs() << "loomc: --swap auto: peer instead (step "
+                   << ms(peer.peerStep) << " played on " << spec->name
+                   << ", per-stage choice " << ms(peer.perStageStep)
+                   << "): the excess goes to neighbouring stages with "
+                      "room\n";
+    else if (!decisions.empty() && peer.peerStep >= 0)
+      llvm::errs() << "loomc: --swap auto: not peer (step "
+                   << ms(peer.peerStep) << " played on " << spec->name
+                   << ", per-stage choice " << ms(peer.perStageStep)
+                   << ")\n";
+    else if (!decisions.empty() && !peer.unavailable.empty())
+      llvm::errs() << "loomc: --swap auto: not peer: " << peer.unavailable
+                   << "\n";
+    if (decisions.empty() && !peer.chosen)
       llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
                       "nothing is swapped or recomputed\n";
     lap("swap auto");

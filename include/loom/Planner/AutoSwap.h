@@ -4,7 +4,9 @@
 // sheds its excess by swapping activations to host memory or by
 // recomputing them, whichever the cluster spec prices cheaper for that
 // stage: the swap copies' time not hidden behind the compute between each
-// copy's start and its wait, against the recomputed flops.
+// copy's start and its wait, against the recomputed flops. Under
+// pipelines, sending the excess to neighbouring stages instead (peer) is
+// priced against that choice by playing both programs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,20 @@ struct StageShedding {
   bool swap = false;
 };
 
+/// What --swap auto priced for the other way under pipelines: sending each
+/// stage's excess to neighbouring stages with room (--swap peer, Mbapp's
+/// balance), against the per-stage choice. Both programs are compiled and
+/// played on the spec (playProgram), since a peer's transfers and the
+/// neighbour's extra memory concern two stages at once.
+struct PeerPricing {
+  /// Played step time, seconds (negative when that program was not
+  /// compiled).
+  double peerStep = -1, perStageStep = -1;
+  /// Why peer was not a candidate (one stage; no neighbour has room).
+  std::string unavailable;
+  bool chosen = false;
+};
+
 /// Resolves `options.swap == automatic` (needs `options.deviceMemory`):
 /// trial compiles (their diagnostics kept back) give each stage's device
 /// peak unconstrained, the swap copies `--swap host` would make, and the
@@ -40,11 +56,14 @@ struct StageShedding {
 /// budget takes the cheaper on `spec` (ties to swap, which computes
 /// nothing twice). Sets `options.swap` (host when a stage swaps, else
 /// none) and `options.recompute`/`stageRecompute`/`stageRecomputeBytes`
-/// (the recomputing stages' choices); fills `decisions`. Returns the error
-/// when a stage fits neither way.
+/// (the recomputing stages' choices); fills `decisions`. Under pipelines
+/// the program those choices make is played against the one `--swap peer`
+/// makes, and the faster wins (`peer`; then `options.swap` is peer and
+/// nothing is recomputed). Returns the error when a stage fits no way.
 std::string resolveAutoSwap(ModuleOp module, TrainingOptions &options,
                             const ClusterSpec &spec,
-                            std::vector<StageShedding> &decisions);
+                            std::vector<StageShedding> &decisions,
+                            PeerPricing &peer);
 
 } // namespace planner
 } // namespace loom
