@@ -168,6 +168,39 @@ def test_nvcc_compiles_emitted_source(example, precision, tmp_path):
     assert (tmp_path / "step.o").stat().st_size > 0
 
 
+def test_block_reductions_train_like_cpu(tmp_path):
+    """Reductions of 256 or more elements per output fold them with a block
+    of threads (one block per output, a tree in shared memory, launched by
+    LOOM_LAUNCH_PHASED): here gradient clipping's squared norms over each
+    weight. Emulated phase by phase, the clipped run logs the CPU
+    program's losses (a wrong norm would scale every update wrongly: the
+    clip at 0.01 is active, the unclipped losses differ); nvcc, where
+    installed, compiles the source."""
+    _, args, names, m = import_example("mlp_example", tmp_path)
+    data = write_data(tmp_path / "data",
+                      make_data(names, args, 3, CLASSES["mlp_example"], seed=7))
+    clipped = dict(OPTIONS, clip_grad_norm=0.01)
+    cpu = m.compile(outdir=tmp_path / "cpu", **clipped)
+    cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
+                     **clipped)
+    source = (tmp_path / "cuda" / "step.cu").read_text()
+    assert "LOOM_LAUNCH_PHASED(" in source
+    assert "__shared__ double partial[256];" in source
+    expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv")
+    got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv")
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    free = m.compile(outdir=tmp_path / "free", **OPTIONS).train(
+        data, STEPS, log=tmp_path / "free.csv")
+    assert not np.allclose(got[1:], free[1:], rtol=1e-4)
+    compiler = nvcc()
+    if compiler is not None:
+        proc = subprocess.run([compiler, "-std=c++17", "-c", "-I", str(ROOT / "include"),
+                               "-Xcompiler=-Wall,-Wextra", "-Werror=all-warnings",
+                               str(tmp_path / "cuda" / "step.cu"), "-o",
+                               str(tmp_path / "step.o")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
 def test_gpu_program_without_gpu_says_so(tmp_path):
     """`loomc --target cuda` (nvcc, cuBLAS, NCCL) builds a program that, on
     a machine without a GPU, exits non-zero saying no CUDA device was

@@ -9,6 +9,15 @@
 //    LOOM_LAUNCH(kernel, grid, block, stream, args...) sets while it calls
 //    the kernel once per block and thread, in order, on the calling thread
 //    (before it returns: a launch is synchronous);
+//  - a kernel with __syncthreads barriers is written in phases: the code
+//    between two barriers runs under `if (LOOM_IN_PHASE(phase))`, `phase`
+//    counting the barriers passed, and only shared memory carries values
+//    across a barrier. LOOM_LAUNCH_PHASED(kernel, grid, block, phases,
+//    stream, args...) runs each block's threads through phase 0, then all
+//    through phase 1, and so on (on a GPU, LOOM_IN_PHASE is true and the
+//    barriers are real); __syncthreads does nothing here, and __shared__
+//    variables are function statics, one per block since blocks run one
+//    after the other;
 //  - a small part of the CUDA runtime API (cudaMalloc, cudaFree,
 //    cudaMemcpy[Async], cudaMemset, streams and events) works on host
 //    memory, synchronously;
@@ -27,9 +36,7 @@
 // What it cannot check: data races between threads and blocks (they run
 // one after the other, so a kernel that is only correct sequentially
 // passes), real concurrency of streams and of communication with compute
-// (everything is synchronous here), __syncthreads and shared memory (not
-// provided: a kernel that uses them does not compile), warp-level
-// behaviour, memory coalescing, occupancy, register and shared-memory
+// (everything is synchronous here), warp-level behaviour, memory coalescing, occupancy, register and shared-memory
 // limits, device-only numerics (fast-math intrinsics, fused multiply-add
 // contraction, the GPU's libm) and the real cuBLAS/NCCL: the device check
 // (utils/device_check.py, run on a GPU machine) trains the emitted programs
@@ -84,6 +91,47 @@ template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
 }
 } // namespace cuda_emulation
 } // namespace loom
+
+/// The phase of a phased kernel (LOOM_LAUNCH_PHASED) that the emulated
+/// threads are running.
+namespace loom {
+namespace cuda_emulation {
+inline thread_local int phase = 0;
+
+/// Runs `body` for every thread of each block, `phases` times: phase 0 for
+/// all the block's threads, then phase 1, and so on.
+template <typename Body>
+void launchPhased(dim3 grid, dim3 block, int phases, Body body) {
+  gridDim = grid;
+  blockDim = block;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = uint3(bx, by, bz);
+        for (int p = 0; p < phases; ++p) {
+          phase = p;
+          for (unsigned tz = 0; tz < block.z; ++tz)
+            for (unsigned ty = 0; ty < block.y; ++ty)
+              for (unsigned tx = 0; tx < block.x; ++tx) {
+                threadIdx = uint3(tx, ty, tz);
+                body();
+              }
+        }
+      }
+  phase = 0;
+}
+} // namespace cuda_emulation
+} // namespace loom
+
+#define __shared__ static
+inline void __syncthreads() {}
+#define LOOM_IN_PHASE(p) ((p) == ::loom::cuda_emulation::phase)
+#define LOOM_LAUNCH_PHASED(kernel, grid, block, phases, stream, ...)           \
+  do {                                                                         \
+    (void)(stream);                                                            \
+    ::loom::cuda_emulation::launchPhased(dim3(grid), dim3(block), (phases),    \
+                                         [&] { kernel(__VA_ARGS__); });        \
+  } while (0)
 
 using loom::cuda_emulation::blockDim;
 using loom::cuda_emulation::blockIdx;

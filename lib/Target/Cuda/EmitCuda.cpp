@@ -167,8 +167,7 @@ void Emitter::printStep() {
       << "  (void)hostStepArena; // the arena is the device's\n"
       << "  (void)args; // a stage may take no arguments\n"
       << "  Device &device = deviceOf(ctx);\n"
-      << "  char *arena = device.arena;\n"
-      << "  (void)arena;\n";
+      << "  [[maybe_unused]] char *arena = device.arena;\n";
   if (!kernels.empty())
     out << "  cudaStream_t stream = "
            "static_cast<cudaStream_t>(cuda::computeStream(ctx));\n";

@@ -36,6 +36,16 @@ private:
   LogicalResult emitKernel(loomrt::KernelOp op) override;
   LogicalResult emitReduce(loomrt::ReduceOp op) override;
   LogicalResult emitIota(loomrt::IotaOp op) override;
+  /// A reduction of at least kBlockReduceMin elements per output, with at
+  /// most maxBlocks outputs: one block per output, a tree in shared
+  /// memory (`acc`: the accumulator type, `init` its start).
+  LogicalResult emitBlockReduce(loomrt::ReduceOp op,
+                                const emit::ReduceGeometry &g,
+                                StringRef comment, StringRef acc,
+                                StringRef init);
+  /// Reductions of this many elements per output or more fold them with a
+  /// block of threads; shorter ones with one thread per output.
+  static constexpr int64_t kBlockReduceMin = 256;
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;
   std::string libraryCall(StringRef fn, bool cpuTakesCtx) override;

@@ -6,7 +6,13 @@
 // element per iteration (the same scalar body as the CPU's), loomrt.reduce
 // one output per iteration (its reduced dimensions a serial loop nest with
 // a double or int64 accumulator, in the CPU's order, so the sums are the
-// CPU's bit for bit), iota and copy one element. The step launches each
+// CPU's bit for bit), iota and copy one element. A reduction of at least
+// 256 elements per output (a bias gradient over many rows, a norm over a
+// weight) would leave most of the GPU idle that way: it is one block per
+// output instead, each thread folding a strided slice, the partials halved
+// in shared memory (double or int64, so only the order of the additions
+// differs from the CPU's), written in phases between barriers so that the
+// emulation runs it (LOOM_LAUNCH_PHASED, CudaEmulation.h). The step launches each
 // with LOOM_LAUNCH(kernel, grid, block, stream, buffers...) on the
 // runtime's compute stream: `block` threads (256, fewer for small ops, a
 // multiple of 32) and enough blocks to give each thread one element, at
@@ -31,20 +37,22 @@ using namespace mlir::loom;
 using namespace mlir::loom::emit;
 using mlir::loom::emit_cuda::Emitter;
 
-/// Prints `const int64_t <prefix>d = ...;` from the flat index `i` of a
-/// dense `shape`, for the dimensions d that some stride list in `uses`
-/// reads (non-zero stride); the others would be unused variables.
+/// Prints `const int64_t <prefix>d = ...;` from the flat index `flat`
+/// of a dense `shape`, for the dimensions d that some stride list in
+/// `uses` reads (non-zero stride); the others would be unused variables.
 static void printUnflatten(llvm::raw_ostream &s, int indent, StringRef prefix,
                            ArrayRef<int64_t> shape,
-                           ArrayRef<ArrayRef<int64_t>> uses) {
+                           ArrayRef<ArrayRef<int64_t>> uses,
+                           StringRef flat = "i") {
   SmallVector<int64_t> dense = computeStrides(shape);
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
     if (llvm::none_of(uses, [&](ArrayRef<int64_t> u) {
           return d < static_cast<int64_t>(u.size()) && u[d] != 0;
         }))
       continue;
-    std::string expr = dense[d] == 1 ? std::string("i")
-                                     : "i / " + std::to_string(dense[d]);
+    std::string expr = dense[d] == 1
+                           ? flat.str()
+                           : (flat + " / " + Twine(dense[d])).str();
     if (d > 0)
       expr = (dense[d] == 1 ? expr : "(" + expr + ")") + " % " +
              std::to_string(shape[d]);
@@ -132,6 +140,10 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
     init = isFloat ? "-HUGE_VAL" : "INT64_MIN";
     break;
   }
+  int64_t outputs = numElements(g.keptSizes);
+  int64_t reduced = numElements(g.reducedSizes);
+  if (reduced >= kBlockReduceMin && outputs <= options.maxBlocks)
+    return emitBlockReduce(op, g, comment, acc, init);
   // One thread per output element; the reduced dimensions in the CPU's
   // order.
   return emitGlobal(
@@ -151,6 +163,80 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                     << cppType(type) << ">(" << value << ");\n";
         return success();
       });
+}
+
+LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
+                                       const ReduceGeometry &g,
+                                       StringRef comment, StringRef acc,
+                                       StringRef init) {
+  Type type = elementType(op.getInput());
+  bool isFloat = isa<FloatType>(type);
+  bool max = op.getKind() == loomrt::ReduceKind::max;
+  // A power of two for the tree, within CUDA's 1024 threads per block.
+  int64_t threads = static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+      std::clamp<int64_t>(options.blockSize, 32, 1024))));
+  int64_t outputs = numElements(g.keptSizes);
+  int64_t reduced = numElements(g.reducedSizes);
+  SmallVector<Value> params = distinct({op.getInput(), op.getOutput()});
+  line() << "// " << comment << "\n";
+  FailureOr<std::string> kernel = outlineKernel(
+      ("reduce_" + stringifyEnum(op.getKind()) + "_block").str(),
+      "__global__ void", "", params, {op.getOutput()},
+      [&](llvm::raw_ostream &s) {
+        s << "  // One block per output: its threads fold strided slices of "
+             "the reduced\n"
+             "  // elements, then halve the partials in shared memory. "
+             "Barriers split the\n"
+             "  // kernel into phases (LOOM_IN_PHASE: what emulation runs "
+             "one at a time).\n";
+        s << "  __shared__ " << acc << " partial[" << threads << "];\n";
+        s << "  const int64_t i = blockIdx.x;\n";
+        printUnflatten(s, 2, "k", g.keptSizes, {g.keptStrides});
+        s << "  const int64_t base = " << indexExpr("k", g.keptStrides)
+          << ";\n";
+        s << "  int phase = 0;\n";
+        s << "  if (LOOM_IN_PHASE(phase)) {\n";
+        s << "    " << acc << " acc = " << init << ";\n";
+        s << "    for (int64_t j = threadIdx.x; j < " << reduced
+          << "; j += blockDim.x) {\n";
+        printUnflatten(s, 6, "r", g.reducedSizes, {g.reducedStrides}, "j");
+        printReduceStep(op, g, acc, isFloat, s, 6);
+        s << "    }\n";
+        s << "    partial[threadIdx.x] = acc;\n";
+        s << "  }\n";
+        s << "  __syncthreads();\n";
+        s << "  ++phase;\n";
+        s << "  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {\n";
+        s << "    if (LOOM_IN_PHASE(phase) && threadIdx.x < half) {\n";
+        s << "      const " << acc << " x = partial[threadIdx.x + half];\n";
+        if (max && isFloat)
+          s << "      const " << acc << " a = partial[threadIdx.x];\n"
+            << "      if (a == a && (x != x || x > a))\n"
+            << "        partial[threadIdx.x] = x;\n";
+        else if (max)
+          s << "      if (x > partial[threadIdx.x])\n"
+            << "        partial[threadIdx.x] = x;\n";
+        else
+          s << "      partial[threadIdx.x] += x;\n";
+        s << "    }\n";
+        s << "    __syncthreads();\n";
+        s << "    ++phase;\n";
+        s << "  }\n";
+        s << "  if (LOOM_IN_PHASE(phase) && threadIdx.x == 0)\n";
+        s << "    " << name(op.getOutput()) << "[i] = static_cast<"
+          << cppType(type) << ">(" << reduceResult(op, g, "partial[0]")
+          << ");\n";
+        return success();
+      });
+  if (failed(kernel))
+    return failure();
+  // The first phase, one per halving, the last.
+  int64_t phases = 2 + llvm::Log2_64(static_cast<uint64_t>(threads));
+  line() << "LOOM_LAUNCH_PHASED(" << *kernel << ", " << outputs << ", "
+         << threads << ", " << phases << ", stream, " << joinNames(params)
+         << ");\n";
+  line() << "cuda::checkKernelLaunch(ctx, " << cppQuote(*kernel) << ");\n";
+  return success();
 }
 
 LogicalResult Emitter::emitIota(loomrt::IotaOp iota) {
