@@ -12,9 +12,9 @@
 // output instead, each thread folding a strided slice, the partials halved
 // in shared memory (double or int64, so only the order of the additions
 // differs from the CPU's), written in phases between barriers so that the
-// emulation runs it (LOOM_LAUNCH_PHASED, CudaEmulation.h). The step launches each
-// with LOOM_LAUNCH(kernel, grid, block, stream, buffers...) on the
-// runtime's compute stream: `block` threads (256, fewer for small ops, a
+// emulation runs it (LOOM_LAUNCH_PHASED, CudaEmulation.h). The step
+// launches each other kernel with LOOM_LAUNCH(kernel, grid, block, stream,
+// buffers...) on the runtime's compute stream: `block` threads (256, fewer for small ops, a
 // multiple of 32) and enough blocks to give each thread one element, at
 // most EmitCudaOptions::maxBlocks.
 //
