@@ -37,8 +37,9 @@
 // one after the other, so a kernel that is only correct sequentially
 // passes), real concurrency of streams and of communication with compute
 // (everything is synchronous here), warp-level behaviour, memory
-// coalescing, occupancy, register and shared-memory limits, device-only numerics (fast-math intrinsics, fused multiply-add
-// contraction, the GPU's libm) and the real cuBLAS/NCCL: the device check
+// coalescing, occupancy, register and shared-memory limits, device-only
+// numerics (fast-math intrinsics, fused multiply-add contraction, the
+// GPU's libm) and the real cuBLAS/NCCL: the device check
 // (utils/device_check.py, run on a GPU machine) trains the emitted programs
 // there against the CPU's losses and times them against PyTorch.
 //
