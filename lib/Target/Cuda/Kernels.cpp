@@ -15,8 +15,8 @@
 // emulation runs it (LOOM_LAUNCH_PHASED, CudaEmulation.h). The step
 // launches each other kernel with LOOM_LAUNCH(kernel, grid, block, stream,
 // buffers...) on the runtime's compute stream: `block` threads (256, fewer
-// for small ops, a multiple of 32) and enough blocks to give each thread one element, at
-// most EmitCudaOptions::maxBlocks.
+// for small ops, a multiple of 32) and enough blocks to give each thread
+// one element, at most EmitCudaOptions::maxBlocks.
 //
 // The parameters of a kernel are the buffers it reads and writes (p0,
 // p1, ...: EmitterBase::outlineKernel), so identical kernels of different
