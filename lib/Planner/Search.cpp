@@ -107,7 +107,7 @@ struct StageSums {
   double layerForward = 0, layerForwardComm = 0;
   double saved = 0, attentionSaved = 0, layerInputs = 0, outsideSaved = 0,
          maxLayerSaved = 0, commOutputs = 0;
-  double params = 0, paramElements = 0;
+  double params = 0, paramElements = 0, paramTensors = 0;
   double inBytes = 0, outBytes = 0;
   bool hasLayers = false;
 };
@@ -163,6 +163,7 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
       layer = op.layer;
       for (unsigned p : op.params)
         if (held.insert(p).second) {
+          s.paramTensors += 1;
           s.params += profile.params[p].bytes;
           s.paramElements += profile.params[p].elements;
         }
@@ -246,6 +247,13 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     sw.gradAllReduce = cm.allReduceTime(gradBytes, dp, P * tp);
     double buckets = std::max(1.0, std::ceil(gradBytes / kBucketBytes));
     sw.gradAllReduceHidden = sw.gradAllReduce * (buckets - 1) / buckets;
+    // loom-data-parallel concatenates the gradients into each bucket and
+    // splits them out again: per direction a copy kernel per parameter,
+    // reading and writing its gradient.
+    if (dp > 1)
+      sw.bucketCopy =
+          s.paramTensors * spec.efficiency.launch +
+          2.0 * gradBytes / (spec.gpu.memoryBandwidth * spec.efficiency.memory);
     double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
     sw.optimizer =
         phases.optimizer * optimizerTime(s.paramElements, w, adam, spec);

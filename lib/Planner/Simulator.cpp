@@ -140,20 +140,25 @@ SimResult mlir::loom::planner::simulateStep(
     const StageWork &w = stages[k];
     double pipelineEnd = freeAt[k];
     double lastBackward = w.backward + w.recompute;
-    // The all-reduce starts with the last backward's first bucket; what it
-    // cannot hide runs after it.
+    // The gradients go into their buckets; the all-reduce starts with the
+    // last backward's first bucket; what it cannot hide runs after it.
+    double copiedIn = pipelineEnd + w.bucketCopy;
+    record(k, "compute", "gradients into buckets", pipelineEnd, copiedIn);
     double hidden = std::min({w.gradAllReduceHidden, lastBackward,
                               w.gradAllReduce});
-    double arBegin = pipelineEnd - hidden;
+    double arBegin = copiedIn - hidden;
     double arEnd = arBegin + w.gradAllReduce;
-    double updateBegin = std::max(pipelineEnd, arEnd);
+    double copiedOut = std::max(copiedIn, arEnd) + w.bucketCopy;
+    record(k, "compute", "gradients out of buckets", copiedOut - w.bucketCopy,
+           copiedOut);
+    double updateBegin = copiedOut;
     double end = updateBegin + w.optimizer;
     record(k, "dp", "dp all-reduce", arBegin, arEnd);
     record(k, "compute", "optimizer", updateBegin, end);
-    result.busy[k] += w.optimizer;
+    result.busy[k] += w.optimizer + 2.0 * w.bucketCopy;
     step = std::max(step, end);
     exposed[k] = M * (w.forwardComm + w.backwardComm) +
-                 std::max(0.0, arEnd - pipelineEnd);
+                 std::max(0.0, arEnd - copiedIn);
   }
   result.stepTime = step;
   for (int64_t k = 0; k < P; ++k) {

@@ -41,6 +41,10 @@ struct StageWork {
   /// The data-parallel gradient all-reduce, the part of it hidden behind
   /// the last backward at best (its first buckets), and the update.
   double gradAllReduce = 0, gradAllReduceHidden = 0, optimizer = 0;
+  /// Copying the gradients into their all-reduce buckets, and out of them
+  /// again (each way; 0 without data parallelism): the all-reduce starts
+  /// after the first, the update after the second.
+  double bucketCopy = 0;
   /// Device bytes: what the stage holds throughout (parameters,
   /// gradients, optimizer state, buffers, the reserve) and what one
   /// micro-batch's forward keeps until its backward.
