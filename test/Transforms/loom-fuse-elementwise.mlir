@@ -91,16 +91,44 @@ func.func @broadcast_and_splat(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor
 
 // -----
 
-// A non-elementwise user ends the chain: the reduction reads its operand
-// from a buffer.
-// CHECK-LABEL: func.func @reduction_ends_chain
-// CHECK-NEXT: loom.exp %arg0 : tensor<4xf32>
+// A reduction folds its operand's chain in its own loop when the chain is
+// read only by it and reads every input at the reduced tensor's index: the
+// chain is marked, and nothing is written between the product and the sum.
+// CHECK-LABEL: func.func @reduction_folds_chain
+// CHECK-NEXT: loom.exp %arg0 {loom.fused} : tensor<2x4xf32>
+// CHECK-NEXT: loom.mul %{{.*}}, %arg1 {loom.fused} : tensor<2x4xf32>
 // CHECK-NEXT: loom.reduce_sum
-// CHECK-NOT: loom.fused
-func.func @reduction_ends_chain(%x: tensor<4xf32>) -> tensor<f32> {
-  %e = loom.exp %x : tensor<4xf32>
-  %s = loom.reduce_sum %e, dims = [0] : tensor<4xf32> -> tensor<f32>
-  return %s : tensor<f32>
+func.func @reduction_folds_chain(%x: tensor<2x4xf32>, %y: tensor<2x4xf32>) -> tensor<2xf32> {
+  %e = loom.exp %x : tensor<2x4xf32>
+  %p = loom.mul %e, %y : tensor<2x4xf32>
+  %s = loom.reduce_sum %p, dims = [1] : tensor<2x4xf32> -> tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+// Not when the chain reads a broadcast tensor (it would be read through
+// strides), nor when the reduction's operand has another reader. A splat
+// constant is a scalar: that chain folds.
+// CHECK-LABEL: func.func @reduction_keeps_chain
+// CHECK-NEXT: loom.broadcast
+// CHECK-NEXT: loom.mul %arg0, %{{.*}} : tensor<2x4xf32>
+// CHECK-NEXT: loom.reduce_max
+// CHECK-NEXT: loom.exp %arg0 : tensor<2x4xf32>
+// CHECK-NEXT: loom.reduce_sum
+// CHECK-NEXT: loom.constant
+// CHECK-NEXT: loom.mul %arg0, %{{.*}} {loom.fused} : tensor<2x4xf32>
+// CHECK-NEXT: loom.reduce_mean
+func.func @reduction_keeps_chain(%x: tensor<2x4xf32>, %g: tensor<4xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2x4xf32>, tensor<2xf32>) {
+  %gb = loom.broadcast %g, dims = [1] : tensor<4xf32> -> tensor<2x4xf32>
+  %p = loom.mul %x, %gb : tensor<2x4xf32>
+  %m = loom.reduce_max %p, dims = [1] : tensor<2x4xf32> -> tensor<2xf32>
+  %e = loom.exp %x : tensor<2x4xf32>
+  %s = loom.reduce_sum %e, dims = [1] : tensor<2x4xf32> -> tensor<2xf32>
+  %two = loom.constant dense<2.0> : tensor<2x4xf32>
+  %q = loom.mul %x, %two : tensor<2x4xf32>
+  %n = loom.reduce_mean %q, dims = [1] : tensor<2x4xf32> -> tensor<2xf32>
+  return %m, %s, %e, %n : tensor<2xf32>, tensor<2xf32>, tensor<2x4xf32>, tensor<2xf32>
 }
 
 // -----

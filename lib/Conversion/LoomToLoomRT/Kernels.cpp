@@ -234,23 +234,24 @@ struct KernelInput {
   SmallVector<int64_t> strides;
 };
 
-/// One loomrt.kernel computing `members` (elementwise ops in program order,
-/// the last one, `root`, giving the loop shape) and writing `result` (the
-/// value the group produces); returns the buffer written.
-FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
-                             ConversionPatternRewriter &rewriter,
-                             LoweringState &state) {
-  Operation *root = members.back();
-  ArrayRef<int64_t> loopShape =
-      cast<ShapedType>(root->getResult(0).getType()).getShape();
-  MLIRContext *ctx = root->getContext();
-
-  // External inputs (deduplicated by value), scalars for splat constants,
-  // strided reads for broadcasts and single-use transposes.
+/// What a fusion group reads: its external inputs (deduplicated by
+/// value, in first-use order: the body must not depend on pointer values)
+/// and its splat constants, read as scalars.
+struct GroupInputs {
   SmallVector<KernelInput> inputs;
   llvm::MapVector<Value, unsigned> inputIndex; // loom value -> inputs index
-  // In first-use order: the kernel body must not depend on pointer values.
   llvm::MapVector<Value, Attribute> splats;
+};
+
+/// The inputs of `members` (a fusion group in program order) over
+/// `loopShape`: splat constants (possibly broadcast) as scalars, strided
+/// reads for broadcasts and single-use transposes, the rest dense.
+FailureOr<GroupInputs> collectInputs(ArrayRef<Operation *> members,
+                                     ArrayRef<int64_t> loopShape,
+                                     ConversionPatternRewriter &rewriter,
+                                     LoweringState &state) {
+  GroupInputs group;
+  auto &[inputs, inputIndex, splats] = group;
   DenseSet<Operation *> memberSet(members.begin(), members.end());
   for (Operation *member : members) {
     for (Value operand : member->getOperands()) {
@@ -299,56 +300,34 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
       inputs.push_back(std::move(input));
     }
   }
+  return group;
+}
 
-  Value out = state.destination(result, root, rewriter);
-
-  SmallVector<Value> inBuffers;
-  bool anyStrided = false;
-  for (const KernelInput &input : inputs) {
-    inBuffers.push_back(input.buffer);
-    anyStrided |= !input.strides.empty();
-  }
-  ArrayAttr inStrides;
-  if (anyStrided) {
-    SmallVector<int64_t> dense = computeStrides(loopShape);
-    SmallVector<Attribute> strideAttrs;
-    for (const KernelInput &input : inputs)
-      strideAttrs.push_back(DenseI64ArrayAttr::get(
-          ctx, input.strides.empty() ? ArrayRef<int64_t>(dense)
-                                     : ArrayRef<int64_t>(input.strides)));
-    inStrides = ArrayAttr::get(ctx, strideAttrs);
-  }
-  SmallVector<std::string> names;
-  for (Operation *member : members)
-    names.push_back(member->getName().stripDialect().str());
+/// Builds, at the end of `body` (one argument per input of `group`), the
+/// scalar computation of `members` and yields the root's (the last
+/// member's) value: bf16 inputs are widened once, each bf16 member's
+/// result is rounded to bf16 (and computed in f32); the root's is narrowed
+/// to `yieldType` when that is bf16 and, when `roundRoot`, first rounded
+/// to its own storage type as a stored value would be.
+void buildGroupBody(Block *body, ArrayRef<Operation *> members,
+                    const GroupInputs &group, Type yieldType, bool roundRoot,
+                    ConversionPatternRewriter &rewriter) {
+  Operation *root = members.back();
   Location loc = root->getLoc();
-  auto kernel = loomrt::KernelOp::create(
-      rewriter, loc, inBuffers, ValueRange{out},
-      rewriter.getStringAttr(llvm::join(names, "+")), inStrides);
-
-  OpBuilder::InsertionGuard guard(rewriter);
-  SmallVector<Type> argTypes;
-  for (const KernelInput &input : inputs)
-    argTypes.push_back(cast<MemRefType>(input.buffer.getType()).getElementType());
-  Block *body = rewriter.createBlock(&kernel.getBody(), {}, argTypes,
-                                     SmallVector<Location>(argTypes.size(), loc));
-  // bf16 inputs are widened once, each bf16 member's result is rounded to
-  // bf16 (and computed in f32), and a bf16 output is narrowed at the store.
   DenseMap<Value, Value> scalars;
   Type f32 = rewriter.getF32Type();
-  for (auto [value, index] : inputIndex) {
+  for (auto [value, index] : group.inputIndex) {
     Value arg = body->getArgument(index);
     scalars[value] = arg.getType().isBF16()
                          ? Value(arith::ExtFOp::create(rewriter, loc, f32, arg))
                          : arg;
   }
-  for (auto [value, attr] : splats) {
+  for (auto [value, attr] : group.splats) {
     auto typed = cast<TypedAttr>(attr);
     if (auto f = dyn_cast<FloatAttr>(attr); f && f.getType().isBF16())
       typed = rewriter.getF32FloatAttr(f.getValueAsDouble());
     scalars[value] = arith::ConstantOp::create(rewriter, loc, typed);
   }
-  Type outElement = cast<MemRefType>(out.getType()).getElementType();
   for (Operation *member : members) {
     SmallVector<Value> operands;
     for (Value operand : member->getOperands())
@@ -356,16 +335,80 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
     // Checked before the conversion (checkScalarLowering).
     Value scalar = scalarize(member, operands, rewriter);
     scalars[member->getResult(0)] =
-        member == root ? scalar // rounded by the store
-                       : roundToStorage(scalar,
-                                        getElementTypeOrSelf(
-                                            member->getResult(0).getType()),
-                                        rewriter, loc);
+        member == root && !roundRoot
+            ? scalar // rounded by the store
+            : roundToStorage(scalar,
+                             getElementTypeOrSelf(
+                                 member->getResult(0).getType()),
+                             rewriter, loc);
   }
-  Value stored = scalars.lookup(root->getResult(0));
-  if (outElement.isBF16())
-    stored = arith::TruncFOp::create(rewriter, loc, outElement, stored);
-  loomrt::YieldOp::create(rewriter, loc, ValueRange{stored});
+  Value yielded = scalars.lookup(root->getResult(0));
+  if (yieldType.isBF16() && !yielded.getType().isBF16())
+    yielded = arith::TruncFOp::create(rewriter, loc, yieldType, yielded);
+  loomrt::YieldOp::create(rewriter, loc, ValueRange{yielded});
+}
+
+/// The element types of `group`'s inputs: its body's arguments.
+SmallVector<Type> argumentTypes(const GroupInputs &group) {
+  SmallVector<Type> types;
+  for (const KernelInput &input : group.inputs)
+    types.push_back(cast<MemRefType>(input.buffer.getType()).getElementType());
+  return types;
+}
+
+/// The members' names joined by '+': the kernel's origin.
+std::string groupName(ArrayRef<Operation *> members) {
+  SmallVector<std::string> names;
+  for (Operation *member : members)
+    names.push_back(member->getName().stripDialect().str());
+  return llvm::join(names, "+");
+}
+
+/// One loomrt.kernel computing `members` (elementwise ops in program order,
+/// the last one, `root`, giving the loop shape) and writing `result` (the
+/// value the group produces); returns the buffer written.
+FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
+                             ConversionPatternRewriter &rewriter,
+                             LoweringState &state) {
+  Operation *root = members.back();
+  ArrayRef<int64_t> loopShape =
+      cast<ShapedType>(root->getResult(0).getType()).getShape();
+  MLIRContext *ctx = root->getContext();
+  FailureOr<GroupInputs> group =
+      collectInputs(members, loopShape, rewriter, state);
+  if (failed(group))
+    return failure();
+
+  Value out = state.destination(result, root, rewriter);
+
+  SmallVector<Value> inBuffers;
+  bool anyStrided = false;
+  for (const KernelInput &input : group->inputs) {
+    inBuffers.push_back(input.buffer);
+    anyStrided |= !input.strides.empty();
+  }
+  ArrayAttr inStrides;
+  if (anyStrided) {
+    SmallVector<int64_t> dense = computeStrides(loopShape);
+    SmallVector<Attribute> strideAttrs;
+    for (const KernelInput &input : group->inputs)
+      strideAttrs.push_back(DenseI64ArrayAttr::get(
+          ctx, input.strides.empty() ? ArrayRef<int64_t>(dense)
+                                     : ArrayRef<int64_t>(input.strides)));
+    inStrides = ArrayAttr::get(ctx, strideAttrs);
+  }
+  Location loc = root->getLoc();
+  auto kernel = loomrt::KernelOp::create(
+      rewriter, loc, inBuffers, ValueRange{out},
+      rewriter.getStringAttr(groupName(members)), inStrides);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<Type> argTypes = argumentTypes(*group);
+  Block *body = rewriter.createBlock(&kernel.getBody(), {}, argTypes,
+                                     SmallVector<Location>(argTypes.size(), loc));
+  buildGroupBody(body, members, *group,
+                 cast<MemRefType>(out.getType()).getElementType(),
+                 /*roundRoot=*/false, rewriter);
   return out;
 }
 
@@ -489,9 +532,54 @@ public:
 
   LogicalResult lower(ReduceOp reduce, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
+    Operation *producer = reduce.getOperand().getDefiningOp();
+    if (producer && isFusedIntoUser(producer))
+      return lowerFused(reduce, groupOf(producer), rewriter);
     Value out = this->define(reduce.getResult(), rewriter);
     loomrt::ReduceOp::create(rewriter, reduce.getLoc(), adaptor.getOperand(),
                              out, kind, reduce.getDims(), originOf(reduce));
+    rewriter.replaceOp(reduce, out);
+    return success();
+  }
+
+private:
+  /// The reduction of the value `members` (the elementwise group fused
+  /// into it, loom-fuse-elementwise) compute: one loomrt.reduce whose body
+  /// computes each element from the group's inputs, all read at the
+  /// reduced tensor's index (the fusion pass admits no strided input).
+  LogicalResult lowerFused(ReduceOp reduce, ArrayRef<Operation *> members,
+                           ConversionPatternRewriter &rewriter) const {
+    ArrayRef<int64_t> loopShape =
+        cast<ShapedType>(reduce.getOperand().getType()).getShape();
+    FailureOr<GroupInputs> group =
+        collectInputs(members, loopShape, rewriter, this->state);
+    if (failed(group))
+      return failure();
+    SmallVector<Value> ins;
+    for (const KernelInput &input : group->inputs) {
+      if (!input.strides.empty())
+        return reduce.emitOpError(
+            "convert-loom-to-loomrt: an input of the elementwise ops fused "
+            "into this reduction is read through strides; rerun "
+            "loom-fuse-elementwise on the unmarked program");
+      ins.push_back(input.buffer);
+    }
+    Value out = this->define(reduce.getResult(), rewriter);
+    Location loc = reduce.getLoc();
+    auto fused = loomrt::ReduceOp::create(
+        rewriter, loc, ins, out, kind, reduce.getDims(),
+        rewriter.getStringAttr(groupName(members) + "+" +
+                               originOf(reduce).getValue()));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      SmallVector<Type> argTypes = argumentTypes(*group);
+      Block *body =
+          rewriter.createBlock(&fused.getBody(), {}, argTypes,
+                               SmallVector<Location>(argTypes.size(), loc));
+      buildGroupBody(body, members, *group,
+                     cast<MemRefType>(out.getType()).getElementType(),
+                     /*roundRoot=*/true, rewriter);
+    }
     rewriter.replaceOp(reduce, out);
     return success();
   }

@@ -217,14 +217,36 @@ LogicalResult EmitterBase::emitSpecs() {
 // Kernel bodies
 //===----------------------------------------------------------------------===//
 
-void EmitterBase::printReduceStep(loomrt::ReduceOp op,
+LogicalResult EmitterBase::printReduceStep(loomrt::ReduceOp op,
                                   const ReduceGeometry &g, StringRef accType,
                                   bool isFloat, llvm::raw_ostream &s,
                                   int indent, StringRef acc,
                                   StringRef column) {
-  s.indent(indent) << "const " << accType << " x = " << name(op.getInput())
-                   << "[base + " << indexExpr("r", g.reducedStrides)
-                   << (column.empty() ? "" : " + ") << column << "];\n";
+  std::string index = ("base + " + indexExpr("r", g.reducedStrides) +
+                       (column.empty() ? "" : " + ") + column)
+                          .str();
+  if (!op.isFused()) {
+    s.indent(indent) << "const " << accType << " x = " << name(op.getInput())
+                     << "[" << index << "];\n";
+  } else {
+    // The fused elementwise ops compute the element from every input at
+    // the same index (they are all of the reduced shape).
+    s.indent(indent) << "const int64_t e = " << index << ";\n";
+    Block &body = op.getBody().front();
+    DenseMap<Value, std::string> scalars;
+    for (auto [arg, in] : llvm::zip(body.getArguments(), op.getIns())) {
+      std::string x = "x" + std::to_string(scalars.size());
+      s.indent(indent) << "const " << cppType(arg.getType()) << " " << x
+                       << " = " << name(in) << "[e];\n";
+      scalars[arg] = x;
+    }
+    for (Operation &inner : body.without_terminator())
+      if (failed(emitScalar(&inner, scalars, s, indent)))
+        return failure();
+    Value folded = cast<loomrt::YieldOp>(body.getTerminator()).getValues()[0];
+    s.indent(indent) << "const " << accType << " x = "
+                     << scalars.lookup(folded) << ";\n";
+  }
   if (op.getKind() == loomrt::ReduceKind::max) {
     if (isFloat)
       s.indent(indent) << "if (" << acc << " == " << acc
@@ -235,6 +257,13 @@ void EmitterBase::printReduceStep(loomrt::ReduceOp op,
   } else {
     s.indent(indent) << acc << " += x;\n";
   }
+  return success();
+}
+
+SmallVector<Value> EmitterBase::reduceParams(loomrt::ReduceOp op) {
+  SmallVector<Value> buffers(op.getIns());
+  buffers.push_back(op.getOutput());
+  return distinct(buffers);
 }
 
 std::string EmitterBase::reduceResult(loomrt::ReduceOp op,

@@ -116,7 +116,7 @@ static unsigned keptInnerDims(loomrt::ReduceOp op) {
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ArrayRef<int64_t> dims = op.getDims();
   ReduceGeometry g(op);
-  Type type = elementType(op.getInput());
+  Type type = elementType(op.getOutput());
   bool isFloat = isa<FloatType>(type);
   const char *acc = isFloat ? "double" : "int64_t";
   std::string comment =
@@ -137,7 +137,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   unsigned inner = keptInnerDims(op);
   return emitFunction(
       ("reduce_" + stringifyEnum(op.getKind())).str(), comment,
-      distinct({op.getInput(), op.getOutput()}), {op.getOutput()},
+      reduceParams(op), {op.getOutput()},
       [&](llvm::raw_ostream &s) {
         if (inner)
           return printColumnReduce(s, op, g, inner, acc, init);
@@ -156,7 +156,9 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                            << indexExpr("k", g.keptStrides) << ";\n";
           {
             LoopNest rows(s, g.reducedSizes, "r", indent, false);
-            printReduceStep(op, g, acc, isFloat, s, rows.bodyIndent());
+            if (failed(printReduceStep(op, g, acc, isFloat, s,
+                                       rows.bodyIndent())))
+              return failure();
           }
           s.indent(indent) << name(op.getOutput()) << "["
                            << indexExpr("k", g.outStrides)
@@ -215,15 +217,16 @@ LogicalResult Emitter::printColumnReduce(llvm::raw_ostream &s,
     LoopNest rows(s, g.reducedSizes, "r", indent, false);
     int body = rows.bodyIndent();
     s.indent(body) << "for (int64_t c = 0; c < width; ++c) {\n";
-    printReduceStep(op, g, accType,
-                    isa<FloatType>(elementType(op.getInput())), s, body + 2,
-                    "acc[c]", "c");
+    if (failed(printReduceStep(op, g, accType,
+                               isa<FloatType>(elementType(op.getOutput())), s,
+                               body + 2, "acc[c]", "c")))
+      return failure();
     s.indent(body) << "}\n";
   }
   s.indent(indent) << "for (int64_t c = 0; c < width; ++c)\n";
   s.indent(indent + 2) << name(op.getOutput()) << "["
                        << indexExpr("k", outStrides) << " + c] = static_cast<"
-                       << cppType(elementType(op.getInput())) << ">("
+                       << cppType(elementType(op.getOutput())) << ">("
                        << reduceResult(op, g, "acc[c]") << ");\n";
   return success();
 }

@@ -123,7 +123,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
 
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ReduceGeometry g(op);
-  Type type = elementType(op.getInput());
+  Type type = elementType(op.getOutput());
   bool isFloat = isa<FloatType>(type);
   const char *acc = isFloat ? "double" : "int64_t";
   std::string comment = ("reduce " + stringifyEnum(op.getKind()) + " over [" +
@@ -148,7 +148,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   // order.
   return emitGlobal(
       ("reduce_" + stringifyEnum(op.getKind())).str(), comment,
-      numElements(g.keptSizes), distinct({op.getInput(), op.getOutput()}),
+      numElements(g.keptSizes), reduceParams(op),
       {op.getOutput()}, [&](llvm::raw_ostream &s) {
         printUnflatten(s, 4, "k", g.keptSizes, {g.keptStrides});
         s.indent(4) << acc << " acc = " << init << ";\n";
@@ -156,7 +156,9 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
                     << ";\n";
         {
           LoopNest inner(s, g.reducedSizes, "r", 4, false);
-          printReduceStep(op, g, acc, isFloat, s, inner.bodyIndent());
+          if (failed(printReduceStep(op, g, acc, isFloat, s,
+                                     inner.bodyIndent())))
+            return failure();
         }
         std::string value = reduceResult(op, g);
         s.indent(4) << name(op.getOutput()) << "[i] = static_cast<"
@@ -169,7 +171,7 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
                                        const ReduceGeometry &g,
                                        StringRef comment, StringRef acc,
                                        StringRef init) {
-  Type type = elementType(op.getInput());
+  Type type = elementType(op.getOutput());
   bool isFloat = isa<FloatType>(type);
   bool max = op.getKind() == loomrt::ReduceKind::max;
   // A power of two for the tree, within CUDA's 1024 threads per block.
@@ -177,7 +179,7 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
       std::clamp<int64_t>(options.blockSize, 32, 1024))));
   int64_t outputs = numElements(g.keptSizes);
   int64_t reduced = numElements(g.reducedSizes);
-  SmallVector<Value> params = distinct({op.getInput(), op.getOutput()});
+  SmallVector<Value> params = reduceParams(op);
   line() << "// " << comment << "\n";
   FailureOr<std::string> kernel = outlineKernel(
       ("reduce_" + stringifyEnum(op.getKind()) + "_block").str(),
@@ -200,7 +202,8 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
         s << "    for (int64_t j = threadIdx.x; j < " << reduced
           << "; j += blockDim.x) {\n";
         printUnflatten(s, 6, "r", g.reducedSizes, {g.reducedStrides}, "j");
-        printReduceStep(op, g, acc, isFloat, s, 6);
+        if (failed(printReduceStep(op, g, acc, isFloat, s, 6)))
+          return failure();
         s << "    }\n";
         s << "    partial[threadIdx.x] = acc;\n";
         s << "  }\n";

@@ -19,7 +19,7 @@
 // CHECK-NOT: static LOOM_KERNEL void {{.*}}reduce_sum
 // CHECK: [[RANK:t[0-9]+_[a-z_]+]][0] = static_cast<int64_t>(groupRank(ctx, Group::Tp));
 // CHECK: // reduce sum over [0]
-// CHECK-NEXT: [[R]](ctx, [[P:t[0-9]+_[a-z_]+]], [[S1:t[0-9]+_[a-z_]+]]);
+// CHECK-NEXT: [[R]](ctx, a0_w, [[S1:t[0-9]+_[a-z_]+]]);
 // CHECK: // reduce sum over [0]
 // CHECK-NEXT: [[R]](ctx, a1_x, [[S2:t[0-9]+_[a-z_]+]]);
 shard.grid @mesh(shape = 1x1x2)
@@ -27,8 +27,7 @@ func.func @main(%w: tensor<4xf32> {loom.name = "w", loom.param},
                 %x: tensor<4xf32> {loom.name = "x"}) -> (tensor<f32> {loom.name = "loss"}) {
   %r = loom.grid_index on @mesh grid_axes = [2] : tensor<i64>
   %rf = loom.convert %r : tensor<i64> -> tensor<f32>
-  %p = loom.mul %w, %x : tensor<4xf32>
-  %s1 = loom.reduce_sum %p, dims = [0] : tensor<4xf32> -> tensor<f32>
+  %s1 = loom.reduce_sum %w, dims = [0] : tensor<4xf32> -> tensor<f32>
   %s2 = loom.reduce_sum %x, dims = [0] : tensor<4xf32> -> tensor<f32>
   %q = loom.div %s1, %s2 : tensor<f32>
   %l = loom.add %q, %rf : tensor<f32>

@@ -172,11 +172,15 @@ protected:
   /// Prints the body of a reduction's inner loop to `s` at `indent`: load
   /// element `x` (of type `accType`) of the reduced input at
   /// `base + <reduced index> + column` and fold it into `acc` (sum/mean
-  /// add; max keeps NaN). Both targets reduce in this order.
-  void printReduceStep(loomrt::ReduceOp op, const ReduceGeometry &g,
-                       StringRef accType, bool isFloat, llvm::raw_ostream &s,
-                       int indent, StringRef acc = "acc",
-                       StringRef column = "");
+  /// add; max keeps NaN); a fused reduction computes the element with its
+  /// body first. Both targets reduce in this order.
+  LogicalResult printReduceStep(loomrt::ReduceOp op, const ReduceGeometry &g,
+                                StringRef accType, bool isFloat,
+                                llvm::raw_ostream &s, int indent,
+                                StringRef acc = "acc", StringRef column = "");
+  /// The buffers a reduction's function takes: its inputs, then its
+  /// output.
+  static SmallVector<Value> reduceParams(loomrt::ReduceOp op);
   /// The reduction's result expression from `acc` (mean divides).
   static std::string reduceResult(loomrt::ReduceOp op, const ReduceGeometry &g,
                                   StringRef acc = "acc");

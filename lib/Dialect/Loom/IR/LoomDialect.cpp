@@ -156,7 +156,8 @@ LogicalResult LoomDialect::verifyRegionResultAttribute(Operation *op, unsigned,
 }
 
 /// `loom.fused` marks an elementwise op computed inside the loop of its one
-/// user: the user must be an elementwise op with a result of the same shape.
+/// user: the user must be an elementwise op with a result of the same shape,
+/// or a reduction (reduce_sum, reduce_mean, reduce_max) of it.
 LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() != FusedAttrHelper::getNameStr())
@@ -177,6 +178,8 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
   if (!result.hasOneUse())
     return fail("its result does not have exactly one use");
   Operation *user = *result.user_begin();
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(user))
+    return success(); // folded as the reduction reads it
   if (!user->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
       user->getNumResults() != 1 ||
       cast<ShapedType>(result.getType()).getShape() !=

@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace mlir {
 namespace loom {
 #define GEN_PASS_DEF_LOOMFUSEELEMENTWISE
@@ -88,7 +90,41 @@ struct LoomFuseElementwisePass
           dying += mlir::loom::detail::getNumBytes(input.getType()).value_or(0);
       return resultBytes && dying > *resultBytes;
     };
+    // A group fused into a reduction reads its inputs at the reduced
+    // tensor's index: no broadcast (but of a splat: a scalar) and no
+    // transpose may feed it.
+    std::function<bool(Operation *)> readsDense = [&](Operation *member) {
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
+          if (!readsDense(def))
+            return false;
+          continue;
+        }
+        Value source = operand;
+        if (auto bcast = dyn_cast_or_null<BroadcastOp>(def))
+          source = bcast.getOperand();
+        if (auto constant = source.getDefiningOp<ConstantOp>()) {
+          auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+          if (dense && dense.isSplat())
+            continue;
+        }
+        if (isa_and_nonnull<BroadcastOp, TransposeOp>(def))
+          return false;
+      }
+      return true;
+    };
     for (Operation &op : body) {
+      if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {
+        Value operand = op.getOperand(0);
+        Operation *producer = operand.getDefiningOp();
+        if (producer && producer->getBlock() == &body &&
+            isElementwise(producer) && operand.hasOneUse() &&
+            !returned.contains(operand) && readsDense(producer) &&
+            !extendsLiveRanges(producer, &op))
+          fused.setAttr(producer, UnitAttr::get(ctx));
+        continue;
+      }
       if (!isElementwise(&op))
         continue;
       for (Value operand : op.getOperands()) {

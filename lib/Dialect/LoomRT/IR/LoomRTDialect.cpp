@@ -227,6 +227,45 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
+LogicalResult ReduceOp::verify() {
+  if (getIns().empty())
+    return emitOpError("needs an input");
+  auto in = cast<MemRefType>(getInput().getType());
+  for (int64_t d : getDims())
+    if (d < 0 || d >= in.getRank())
+      return emitOpError("reduces dimension ")
+             << d << " of a rank-" << in.getRank() << " input";
+  Type element = cast<MemRefType>(getOutput().getType()).getElementType();
+  if (!isFused()) {
+    if (getIns().size() != 1)
+      return emitOpError("without a body reduces one input, not ")
+             << getIns().size();
+    return success();
+  }
+  if (!getBody().hasOneBlock())
+    return emitOpError("body must be one block");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getIns().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << getIns().size()
+           << " inputs";
+  for (auto [arg, input] : llvm::zip(body.getArguments(), getIns())) {
+    auto type = cast<MemRefType>(input.getType());
+    if (type.getShape() != in.getShape())
+      return emitOpError("fused inputs differ in shape: ")
+             << type << " and " << in;
+    if (arg.getType() != type.getElementType())
+      return emitOpError("body argument type ")
+             << arg.getType() << " does not match input element type "
+             << type.getElementType();
+  }
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      yield.getValues().front().getType() != element)
+    return emitOpError("body must yield one ") << element;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives: the group is one axis of a shard.grid (the device mesh)
 //===----------------------------------------------------------------------===//

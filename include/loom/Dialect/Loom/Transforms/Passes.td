@@ -1226,8 +1226,8 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
     Decides which elementwise ops (trait `ElementwiseMapping`) of the
     function's body are computed inside the loop of their user, and marks
     them `loom.fused`: an op is marked when its result has exactly one use,
-    by an elementwise op with a result of the same shape, and the function
-    does not return it (a returned value is written into its own buffer).
+    by an elementwise op with a result of the same shape (or by a
+    reduction, below), and the function does not return it (a returned value is written into its own buffer).
     Not when ops that compute (flops, calls, collectives; not constants
     or broadcasts) run between the two and the inputs that die at the op
     outweigh its result: fusing would keep those
@@ -1240,6 +1240,14 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
     `convert-loom-to-loomrt` lowers each group to one `loomrt.kernel` at
     the root, named after the members in program order
     (`origin = "add+gelu"`). A lone elementwise op is a group of one.
+
+    A reduction (`reduce_sum`, `reduce_mean`, `reduce_max`) folds its
+    operand's group the same way when the operand has no other reader and
+    the group reads every input at the reduced tensor's index (no
+    broadcast of a tensor, no transpose; splat constants are scalars): the
+    group is marked and the lowering gives one `loomrt.reduce` whose body
+    computes each element (`origin = "mul+reduce_sum"`), so a VJP's
+    product is never written before its sum.
 
     ```mlir
     %a = loom.add %h, %bb : tensor<2x8xf32>

@@ -147,8 +147,9 @@ def LoomRT_KernelOp : LoomRT_Op<"kernel", [
 }
 
 def LoomRT_YieldOp : LoomRT_Op<"yield", [Pure, Terminator,
-    HasParent<"KernelOp">]> {
-  let summary = "The scalars a kernel body writes, one per output";
+    ParentOneOf<["KernelOp", "ReduceOp"]>]> {
+  let summary = "The scalars a kernel body writes, one per output (a "
+                "reduce body: the element it folds)";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* empty */ }]>];
@@ -163,17 +164,45 @@ def LoomRT_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction of a reduce op"
 def LoomRT_ReduceOp : LoomRT_Op<"reduce"> {
   let summary = "A generated reduction loop nest (sum, mean or max over dims)";
   let description = [{
-    `output` holds `input` reduced over `dims` (the kept dimensions in
+    `output` holds the elements reduced over `dims` (the kept dimensions in
     order). Sums accumulate in double and are rounded once, as `loom-run`
     does; `max` propagates NaN.
+
+    Without a body the elements are those of the one input. With a body
+    (the elementwise ops loom-fuse-elementwise fused into the reduction,
+    e.g. a VJP's product before its sum), the inputs all have one shape,
+    the body receives one scalar per input, read at the same index, and
+    yields the element to fold (of the output's element type: the value
+    the unfused producer would have stored), so nothing is written between
+    the product and the sum.
+
+    ```mlir
+    loomrt.reduce sum [1] ins(%dy, %y : memref<4x8xf32>, memref<4x8xf32>)
+        outs(%s : memref<4xf32>) attributes {origin = "mul+reduce_sum"} {
+    ^bb0(%a: f32, %b: f32):
+      %p = arith.mulf %a, %b : f32
+      loomrt.yield %p : f32
+    }
+    ```
   }];
-  let arguments = (ins Arg<LoomRT_Buffer, "", [MemRead]>:$input, Arg<LoomRT_Buffer, "", [MemWrite]>:$output,
+  let arguments = (ins Arg<Variadic<LoomRT_Buffer>, "", [MemRead]>:$ins,
+                       Arg<LoomRT_Buffer, "", [MemWrite]>:$output,
                        LoomRT_ReduceKindAttr:$kind, DenseI64ArrayAttr:$dims,
                        StrAttr:$origin);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
-    $kind $dims `ins` `(` $input `:` type($input) `)`
-    `outs` `(` $output `:` type($output) `)` attr-dict
+    $kind $dims `ins` `(` $ins `:` type($ins) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict-with-keyword
+    ($body^)?
   }];
+  let extraClassDeclaration = [{
+    /// The reduced shape's buffer: the only input, or the first of the
+    /// fused inputs (all of its shape).
+    ::mlir::Value getInput() { return getIns().front(); }
+    /// Whether a body computes the folded elements from the inputs.
+    bool isFused() { return !getBody().empty(); }
+  }];
+  let hasVerifier = 1;
 }
 
 def LoomRT_CopyOp : LoomRT_Op<"copy"> {
