@@ -217,13 +217,15 @@ LogicalResult EmitterBase::emitSpecs() {
 // Kernel bodies
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmitterBase::printReduceStep(loomrt::ReduceOp op,
-                                  const ReduceGeometry &g, StringRef accType,
-                                  bool isFloat, llvm::raw_ostream &s,
-                                  int indent, StringRef acc,
-                                  StringRef column) {
-  std::string index = ("base + " + indexExpr("r", g.reducedStrides) +
-                       (column.empty() ? "" : " + ") + column)
+LogicalResult EmitterBase::printReduceStep(
+    loomrt::ReduceOp op, const ReduceGeometry &g, StringRef accType,
+    bool isFloat, llvm::raw_ostream &s, int indent, StringRef acc,
+    StringRef column, StringRef reducedIndex) {
+  std::string reduced = reducedIndex.empty()
+                            ? indexExpr("r", g.reducedStrides)
+                            : reducedIndex.str();
+  std::string index = ("base + " + reduced + (column.empty() ? "" : " + ") +
+                       column)
                           .str();
   if (!op.isFused()) {
     s.indent(indent) << "const " << accType << " x = " << name(op.getInput())

@@ -37,6 +37,14 @@ private:
   /// Prints to `s` a reduction that keeps the `inner` innermost input
   /// dimensions: rows of contiguous columns folded into tiles of
   /// accumulators.
+  /// The accumulators of a reduction over trailing dimensions.
+  static constexpr int64_t kLanes = 8;
+  /// A reduction over trailing dimensions (base: the output's first
+  /// element) into `kLanes` accumulators; leaves the result in `acc`.
+  LogicalResult printLaneReduce(llvm::raw_ostream &s, loomrt::ReduceOp op,
+                                const emit::ReduceGeometry &g, int indent,
+                                StringRef accType, StringRef init,
+                                bool isFloat);
   LogicalResult printColumnReduce(llvm::raw_ostream &s, loomrt::ReduceOp op,
                                   const emit::ReduceGeometry &g,
                                   unsigned inner, StringRef accType,

@@ -113,6 +113,19 @@ static unsigned keptInnerDims(loomrt::ReduceOp op) {
   return n;
 }
 
+/// Whether `op` reduces the input's trailing dimensions: each output's
+/// elements are contiguous.
+static bool reducesTrailingDims(loomrt::ReduceOp op) {
+  int64_t rank = cast<MemRefType>(op.getInput().getType()).getRank();
+  SmallVector<int64_t> dims(op.getDims());
+  llvm::sort(dims);
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d != rank - static_cast<int64_t>(dims.size()) +
+                 static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
 LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   ArrayRef<int64_t> dims = op.getDims();
   ReduceGeometry g(op);
@@ -135,6 +148,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
     break;
   }
   unsigned inner = keptInnerDims(op);
+  int64_t reduced = numElements(g.reducedSizes);
   return emitFunction(
       ("reduce_" + stringifyEnum(op.getKind())).str(), comment,
       reduceParams(op), {op.getOutput()},
@@ -150,11 +164,17 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
           LoopNest outer(s, g.keptSizes, "k", scoped ? 4 : 2,
                          outN >= options.parallelThreshold / 64);
           int indent = outer.bodyIndent();
-          s.indent(indent) << acc << " acc = " << init << ";\n";
+          bool lanes = reduced >= kLanes * 2 && reducesTrailingDims(op);
+          if (!lanes)
+            s.indent(indent) << acc << " acc = " << init << ";\n";
           // Base offset from the kept indices.
           s.indent(indent) << "const int64_t base = "
                            << indexExpr("k", g.keptStrides) << ";\n";
-          {
+          if (lanes) {
+            if (failed(printLaneReduce(s, op, g, indent, acc, init,
+                                       isFloat)))
+              return failure();
+          } else {
             LoopNest rows(s, g.reducedSizes, "r", indent, false);
             if (failed(printReduceStep(op, g, acc, isFloat, s,
                                        rows.bodyIndent())))
@@ -169,6 +189,57 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
           s.indent(2) << "}\n";
         return success();
       });
+}
+
+LogicalResult Emitter::printLaneReduce(llvm::raw_ostream &s,
+                                       loomrt::ReduceOp op,
+                                       const ReduceGeometry &g, int indent,
+                                       StringRef accType, StringRef init,
+                                       bool isFloat) {
+  // The contiguous elements of each output, folded into kLanes
+  // accumulators (element j into lane j % kLanes; the tail into lane 0),
+  // which the compiler vectorises, then the lanes in a fixed tree. One
+  // serial chain of double additions was the row reductions' bottleneck
+  // (a layer norm's mean, a softmax gradient's row sum). The order is
+  // fixed, so every thread count gives the same bits.
+  int64_t reduced = numElements(g.reducedSizes);
+  s.indent(indent) << accType << " lane[" << kLanes << "];\n";
+  s.indent(indent) << "for (int64_t l = 0; l < " << kLanes
+                   << "; ++l) lane[l] = " << init << ";\n";
+  s.indent(indent) << "int64_t j = 0;\n";
+  s.indent(indent) << "for (; j + " << kLanes << " <= " << reduced
+                   << "; j += " << kLanes << ") {\n";
+  s.indent(indent + 2) << "for (int64_t l = 0; l < " << kLanes
+                       << "; ++l) {\n";
+  if (failed(printReduceStep(op, g, accType, isFloat, s, indent + 4,
+                             "lane[l]", "", "j + l")))
+    return failure();
+  s.indent(indent + 2) << "}\n";
+  s.indent(indent) << "}\n";
+  s.indent(indent) << "for (; j < " << reduced << "; ++j) {\n";
+  if (failed(printReduceStep(op, g, accType, isFloat, s, indent + 2,
+                             "lane[0]", "", "j")))
+    return failure();
+  s.indent(indent) << "}\n";
+  // Pairwise: lanes l and l + width, halving the width.
+  for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+    for (int64_t l = 0; l < width; ++l) {
+      std::string a = "lane[" + std::to_string(l) + "]";
+      std::string b = "lane[" + std::to_string(l + width) + "]";
+      if (op.getKind() == loomrt::ReduceKind::max) {
+        if (isFloat)
+          s.indent(indent) << "if (" << a << " == " << a << " && (" << b
+                           << " != " << b << " || " << b << " > " << a
+                           << ")) " << a << " = " << b << ";\n";
+        else
+          s.indent(indent) << "if (" << b << " > " << a << ") " << a << " = "
+                           << b << ";\n";
+      } else {
+        s.indent(indent) << a << " += " << b << ";\n";
+      }
+    }
+  s.indent(indent) << accType << " acc = lane[0];\n";
+  return success();
 }
 
 LogicalResult Emitter::printColumnReduce(llvm::raw_ostream &s,

@@ -2,7 +2,9 @@
 // norm's weight gradient) read each reduced row's kept columns contiguously
 // into a tile of at most 256 accumulators, rows in the same order as the
 // scalar nest (so results are the same bit for bit); a reduction over the
-// innermost dimension keeps one accumulator per output.
+// innermost dimension keeps one accumulator per output, or, from 16
+// elements, 8 lanes (element j into lane j % 8, the tail into lane 0)
+// combined pairwise: a fixed order, vectorised.
 // RUN: loom-opt %s -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cpp - -o %t.cpp
 // RUN: FileCheck %s < %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only -fopenmp -Wall -Wextra -Werror -I %loom_src/include %t.cpp
@@ -48,6 +50,27 @@
 // CHECK-NOT: acc[
 // CHECK: double acc = 0;
 
+// Trailing dimensions of 44 elements: 8 lanes, 5 full rounds, a tail of 4.
+// CHECK-LABEL: static LOOM_KERNEL void {{k[0-9]+_reduce_sum}}(
+// CHECK: const int64_t base = k0 * 44;
+// CHECK-NEXT: double lane[8];
+// CHECK-NEXT: for (int64_t l = 0; l < 8; ++l) lane[l] = 0;
+// CHECK-NEXT: int64_t j = 0;
+// CHECK-NEXT: for (; j + 8 <= 44; j += 8) {
+// CHECK-NEXT: for (int64_t l = 0; l < 8; ++l) {
+// CHECK-NEXT: const double x = {{.*}}[base + j + l];
+// CHECK-NEXT: lane[l] += x;
+// CHECK: for (; j < 44; ++j) {
+// CHECK-NEXT: const double x = {{.*}}[base + j];
+// CHECK-NEXT: lane[0] += x;
+// CHECK-NEXT: }
+// CHECK-NEXT: lane[0] += lane[4];
+// CHECK: lane[0] += lane[1];
+// CHECK-NEXT: double acc = lane[0];
+// The lanes of a max keep NaN when they combine.
+// CHECK-LABEL: static LOOM_KERNEL void {{k[0-9]+_reduce_max}}(
+// CHECK: if (lane[0] == lane[0] && (lane[4] != lane[4] || lane[4] > lane[0])) lane[0] = lane[4];
+
 // The step calls each on its buffers.
 // CHECK-LABEL: void step(
 // CHECK: // reduce sum over [0, 1] (reduce_sum) -> r0_b
@@ -55,12 +78,16 @@
 // CHECK: // reduce mean over [1] (reduce_mean) -> r1_m
 // CHECK-NEXT: [[MEAN]](ctx, a1_y, r1_m);
 func.func @main(%x: tensor<8x16x600xf32> {loom.name = "x", loom.param},
-                %y: tensor<3x5x4xf32> {loom.name = "y"})
+                %y: tensor<3x5x4xf32> {loom.name = "y"},
+                %z: tensor<3x2x22xf32> {loom.name = "z"})
     -> (tensor<600xf32> {loom.name = "b"}, tensor<3x4xf32> {loom.name = "m"},
-        tensor<5x4xf32> {loom.name = "mx"}, tensor<3x5xf32> {loom.name = "rows"}) {
+        tensor<5x4xf32> {loom.name = "mx"}, tensor<3x5xf32> {loom.name = "rows"},
+        tensor<3xf32> {loom.name = "long"}, tensor<3x2xf32> {loom.name = "longmax"}) {
   %b = loom.reduce_sum %x, dims = [0, 1] : tensor<8x16x600xf32> -> tensor<600xf32>
   %m = loom.reduce_mean %y, dims = [1] : tensor<3x5x4xf32> -> tensor<3x4xf32>
   %mx = loom.reduce_max %y, dims = [0] : tensor<3x5x4xf32> -> tensor<5x4xf32>
   %rows = loom.reduce_sum %y, dims = [2] : tensor<3x5x4xf32> -> tensor<3x5xf32>
-  return %b, %m, %mx, %rows : tensor<600xf32>, tensor<3x4xf32>, tensor<5x4xf32>, tensor<3x5xf32>
+  %long = loom.reduce_sum %z, dims = [1, 2] : tensor<3x2x22xf32> -> tensor<3xf32>
+  %longmax = loom.reduce_max %z, dims = [2] : tensor<3x2x22xf32> -> tensor<3x2xf32>
+  return %b, %m, %mx, %rows, %long, %longmax : tensor<600xf32>, tensor<3x4xf32>, tensor<5x4xf32>, tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>
 }

@@ -174,10 +174,13 @@ protected:
   /// `base + <reduced index> + column` and fold it into `acc` (sum/mean
   /// add; max keeps NaN); a fused reduction computes the element with its
   /// body first. Both targets reduce in this order.
+  /// `reducedIndex`, when given, replaces the reduced dimensions' index
+  /// (a flat index into trailing reduced dimensions).
   LogicalResult printReduceStep(loomrt::ReduceOp op, const ReduceGeometry &g,
                                 StringRef accType, bool isFloat,
                                 llvm::raw_ostream &s, int indent,
-                                StringRef acc = "acc", StringRef column = "");
+                                StringRef acc = "acc", StringRef column = "",
+                                StringRef reducedIndex = "");
   /// The buffers a reduction's function takes: its inputs, then its
   /// output.
   static SmallVector<Value> reduceParams(loomrt::ReduceOp op);
