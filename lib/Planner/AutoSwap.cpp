@@ -121,6 +121,16 @@ std::string mlir::loom::planner::resolveAutoSwap(
   plain.recompute = RecomputePolicy::none;
   plain.stageRecompute.clear();
   plain.stageRecomputeBytes.clear();
+  // Peer (pipelines only): each stage's excess to neighbours with room.
+  TrainingOptions toPeer = plain;
+  toPeer.swap = SwapPolicy::peer;
+  auto choosePeer = [&] {
+    peer.chosen = true;
+    o.swap = SwapPolicy::peer;
+    o.recompute = RecomputePolicy::none;
+    o.stageRecompute.clear();
+    o.stageRecomputeBytes.clear();
+  };
 
   // 1. Which stages exceed the budget without help.
   TrainingOptions free = plain;
@@ -184,17 +194,11 @@ std::string mlir::loom::planner::resolveAutoSwap(
     if (d.exposedSwap < 0 && d.recompute < 0) {
       // Neighbours with room may still take the excess.
       if (o.mesh.pp > 1) {
-        TrainingOptions toPeer = plain;
-        toPeer.swap = SwapPolicy::peer;
         std::string peerError;
         peer.peerStep = playedStep(module, toPeer, spec, peerError);
         if (peer.peerStep >= 0) {
           decisions.clear();
-          peer.chosen = true;
-          o.swap = SwapPolicy::peer;
-          o.recompute = RecomputePolicy::none;
-          o.stageRecompute.clear();
-          o.stageRecomputeBytes.clear();
+          choosePeer();
           return "";
         }
         swapError += "; nor by sending to neighbouring stages: " + peerError;
@@ -237,19 +241,13 @@ std::string mlir::loom::planner::resolveAutoSwap(
     peer.unavailable = "one pipeline stage";
     return "";
   }
-  TrainingOptions toPeer = plain;
-  toPeer.swap = SwapPolicy::peer;
   peer.peerStep = playedStep(module, toPeer, spec, peer.unavailable);
   if (peer.peerStep < 0)
     return "";
-  std::string error2;
-  peer.perStageStep = playedStep(module, o, spec, error2);
+  std::string perStageError;
+  peer.perStageStep = playedStep(module, o, spec, perStageError);
   if (peer.perStageStep >= 0 && peer.peerStep >= peer.perStageStep)
     return "";
-  peer.chosen = true;
-  o.swap = SwapPolicy::peer;
-  o.recompute = RecomputePolicy::none;
-  o.stageRecompute.clear();
-  o.stageRecomputeBytes.clear();
+  choosePeer();
   return "";
 }

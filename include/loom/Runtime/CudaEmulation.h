@@ -72,31 +72,8 @@ inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
-
-/// Runs `body` (the kernel call) once per thread of every block of the
-/// grid, blocks and threads in order, with the indices set.
-template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
-  gridDim = grid;
-  blockDim = block;
-  for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-      for (unsigned bx = 0; bx < grid.x; ++bx) {
-        blockIdx = uint3(bx, by, bz);
-        for (unsigned tz = 0; tz < block.z; ++tz)
-          for (unsigned ty = 0; ty < block.y; ++ty)
-            for (unsigned tx = 0; tx < block.x; ++tx) {
-              threadIdx = uint3(tx, ty, tz);
-              body();
-            }
-      }
-}
-} // namespace cuda_emulation
-} // namespace loom
-
 /// The phase of a phased kernel (LOOM_LAUNCH_PHASED) that the emulated
 /// threads are running.
-namespace loom {
-namespace cuda_emulation {
 inline thread_local int phase = 0;
 
 /// Runs `body` for every thread of each block, `phases` times: phase 0 for
@@ -120,6 +97,12 @@ void launchPhased(dim3 grid, dim3 block, int phases, Body body) {
         }
       }
   phase = 0;
+}
+
+/// Runs `body` (the kernel call) once per thread of every block of the
+/// grid, blocks and threads in order, with the indices set.
+template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
+  launchPhased(grid, block, 1, body);
 }
 } // namespace cuda_emulation
 } // namespace loom

@@ -180,6 +180,22 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+/// A kernel or reduce body takes one scalar per input, of its element
+/// type.
+static LogicalResult verifyBodyArguments(Operation *op, Block &body,
+                                         ValueRange ins) {
+  if (body.getNumArguments() != ins.size())
+    return op->emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << ins.size()
+           << " inputs";
+  for (auto [arg, in] : llvm::zip(body.getArguments(), ins))
+    if (arg.getType() != cast<MemRefType>(in.getType()).getElementType())
+      return op->emitOpError("body argument type ")
+             << arg.getType() << " does not match input element type "
+             << cast<MemRefType>(in.getType()).getElementType();
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   if (getOuts().empty())
     return emitOpError("needs at least one output");
@@ -188,15 +204,8 @@ LogicalResult KernelOp::verify() {
     if (cast<MemRefType>(out.getType()).getShape() != shape)
       return emitOpError("outputs differ in shape");
   Block &body = getBody().front();
-  if (body.getNumArguments() != getIns().size())
-    return emitOpError("body has ")
-           << body.getNumArguments() << " arguments for " << getIns().size()
-           << " inputs";
-  for (auto [arg, in] : llvm::zip(body.getArguments(), getIns()))
-    if (arg.getType() != cast<MemRefType>(in.getType()).getElementType())
-      return emitOpError("body argument type ")
-             << arg.getType() << " does not match input element type "
-             << cast<MemRefType>(in.getType()).getElementType();
+  if (failed(verifyBodyArguments(*this, body, getIns())))
+    return failure();
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().size() != getOuts().size())
     return emitOpError("yields ") << yield.getValues().size()
@@ -245,20 +254,12 @@ LogicalResult ReduceOp::verify() {
   if (!getBody().hasOneBlock())
     return emitOpError("body must be one block");
   Block &body = getBody().front();
-  if (body.getNumArguments() != getIns().size())
-    return emitOpError("body has ")
-           << body.getNumArguments() << " arguments for " << getIns().size()
-           << " inputs";
-  for (auto [arg, input] : llvm::zip(body.getArguments(), getIns())) {
-    auto type = cast<MemRefType>(input.getType());
-    if (type.getShape() != in.getShape())
+  for (Value input : getIns())
+    if (cast<MemRefType>(input.getType()).getShape() != in.getShape())
       return emitOpError("fused inputs differ in shape: ")
-             << type << " and " << in;
-    if (arg.getType() != type.getElementType())
-      return emitOpError("body argument type ")
-             << arg.getType() << " does not match input element type "
-             << type.getElementType();
-  }
+             << input.getType() << " and " << in;
+  if (failed(verifyBodyArguments(*this, body, getIns())))
+    return failure();
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield || yield.getValues().size() != 1 ||
       yield.getValues().front().getType() != element)
