@@ -7,8 +7,8 @@ wrote:
 * values: the importer's test models (test/Import/onnx/Inputs/make_onnx.py)
   run by loom-run on random inputs against onnx.reference (numpy for the
   negative pads, which onnx.reference does not implement);
-* ScatterElements/ScatterND with reduction max and min: values against
-  onnxruntime, gradients against torch's scatter_reduce(amax/amin), also
+* ScatterElements/ScatterND with reduction max, min and mul: values against
+  onnxruntime, gradients against torch's scatter_reduce(amax/amin/prod), also
   through TorchScript's export of it (Size and If on a known condition);
 * training: a PyTorch module built from these ops (rotary-style cos/sin,
   F.pad constant and reflect, torch.gather, cumsum, tril, masks from
@@ -180,12 +180,15 @@ def test_training_gradients_match_pytorch(tmp_path):
 
 @pytest.mark.parametrize("op,reduction", [("ScatterElements", "max"),
                                           ("ScatterElements", "min"),
+                                          ("ScatterElements", "mul"),
                                           ("ScatterND", "max"),
-                                          ("ScatterND", "min")])
+                                          ("ScatterND", "min"),
+                                          ("ScatterND", "mul")])
 def test_scatter_max_min_match_onnxruntime(op, reduction, tmp_path):
-    """ScatterElements/ScatterND with reduction max or min (opset 18),
+    """ScatterElements/ScatterND with reduction max, min or mul (opset 18),
     duplicate indices included (each element keeps the largest/smallest of
-    the data and every update landing on it), against onnxruntime."""
+    the data and every update landing on it, or their product), against
+    onnxruntime."""
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper
     r = rng(3)
@@ -239,12 +242,13 @@ def test_scatter_max_on_integers_is_refused_naming_the_node(tmp_path):
     assert not (tmp_path / "m.mlir").exists()
 
 
-@pytest.mark.parametrize("reduction", ["max", "min"])
+@pytest.mark.parametrize("reduction", ["max", "min", "mul"])
 def test_scatter_max_min_train_like_pytorch(reduction, tmp_path):
-    """ScatterElements reduction max/min on trained tensors (the data an
+    """ScatterElements reduction max/min/mul on trained tensors (the data an
     initializer, the updates a MatMul of one): loom-autodiff's loss and
-    gradients, through the dense lowering's reductions, match torch
-    autograd of scatter_reduce(amax/amin, include_self=True)."""
+    gradients, through the dense lowering's reductions (mul: its products,
+    one update after another), match torch autograd of
+    scatter_reduce(amax/amin/prod, include_self=True)."""
     torch = pytest.importorskip("torch")
     import loom
     from onnx import TensorProto, helper, numpy_helper
@@ -278,7 +282,8 @@ def test_scatter_max_min_train_like_pytorch(reduction, tmp_path):
     tb = torch.tensor(base, requires_grad=True)
     tp = torch.tensor(proj, requires_grad=True)
     src = torch.tensor(x) @ tp
-    out = tb.scatter_reduce(1, torch.tensor(idx), src, reduce="a" + reduction)
+    out = tb.scatter_reduce(1, torch.tensor(idx), src,
+                            reduce="prod" if reduction == "mul" else "a" + reduction)
     loss = (out * torch.tensor(w)).sum()
     loss.backward()
     check(results, float(loss.detach()),

@@ -749,22 +749,120 @@ static LogicalResult importGatherElements(Importer &im,
       node, 0, im.create<GatherOp>(loc, flatData, indices, int64_t(0)));
 }
 
-/// The `reduction` of a ScatterElements/ScatterND node: none, add, max or
-/// min.
+/// The `reduction` of a ScatterElements/ScatterND node: none, add, mul,
+/// max or min.
 static FailureOr<std::string> scatterReduction(Importer &im,
                                                const onnx::NodeProto &node) {
   std::string reduction = im.stringAttr(node, "reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "max" &&
-      reduction != "min")
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
     return im.nodeError(node) << "reduction '" << reduction
-                              << "' is not supported (none, add, max and min "
-                                 "are)";
+                              << "' is not supported (none, add, mul, max "
+                                 "and min are)";
   return reduction;
 }
 
 /// Elements of the [updates, rows, ...] mask a max/min scatter lowers to;
 /// larger scatters are refused rather than made quadratic.
 constexpr int64_t kDenseScatterLimit = int64_t(1) << 26;
+
+/// Updates a product scatter multiplies in one after another; more are
+/// refused rather than unrolled.
+constexpr int64_t kProductScatterLimit = 1024;
+
+/// The [U, R, rest...] mask of which of the U updates (`indices` along axis
+/// 0 of `target`) lands on which of the R rows, the updates spread over it
+/// and `fill` elsewhere. Refused past kDenseScatterLimit elements.
+static FailureOr<Value> spreadUpdates(Importer &im,
+                                      const onnx::NodeProto &node,
+                                      StringRef reduction, Value target,
+                                      Value indices, Value updates,
+                                      double fill) {
+  Location loc = im.nodeLoc(node);
+  RankedTensorType targetType = im.typeOf(target);
+  ArrayRef<int64_t> rest = targetType.getShape().drop_front();
+  int64_t rows = targetType.getDimSize(0);
+  int64_t count = 1;
+  for (int64_t d : im.typeOf(indices).getShape())
+    count *= d;
+  int64_t restElements = 1;
+  for (int64_t d : rest)
+    restElements *= d;
+  if (count * rows * restElements > kDenseScatterLimit)
+    return im.nodeError(node)
+           << "reduction '" << reduction << "' scatters " << count
+           << " updates into " << rows
+           << " rows through a dense mask, which would need "
+           << count * rows * restElements << " elements (the limit is "
+           << kDenseScatterLimit << "); this scatter is not supported";
+  SmallVector<int64_t> updShape{count};
+  llvm::append_range(updShape, rest);
+  Value flatIndices = im.reshape(indices, {count}, loc);
+  Value flatUpdates = im.reshape(updates, updShape, loc);
+  SmallVector<int64_t> maskShape{count, rows};
+  llvm::append_range(maskShape, rest);
+  auto indexType = RankedTensorType::get(
+      maskShape, im.typeOf(flatIndices).getElementType());
+  auto valueType = RankedTensorType::get(maskShape,
+                                         targetType.getElementType());
+  Value row = IotaOp::create(im.b, loc, indexType, 1);
+  Value at = BroadcastOp::create(im.b, loc, indexType, flatIndices,
+                                 ArrayRef<int64_t>{0});
+  Value hit = CompareOp::create(im.b, loc, ComparisonDirection::eq, row, at);
+  SmallVector<int64_t> updDims{0};
+  for (int64_t d = 0; d < static_cast<int64_t>(rest.size()); ++d)
+    updDims.push_back(2 + d);
+  Value spread = BroadcastOp::create(im.b, loc, valueType, flatUpdates,
+                                     updDims);
+  return Value(
+      SelectOp::create(im.b, loc, hit, spread, im.splat(fill, valueType, loc)));
+}
+
+/// `target` with each update multiplied into the elements it lands on
+/// (ONNX's `reduction` mul): the spread updates (1 where an update does not
+/// land) multiplied into the target one update after another, in the
+/// order ONNX's reference applies them. Float data; at most
+/// kProductScatterLimit updates. Trains through the products and selects.
+static FailureOr<Value> scatterProduct(Importer &im,
+                                       const onnx::NodeProto &node,
+                                       Value target, Value indices,
+                                       Value updates) {
+  Location loc = im.nodeLoc(node);
+  RankedTensorType targetType = im.typeOf(target);
+  if (!isa<FloatType>(targetType.getElementType()))
+    return im.nodeError(node)
+           << "reduction 'mul' on " << targetType.getElementType()
+           << " data is not supported (float data only)";
+  int64_t count = 1;
+  for (int64_t d : im.typeOf(indices).getShape())
+    count *= d;
+  if (count > kProductScatterLimit)
+    return im.nodeError(node)
+           << "reduction 'mul' multiplies " << count
+           << " updates in one after another (the limit is "
+           << kProductScatterLimit << "); this scatter is not supported";
+  FailureOr<Value> spread =
+      spreadUpdates(im, node, "mul", target, indices, updates, 1.0);
+  if (failed(spread))
+    return failure();
+  ArrayRef<int64_t> maskShape = im.typeOf(*spread).getShape();
+  SmallVector<int64_t> strides(maskShape.size(), 1);
+  Value result = target;
+  for (int64_t u = 0; u < count; ++u) {
+    SmallVector<int64_t> start(maskShape.size(), 0), limit(maskShape);
+    start[0] = u;
+    limit[0] = u + 1;
+    FailureOr<SliceOp> factor = im.create<SliceOp>(
+        loc, *spread, ArrayRef<int64_t>(start), ArrayRef<int64_t>(limit),
+        ArrayRef<int64_t>(strides));
+    if (failed(factor))
+      return failure();
+    result = MulOp::create(
+        im.b, loc, result,
+        im.reshape(*factor, targetType.getShape(), loc));
+  }
+  return result;
+}
 
 /// `target` with `updates` scattered along axis 0 at `indices` keeping the
 /// larger (max) or smaller (min) value at each element: densely, as a
@@ -782,49 +880,17 @@ static FailureOr<Value> scatterExtreme(Importer &im,
     return im.nodeError(node) << "reduction '" << (min ? "min" : "max")
                               << "' on " << targetType.getElementType()
                               << " data is not supported (float data only)";
-  ArrayRef<int64_t> rest = targetType.getShape().drop_front();
-  int64_t rows = targetType.getDimSize(0);
-  int64_t count = 1;
-  for (int64_t d : im.typeOf(indices).getShape())
-    count *= d;
-  int64_t restElements = 1;
-  for (int64_t d : rest)
-    restElements *= d;
-  if (count * rows * restElements > kDenseScatterLimit)
-    return im.nodeError(node)
-           << "reduction '" << (min ? "min" : "max") << "' scatters " << count
-           << " updates into " << rows
-           << " rows through a dense mask, which would need "
-           << count * rows * restElements << " elements (the limit is "
-           << kDenseScatterLimit << "); this scatter is not supported";
-  SmallVector<int64_t> updShape{count};
-  llvm::append_range(updShape, rest);
-  Value flatIndices = im.reshape(indices, {count}, loc);
-  Value flatUpdates = im.reshape(updates, updShape, loc);
   if (min) {
-    flatUpdates = NegOp::create(im.b, loc, flatUpdates);
+    updates = NegOp::create(im.b, loc, updates);
     target = NegOp::create(im.b, loc, target);
   }
-  SmallVector<int64_t> maskShape{count, rows};
-  llvm::append_range(maskShape, rest);
-  auto indexType = RankedTensorType::get(
-      maskShape, im.typeOf(flatIndices).getElementType());
-  auto valueType = RankedTensorType::get(maskShape,
-                                         targetType.getElementType());
-  Value row = IotaOp::create(im.b, loc, indexType, 1);
-  Value at = BroadcastOp::create(im.b, loc, indexType, flatIndices,
-                                 ArrayRef<int64_t>{0});
-  Value hit = CompareOp::create(im.b, loc, ComparisonDirection::eq, row, at);
-  SmallVector<int64_t> updDims{0};
-  for (int64_t d = 0; d < static_cast<int64_t>(rest.size()); ++d)
-    updDims.push_back(2 + d);
-  Value spread = BroadcastOp::create(im.b, loc, valueType, flatUpdates,
-                                     updDims);
-  Value masked = SelectOp::create(
-      im.b, loc, hit, spread,
-      im.splat(-std::numeric_limits<double>::infinity(), valueType, loc));
+  FailureOr<Value> masked =
+      spreadUpdates(im, node, min ? "min" : "max", target, indices, updates,
+                    -std::numeric_limits<double>::infinity());
+  if (failed(masked))
+    return failure();
   FailureOr<ReduceMaxOp> best =
-      im.create<ReduceMaxOp>(loc, masked, ArrayRef<int64_t>{0}, false);
+      im.create<ReduceMaxOp>(loc, *masked, ArrayRef<int64_t>{0}, false);
   if (failed(best))
     return failure();
   Value result = MaxOp::create(im.b, loc, target, *best);
@@ -836,7 +902,7 @@ static FailureOr<Value> scatterExtreme(Importer &im,
 /// `target` with `updates` scattered along axis 0 at `indices` (loom.
 /// scatter_add's form: updates shaped indices ++ target's other
 /// dimensions), ONNX's `reduction` being `max` or `min` (scatterExtreme),
-/// `add` (one scatter_add) or `none`
+/// `mul` (scatterProduct), `add` (one scatter_add) or `none`
 /// (the updates and a count of writes scatter_added into zeros, the written
 /// elements selected; duplicate indices, for which ONNX leaves `none`
 /// undefined, add up). Shared by ScatterElements and ScatterND.
@@ -851,6 +917,8 @@ static FailureOr<Value> scatterInto(Importer &im, const onnx::NodeProto &node,
   if (reduction == "max" || reduction == "min")
     return scatterExtreme(im, node, reduction == "min", target, indices,
                           updates);
+  if (reduction == "mul")
+    return scatterProduct(im, node, target, indices, updates);
   if (reduction == "add") {
     FailureOr<ScatterAddOp> added = scatter(target, updates);
     if (failed(added))

@@ -151,7 +151,7 @@
 
 // RUN: %loompy %S/Inputs/make_onnx.py bad_scatter_nd_mul %t.snd_mul.onnx
 // RUN: not loom-translate --import-onnx %t.snd_mul.onnx -o - 2>&1 | FileCheck %s --check-prefix=SNDMUL --implicit-check-not=error:
-// SNDMUL: snd_mul.onnx:0:0: error: node 'snd' (ScatterND): reduction 'mul' is not supported (none, add, max and min are)
+// SNDMUL: snd_mul.onnx:0:0: error: node 'snd' (ScatterND): reduction 'mul' on 'i64' data is not supported (float data only)
 
 // RUN: %loompy %S/Inputs/make_onnx.py bad_trilu_rank %t.trilu_rank.onnx
 // RUN: not loom-translate --import-onnx %t.trilu_rank.onnx -o - 2>&1 | FileCheck %s --check-prefix=TRIRANK --implicit-check-not=error:

@@ -1382,11 +1382,12 @@ def bad_scatter_nd_updates():
 
 @model(check=False)
 def bad_scatter_nd_mul():
+    # A product scatter of integers (the lowering multiplies float data).
     nodes = [node("ScatterND", ["x", "rows", "u"], ["y"], name="snd",
                   reduction="mul")]
     inits = [init("rows", [[2], [0]], np.int64)]
-    return make(nodes, [vi("x", F32, [3, 2]), vi("u", F32, [2, 2])],
-                [vi("y", F32, [3, 2])], inits, opset=18)
+    return make(nodes, [vi("x", I64, [3, 2]), vi("u", I64, [2, 2])],
+                [vi("y", I64, [3, 2])], inits, opset=18)
 
 
 @model()
