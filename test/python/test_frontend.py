@@ -198,7 +198,7 @@ def test_from_jax_take_along_axis_and_optax_loss_match_jax(axis, tmp_path):
 
 def _jax_window_cases():
     """name -> (function of x, differentiable): what JAX lowers to pad,
-    reduce_window (cumulative ops, pooling), multi-input reduce (argmax,
+    reduce_window (cumulative ops, pooling, dilated pooling), multi-input reduce (argmax,
     argmin) and reduce with a multiply body, plus sine and cosine."""
     from jax import lax
     import jax.numpy as jnp
@@ -212,6 +212,19 @@ def _jax_window_cases():
         "cumprod": (lambda x: jnp.cumprod(x, axis=1), True),
         "max_pool": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME"), False),
         "sum_pool": (lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (2, 1), "VALID"), True),
+        # window dilation (atrous pooling): window elements 2 and 3 apart
+        "dilated_max_pool": (lambda x: lax.reduce_window(
+            x, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID", window_dilation=(2, 3)), False),
+        # base dilation (holes of the init between input elements), window
+        # dilation and padding together; its gradient is a dilated window
+        # sum too
+        "dilated_sum": (lambda x: lax.reduce_window(
+            x, 0.0, lax.add, (3, 2), (2, 1), [(1, 0), (0, 2)], base_dilation=(2, 1),
+            window_dilation=(1, 2)), True),
+        # a 40-wide dilated window: the doubling path
+        "dilated_long_max": (lambda x: lax.reduce_window(
+            jnp.tile(x, (1, 20)), -jnp.inf, lax.max, (1, 40), (1, 3), "VALID",
+            window_dilation=(1, 3)), False),
         "argmax": (lambda x: jnp.argmax(x.astype(jnp.int32), axis=1), False),  # ties
         "argmin": (lambda x: jnp.argmin(x, axis=0), False),
         "prod": (lambda x: jnp.prod(x, axis=1), True),
@@ -220,7 +233,8 @@ def _jax_window_cases():
 
 
 @pytest.mark.parametrize("case", ["pad", "cumsum", "cumsum_long", "cummax", "cumprod", "max_pool",
-                                  "sum_pool", "argmax", "argmin", "prod", "sin_cos"])
+                                  "sum_pool", "dilated_max_pool", "dilated_sum",
+                                  "dilated_long_max", "argmax", "argmin", "prod", "sin_cos"])
 def test_from_jax_pad_windows_argmax_match_jax(case, tmp_path):
     """Each function imports without a stablehlo op left and loom-run gives
     JAX's values; for the differentiable ones JAX's own gradient (pads and

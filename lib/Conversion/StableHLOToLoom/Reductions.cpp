@@ -439,47 +439,54 @@ struct ArgReducePattern : ShloPattern<shlo::ReduceOp> {
   }
 };
 
-/// The `kind`-reduction of every `width` consecutive elements of dimension
-/// `dim` of `x` (static shape), by doubling: level k holds reductions of k
-/// elements, level 2k combines two of level k, and the windows combine the
-/// levels of the bits of `width` (O(log width) ops).
+/// The `kind`-reduction of every window of `width` elements `dilation`
+/// apart along dimension `dim` of `x` (static shape), by doubling: level k
+/// holds reductions of k such elements, level 2k combines two of level k
+/// (k * dilation apart), and the windows combine the levels of the bits of
+/// `width` (O(log width) ops).
 Value reduceWindowsAlong(OpBuilder &b, Location loc, ReduceKind kind, Value x,
-                         int64_t dim, int64_t width) {
+                         int64_t dim, int64_t width, int64_t dilation) {
   int64_t n = cast<RankedTensorType>(x.getType()).getDimSize(dim);
-  int64_t count = n - width + 1;
+  int64_t count = n - (width - 1) * dilation;
   Value acc, level = x;
   int64_t levelLength = n, offset = 0;
   for (int64_t k = 1; k <= width; k *= 2) {
     if (width & k) {
-      Value piece = sliceAlong(b, loc, level, dim, offset, offset + count);
+      Value piece = sliceAlong(b, loc, level, dim, offset * dilation,
+                               offset * dilation + count);
       acc = acc ? combineByKind(b, loc, kind, acc, piece) : piece;
       offset += k;
     }
     if (2 * k <= width) {
-      level = combineByKind(b, loc, kind,
-                            sliceAlong(b, loc, level, dim, 0, levelLength - k),
-                            sliceAlong(b, loc, level, dim, k, levelLength));
-      levelLength -= k;
+      int64_t apart = k * dilation;
+      level = combineByKind(
+          b, loc, kind, sliceAlong(b, loc, level, dim, 0, levelLength - apart),
+          sliceAlong(b, loc, level, dim, apart, levelLength));
+      levelLength -= apart;
     }
   }
   return acc;
 }
 
-/// The `kind`-reduction of each window of `x` (static shape): one strided
-/// slice per window element, combined in row-major window order, the order
-/// XLA accumulates in (which makes float sums round as XLA's do).
+/// The `kind`-reduction of each window of `x` (static shape; window
+/// element j of dimension d at j * dilations[d]): one strided slice per
+/// window element, combined in row-major window order, the order XLA
+/// accumulates in (which makes float sums round as XLA's do).
 Value reduceWindowsInOrder(OpBuilder &b, Location loc, ReduceKind kind,
                            Value x, RankedTensorType resultType,
-                           ArrayRef<int64_t> window, ArrayRef<int64_t> strides) {
+                           ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations) {
   int64_t rank = window.size();
   SmallVector<int64_t> offset(rank, 0);
   Value acc;
   while (true) {
-    SmallVector<int64_t> limits(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      limits[d] = offset[d] + (resultType.getDimSize(d) - 1) * strides[d] + 1;
+    SmallVector<int64_t> starts(rank), limits(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      starts[d] = offset[d] * dilations[d];
+      limits[d] = starts[d] + (resultType.getDimSize(d) - 1) * strides[d] + 1;
+    }
     Value piece =
-        loom::SliceOp::create(b, loc, resultType, x, offset, limits, strides);
+        loom::SliceOp::create(b, loc, resultType, x, starts, limits, strides);
     acc = acc ? combineByKind(b, loc, kind, acc, piece) : piece;
     int64_t d = rank - 1;
     while (d >= 0 && ++offset[d] == window[d])
@@ -495,12 +502,13 @@ Value reduceWindowsInOrder(OpBuilder &b, Location loc, ReduceKind kind,
 /// different rounding of float sums).
 constexpr int64_t kInOrderWindowLimit = 32;
 
-/// `reduce_window` of one input with a reduce-like body and no dilations
-/// (JAX's cumsum/cummax/cummin and pooling): pad with the init value, reduce
-/// the windows (float sums of small windows in XLA's order, the rest by
-/// doubling along each dimension, then every stride-th window); an init
-/// that is not the identity is combined with each result element, as the
-/// body would.
+/// `reduce_window` of one input with a reduce-like body (JAX's
+/// cumsum/cummax/cummin and pooling, dilated or not): pad with the init
+/// value (base dilations as interior padding: the holes hold the init),
+/// reduce the windows (their elements window-dilation apart; float sums of
+/// small windows in XLA's order, the rest by doubling along each
+/// dimension, then every stride-th window); an init that is not the
+/// identity is combined with each result element, as the body would.
 struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
   using ShloPattern::ShloPattern;
   LogicalResult
@@ -533,17 +541,15 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
       return decline(op, rewriter,
                      "reduce_window needs a static, non-empty input and "
                      "result of one rank and element type, and a 0-d init");
-    auto allOnes = [](std::optional<ArrayRef<int64_t>> values) {
-      return !values || llvm::all_of(*values, [](int64_t v) { return v == 1; });
-    };
-    if (!allOnes(op.getBaseDilations()) || !allOnes(op.getWindowDilations()))
-      return decline(op, rewriter,
-                     "reduce_window with base or window dilations has no "
-                     "loom equivalent");
     ArrayRef<int64_t> window = op.getWindowDimensions();
     SmallVector<int64_t> strides(rank, 1), low(rank, 0), high(rank, 0);
+    SmallVector<int64_t> baseDilations(rank, 1), windowDilations(rank, 1);
     if (std::optional<ArrayRef<int64_t>> s = op.getWindowStrides())
       strides.assign(s->begin(), s->end());
+    if (std::optional<ArrayRef<int64_t>> s = op.getBaseDilations())
+      baseDilations.assign(s->begin(), s->end());
+    if (std::optional<ArrayRef<int64_t>> s = op.getWindowDilations())
+      windowDilations.assign(s->begin(), s->end());
     bool badPadding = false;
     if (std::optional<DenseIntElementsAttr> padding = op.getPadding()) {
       auto shape = padding->getType().getShape();
@@ -556,19 +562,31 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
         }
       }
     }
+    auto positive = [](ArrayRef<int64_t> values) {
+      return llvm::all_of(values, [](int64_t v) { return v >= 1; });
+    };
     if (static_cast<int64_t>(window.size()) != rank ||
-        static_cast<int64_t>(strides.size()) != rank || badPadding ||
-        llvm::any_of(window, [](int64_t w) { return w < 1; }) ||
-        llvm::any_of(strides, [](int64_t s) { return s < 1; }))
+        static_cast<int64_t>(strides.size()) != rank ||
+        static_cast<int64_t>(baseDilations.size()) != rank ||
+        static_cast<int64_t>(windowDilations.size()) != rank || badPadding ||
+        !positive(window) || !positive(strides) || !positive(baseDilations) ||
+        !positive(windowDilations))
       return decline(op, rewriter,
-                     "reduce_window needs one positive window size and "
-                     "stride and one [low, high] padding per dimension");
-    SmallVector<int64_t> padded(rank), counts(rank);
+                     "reduce_window needs one positive window size, stride "
+                     "and base and window dilation and one [low, high] "
+                     "padding per dimension");
+    SmallVector<int64_t> padded(rank), counts(rank), interior(rank);
     for (int64_t d = 0; d < rank; ++d) {
+      interior[d] = baseDilations[d] - 1;
+      int64_t dilated = 0, span = 0;
       bool overflow =
-          llvm::AddOverflow(inputType.getDimSize(d), low[d], padded[d]) ||
-          llvm::AddOverflow(padded[d], high[d], padded[d]);
-      counts[d] = overflow ? 0 : padded[d] - window[d] + 1;
+          llvm::MulOverflow(inputType.getDimSize(d) - 1, baseDilations[d],
+                            dilated) ||
+          llvm::AddOverflow(dilated, int64_t(1), dilated) ||
+          llvm::AddOverflow(dilated, low[d], padded[d]) ||
+          llvm::AddOverflow(padded[d], high[d], padded[d]) ||
+          llvm::MulOverflow(window[d] - 1, windowDilations[d], span);
+      counts[d] = overflow ? 0 : padded[d] - span;
       if (padded[d] < 1 || counts[d] < 1 ||
           (counts[d] - 1) / strides[d] + 1 != resultType.getDimSize(d))
         return decline(op, rewriter,
@@ -578,8 +596,7 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
     }
 
     Location loc = op.getLoc();
-    SmallVector<int64_t> noInterior(rank, 0);
-    Value x = padTensor(rewriter, loc, input, init, low, high, noInterior);
+    Value x = padTensor(rewriter, loc, input, init, low, high, interior);
     int64_t volume = 1;
     for (int64_t w : window)
       volume = std::min<int64_t>(volume * w, kInOrderWindowLimit + 1);
@@ -587,11 +604,12 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
         isa<FloatType>(inputType.getElementType()) &&
         volume <= kInOrderWindowLimit) {
       x = reduceWindowsInOrder(rewriter, loc, kind, x, resultType, window,
-                               strides);
+                               strides, windowDilations);
     } else {
       for (int64_t d = 0; d < rank; ++d)
         if (window[d] > 1)
-          x = reduceWindowsAlong(rewriter, loc, kind, x, d, window[d]);
+          x = reduceWindowsAlong(rewriter, loc, kind, x, d, window[d],
+                                 windowDilations[d]);
       if (llvm::any_of(strides, [](int64_t s) { return s > 1; })) {
         SmallVector<int64_t> starts(rank, 0);
         x = loom::SliceOp::create(rewriter, loc, resultType, x, starts, counts,

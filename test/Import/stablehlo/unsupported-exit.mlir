@@ -3,7 +3,7 @@
 // The tool fails, naming every unsupported op at its first use (through
 // the inlined call), and the summary lists them.
 
-// CHECK: error: cannot convert 'stablehlo.reduce_window' to loom: reduce_window with base or window dilations
+// CHECK: error: cannot convert 'stablehlo.reduce_window' to loom: reduce_window needs one positive window size, stride and base and window dilation
 // CHECK: note: called from
 // CHECK: error: cannot convert 'stablehlo.reduce' to loom: reduction body of 2 inputs is not one
 // CHECK: error: cannot convert 'chlo.erf_inv' to loom: unknown op
@@ -26,7 +26,7 @@ module @jit_main {
   }
   func.func private @window(%x: tensor<4x6xf32>) -> tensor<3x4xf32> {
     %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
-    %0 = "stablehlo.reduce_window"(%x, %c) <{base_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 2, 2>, window_dilations = array<i64: 1, 2>}> ({
+    %0 = "stablehlo.reduce_window"(%x, %c) <{base_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 2, 2>, window_dilations = array<i64: 1, 0>}> ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %m = stablehlo.maximum %a, %b : tensor<f32>
       stablehlo.return %m : tensor<f32>

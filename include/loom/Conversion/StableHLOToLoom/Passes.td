@@ -42,9 +42,10 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       becomes `reduce_max` of the values (negated for argmin), a comparison
       with it, and the smallest index where it holds; the values' init must
       be the identity;
-    * `reduce_window` of one input with such a body and no dilations (JAX's
-      `cumsum`/`cummax`/`cumprod` and pooling) pads with the init value,
-      then reduces each window: float sums over windows of at most 32
+    * `reduce_window` of one input with such a body (JAX's
+      `cumsum`/`cummax`/`cumprod` and pooling, dilated or not) pads with
+      the init value (base dilations as interior padding), then reduces
+      each window (its elements window-dilation apart): float sums over windows of at most 32
       elements as one strided slice per window element added in row-major
       window order (XLA's order, so the sums round as XLA's do), the rest by
       doubling along each dimension (windows of 1, 2, 4, ... elements
@@ -87,8 +88,8 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       become the `check` ops of the same name; `check` ops stay;
     * other custom_call targets, ops Loom's import dialects do not define
       (`while`, `sort`, `select_and_scatter`, ...), other `scatter` forms,
-      other `reduce`/`reduce_window` bodies, `reduce_window` with dilations
-      or several inputs, and other `sdy` ops are unsupported.
+      other `reduce`/`reduce_window` bodies, `reduce_window` of several
+      inputs, and other `sdy` ops are unsupported.
 
     Element types the loom dialect lacks (`f64`, `i8`, `ui32`, complex, ...)
     are unsupported. When anything cannot be converted the pass reports one
