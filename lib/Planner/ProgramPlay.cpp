@@ -360,7 +360,13 @@ double mlir::loom::planner::computeOpTime(Operation *opPtr,
                               static_cast<double>(elements(k.getOuts()[0]));
                      })
                      .Case([](loomrt::ReduceOp r) {
-                       return static_cast<double>(elements(r.getInput()));
+                       // The fold, and the ops fused into it per element.
+                       int64_t ops = 1;
+                       if (r.isFused())
+                         for (Operation &inner : r.getBody().front())
+                           ops += !isa<loomrt::YieldOp>(inner);
+                       return static_cast<double>(ops) *
+                              static_cast<double>(elements(r.getInput()));
                      })
                      .Case<loomrt::SoftmaxOp, loomrt::LayerNormOp,
                            loomrt::CrossEntropyOp>([](Operation *o) {
