@@ -36,9 +36,11 @@ private:
   LogicalResult emitKernel(loomrt::KernelOp op) override;
   LogicalResult emitReduce(loomrt::ReduceOp op) override;
   LogicalResult emitIota(loomrt::IotaOp op) override;
-  /// A reduction of at least kBlockReduceMin elements per output, with at
-  /// most maxBlocks outputs: one block per output, a tree in shared
-  /// memory (`acc`: the accumulator type, `init` its start).
+  /// A reduction of at least kBlockReduceMin elements per output (at most
+  /// kMaxGridX outputs): one block per output, a tree in shared memory
+  /// (`acc`: the accumulator type, `init` its start). The many-output
+  /// case matters too: a layer norm's gradient sums each of thousands of
+  /// rows, which one thread per row would read uncoalesced.
   LogicalResult emitBlockReduce(loomrt::ReduceOp op,
                                 const emit::ReduceGeometry &g,
                                 StringRef comment, StringRef acc,
@@ -46,6 +48,8 @@ private:
   /// Reductions of this many elements per output or more fold them with a
   /// block of threads; shorter ones with one thread per output.
   static constexpr int64_t kBlockReduceMin = 256;
+  /// CUDA's largest grid in x: one block per output up to this many.
+  static constexpr int64_t kMaxGridX = 2147483647;
   LogicalResult emitCopy(loomrt::CopyOp op) override;
   LogicalResult emitGridIndex(loomrt::GridIndexOp op) override;
   std::string libraryCall(StringRef fn, bool cpuTakesCtx) override;

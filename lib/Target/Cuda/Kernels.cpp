@@ -142,7 +142,7 @@ LogicalResult Emitter::emitReduce(loomrt::ReduceOp op) {
   }
   int64_t outputs = numElements(g.keptSizes);
   int64_t reduced = numElements(g.reducedSizes);
-  if (reduced >= kBlockReduceMin && outputs <= options.maxBlocks)
+  if (reduced >= kBlockReduceMin && outputs <= kMaxGridX)
     return emitBlockReduce(op, g, comment, acc, init);
   // One thread per output element; the reduced dimensions in the CPU's
   // order.
