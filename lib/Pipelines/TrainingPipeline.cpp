@@ -156,9 +156,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     inflight.max = o.maxInflightCollectives;
     pm.addPass(mlir::loomrt::createLoomMaxInflightCollectives(inflight));
   }
-  // TriRace: pipeline transfers posted as early as their data allows
-  // (a program without stages has none).
-  if (o.commSchedule != Switch::off && o.mesh.pp > 1)
+  // TriRace: pipeline transfers and tensor-parallel all-reduces posted as
+  // early as their data allows (a program without either has none).
+  if (o.commSchedule != Switch::off && (o.mesh.pp > 1 || o.mesh.tp > 1))
     pm.addPass(mlir::loomrt::createLoomCommSchedule());
   // Parameters and optimizer state updated in their own buffers.
   pm.addPass(mlir::loomrt::createLoomInPlaceUpdates());

@@ -185,10 +185,12 @@ cl::opt<std::string> precision(
     cl::init("f32"), cl::cat(category));
 cl::opt<std::string> commSchedule(
     "comm-schedule",
-    cl::desc("TriRace: post each pipeline send right after its data is "
-             "computed and each receive as soon as the previous one from "
-             "that peer was consumed (loom-comm-schedule): on (default), "
-             "off (the schedule's order, for comparison), auto (= on)"),
+    cl::desc("TriRace: post each pipeline send and each all-reduce right "
+             "after its data is computed (a tensor-parallel input "
+             "gradient's all-reduce then overlaps the weight gradient) and "
+             "each receive as soon as the previous one from that peer was "
+             "consumed (loom-comm-schedule): on (default), off (the "
+             "schedule's order, for comparison), auto (= on)"),
     cl::value_desc("on|off|auto"), cl::init("on"), cl::cat(category));
 cl::opt<std::string> sparseEmbeddingGrad(
     "sparse-embedding-grad",

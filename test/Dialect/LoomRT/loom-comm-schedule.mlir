@@ -136,3 +136,57 @@ func.func @receives(%out: memref<4xf32>) {
   loomrt.wait %r2
   return
 }
+
+// -----
+
+// A tensor-parallel all-reduce (the lowering's buffer and "all_reduce"
+// copy) moves up to right after the input gradient is computed, ahead of
+// the weight gradient: the transfer runs while dW is computed. The dealloc
+// of the copied value stays where it was.
+// CHECK-LABEL: func.func @all_reduce_after_its_producer
+// CHECK:      loomrt.copy ins(%arg0 : memref<4xf32>) outs(%[[DX:.*]] : memref<4xf32>) {origin = "dx"
+// CHECK-NEXT: %[[B:.*]] = loomrt.alloc {category = "gradient"}
+// CHECK-NEXT: loomrt.copy ins(%[[DX]] : memref<4xf32>) outs(%[[B]] : memref<4xf32>) {origin = "all_reduce"
+// CHECK-NEXT: %[[H:.*]] = loomrt.all_reduce_start %[[B]] on @mesh grid_axes = [2]
+// CHECK-NEXT: loomrt.alloc {category = "gradient"}
+// CHECK-NEXT: loomrt.copy {{.*}} {origin = "dw"
+// CHECK-NEXT: loomrt.dealloc %[[DX]]
+// CHECK-NEXT: loomrt.wait %[[H]]
+shard.grid @mesh(shape = 1x1x2)
+func.func @all_reduce_after_its_producer(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %dx = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%x : memref<4xf32>) outs(%dx : memref<4xf32>) {origin = "dx", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  %dw = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%y : memref<4xf32>) outs(%dw : memref<4xf32>) {origin = "dw", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  %b = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%dx : memref<4xf32>) outs(%b : memref<4xf32>) {origin = "all_reduce", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  loomrt.dealloc %dx : memref<4xf32>
+  %h = loomrt.all_reduce_start %b on @mesh grid_axes = [2] {reduction = "sum"} : memref<4xf32>
+  loomrt.wait %h
+  return
+}
+
+// -----
+
+// It does not pass the wait for an all-reduce of its own group, which
+// loom-max-inflight-collectives put there to bound the transfers in
+// flight.
+// CHECK-LABEL: func.func @all_reduce_stops_at_its_groups_wait
+// CHECK:      %[[H0:.*]] = loomrt.all_reduce_start
+// CHECK-NEXT: loomrt.wait %[[H0]]
+// CHECK-NEXT: loomrt.alloc
+// CHECK-NEXT: loomrt.copy {{.*}} {origin = "all_reduce"
+shard.grid @mesh(shape = 1x1x2)
+func.func @all_reduce_stops_at_its_groups_wait(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %dx = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%x : memref<4xf32>) outs(%dx : memref<4xf32>) {origin = "dx", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  %a = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%y : memref<4xf32>) outs(%a : memref<4xf32>) {origin = "first", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  %h0 = loomrt.all_reduce_start %a on @mesh grid_axes = [2] {reduction = "sum"} : memref<4xf32>
+  loomrt.wait %h0
+  %b = loomrt.alloc {category = "gradient"} : memref<4xf32>
+  loomrt.copy ins(%dx : memref<4xf32>) outs(%b : memref<4xf32>) {origin = "all_reduce", shape = array<i64: 4>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
+  %h1 = loomrt.all_reduce_start %b on @mesh grid_axes = [2] {reduction = "sum"} : memref<4xf32>
+  loomrt.wait %h1
+  return
+}

@@ -102,6 +102,25 @@ std::optional<std::array<Operation *, 3>> sendPattern(loomrt::SendStartOp send) 
   return std::array<Operation *, 3>{alloc, copy, send};
 }
 
+/// The ops an all-reduce moves with: the lowering's `alloc; copy source
+/// -> buffer (origin "all_reduce"); (deallocs;) all_reduce_start buffer`
+/// gives the alloc, the copy and the start (the deallocs stay, after the
+/// copy), with the copy's source as the value to wait for; any other form
+/// only the start, waiting for the reduced buffer itself.
+std::pair<SmallVector<Operation *, 3>, Value>
+allReducePattern(loomrt::AllReduceStartOp start) {
+  Operation *prev = start->getPrevNode();
+  while (isa_and_nonnull<loomrt::DeallocOp>(prev))
+    prev = prev->getPrevNode();
+  auto copy = dyn_cast_or_null<loomrt::CopyOp>(prev);
+  auto alloc = start.getBuffer().getDefiningOp<loomrt::AllocOp>();
+  if (copy && copy.getOrigin() == "all_reduce" &&
+      copy.getTarget() == start.getBuffer() && alloc &&
+      alloc->getBlock() == start->getBlock() && alloc->isBeforeInBlock(copy))
+    return {{alloc, copy, start}, copy.getSource()};
+  return {{start}, start.getBuffer()};
+}
+
 /// Whether two transfers run between the same ranks: one group, one peer.
 template <typename A, typename B> bool samePeer(A a, B b) {
   return a.getGrid() == b.getGrid() && a.getGridAxes() == b.getGridAxes() &&
@@ -127,6 +146,42 @@ struct CommSchedule
         if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
           break;
       moveUp({alloc, copy, start}, anchor, block);
+    }
+  }
+
+  /// All-reduces: right after the last op that writes what they reduce,
+  /// but not above a wait for an all-reduce of the same group (which
+  /// loom-max-inflight-collectives may have put there to bound the
+  /// all-reduces in flight). In the backward pass a layer's input gradient
+  /// is complete before its weight gradient: the input gradient's
+  /// tensor-parallel all-reduce then runs while the weight gradient is
+  /// computed.
+  void moveAllReduces(Block &block) {
+    SmallVector<loomrt::AllReduceStartOp> starts(
+        block.getOps<loomrt::AllReduceStartOp>());
+    for (loomrt::AllReduceStartOp start : starts) {
+      auto [ops, source] = allReducePattern(start);
+      Value root = rootBuffer(source);
+      Operation *anchor = ops.front()->getPrevNode();
+      for (; anchor; anchor = anchor->getPrevNode()) {
+        if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
+          break;
+        if (llvm::is_contained(ops, anchor))
+          continue;
+        if (auto wait = dyn_cast<loomrt::WaitOp>(anchor))
+          if (auto other =
+                  wait.getHandle().getDefiningOp<loomrt::AllReduceStartOp>())
+            if (other.getGrid() == start.getGrid() &&
+                other.getGridAxes() == start.getGridAxes())
+              break;
+        // A start, or an op the buffer's copy or start cannot pass: one
+        // that reads or writes the moved buffer, or of unknown effects.
+        if (isa<loomrt::AllReduceStartOp>(anchor) ||
+            accessOf(anchor, start.getBuffer()).reads ||
+            accessOf(anchor, start.getBuffer()).writes)
+          break;
+      }
+      moveUp(ops, anchor, block);
     }
   }
 
@@ -167,6 +222,7 @@ struct CommSchedule
     for (auto func : getOperation().getOps<func::FuncOp>())
       for (Block &block : func.getBody()) {
         moveSends(block);
+        moveAllReduces(block);
         moveRecvs(block);
       }
   }

@@ -213,8 +213,8 @@ def LoomMaxInflightCollectives : Pass<"loom-max-inflight-collectives",
 }
 
 def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
-  let summary = "Post every pipeline transfer as early as its data allows "
-                "(TriRace)";
+  let summary = "Post every pipeline transfer and all-reduce as early as "
+                "its data allows (TriRace)";
   let description = [{
     The lowering starts a transfer where the schedule put the
     `shard.send` / `shard.recv`: a send after whatever compute the stage
@@ -232,6 +232,14 @@ def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
       the same values, earlier. Being placed right after the producer,
       a send is posted ahead of any data-parallel bucket that became ready
       at the same point: critical pipeline transfers go first.
+    * **All-reduces** move up the same way (the lowering's buffer and
+      `all_reduce` copy with them; other forms only the start) to right
+      after the last write of what they reduce, but never past another
+      all-reduce's start or past a wait for an all-reduce of their group
+      (`loom-max-inflight-collectives` bounds them that way): in the
+      backward pass a layer's input gradient is complete before its weight
+      gradient is computed, so its tensor-parallel all-reduce runs during
+      that GEMM (Megatron's overlap of the input-gradient all-reduce).
     * **Receives** move up, with their buffer, to right after the `wait` of
       the previous receive from the same peer of the same group (or the
       previous receive's start, keeping their order; or the top of the
