@@ -37,16 +37,20 @@ std::pair<double, double> opTimes(const ProfiledOp &op, double flops,
   return {phases.forwardOther * t, phases.backwardOther * t};
 }
 
+/// Bytes of optimizer state per parameter of `w` bytes: Adam's two f32
+/// moments, and f32 master weights under bf16/f16.
+double stateBytesPerParam(double w, bool adam) {
+  return adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
+}
+
 /// The optimizer's update of `elements` parameters in `w`-byte elements:
 /// it reads the parameter and its gradient and writes the parameter, and
-/// Adam reads and writes two moments (f32 copies of the parameters too
-/// under bf16), in one pass at the memory's rate.
+/// reads and writes its state, in one memory-bound pass.
 double optimizerTime(double elements, double w, bool adam,
-                     const ClusterSpec &spec) {
-  double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
-  return elements * (3.0 * w + 2.0 * stateBytes) /
-             (spec.gpu.memoryBandwidth * spec.efficiency.memory) +
-         spec.efficiency.launch;
+                     const CostModel &cm) {
+  return cm.kernelTime(
+      0, elements * (3.0 * w + 2.0 * stateBytesPerParam(w, adam)),
+      /*gemm=*/false);
 }
 
 /// Cuts the ops into `pp` contiguous stages of about equal time (each op
@@ -251,12 +255,12 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
     // splits them out again: per direction a copy kernel per parameter,
     // reading and writing its gradient.
     if (dp > 1)
-      sw.bucketCopy =
-          s.paramTensors * spec.efficiency.launch +
-          2.0 * gradBytes / (spec.gpu.memoryBandwidth * spec.efficiency.memory);
-    double stateBytes = adam ? 8.0 + (w < 4 ? 4.0 : 0.0) : 0.0;
+      sw.bucketCopy = s.paramTensors * spec.efficiency.launch +
+                      cm.kernelTime(0, 2.0 * gradBytes, /*gemm=*/false,
+                                    /*launch=*/false);
+    double stateBytes = stateBytesPerParam(w, adam);
     sw.optimizer =
-        phases.optimizer * optimizerTime(s.paramElements, w, adam, spec);
+        phases.optimizer * optimizerTime(s.paramElements, w, adam, cm);
     st.params = s.params;
     // Accumulated over M > 1 micro-batches: the running sum and the
     // micro-batch's own gradients are live together (Loom's memory plan).
@@ -465,7 +469,7 @@ PhaseFactors ProfileCache::phaseFactors(const ClusterSpec &spec) {
         cm.kernelTime(op.flops, op.bytes, op.gemm, !op.fused);
   double optimizerEstimate =
       optimizerTime(one->modelParams, one->elementBytes,
-                    optimizer != OptimizerKind::sgd, spec);
+                    optimizer != OptimizerKind::sgd, cm);
   if (gemm > 0)
     phases.backwardGemm = compiled->backwardGemm / gemm;
   if (other > 0) {

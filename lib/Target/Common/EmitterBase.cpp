@@ -249,17 +249,19 @@ LogicalResult EmitterBase::printReduceStep(
     s.indent(indent) << "const " << accType << " x = "
                      << scalars.lookup(folded) << ";\n";
   }
-  if (op.getKind() == loomrt::ReduceKind::max) {
-    if (isFloat)
-      s.indent(indent) << "if (" << acc << " == " << acc
-                       << " && (x != x || x > " << acc << ")) " << acc
-                       << " = x;\n";
-    else
-      s.indent(indent) << "if (x > " << acc << ") " << acc << " = x;\n";
-  } else {
-    s.indent(indent) << acc << " += x;\n";
-  }
+  s.indent(indent) << foldStatement(op, isFloat, acc, "x") << "\n";
   return success();
+}
+
+std::string EmitterBase::foldStatement(loomrt::ReduceOp op, bool isFloat,
+                                       StringRef acc, StringRef x) {
+  if (op.getKind() != loomrt::ReduceKind::max)
+    return (acc + " += " + x + ";").str();
+  if (isFloat)
+    return ("if (" + acc + " == " + acc + " && (" + x + " != " + x + " || " +
+            x + " > " + acc + ")) " + acc + " = " + x + ";")
+        .str();
+  return ("if (" + x + " > " + acc + ") " + acc + " = " + x + ";").str();
 }
 
 SmallVector<Value> EmitterBase::reduceParams(loomrt::ReduceOp op) {

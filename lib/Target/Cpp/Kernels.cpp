@@ -226,17 +226,7 @@ LogicalResult Emitter::printLaneReduce(llvm::raw_ostream &s,
     for (int64_t l = 0; l < width; ++l) {
       std::string a = "lane[" + std::to_string(l) + "]";
       std::string b = "lane[" + std::to_string(l + width) + "]";
-      if (op.getKind() == loomrt::ReduceKind::max) {
-        if (isFloat)
-          s.indent(indent) << "if (" << a << " == " << a << " && (" << b
-                           << " != " << b << " || " << b << " > " << a
-                           << ")) " << a << " = " << b << ";\n";
-        else
-          s.indent(indent) << "if (" << b << " > " << a << ") " << a << " = "
-                           << b << ";\n";
-      } else {
-        s.indent(indent) << a << " += " << b << ";\n";
-      }
+      s.indent(indent) << foldStatement(op, isFloat, a, b) << "\n";
     }
   s.indent(indent) << accType << " acc = lane[0];\n";
   return success();

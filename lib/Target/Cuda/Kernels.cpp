@@ -173,7 +173,6 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
                                        StringRef init) {
   Type type = elementType(op.getOutput());
   bool isFloat = isa<FloatType>(type);
-  bool max = op.getKind() == loomrt::ReduceKind::max;
   // A power of two for the tree, within CUDA's 1024 threads per block.
   int64_t threads = static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
       std::clamp<int64_t>(options.blockSize, 32, 1024))));
@@ -212,15 +211,8 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
         s << "  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {\n";
         s << "    if (LOOM_IN_PHASE(phase) && threadIdx.x < half) {\n";
         s << "      const " << acc << " x = partial[threadIdx.x + half];\n";
-        if (max && isFloat)
-          s << "      const " << acc << " a = partial[threadIdx.x];\n"
-            << "      if (a == a && (x != x || x > a))\n"
-            << "        partial[threadIdx.x] = x;\n";
-        else if (max)
-          s << "      if (x > partial[threadIdx.x])\n"
-            << "        partial[threadIdx.x] = x;\n";
-        else
-          s << "      partial[threadIdx.x] += x;\n";
+        s << "      " << foldStatement(op, isFloat, "partial[threadIdx.x]", "x")
+          << "\n";
         s << "    }\n";
         s << "    __syncthreads();\n";
         s << "    ++phase;\n";

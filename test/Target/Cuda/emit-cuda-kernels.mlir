@@ -70,8 +70,7 @@ func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.n
 // BLOCK: if (LOOM_IN_PHASE(phase) && threadIdx.x == 0)
 // BLOCK-NEXT: p1[i] = static_cast<float>(partial[0]);
 // BLOCK: __global__ void [[M:k[0-9]+_reduce_max_block]](
-// BLOCK: const double a = partial[threadIdx.x];
-// BLOCK-NEXT: if (a == a && (x != x || x > a))
+// BLOCK: if (partial[threadIdx.x] == partial[threadIdx.x] && (x != x || x > partial[threadIdx.x])) partial[threadIdx.x] = x;
 // BLOCK: reduce sum over [0] (reduce_sum) -> r0_s
 // BLOCK-NEXT: LOOM_LAUNCH_PHASED([[S]], 3, 256, 10, stream, a0_x, r0_s);
 // BLOCK: reduce max over [0, 1] (reduce_max) -> r1_m

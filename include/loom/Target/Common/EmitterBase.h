@@ -181,6 +181,10 @@ protected:
                                 llvm::raw_ostream &s, int indent,
                                 StringRef acc = "acc", StringRef column = "",
                                 StringRef reducedIndex = "");
+  /// The statement folding `x` into accumulator `acc` (sum/mean add; max
+  /// keeps NaN), for a step and for combining partial accumulators.
+  static std::string foldStatement(loomrt::ReduceOp op, bool isFloat,
+                                   StringRef acc, StringRef x);
   /// The buffers a reduction's function takes: its inputs, then its
   /// output.
   static SmallVector<Value> reduceParams(loomrt::ReduceOp op);

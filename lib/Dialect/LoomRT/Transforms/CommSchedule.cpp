@@ -78,6 +78,26 @@ bool definesAlias(Operation *op, Value value) {
   }
 }
 
+/// Where ops that copy or transfer `source` can move up to: the nearest op
+/// before `from` that defines `source` (or a view it is taken through) or
+/// writes its buffer, or at which `stop` holds; null for the top of the
+/// block. Ops in `moving` are passed over.
+Operation *
+lastWriterBefore(Operation *from, Value source, ArrayRef<Operation *> moving,
+                 llvm::function_ref<bool(Operation *)> stop = nullptr) {
+  Value root = rootBuffer(source);
+  Operation *anchor = from->getPrevNode();
+  for (; anchor; anchor = anchor->getPrevNode()) {
+    if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
+      break;
+    if (llvm::is_contained(moving, anchor))
+      continue;
+    if (stop && stop(anchor))
+      break;
+  }
+  return anchor;
+}
+
 /// Moves `ops` (in order) to right after `anchor`, or to the top of
 /// `block` when `anchor` is null.
 void moveUp(ArrayRef<Operation *> ops, Operation *anchor, Block &block) {
@@ -140,12 +160,8 @@ struct CommSchedule
         continue;
       auto [alloc, copy, start] = *ops;
       Value source = cast<loomrt::CopyOp>(copy).getSource();
-      Value root = rootBuffer(source);
-      Operation *anchor = alloc->getPrevNode();
-      for (; anchor; anchor = anchor->getPrevNode())
-        if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
-          break;
-      moveUp({alloc, copy, start}, anchor, block);
+      moveUp({alloc, copy, start}, lastWriterBefore(alloc, source, {}),
+             block);
     }
   }
 
@@ -161,27 +177,20 @@ struct CommSchedule
         block.getOps<loomrt::AllReduceStartOp>());
     for (loomrt::AllReduceStartOp start : starts) {
       auto [ops, source] = allReducePattern(start);
-      Value root = rootBuffer(source);
-      Operation *anchor = ops.front()->getPrevNode();
-      for (; anchor; anchor = anchor->getPrevNode()) {
-        if (definesAlias(anchor, source) || accessOf(anchor, root).writes)
-          break;
-        if (llvm::is_contained(ops, anchor))
-          continue;
-        if (auto wait = dyn_cast<loomrt::WaitOp>(anchor))
+      auto stop = [&](Operation *op) {
+        if (auto wait = dyn_cast<loomrt::WaitOp>(op))
           if (auto other =
                   wait.getHandle().getDefiningOp<loomrt::AllReduceStartOp>())
             if (other.getGrid() == start.getGrid() &&
                 other.getGridAxes() == start.getGridAxes())
-              break;
-        // A start, or an op the buffer's copy or start cannot pass: one
-        // that reads or writes the moved buffer, or of unknown effects.
-        if (isa<loomrt::AllReduceStartOp>(anchor) ||
-            accessOf(anchor, start.getBuffer()).reads ||
-            accessOf(anchor, start.getBuffer()).writes)
-          break;
-      }
-      moveUp(ops, anchor, block);
+              return true;
+        // Another start, or an op that reads or writes the reduced buffer
+        // (or of unknown effects).
+        Access access = accessOf(op, start.getBuffer());
+        return isa<loomrt::AllReduceStartOp>(op) || access.reads ||
+               access.writes;
+      };
+      moveUp(ops, lastWriterBefore(ops.front(), source, ops, stop), block);
     }
   }
 
