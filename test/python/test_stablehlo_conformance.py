@@ -51,7 +51,8 @@ SUPPORTED_OPS = {
     sqrt rsqrt convert add subtract multiply divide power maximum minimum and
     or xor not compare select clamp constant iota broadcast_in_dim reshape
     transpose slice concatenate gather dot_general dot reduce return
-    custom_call optimization_barrier sine cosine pad reduce_window""".split()
+    custom_call optimization_barrier sine cosine pad reduce_window
+    select_and_scatter""".split()
 } | {"chlo.erf", "chlo.erfc", "chlo.square"}
 SUPPORTED_CUSTOM_CALLS = {"Sharding", "check.expect_eq", "check.expect_almost_eq",
                           "check.expect_close"}
@@ -143,8 +144,9 @@ def form_problems(text):
     for window in re.finditer(r'"stablehlo\.reduce_window"\(([^)]*)\)\s*<\{([^}]*)\}>', text):
         if window.group(1).count(",") > 1:
             problems.append(("stablehlo.reduce_window", "reduce_window of several inputs"))
-        if re.search(r"(base|window)_dilations\s*=\s*array<i64:[^>]*[2-9]", window.group(2)):
-            problems.append(("stablehlo.reduce_window", "reduce_window with dilations"))
+    for m in re.finditer(r'"stablehlo\.select_and_scatter"[^<]*<\{([^}]*)\}>', text):
+        if re.search(r"padding\s*=\s*dense<[^>]*[1-9]", m.group(1)):
+            problems.append(("stablehlo.select_and_scatter", "select_and_scatter with padding"))
     if re.search(r"\bTOTALORDER\b", text):
         problems.append(("stablehlo.compare", "TOTALORDER comparison"))
     for line in text.splitlines():

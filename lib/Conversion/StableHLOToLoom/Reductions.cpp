@@ -624,10 +624,184 @@ struct ReduceWindowPattern : ShloPattern<shlo::ReduceWindowOp> {
   }
 };
 
+/// The comparison a `select_and_scatter` select body makes: one `compare`
+/// of its two block arguments, in order, returned.
+shlo::CompareOp matchSelectBody(Region &body) {
+  if (!llvm::hasSingleElement(body))
+    return nullptr;
+  Block &block = body.front();
+  if (block.getNumArguments() != 2 || !block.mightHaveTerminator())
+    return nullptr;
+  auto ret = dyn_cast<shlo::ReturnOp>(block.getTerminator());
+  if (!ret || ret.getNumOperands() != 1)
+    return nullptr;
+  auto cmp = ret.getOperand(0).getDefiningOp<shlo::CompareOp>();
+  if (!cmp || cmp.getLhs() != block.getArgument(0) ||
+      cmp.getRhs() != block.getArgument(1))
+    return nullptr;
+  return cmp;
+}
+
+/// Windows of more elements than this are declined: the conversion makes a
+/// handful of ops per window element.
+constexpr int64_t kSelectWindowLimit = 64;
+
+/// `select_and_scatter` without padding whose select body is one
+/// comparison (JAX's `max_pool` gradient: `GE`; min pooling: `LE`) and
+/// whose scatter body is reduce-like. Each window element is a strided
+/// slice of the operand (the source's shape); folding them in row-major
+/// window order with the comparison, as the body folds, gives the selected
+/// value and window position of every window. Then, per window position
+/// k, the source elements of the windows that selected k are placed back
+/// onto the operand's grid (padding: k as the low edge, stride - 1
+/// between elements) and combined into the init-filled result there, the
+/// last window position first.
+struct SelectAndScatterPattern : ShloPattern<shlo::SelectAndScatterOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::SelectAndScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::string why;
+    FailureOr<SmallVector<ReduceKind>> kinds =
+        getReduceKinds(op.getScatter(), 1, why);
+    if (failed(kinds))
+      return decline(op, rewriter, "select_and_scatter scatter body: " + why);
+    shlo::CompareOp select = matchSelectBody(op.getSelect());
+    if (!select)
+      return decline(op, rewriter,
+                     "select_and_scatter needs a select body that is one "
+                     "compare of its two arguments");
+    Value operand = adaptor.getOperand(), source = adaptor.getSource();
+    Value init = adaptor.getInitValue();
+    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+    auto sourceType = dyn_cast<RankedTensorType>(source.getType());
+    auto initType = dyn_cast<RankedTensorType>(init.getType());
+    if (!isStaticNonEmpty(operandType) || !isStaticNonEmpty(sourceType) ||
+        !initType || sourceType.getRank() != operandType.getRank() ||
+        initType.getRank() != 0 ||
+        initType.getElementType() != sourceType.getElementType() ||
+        op.getType() != operandType.clone(sourceType.getElementType()))
+      return decline(op, rewriter,
+                     "select_and_scatter needs a static, non-empty operand "
+                     "and source of one rank, a 0-d init of the source's "
+                     "element type and a result of the operand's shape");
+    if (failed(requireTypes(op, kAny, loom::SelectOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    int64_t rank = operandType.getRank();
+    if (std::optional<DenseIntElementsAttr> padding = op.getPadding())
+      if (llvm::any_of(padding->getValues<int64_t>(),
+                       [](int64_t v) { return v != 0; }))
+        return decline(op, rewriter,
+                       "select_and_scatter with padding has no loom "
+                       "equivalent (JAX pads the operand with an explicit "
+                       "stablehlo.pad instead)");
+    SmallVector<int64_t> window(rank, 1), strides(rank, 1);
+    if (std::optional<ArrayRef<int64_t>> w = op.getWindowDimensions())
+      window.assign(w->begin(), w->end());
+    if (std::optional<ArrayRef<int64_t>> s = op.getWindowStrides())
+      strides.assign(s->begin(), s->end());
+    int64_t volume = 1;
+    bool fits = static_cast<int64_t>(window.size()) == rank &&
+                static_cast<int64_t>(strides.size()) == rank;
+    for (int64_t d = 0; fits && d < rank; ++d) {
+      fits = window[d] >= 1 && strides[d] >= 1 &&
+             window[d] <= operandType.getDimSize(d) &&
+             (operandType.getDimSize(d) - window[d]) / strides[d] + 1 ==
+                 sourceType.getDimSize(d);
+      volume *= window[d];
+    }
+    if (!fits)
+      return decline(op, rewriter,
+                     "select_and_scatter source shape does not match its "
+                     "operand, window and strides");
+    if (volume > kSelectWindowLimit)
+      return decline(op, rewriter,
+                     "select_and_scatter windows of " +
+                         std::to_string(volume) + " elements (at most " +
+                         std::to_string(kSelectWindowLimit) +
+                         " are converted)");
+
+    Location loc = op.getLoc();
+    auto indexType = sourceType.clone(rewriter.getI32Type());
+    auto boolType = sourceType.clone(rewriter.getI1Type());
+    auto pieceType = sourceType.clone(operandType.getElementType());
+    SmallVector<SmallVector<int64_t>> offsets;
+    for (SmallVector<int64_t> offset(rank, 0);;) {
+      offsets.push_back(offset);
+      int64_t d = rank - 1;
+      while (d >= 0 && ++offset[d] == window[d])
+        offset[d--] = 0;
+      if (d < 0)
+        break;
+    }
+    // Selection: the comparison itself becomes a stablehlo.compare of
+    // whole tensors, which ComparePattern converts (i1 orderings too).
+    Value selected, position;
+    for (auto [k, offset] : llvm::enumerate(offsets)) {
+      SmallVector<int64_t> limits(rank);
+      for (int64_t d = 0; d < rank; ++d)
+        limits[d] = offset[d] + (sourceType.getDimSize(d) - 1) * strides[d] +
+                    1;
+      Value piece = loom::SliceOp::create(rewriter, loc, pieceType, operand,
+                                          offset, limits, strides);
+      Value here = createSplat(rewriter, loc, indexType,
+                               rewriter.getI32IntegerAttr(k));
+      if (!selected) {
+        selected = piece;
+        position = here;
+        continue;
+      }
+      Value keep = shlo::CompareOp::create(
+          rewriter, loc, boolType, select.getComparisonDirectionAttr(),
+          selected, piece, select.getCompareTypeAttr());
+      selected =
+          loom::SelectOp::create(rewriter, loc, pieceType, keep, selected,
+                                 piece);
+      position = loom::SelectOp::create(rewriter, loc, indexType, keep,
+                                        position, here);
+    }
+    // Scatter: window position k's sources back onto the operand's grid.
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Value result = broadcastScalarTo(rewriter, loc, init, resultType);
+    Value no = createSplat(rewriter, loc,
+                           RankedTensorType::get({}, rewriter.getI1Type()),
+                           rewriter.getBoolAttr(false));
+    SmallVector<int64_t> interior(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      interior[d] = strides[d] - 1;
+    // Windows later in row-major order reach a position through earlier
+    // window positions: going through the positions backwards adds each
+    // position's sources in window order, as StableHLO's scatter does (so
+    // float sums round alike).
+    for (int64_t k = offsets.size() - 1; k >= 0; --k) {
+      ArrayRef<int64_t> offset = offsets[k];
+      SmallVector<int64_t> high(rank);
+      for (int64_t d = 0; d < rank; ++d)
+        high[d] = operandType.getDimSize(d) - offset[d] -
+                  (sourceType.getDimSize(d) - 1) * strides[d] - 1;
+      Value chose = loom::CompareOp::create(
+          rewriter, loc, boolType, ComparisonDirection::eq, position,
+          createSplat(rewriter, loc, indexType,
+                      rewriter.getI32IntegerAttr(k)));
+      Value hit = padTensor(rewriter, loc, chose, no, offset, high, interior);
+      Value placed =
+          padTensor(rewriter, loc, source, init, offset, high, interior);
+      result = loom::SelectOp::create(
+          rewriter, loc, resultType, hit,
+          combineByKind(rewriter, loc, kinds->front(), result, placed),
+          result);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::loom::shlo_to_loom::populateReductionPatterns(
     RewritePatternSet &patterns, UnsupportedReasons &reasons) {
-  patterns.add<ReducePattern, ArgReducePattern, ReduceWindowPattern>(
+  patterns.add<ReducePattern, ArgReducePattern, ReduceWindowPattern,
+               SelectAndScatterPattern>(
       patterns.getContext(), reasons);
 }

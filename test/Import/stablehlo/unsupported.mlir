@@ -158,3 +158,30 @@ func.func @undefined(%x: tensor<4x8xf32>, %t: !stablehlo.token) -> (tensor<4x8xf
   %1 = stablehlo.after_all %t : !stablehlo.token
   return %0, %1 : tensor<4x8xf32>, !stablehlo.token
 }
+
+// -----
+
+func.func @select_and_scatter_forms(%x: tensor<4xf32>, %g: tensor<2xf32>, %c: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error@+2 {{cannot convert 'stablehlo.select_and_scatter' to loom: select_and_scatter with padding has no loom equivalent (JAX pads the operand with an explicit stablehlo.pad instead) (first of 2 uses)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = "stablehlo.select_and_scatter"(%x, %g, %c) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>, padding = dense<[[1, 1]]> : tensor<1x2xi64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare  GE, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
+  // expected-note@+1 {{another use: select_and_scatter needs a select body that is one compare of its two arguments}}
+  %1 = "stablehlo.select_and_scatter"(%x, %g, %c) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare  GE, %b, %a,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

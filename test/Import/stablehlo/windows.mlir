@@ -106,3 +106,39 @@ func.func @pad_empty(%x: tensor<6x0xf32>, %c: tensor<f32>) -> tensor<6x2xf32> {
   %r = stablehlo.pad %x, %c, low = [0, 2], high = [0, 0], interior = [0, 1] : (tensor<6x0xf32>, tensor<f32>) -> tensor<6x2xf32>
   return %r : tensor<6x2xf32>
 }
+
+// The gradient of jax's max_pool (window 2, stride 2): the windows' first
+// maxima by folding the window's elements in order with the select body
+// (GE keeps the element so far), then each window position's sources
+// placed back on the operand's grid (stride - 1 holes between them) and
+// added where that position was selected. Values: the select_and_scatter_*
+// cases of the StableHLO test data.
+// CHECK-LABEL: func.func @max_pool_grad
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[G:.*]]: tensor<2xf32>)
+// CHECK: %[[A:.*]] = loom.slice %[[X]], start = [0], limit = [3], strides = [2] : tensor<4xf32> -> tensor<2xf32>
+// CHECK: %[[ZERO:.*]] = loom.constant dense<0> : tensor<2xi32>
+// CHECK: %[[B:.*]] = loom.slice %[[X]], start = [1], limit = [4], strides = [2] : tensor<4xf32> -> tensor<2xf32>
+// CHECK: %[[ONE:.*]] = loom.constant dense<1> : tensor<2xi32>
+// CHECK: %[[KEEP:.*]] = loom.compare ge, %[[A]], %[[B]]
+// CHECK: %[[WHERE:.*]] = loom.select %[[KEEP]], %[[ZERO]], %[[ONE]]
+// CHECK: %[[R0:.*]] = loom.broadcast
+// CHECK: %[[HIT0:.*]] = loom.compare eq, %[[WHERE]], %{{.*}} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+// CHECK: %[[SUM0:.*]] = loom.add %[[R0]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[R1:.*]] = loom.select %{{.*}}, %[[SUM0]], %[[R0]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: %[[HIT1:.*]] = loom.compare eq, %[[WHERE]], %{{.*}} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+// CHECK: %[[SUM1:.*]] = loom.add %[[R1]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[R2:.*]] = loom.select %{{.*}}, %[[SUM1]], %[[R1]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: return %[[R2]]
+func.func @max_pool_grad(%x: tensor<4xf32>, %g: tensor<2xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %g, %c) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare  GE, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -50,6 +50,14 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       window order (XLA's order, so the sums round as XLA's do), the rest by
       doubling along each dimension (windows of 1, 2, 4, ... elements
       combined: O(log w) ops) and a strided slice;
+    * `select_and_scatter` without padding, with a select body that is one
+      `compare` of its arguments (JAX's `max_pool` gradient: `GE`) and a
+      reduce-like scatter body, selects by folding the window's elements
+      (strided slices of the operand) in row-major order with that
+      comparison, as the body folds, keeping the selected window position;
+      then, per window position, the sources of the windows that selected
+      it are padded back onto the operand's grid and combined into the
+      init-filled result there (windows of at most 64 elements);
     * `pad` becomes concatenations with the broadcast padding value (edges;
       interior padding as a reshape to `[n, 1]`, a concatenation and a
       slice) and slices (negative edges);
@@ -87,7 +95,7 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
     * `custom_call @check.expect_eq`/`expect_almost_eq`/`expect_close`
       become the `check` ops of the same name; `check` ops stay;
     * other custom_call targets, ops Loom's import dialects do not define
-      (`while`, `sort`, `select_and_scatter`, ...), other `scatter` forms,
+      (`while`, `sort`, ...), other `scatter` forms,
       other `reduce`/`reduce_window` bodies, `reduce_window` of several
       inputs, and other `sdy` ops are unsupported.
 

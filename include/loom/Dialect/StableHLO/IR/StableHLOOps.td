@@ -469,6 +469,28 @@ def StableHLO_ReduceWindowOp : StableHLO_Op<"reduce_window",
   let regions = (region SizedRegion<1>:$body);
 }
 
+def StableHLO_SelectAndScatterOp : StableHLO_Op<"select_and_scatter",
+    [RecursiveMemoryEffects]> {
+  let summary = "scatter into the element each window selects (generic "
+                "form only, as JAX prints it)";
+  let description = [{
+    The transpose of max/min pooling: every window of `operand`
+    (`window_dimensions` wide, `window_strides` apart, after `padding`)
+    selects one element, folding its elements in row-major order with the
+    `select` body (the element so far stays where the body says true), and
+    the `source` element of that window is combined, with the `scatter`
+    body, into the result (`operand`'s shape, filled with `init_value`) at
+    the selected position. JAX emits it for the gradient of `max_pool`.
+  }];
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$source,
+                       AnyTensor:$init_value,
+                       OptionalAttr<DenseI64ArrayAttr>:$window_dimensions,
+                       OptionalAttr<DenseI64ArrayAttr>:$window_strides,
+                       OptionalAttr<I64ElementsAttr>:$padding);
+  let results = (outs AnyTensor:$result);
+  let regions = (region SizedRegion<1>:$select, SizedRegion<1>:$scatter);
+}
+
 def StableHLO_ReturnOp : StableHLO_Op<"return", [Pure, Terminator]> {
   let summary = "terminator of stablehlo region bodies";
   let arguments = (ins Variadic<AnyType>:$results);
