@@ -231,6 +231,21 @@ mlir::loom::planner::profileModel(ModuleOp module, llvm::StringRef function,
     consumer.bytes = std::max(0.0, consumer.bytes - b);
   }
 
+  // The weight products each tensor-parallel copy feeds.
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<TpCopyOp>(op))
+      continue;
+    for (Operation *user : op.getResult(0).getUsers()) {
+      auto dot = dyn_cast<DotGeneralOp>(user);
+      if (!dot || dot->getBlock() != &body)
+        continue;
+      Value other = dot.getLhs() == op.getResult(0) ? dot.getRhs()
+                                                    : dot.getLhs();
+      if (!perRow.contains(other))
+        profile.ops[position[&op]].weightProducts.push_back(position[dot]);
+    }
+  }
+
   // Activation bytes live across each point: +size after the definition,
   // -size after the last use.
   std::vector<double> delta(profile.ops.size() + 1, 0.0);

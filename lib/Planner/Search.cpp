@@ -106,6 +106,9 @@ std::optional<Partition> partition(const ModelProfile &profile, int64_t pp,
 struct StageSums {
   double forward = 0, backward = 0, forwardComm = 0, backwardComm = 0,
          attentionCore = 0;
+  /// The part of backwardComm the weight gradients computed meanwhile hide
+  /// (loom-comm-schedule's early all-reduce starts).
+  double backwardCommHidden = 0;
   /// The part of forward and forwardComm inside layers (what full and
   /// comm-free recomputation replay).
   double layerForward = 0, layerForwardComm = 0;
@@ -148,9 +151,23 @@ std::vector<StageSums> sumStages(const ModelProfile &profile,
         s.layerForward += times * t;
         s.layerForwardComm += comm;
       }
-      if (op.backwardCommBytes > 0)
-        s.backwardComm +=
+      if (op.backwardCommBytes > 0) {
+        double comm =
             times * cm.allReduceTime(op.backwardCommBytes * scale, tp, 1);
+        s.backwardComm += comm;
+        // The weight gradient is one of a product's two backward GEMMs.
+        double weightGradients = 0;
+        for (size_t r : op.weightProducts) {
+          const ProfiledOp &product = profile.ops[r];
+          double productScale = product.perRow ? sub : 1.0;
+          weightGradients +=
+              times * opTimes(product, product.flops * productScale,
+                              product.bytes * productScale, cm, phases)
+                          .second /
+              2;
+        }
+        s.backwardCommHidden += std::min(comm, weightGradients);
+      }
       double saved = op.savedBytes * (op.perRow ? full : 1.0);
       s.saved += saved;
       if (op.attentionCore)
@@ -219,7 +236,11 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
       return std::max(comm / K, comm - compute * (K - 1) / K);
     };
     sw.forwardComm = exposed(s.forwardComm, sw.forward);
-    sw.backwardComm = exposed(s.backwardComm, sw.backward);
+    // Without the split, an input gradient's all-reduce runs while the
+    // weight gradients are computed; with it, the other sub-batches'
+    // compute hides it.
+    sw.backwardComm = K <= 1 ? s.backwardComm - s.backwardCommHidden
+                             : exposed(s.backwardComm, sw.backward);
     double activations = s.saved, transient = 0;
     switch (c.recompute) {
     case RecomputePolicy::none:

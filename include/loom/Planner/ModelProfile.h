@@ -44,6 +44,11 @@ struct ProfiledOp {
   /// Bytes of a forward collective (shard.all_reduce) over the tp group,
   /// and of the backward one a loom.tp_copy stands for.
   double forwardCommBytes = 0, backwardCommBytes = 0;
+  /// For a loom.tp_copy: the products that multiply its result by a
+  /// weight (indices into ModelProfile::ops). In the backward pass their
+  /// input gradients are complete before their weight gradients, so
+  /// loom-comm-schedule runs the copy's all-reduce while those are computed.
+  std::vector<size_t> weightProducts;
   /// Activation bytes its results keep for the backward pass.
   double savedBytes = 0;
   /// Bytes and elements of the parameters it is the first to read, and
