@@ -113,6 +113,22 @@ def test_flax_trains_like_optax(model, opt, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
+def test_flax_scan_over_layers_trains_like_optax(tmp_path):
+    """nn.scan over stacked layer parameters is a StableHLO while loop
+    whose body slices the layer's weights by the loop counter: the importer
+    unrolls it (the counter a constant in each copy), so Loom
+    differentiates a straight-line program; AdamW's losses are optax's."""
+    batch = 4
+    fn, params, inputs, m = import_flax("linen_scan_mlp", tmp_path, batch)
+    assert "stablehlo.while" in (tmp_path / "import" / "model.stablehlo.mlir").read_text()
+    data = make_data(["x", "labels"], inputs, 10, 4, batch)
+    options, make_opt = OPTIMIZERS["adamw"]
+    expected = optax_losses(fn, params, ["x", "labels"], data, batch, make_opt)
+    got = m.compile(outdir=tmp_path / "out", **options).train(
+        write_data(tmp_path / "data", data), STEPS)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+
+
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_flax_tensor_parallel(model, tmp_path):
     """tp=2 with SGD: optax's losses, the attention's DenseGeneral kernels

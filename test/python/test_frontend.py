@@ -202,6 +202,11 @@ def _jax_window_cases():
     argmin) and reduce with a multiply body, plus sine and cosine."""
     from jax import lax
     import jax.numpy as jnp
+
+    def scan_rows(x):
+        carry, ys = lax.scan(lambda c, row: (c * 0.5 + jnp.tanh(row), c * row),
+                             x[0], x[1:])
+        return jnp.concatenate([carry[None], ys])
     return {
         # interior padding, negative (cutting) and positive edges
         "pad": (lambda x: lax.pad(x, 0.5, [(1, -1, 1), (-2, 3, 2)]), True),
@@ -210,7 +215,8 @@ def _jax_window_cases():
         "cumsum_long": (lambda x: lax.cumsum(jnp.tile(x, (1, 5)), axis=1, reverse=True), True),
         "cummax": (lambda x: lax.cummax(x, axis=0), False),
         "cumprod": (lambda x: jnp.cumprod(x, axis=1), True),
-        "max_pool": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME"), False),
+        # its gradient is a select_and_scatter
+        "max_pool": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME"), True),
         "sum_pool": (lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (2, 1), "VALID"), True),
         # window dilation (atrous pooling): window elements 2 and 3 apart
         "dilated_max_pool": (lambda x: lax.reduce_window(
@@ -229,12 +235,19 @@ def _jax_window_cases():
         "argmin": (lambda x: jnp.argmin(x, axis=0), False),
         "prod": (lambda x: jnp.prod(x, axis=1), True),
         "sin_cos": (lambda x: jnp.sin(x) * jnp.cos(2 * x), True),
+        # while loops with constant bounds, unrolled at import: the body
+        # indexes x by the counter (dynamic_slice); the gradients run the
+        # loops backwards, writing by the counter (dynamic_update_slice)
+        "fori_loop": (lambda x: lax.fori_loop(
+            0, 4, lambda i, c: jnp.sin(c) * x[i + 1] + x[i], jnp.zeros(8)), True),
+        "scan": (scan_rows, True),
     }
 
 
 @pytest.mark.parametrize("case", ["pad", "cumsum", "cumsum_long", "cummax", "cumprod", "max_pool",
                                   "sum_pool", "dilated_max_pool", "dilated_sum",
-                                  "dilated_long_max", "argmax", "argmin", "prod", "sin_cos"])
+                                  "dilated_long_max", "argmax", "argmin", "prod", "sin_cos",
+                                  "fori_loop", "scan"])
 def test_from_jax_pad_windows_argmax_match_jax(case, tmp_path):
     """Each function imports without a stablehlo op left and loom-run gives
     JAX's values; for the differentiable ones JAX's own gradient (pads and

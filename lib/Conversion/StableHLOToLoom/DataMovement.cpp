@@ -131,6 +131,131 @@ struct SlicePattern : ShloPattern<shlo::SliceOp> {
   }
 };
 
+/// The start of each dimension of a `dynamic_slice`/`dynamic_update_slice`
+/// of `extents` into `type` (static): each start index known at import
+/// (a constant, or a loop counter once the loop is unrolled), clamped into
+/// [0, dim - extent] as StableHLO clamps it. Sets `why` otherwise.
+std::optional<SmallVector<int64_t>> staticStarts(ValueRange indices,
+                                                 RankedTensorType type,
+                                                 ArrayRef<int64_t> extents,
+                                                 StringRef opName,
+                                                 std::string &why) {
+  int64_t rank = type.getRank();
+  if (!type.hasStaticShape() ||
+      static_cast<int64_t>(indices.size()) != rank ||
+      static_cast<int64_t>(extents.size()) != rank) {
+    why = (opName + " needs a static operand and one start index and size "
+                    "per dimension")
+              .str();
+    return std::nullopt;
+  }
+  SmallVector<int64_t> starts(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = type.getDimSize(d);
+    if (extents[d] < 0 || extents[d] > dim) {
+      why = (opName + " extent " + Twine(extents[d]) +
+             " does not fit dimension " + Twine(d) + " of size " + Twine(dim))
+                .str();
+      return std::nullopt;
+    }
+    std::optional<int64_t> start = evaluateScalarInt(indices[d]);
+    if (!start) {
+      why = (opName + " start index of dimension " + Twine(d) +
+             " is computed at run time; Loom's programs are static: index "
+             "with constants or the counter of a loop with constant bounds "
+             "(which Loom unrolls)")
+                .str();
+      return std::nullopt;
+    }
+    starts[d] = std::clamp<int64_t>(*start, 0, dim - extents[d]);
+  }
+  return starts;
+}
+
+/// `dynamic_slice` at start indices known at import -> `slice`.
+struct DynamicSlicePattern : ShloPattern<shlo::DynamicSliceOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::DynamicSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, loom::SliceOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+    ArrayRef<int64_t> sizes = op.getSliceSizes();
+    std::string why;
+    std::optional<SmallVector<int64_t>> starts = staticStarts(
+        op.getStartIndices(), type, sizes, "dynamic_slice", why);
+    if (!starts)
+      return decline(op, rewriter, why);
+    if (cast<RankedTensorType>(op.getType()).getShape() != sizes)
+      return decline(op, rewriter,
+                     "dynamic_slice result shape is not its slice sizes");
+    SmallVector<int64_t> limits(*starts), strides(starts->size(), 1);
+    for (auto [limit, size] : llvm::zip(limits, sizes))
+      limit += size;
+    rewriter.replaceOp(op, loom::SliceOp::create(
+                               rewriter, op.getLoc(), op.getType(),
+                               adaptor.getOperand(), *starts, limits, strides));
+    return success();
+  }
+};
+
+/// `dynamic_update_slice` at start indices known at import: the update
+/// padded to the operand's shape, selected where it lands.
+struct DynamicUpdateSlicePattern : ShloPattern<shlo::DynamicUpdateSliceOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::DynamicUpdateSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kAny, loom::SelectOp::getOperationName(),
+                            rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
+    auto updateType = cast<RankedTensorType>(adaptor.getUpdate().getType());
+    if (!updateType.hasStaticShape() ||
+        updateType.getRank() != type.getRank() ||
+        updateType.getElementType() != type.getElementType() ||
+        op.getType() != type)
+      return decline(op, rewriter,
+                     "dynamic_update_slice needs an update of the operand's "
+                     "rank and element type and a result of its type");
+    std::string why;
+    std::optional<SmallVector<int64_t>> starts =
+        staticStarts(op.getStartIndices(), type, updateType.getShape(),
+                     "dynamic_update_slice", why);
+    if (!starts)
+      return decline(op, rewriter, why);
+    if (updateType == type) {
+      rewriter.replaceOp(op, adaptor.getUpdate());
+      return success();
+    }
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> high(rank), interior(rank, 0);
+    for (int64_t d = 0; d < rank; ++d)
+      high[d] = type.getDimSize(d) - (*starts)[d] - updateType.getDimSize(d);
+    auto scalar = [&](Type element, TypedAttr value) {
+      return createSplat(rewriter, loc, RankedTensorType::get({}, element),
+                         value);
+    };
+    Type element = type.getElementType();
+    Value zero = scalar(element, getScalarAttr(rewriter, element, 0));
+    Value placed = padTensor(rewriter, loc, adaptor.getUpdate(), zero,
+                             *starts, high, interior);
+    Type i1 = rewriter.getI1Type();
+    Value inside = padTensor(
+        rewriter, loc,
+        createSplat(rewriter, loc, updateType.clone(i1),
+                    rewriter.getBoolAttr(true)),
+        scalar(i1, rewriter.getBoolAttr(false)), *starts, high, interior);
+    rewriter.replaceOp(op, loom::SelectOp::create(
+                               rewriter, loc, type, inside, placed,
+                               adaptor.getOperand()));
+    return success();
+  }
+};
+
 /// `pad` -> concatenations with broadcast pad values (edges), reshapes
 /// around a concatenation (interior) and slices (negative edges); see
 /// padTensor.
@@ -667,6 +792,7 @@ void mlir::loom::shlo_to_loom::populateDataMovementPatterns(
     RewritePatternSet &patterns, UnsupportedReasons &reasons) {
   patterns.add<ConstantPattern, IotaPattern, BroadcastInDimPattern,
                ReshapePattern, TransposePattern, SlicePattern,
-               PadPattern, ConcatenatePattern, GatherPattern, ScatterPattern>(
+               PadPattern, ConcatenatePattern, GatherPattern, ScatterPattern,
+               DynamicSlicePattern, DynamicUpdateSlicePattern>(
       patterns.getContext(), reasons);
 }

@@ -14,6 +14,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 #include <string>
@@ -90,6 +91,26 @@ bool isReduceIdentity(Value init, ReduceKind kind);
 /// `lhs` combined elementwise with `rhs` (same type) by `kind`.
 Value combineByKind(OpBuilder &builder, Location loc, ReduceKind kind,
                     Value lhs, Value rhs);
+
+/// Small integer tensors known at import (signless integer types, i1 as 0
+/// or 1; elements in row-major order), and values known not to be.
+struct ScalarValues {
+  llvm::DenseMap<Value, SmallVector<int64_t>> values;
+  llvm::DenseSet<Value> unknown;
+};
+
+/// The value of `value` when it is a one-element signless integer tensor
+/// computed from constants by integer stablehlo ops (arithmetic, logic,
+/// convert, compare, select, clamp, and the data movement of reshape,
+/// broadcast_in_dim, iota, slice, concatenate, dynamic_slice and
+/// dynamic_update_slice over small tensors); else nullopt.
+std::optional<int64_t> evaluateScalarInt(Value value);
+
+/// Unrolls every `stablehlo.while` whose trip count is known at import,
+/// innermost first: the loop-carried scalars known at each iteration
+/// (counters) become constants and the body is copied once per iteration.
+/// A loop it cannot unroll stays, with the reason in `reasons`.
+void unrollWhileLoops(ModuleOp module, UnsupportedReasons &reasons);
 
 /// Base of the patterns: declining records the reason for the report.
 template <typename SrcOp>

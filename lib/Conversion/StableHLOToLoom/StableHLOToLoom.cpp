@@ -97,6 +97,7 @@ struct ConvertStableHLOToLoomPass
     ModuleOp module = getOperation();
     UnsupportedReasons reasons;
     RewritePatternSet patterns(context);
+    unrollWhileLoops(module, reasons);
     populateElementwisePatterns(patterns, reasons);
     populateDataMovementPatterns(patterns, reasons);
     populateContractionPatterns(patterns, reasons);

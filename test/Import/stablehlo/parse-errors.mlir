@@ -89,8 +89,8 @@ func.func @concatenate_without_dim(%a: tensor<2xf32>) -> tensor<4xf32> {
 // Ops the dialects do not define parse only in simple forms.
 func.func @unknown_op_form(%a: tensor<f32>) -> tensor<f32> {
   // expected-error@+2 {{expected ':'}}
-  // expected-error@+1 {{custom op 'stablehlo.while' is not an op Loom's StableHLO importer defines: it reads such ops only in the generic form or as `operands (, key = value)* attr-dict : types`}}
-  %0 = stablehlo.while(%iter = %a) : tensor<f32>
+  // expected-error@+1 {{custom op 'stablehlo.all_reduce' is not an op Loom's StableHLO importer defines: it reads such ops only in the generic form or as `operands (, key = value)* attr-dict : types`}}
+  %0 = stablehlo.all_reduce(%iter = %a) : tensor<f32>
   return %0 : tensor<f32>
 }
 

@@ -185,3 +185,25 @@ func.func @select_and_scatter_forms(%x: tensor<4xf32>, %g: tensor<2xf32>, %c: te
   }) : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Loops and slices at indices only known at run time.
+func.func @runtime_indices(%x: tensor<4xf32>, %n: tensor<i32>, %i: tensor<i32>) -> (tensor<4xf32>, tensor<1xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  // expected-error@+2 {{cannot convert 'stablehlo.while' to loom: its condition is not known at import (iteration 0): Loom unrolls loops whose trip count is static (fori_loop and scan with constant bounds)}}
+  // expected-error@+1 {{StableHLO to loom: 2 unsupported op kind(s): 'stablehlo.while', 'stablehlo.dynamic_slice'}}
+  %r:2 = stablehlo.while(%k = %c0, %y = %x) : tensor<i32>, tensor<4xf32>
+  cond {
+    %p = stablehlo.compare  LT, %k, %n,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %k, %one : tensor<i32>
+    %t = stablehlo.tanh %y : tensor<4xf32>
+    stablehlo.return %next, %t : tensor<i32>, tensor<4xf32>
+  }
+  // expected-error@+1 {{cannot convert 'stablehlo.dynamic_slice' to loom: dynamic_slice start index of dimension 0 is computed at run time; Loom's programs are static: index with constants or the counter of a loop with constant bounds (which Loom unrolls)}}
+  %s = stablehlo.dynamic_slice %x, %i, sizes = [1] : (tensor<4xf32>, tensor<i32>) -> tensor<1xf32>
+  return %r#1, %s : tensor<4xf32>, tensor<1xf32>
+}

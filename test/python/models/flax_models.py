@@ -6,7 +6,10 @@ parameters, as Flax code trains them with optax.
   (DenseGeneral projections: kernels [in, heads, head_dim] and [heads,
   head_dim, out]) with a causal mask and a GELU MLP of `nn.Dense`;
 * nnx_mlp: two `nnx.Linear` layers, trained through `nnx.split`'s
-  parameter state.
+  parameter state;
+* linen_scan_mlp: residual blocks (LayerNorm, Dense, GELU) applied by
+  `nn.scan` over parameters stacked on a leading layer axis, the way large
+  Flax models stack their layers (a `while` loop in StableHLO).
 
 The loss is optax's softmax_cross_entropy_with_integer_labels, averaged.
 """
@@ -84,3 +87,33 @@ def nnx_mlp_example(batch=4, seed=0):
     x = jax.random.normal(k1, (batch, 16))
     labels = jax.random.randint(k2, (batch,), 0, 10)
     return _MLP_STATE, x, labels
+
+
+class ScanBlock(nn.Module):
+    @nn.compact
+    def __call__(self, x, _):
+        return x + nn.Dense(x.shape[-1])(nn.gelu(nn.LayerNorm()(x))), None
+
+
+class ScanMLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Dense(32)(x)
+        blocks = nn.scan(ScanBlock, variable_axes={"params": 0},
+                         split_rngs={"params": True}, length=3)
+        x, _ = blocks()(x, None)
+        return nn.Dense(10)(x)
+
+
+_SCAN_MLP = ScanMLP()
+
+
+def linen_scan_mlp(params, x, labels):
+    return cross_entropy(_SCAN_MLP.apply(params, x), labels)
+
+
+def linen_scan_mlp_example(batch=4, seed=0):
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
+    x = jax.random.normal(k1, (batch, 16))
+    labels = jax.random.randint(k2, (batch,), 0, 10)
+    return _SCAN_MLP.init(k3, x), x, labels

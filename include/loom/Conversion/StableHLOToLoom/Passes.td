@@ -9,7 +9,23 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
   let summary = "Rewrite Loom's StableHLO import ops to the loom dialect";
   let description = [{
     Rewrites every op of the `stablehlo`, `chlo` and `sdy` import dialects
-    to loom ops, one pattern per op family:
+    to loom ops, one pattern per op family, after unrolling loops:
+
+    * `while` loops whose trip count is known at import (JAX's `fori_loop`
+      and `scan` with constant bounds, their gradients, Flax's `nn.scan`
+      over stacked layers) are unrolled first, inner loops first: the
+      loop-carried integer tensors known at each iteration (counters, and
+      the small index arrays JAX's gradients save in one loop and read in
+      the next) are evaluated at import (arithmetic, logic, compare,
+      select, clamp, convert and data movement of integer tensors of up to
+      4096 elements) and become constants, and the body is copied once per
+      iteration (at most 200000 ops in all). A loop whose condition is not
+      known at import is unsupported;
+    * `dynamic_slice` and `dynamic_update_slice` at start indices known at
+      import (constants, or counters of unrolled loops) become a `slice`,
+      and the update padded to the operand's shape and `select`ed where it
+      lands; each start is clamped as StableHLO clamps it. Indices computed
+      at run time are unsupported;
 
     * elementwise ops map one to one (`logistic` to `sigmoid`, `power` of
       floats to `pow`, `negate` to `neg`, ...); `log_plus_one` becomes
@@ -95,7 +111,7 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
     * `custom_call @check.expect_eq`/`expect_almost_eq`/`expect_close`
       become the `check` ops of the same name; `check` ops stay;
     * other custom_call targets, ops Loom's import dialects do not define
-      (`while`, `sort`, ...), other `scatter` forms,
+      (`sort`, `case`, ...), other `scatter` forms,
       other `reduce`/`reduce_window` bodies, `reduce_window` of several
       inputs, and other `sdy` ops are unsupported.
 

@@ -504,6 +504,130 @@ void ReduceOp::print(OpAsmPrinter &printer) {
 }
 
 //===----------------------------------------------------------------------===//
+// DynamicSliceOp: `%i, %j, sizes = [1, 4]`
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseStartIndicesAndSizes(
+    OpAsmParser &parser,
+    SmallVectorImpl<OpAsmParser::UnresolvedOperand> &indices,
+    DenseI64ArrayAttr &sizes) {
+  while (failed(parser.parseOptionalKeyword("sizes"))) {
+    OpAsmParser::UnresolvedOperand index;
+    if (parser.parseOperand(index) || parser.parseComma())
+      return failure();
+    indices.push_back(index);
+  }
+  SmallVector<int64_t> values;
+  if (parser.parseEqual() || parseIntList(parser, values))
+    return failure();
+  sizes = DenseI64ArrayAttr::get(parser.getContext(), values);
+  return success();
+}
+
+static void printStartIndicesAndSizes(OpAsmPrinter &printer, Operation *,
+                                      OperandRange indices,
+                                      DenseI64ArrayAttr sizes) {
+  for (Value index : indices)
+    printer << index << ", ";
+  printer << "sizes = [";
+  llvm::interleaveComma(sizes.asArrayRef(), printer);
+  printer << "]";
+}
+
+//===----------------------------------------------------------------------===//
+// WhileOp: `(%arg = %operand, ...) : types (attributes {...})? cond {...}
+// do {...}`, both regions over the same arguments
+//===----------------------------------------------------------------------===//
+
+ParseResult WhileOp::parse(OpAsmParser &parser, OperationState &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  if (parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen())) {
+    do {
+      OpAsmParser::Argument arg;
+      OpAsmParser::UnresolvedOperand operand;
+      if (parser.parseArgument(arg) || parser.parseEqual() ||
+          parser.parseOperand(operand))
+        return failure();
+      args.push_back(arg);
+      operands.push_back(operand);
+    } while (succeeded(parser.parseOptionalComma()));
+    if (parser.parseRParen())
+      return failure();
+  }
+  SmallVector<Type> types;
+  if (!args.empty() && (parser.parseColon() || parser.parseTypeList(types)))
+    return failure();
+  if (types.size() != args.size())
+    return parser.emitError(loc)
+           << "stablehlo.while has " << args.size()
+           << " loop-carried values but " << types.size() << " types";
+  for (auto [arg, type] : llvm::zip(args, types))
+    arg.type = type;
+  if (parser.resolveOperands(operands, types, loc, result.operands))
+    return failure();
+  result.addTypes(types);
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *cond = result.addRegion();
+  Region *body = result.addRegion();
+  return failure(parser.parseKeyword("cond") ||
+                 parser.parseRegion(*cond, args) ||
+                 parser.parseKeyword("do") ||
+                 parser.parseRegion(*body, args));
+}
+
+void WhileOp::print(OpAsmPrinter &printer) {
+  Block &cond = getCond().front();
+  printer << "(";
+  llvm::interleaveComma(
+      llvm::zip(cond.getArguments(), getOperand()), printer, [&](auto pair) {
+        printer << std::get<0>(pair) << " = " << std::get<1>(pair);
+      });
+  printer << ")";
+  if (!getOperand().empty()) {
+    printer << " : ";
+    llvm::interleaveComma(getOperand().getTypes(), printer);
+  }
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  printer.printNewline();
+  printer << " cond ";
+  printer.printRegion(getCond(), /*printEntryBlockArgs=*/false);
+  printer << " do ";
+  printer.shadowRegionArgs(getBody(), cond.getArguments());
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult WhileOp::verify() {
+  TypeRange types = getOperand().getTypes();
+  if (TypeRange(getResultTypes()) != types)
+    return emitOpError("results must have the types of the operands");
+  for (Region *region : {&getCond(), &getBody()}) {
+    Block &block = region->front();
+    if (TypeRange(block.getArgumentTypes()) != types)
+      return emitOpError("regions must take the loop-carried values (")
+             << types.size() << " of the operands' types)";
+    auto ret = block.mightHaveTerminator()
+                   ? dyn_cast<ReturnOp>(block.getTerminator())
+                   : ReturnOp();
+    if (!ret)
+      return emitOpError("regions must end in stablehlo.return");
+    if (region == &getCond()) {
+      auto type = dyn_cast<RankedTensorType>(
+          ret.getNumOperands() == 1 ? ret.getOperand(0).getType() : Type());
+      if (!type || type.getRank() != 0 || !type.getElementType().isInteger(1))
+        return emitOpError("cond must return one tensor<i1>");
+    } else if (TypeRange(ret.getOperandTypes()) != types) {
+      return emitOpError("body must return the next loop-carried values");
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Type inference
 //===----------------------------------------------------------------------===//
 

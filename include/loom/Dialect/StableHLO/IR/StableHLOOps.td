@@ -360,6 +360,42 @@ def StableHLO_PadOp : StableHLO_Op<"pad", [Pure]> {
       "$interior_padding attr-dict `:` functional-type(operands, results)";
 }
 
+def StableHLO_DynamicSliceOp : StableHLO_Op<"dynamic_slice", [Pure]> {
+  let summary = "a slice of static sizes at start indices given as values";
+  let description = [{
+    ```mlir
+    %s = stablehlo.dynamic_slice %x, %i, %c0, sizes = [1, 4]
+        : (tensor<3x4xf32>, tensor<i32>, tensor<i32>) -> tensor<1x4xf32>
+    ```
+    Each start index is clamped into `[0, dim - size]`.
+  }];
+  let arguments = (ins AnyTensor:$operand, Variadic<AnyTensor>:$start_indices,
+                       DenseI64ArrayAttr:$slice_sizes);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` "
+      "custom<StartIndicesAndSizes>($start_indices, $slice_sizes) attr-dict "
+      "`:` functional-type(operands, results)";
+}
+
+def StableHLO_DynamicUpdateSliceOp : StableHLO_Op<"dynamic_update_slice",
+                                                  [Pure]> {
+  let summary = "`operand` with `update` written at start indices given as "
+                "values";
+  let description = [{
+    ```mlir
+    %r = stablehlo.dynamic_update_slice %x, %u, %i, %c0
+        : (tensor<3x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>)
+          -> tensor<3x4xf32>
+    ```
+    Each start index is clamped into `[0, dim - update dim]`.
+  }];
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$update,
+                       Variadic<AnyTensor>:$start_indices);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` $update `,` $start_indices attr-dict "
+      "`:` functional-type(operands, results)";
+}
+
 def StableHLO_GatherOp : StableHLO_Op<"gather", [Pure]> {
   let summary = "gather slices at indices (generic form only, as JAX prints it)";
   let arguments = (ins AnyTensor:$operand, AnyTensor:$start_indices,
@@ -489,6 +525,34 @@ def StableHLO_SelectAndScatterOp : StableHLO_Op<"select_and_scatter",
                        OptionalAttr<I64ElementsAttr>:$padding);
   let results = (outs AnyTensor:$result);
   let regions = (region SizedRegion<1>:$select, SizedRegion<1>:$scatter);
+}
+
+def StableHLO_WhileOp : StableHLO_Op<"while", [RecursiveMemoryEffects]> {
+  let summary = "a loop: `body` runs while `cond` holds, over loop-carried "
+                "values";
+  let description = [{
+    The form JAX prints for `lax.fori_loop`, `lax.scan` and `while_loop`
+    (the generic form parses too):
+    ```mlir
+    %r:2 = stablehlo.while(%i = %c0, %x = %arg0) : tensor<i32>, tensor<4xf32>
+     cond {
+      %p = stablehlo.compare LT, %i, %c3, SIGNED
+          : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %j = stablehlo.add %i, %c1 : tensor<i32>
+      %y = stablehlo.tanh %x : tensor<4xf32>
+      stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>
+    }
+    ```
+    Both regions take the loop-carried values; `cond` returns a 0-d `i1`,
+    `body` the next values.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operand);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$cond, SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def StableHLO_ReturnOp : StableHLO_Op<"return", [Pure, Terminator]> {
