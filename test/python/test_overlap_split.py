@@ -16,6 +16,7 @@ Ranks run oversubscribed on this machine's cores.
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -81,8 +82,14 @@ def test_overlap_split_matches_pytorch(mesh, microbatches, micro, tmp_path):
     options, make_opt = OPTIMIZERS["sgd"]
     expected = torch_losses(model, names, data, global_batch, STEPS, make_opt)
 
-    split = m.compile(outdir=tmp_path / "split", mesh=mesh, microbatches=microbatches,
-                      overlap_split=K, **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        split = m.compile(outdir=tmp_path / "split", mesh=mesh,
+                          microbatches=microbatches, overlap_split=K, **options)
+    # The generated C++ builds without a compiler warning (a dead tail loop
+    # of the lane reductions once drew -Waggressive-loop-optimizations).
+    compiler = [str(w.message) for w in caught if "[-W" in str(w.message)]
+    assert not compiler, compiler
     # The interleaving as loom-overlap-split makes it: with pipeline stages,
     # loom-comm-schedule (on by default) then moves each stage's last sends
     # up to their data, out of the last all-reduce's window, where they

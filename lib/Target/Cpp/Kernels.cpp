@@ -206,8 +206,10 @@ LogicalResult Emitter::printLaneReduce(llvm::raw_ostream &s,
   s.indent(indent) << accType << " lane[" << kLanes << "];\n";
   s.indent(indent) << "for (int64_t l = 0; l < " << kLanes
                    << "; ++l) lane[l] = " << init << ";\n";
-  s.indent(indent) << "int64_t j = 0;\n";
-  s.indent(indent) << "for (; j + " << kLanes << " <= " << reduced
+  // Both bounds are constants: no tail loop when the lanes divide the
+  // count (GCC warned of undefined behaviour in such a dead loop).
+  int64_t whole = reduced - reduced % kLanes;
+  s.indent(indent) << "for (int64_t j = 0; j < " << whole
                    << "; j += " << kLanes << ") {\n";
   s.indent(indent + 2) << "for (int64_t l = 0; l < " << kLanes
                        << "; ++l) {\n";
@@ -216,11 +218,14 @@ LogicalResult Emitter::printLaneReduce(llvm::raw_ostream &s,
     return failure();
   s.indent(indent + 2) << "}\n";
   s.indent(indent) << "}\n";
-  s.indent(indent) << "for (; j < " << reduced << "; ++j) {\n";
-  if (failed(printReduceStep(op, g, accType, isFloat, s, indent + 2,
-                             "lane[0]", "", "j")))
-    return failure();
-  s.indent(indent) << "}\n";
+  if (whole < reduced) {
+    s.indent(indent) << "for (int64_t j = " << whole << "; j < " << reduced
+                     << "; ++j) {\n";
+    if (failed(printReduceStep(op, g, accType, isFloat, s, indent + 2,
+                               "lane[0]", "", "j")))
+      return failure();
+    s.indent(indent) << "}\n";
+  }
   // Pairwise: lanes l and l + width, halving the width.
   for (int64_t width = kLanes / 2; width >= 1; width /= 2)
     for (int64_t l = 0; l < width; ++l) {
