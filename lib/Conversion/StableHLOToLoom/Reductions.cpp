@@ -468,6 +468,20 @@ Value reduceWindowsAlong(OpBuilder &b, Location loc, ReduceKind kind, Value x,
   return acc;
 }
 
+/// The positions of a window's elements, in row-major order.
+SmallVector<SmallVector<int64_t>> windowOffsets(ArrayRef<int64_t> window) {
+  int64_t rank = window.size();
+  SmallVector<SmallVector<int64_t>> offsets;
+  for (SmallVector<int64_t> offset(rank, 0);;) {
+    offsets.push_back(offset);
+    int64_t d = rank - 1;
+    while (d >= 0 && ++offset[d] == window[d])
+      offset[d--] = 0;
+    if (d < 0)
+      return offsets;
+  }
+}
+
 /// The `kind`-reduction of each window of `x` (static shape; window
 /// element j of dimension d at j * dilations[d]): one strided slice per
 /// window element, combined in row-major window order, the order XLA
@@ -477,9 +491,8 @@ Value reduceWindowsInOrder(OpBuilder &b, Location loc, ReduceKind kind,
                            ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
                            ArrayRef<int64_t> dilations) {
   int64_t rank = window.size();
-  SmallVector<int64_t> offset(rank, 0);
   Value acc;
-  while (true) {
+  for (ArrayRef<int64_t> offset : windowOffsets(window)) {
     SmallVector<int64_t> starts(rank), limits(rank);
     for (int64_t d = 0; d < rank; ++d) {
       starts[d] = offset[d] * dilations[d];
@@ -488,12 +501,8 @@ Value reduceWindowsInOrder(OpBuilder &b, Location loc, ReduceKind kind,
     Value piece =
         loom::SliceOp::create(b, loc, resultType, x, starts, limits, strides);
     acc = acc ? combineByKind(b, loc, kind, acc, piece) : piece;
-    int64_t d = rank - 1;
-    while (d >= 0 && ++offset[d] == window[d])
-      offset[d--] = 0;
-    if (d < 0)
-      return acc;
   }
+  return acc;
 }
 
 /// Float sums over windows of at most this many elements are accumulated in
@@ -726,15 +735,7 @@ struct SelectAndScatterPattern : ShloPattern<shlo::SelectAndScatterOp> {
     auto indexType = sourceType.clone(rewriter.getI32Type());
     auto boolType = sourceType.clone(rewriter.getI1Type());
     auto pieceType = sourceType.clone(operandType.getElementType());
-    SmallVector<SmallVector<int64_t>> offsets;
-    for (SmallVector<int64_t> offset(rank, 0);;) {
-      offsets.push_back(offset);
-      int64_t d = rank - 1;
-      while (d >= 0 && ++offset[d] == window[d])
-        offset[d--] = 0;
-      if (d < 0)
-        break;
-    }
+    SmallVector<SmallVector<int64_t>> offsets = windowOffsets(window);
     // Selection: the comparison itself becomes a stablehlo.compare of
     // whole tensors, which ComparePattern converts (i1 orderings too).
     Value selected, position;
