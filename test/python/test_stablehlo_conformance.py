@@ -52,7 +52,7 @@ SUPPORTED_OPS = {
     or xor not compare select clamp constant iota broadcast_in_dim reshape
     transpose slice concatenate gather dot_general dot reduce return
     custom_call optimization_barrier sine cosine pad reduce_window
-    select_and_scatter""".split()
+    select_and_scatter reduce_precision""".split()
 } | {"chlo.erf", "chlo.erfc", "chlo.square"}
 SUPPORTED_CUSTOM_CALLS = {"Sharding", "check.expect_eq", "check.expect_almost_eq",
                           "check.expect_close"}
@@ -147,6 +147,12 @@ def form_problems(text):
     for m in re.finditer(r'"stablehlo\.select_and_scatter"[^<]*<\{([^}]*)\}>', text):
         if re.search(r"padding\s*=\s*dense<[^>]*[1-9]", m.group(1)):
             problems.append(("stablehlo.select_and_scatter", "select_and_scatter with padding"))
+    for fmt in re.finditer(r"stablehlo\.reduce_precision\b.*format\s*=\s*e(\d+)m(\d+)\s*:\s*tensor<[^>]*?(f32|bf16|f16)>", text):
+        e, m, element = int(fmt.group(1)), int(fmt.group(2)), fmt.group(3)
+        fits = {"f32": (8, 23), "bf16": (8, 7), "f16": (5, 10)}[element]
+        if not (e >= fits[0] and m >= fits[1]) and \
+                not (element == "f32" and (e, m) == (8, 7)):
+            problems.append(("stablehlo.reduce_precision", f"reduce_precision to e{e}m{m}"))
     if re.search(r"\bTOTALORDER\b", text):
         problems.append(("stablehlo.compare", "TOTALORDER comparison"))
     for line in text.splitlines():

@@ -388,11 +388,51 @@ struct ConvertPattern : ShloPattern<shlo::ConvertOp> {
   }
 };
 
+/// `reduce_precision` to a format the element type already fits in (JAX's
+/// e11m52 of f32: no rounding) forwards its operand; to bf16's e8m7 from
+/// f32 it is a round trip through bf16 (same exponent range, so the same
+/// rounding of every value).
+struct ReducePrecisionPattern : ShloPattern<shlo::ReducePrecisionOp> {
+  using ShloPattern::ShloPattern;
+  LogicalResult
+  matchAndRewrite(shlo::ReducePrecisionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireTypes(op, kFloat,
+                            loom::ConvertOp::getOperationName(), rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto element = cast<FloatType>(type.getElementType());
+    // Exponent bits of the type: its width less the sign and mantissa.
+    int64_t mantissa = element.getFPMantissaWidth() - 1;
+    int64_t exponent = element.getWidth() - 1 - mantissa;
+    int64_t e = op.getExponentBits(), m = op.getMantissaBits();
+    if (e >= exponent && m >= mantissa) {
+      rewriter.replaceOp(op, adaptor.getOperand());
+      return success();
+    }
+    if (element.isF32() && e == 8 && m == 7) {
+      Value narrow = loom::ConvertOp::create(
+          rewriter, op.getLoc(), type.clone(rewriter.getBF16Type()),
+          adaptor.getOperand());
+      rewriter.replaceOp(op, loom::ConvertOp::create(rewriter, op.getLoc(),
+                                                     type, narrow));
+      return success();
+    }
+    return decline(op, rewriter,
+                   "reduce_precision to e" + std::to_string(e) + "m" +
+                       std::to_string(m) + " of " +
+                       std::to_string(element.getWidth()) +
+                       "-bit floats has no loom equivalent (supported: "
+                       "formats the type fits in, and e8m7 of f32)");
+  }
+};
+
 } // namespace
 
 void mlir::loom::shlo_to_loom::populateElementwisePatterns(
     RewritePatternSet &patterns, UnsupportedReasons &reasons) {
   MLIRContext *context = patterns.getContext();
+  patterns.add<ReducePrecisionPattern>(context, reasons);
   patterns.add<DirectPattern<shlo::AbsOp, loom::AbsOp>,
                DirectPattern<shlo::NegOp, loom::NegOp>,
                DirectPattern<shlo::AddOp, loom::AddOp, OnBool::Or>,

@@ -110,3 +110,17 @@ func.func @sign(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.sign %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// reduce_precision: to a format f32 fits in, nothing; to bf16's e8m7, a
+// round trip through bf16. Values: reduce_precision_* of the StableHLO test
+// data (test_stablehlo_conformance.py).
+// CHECK-LABEL: func.func @reduce_precision
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK: %[[B:.*]] = loom.convert %[[X]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: %[[R:.*]] = loom.convert %[[B]] : tensor<4xbf16> -> tensor<4xf32>
+// CHECK: return %[[X]], %[[R]]
+func.func @reduce_precision(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = stablehlo.reduce_precision %x, format = e11m52 : tensor<4xf32>
+  %1 = stablehlo.reduce_precision %x, format = e8m7 : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

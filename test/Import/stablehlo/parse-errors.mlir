@@ -110,3 +110,11 @@ func.func @constant_type() -> tensor<3xf32> {
   %0 = "stablehlo.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @reduce_precision_format(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{expected a float format `e<exponent bits>m<mantissa bits>` (e.g. e8m7)}}
+  %0 = stablehlo.reduce_precision %x, format = bf16 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -55,12 +55,14 @@ func.func @forms(%x: tensor<4x8xf32>, %i: tensor<4xi64>, %l: tensor<2x3x4xf32>, 
   %12 = stablehlo.sine %x : tensor<4x8xf32>
   // CHECK: stablehlo.pad %{{.*}}, %{{.*}}, low = [0, 0], high = [1, 0], interior = [0, 0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<5x8xf32>
   %13 = stablehlo.pad %x, %c, low = [0, 0], high = [1, 0], interior = [0, 0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<5x8xf32>
+  // CHECK: stablehlo.reduce_precision %{{.*}}, format = e8m7 : tensor<4x8xf32>
+  %17 = stablehlo.reduce_precision %x, format = e8m7 : tensor<4x8xf32>
   // Ops Loom does not define parse in the simple pretty forms (and print in
   // the generic form).
   // CHECK: "stablehlo.cbrt"(%{{.*}}) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %16 = stablehlo.cbrt %x : tensor<4x8xf32>
-  // CHECK: "stablehlo.reduce_precision"(%{{.*}}) {format = "e8m7"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %14 = stablehlo.reduce_precision %x, format = e8m7 : tensor<4x8xf32>
+  // CHECK: "stablehlo.rng_bit_generator"(%{{.*}}) {algorithm = "DEFAULT"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %14 = stablehlo.rng_bit_generator %x, algorithm = DEFAULT : tensor<4x8xf32>
   // CHECK: "chlo.erf_inv"(%{{.*}}) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %15 = chlo.erf_inv %x : tensor<4x8xf32> -> tensor<4x8xf32>
   func.return

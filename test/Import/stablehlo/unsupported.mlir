@@ -207,3 +207,12 @@ func.func @runtime_indices(%x: tensor<4xf32>, %n: tensor<i32>, %i: tensor<i32>) 
   %s = stablehlo.dynamic_slice %x, %i, sizes = [1] : (tensor<4xf32>, tensor<i32>) -> tensor<1xf32>
   return %r#1, %s : tensor<4xf32>, tensor<1xf32>
 }
+
+// -----
+
+func.func @reduce_precision_to_half(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.reduce_precision' to loom: reduce_precision to e5m10 of 32-bit floats has no loom equivalent (supported: formats the type fits in, and e8m7 of f32)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = stablehlo.reduce_precision %x, format = e5m10 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

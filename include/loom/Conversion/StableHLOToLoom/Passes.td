@@ -78,6 +78,9 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       interior padding as a reshape to `[n, 1]`, a concatenation and a
       slice) and slices (negative edges);
     * `sine` and `cosine` become `sin` and `cos`;
+    * `reduce_precision` to a format the element type fits in (JAX's
+      `e11m52` of f32) forwards its operand, to `e8m7` of f32 becomes a
+      round trip through bf16; other formats are unsupported;
     * `gather` in embedding form (one indexed operand dimension, collapsed,
       single elements of the batching dimensions, whole slices of the
       others) becomes `gather`, with the indices clamped into range as

@@ -504,6 +504,36 @@ void ReduceOp::print(OpAsmPrinter &printer) {
 }
 
 //===----------------------------------------------------------------------===//
+// ReducePrecisionOp: `format = e8m7`
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseExponentMantissa(OpAsmParser &parser,
+                                         IntegerAttr &exponent,
+                                         IntegerAttr &mantissa) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  unsigned e = 0, m = 0;
+  size_t split = word.find('m');
+  if (!word.consume_front("e") || split == StringRef::npos ||
+      word.take_front(split - 1).getAsInteger(10, e) ||
+      word.drop_front(split).getAsInteger(10, m))
+    return parser.emitError(loc)
+           << "expected a float format `e<exponent bits>m<mantissa bits>` "
+              "(e.g. e8m7)";
+  Builder b(parser.getContext());
+  exponent = b.getI32IntegerAttr(static_cast<int32_t>(e));
+  mantissa = b.getI32IntegerAttr(static_cast<int32_t>(m));
+  return success();
+}
+
+static void printExponentMantissa(OpAsmPrinter &printer, Operation *,
+                                  IntegerAttr exponent, IntegerAttr mantissa) {
+  printer << "e" << exponent.getInt() << "m" << mantissa.getInt();
+}
+
+//===----------------------------------------------------------------------===//
 // DynamicSliceOp: `%i, %j, sizes = [1, 4]`
 //===----------------------------------------------------------------------===//
 

@@ -213,6 +213,22 @@ def StableHLO_SignOp : StableHLO_UnaryOp<"sign", "-1, 0 or 1 (NaN for NaN)">;
 def StableHLO_ConvertOp : StableHLO_UnaryOp<"convert",
                                             "element type conversion">;
 
+def StableHLO_ReducePrecisionOp : StableHLO_Op<"reduce_precision", [Pure]> {
+  let summary = "round to a float format of fewer exponent and mantissa "
+                "bits, keeping the element type";
+  let description = [{
+    ```mlir
+    %r = stablehlo.reduce_precision %x, format = e8m7 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$operand, I32Attr:$exponent_bits,
+                       I32Attr:$mantissa_bits);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = "$operand `,` `format` `=` "
+      "custom<ExponentMantissa>($exponent_bits, $mantissa_bits) attr-dict "
+      "`:` custom<SameOperandsAndResultType>(type($operand), type($output))";
+}
+
 def StableHLO_AddOp : StableHLO_BinaryOp<"add", "addition">;
 def StableHLO_SubtractOp : StableHLO_BinaryOp<"subtract", "subtraction">;
 def StableHLO_MulOp : StableHLO_BinaryOp<"multiply", "multiplication">;
