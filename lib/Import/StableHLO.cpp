@@ -3,6 +3,7 @@
 // parse (Loom's stablehlo/chlo/check/sdy import dialects; parsing verifies)
 //   -> inline (JAX's private helpers reached through func.call)
 //   -> symbol-dce (drop the helpers)
+//   -> refine-stablehlo-shapes (a polymorphic export's batch bound)
 //   -> raise-stablehlo-cross-entropy (optax's spelled-out loss)
 //   -> convert-stablehlo-to-loom
 //   -> verify.
@@ -32,7 +33,8 @@ void mlir::loom::registerStableHLOImportDialects(DialectRegistry &registry) {
 }
 
 OwningOpRef<ModuleOp> mlir::loom::importStableHLO(llvm::SourceMgr &sourceMgr,
-                                                  MLIRContext *context) {
+                                                  MLIRContext *context,
+                                                  int64_t batch) {
   DialectRegistry registry;
   registerStableHLOImportDialects(registry);
   context->appendDialectRegistry(registry);
@@ -44,6 +46,9 @@ OwningOpRef<ModuleOp> mlir::loom::importStableHLO(llvm::SourceMgr &sourceMgr,
   PassManager pm(context, ModuleOp::getOperationName());
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
+  RefineStableHLOShapesOptions refine;
+  refine.batch = batch;
+  pm.addPass(createRefineStableHLOShapes(refine));
   pm.addPass(createRaiseStableHLOCrossEntropy());
   pm.addPass(createConvertStableHLOToLoom());
   if (failed(pm.run(*module)) || failed(verify(*module)))

@@ -82,6 +82,7 @@ LogicalResult annotateArguments(ModuleOp module,
 void mlir::loom::registerStableHLOTranslation() {
   static StableHLOTranslateOptions options;
   (void)getTrainableOption();
+  (void)getMicroBatchOption();
   static TranslateToMLIRRegistration registration(
       "import-stablehlo",
       "Import StableHLO text (as jax.jit(f).lower(...).as_text() prints it)",
@@ -91,11 +92,19 @@ void mlir::loom::registerStableHLOTranslation() {
             isOptionGiven("frozen") || isOptionGiven("input-shape")) {
           reportCommandLineError(
               "--weights-out, --no-weights, --frozen and --input-shape are "
-              "for --import-onnx (StableHLO text carries no weights and has "
-              "static shapes)");
+              "for --import-onnx (StableHLO text carries no weights; its "
+              "dynamic batch is bound with --micro-batch)");
           return nullptr;
         }
-        OwningOpRef<ModuleOp> module = importStableHLO(sourceMgr, context);
+        int64_t microBatch = getMicroBatchOption();
+        if (microBatch < 0) {
+          reportCommandLineError("--micro-batch must be >= 1 (or 0: the "
+                                 "module's batch), got " +
+                                 std::to_string(microBatch));
+          return nullptr;
+        }
+        OwningOpRef<ModuleOp> module =
+            importStableHLO(sourceMgr, context, microBatch);
         if (!module ||
             failed(annotateArguments(*module,
                                      splitCommaList(options.argNames),

@@ -61,7 +61,7 @@
 // RUN: FileCheck %s --check-prefix=MBPLAN < %t.mb3/plan.json
 // MBPLAN: "micro_batch": 3
 // RUN: not loomc %s -o %t.err --micro-batch 4 --emit-only 2>&1 | FileCheck %s --check-prefix=MBFIXED
-// MBFIXED: loomc: error: --micro-batch 4: the model's batch is fixed at 3 by its argument 'x' (its shapes are static); compile it at --micro-batch 3, or import an ONNX export with a dynamic batch axis
+// MBFIXED: loomc: error: --micro-batch 4: the model's batch is fixed at 3 by its argument 'x' (its shapes are static); compile it at --micro-batch 3, or import an ONNX export with a dynamic batch axis or a shape-polymorphic JAX export (loom-translate --import-stablehlo --micro-batch N)
 // RUN: not loomc %s -o %t.err --micro-batch -2 --emit-only 2>&1 | FileCheck %s --check-prefix=MBNEG
 // MBNEG: loomc: error: --micro-batch must be >= 0 (0: the model's batch), got -2
 // RUN: loomc %s -o %t.mb --microbatches 2 --batch 6 --emit-only

@@ -297,3 +297,66 @@ def test_from_jax_gpt_training_step_imports(tmp_path):
         return loss, optax.apply_updates(params, updates), state
     m = loom.from_jax(step, params, state, ids, labels, params=(0,), workdir=tmp_path)
     assert "loom.scatter_add" in m.ir and "stablehlo." not in m.ir
+
+
+def test_polymorphic_stablehlo_text_binds_the_batch(tmp_path):
+    """StableHLO text of a JAX export with a symbolic batch
+    (jax.export.symbolic_shape: dynamic shapes, get_dimension_size,
+    dynamic_broadcast_in_dim/reshape/gather and shape assertions) imports
+    with loom-translate --micro-batch N at two batch sizes, each running to
+    JAX's loss (optax's integer-label cross-entropy of a two-layer MLP);
+    without --micro-batch the error says how to bind the batch."""
+    jax = pytest.importorskip("jax")
+    optax = pytest.importorskip("optax")
+    np = pytest.importorskip("numpy")
+    import jax.numpy as jnp
+    from jax import export
+
+    def loss(w1, w2, x, labels):
+        logits = jnp.tanh(x @ w1) @ w2
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+    b, = export.symbolic_shape("b")
+    f32 = jnp.float32
+    exported = export.export(jax.jit(loss))(
+        jax.ShapeDtypeStruct((8, 16), f32), jax.ShapeDtypeStruct((16, 4), f32),
+        jax.ShapeDtypeStruct((b, 8), f32), jax.ShapeDtypeStruct((b,), jnp.int32))
+    text = exported.mlir_module()
+    assert "tensor<?x8xf32>" in text and "shape_assertion" in text
+    source = tmp_path / "poly.mlir"
+    source.write_text(text)
+    translate = str(BUILD / "bin" / "loom-translate")
+    names = "--arg-names=w1,w2,x,labels"
+
+    missing = subprocess.run([translate, "--import-stablehlo", names, str(source)],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert "dynamic shapes (a shape-polymorphic export)" in missing.stderr
+    assert "--micro-batch N" in missing.stderr
+
+    rng = np.random.default_rng(3)
+    w1 = rng.normal(size=(8, 16)).astype(np.float32)
+    w2 = rng.normal(size=(16, 4)).astype(np.float32)
+    np.save(tmp_path / "w1.npy", w1)
+    np.save(tmp_path / "w2.npy", w2)
+    for batch in (4, 8):
+        x = rng.normal(size=(batch, 8)).astype(np.float32)
+        labels = rng.integers(0, 4, size=(batch,)).astype(np.int32)
+        np.save(tmp_path / f"x{batch}.npy", x)
+        np.save(tmp_path / f"labels{batch}.npy", labels)
+        model = tmp_path / f"loom{batch}.mlir"
+        subprocess.run([translate, "--import-stablehlo", names, f"--micro-batch={batch}",
+                        str(source), "-o", str(model)], check=True,
+                       capture_output=True, text=True)
+        ir = model.read_text()
+        assert "stablehlo." not in ir and "tensor<?" not in ir
+        assert f"tensor<{batch}x8xf32>" in ir and "loom.cross_entropy" in ir
+        out = tmp_path / f"out{batch}"
+        subprocess.run([str(BUILD / "bin" / "loom-run"), str(model), f"--output-dir={out}",
+                        f"--input=w1={tmp_path / 'w1.npy'}", f"--input=w2={tmp_path / 'w2.npy'}",
+                        f"--input=x={tmp_path / f'x{batch}.npy'}",
+                        f"--input=labels={tmp_path / f'labels{batch}.npy'}"],
+                       check=True, capture_output=True, text=True)
+        got = np.load(out / "result0.npy")
+        expected = np.asarray(exported.call(w1, w2, x, labels))
+        np.testing.assert_allclose(got, expected, rtol=1e-5)

@@ -2,7 +2,9 @@
 //
 // Feeds arbitrary bytes to importStableHLO as StableHLO text (what
 // `jax.jit(f).lower(..).as_text()` writes): parse with Loom's import
-// dialects, inline, convert to the loom dialect, verify. Any input must end
+// dialects, inline, bind a dynamic batch (to 3, so that shape refinement
+// runs on every mutant with dynamic shapes), convert to the loom dialect,
+// verify. Any input must end
 // in a module or in diagnostics; a crash, sanitizer report or hang is a bug.
 // Built with clang's -fsanitize=fuzzer,address when clang++-22 is available
 // (target loom-fuzz-stablehlo); `make fuzz` runs it longer than the test
@@ -33,6 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           llvm::StringRef(reinterpret_cast<const char *>(data), size),
           "fuzz.mlir"),
       llvm::SMLoc());
-  (void)mlir::loom::importStableHLO(sourceMgr, &context);
+  (void)mlir::loom::importStableHLO(sourceMgr, &context, /*batch=*/3);
   return 0;
 }

@@ -679,7 +679,9 @@ int run(int argc, char **argv) {
             (name ? name.getValue().str() : std::to_string(i)) +
             "' (its shapes are static); compile it at --micro-batch " +
             std::to_string(type.getDimSize(0)) +
-            ", or import an ONNX export with a dynamic batch axis");
+            ", or import an ONNX export with a dynamic batch axis or a "
+            "shape-polymorphic JAX export (loom-translate --import-stablehlo "
+            "--micro-batch N)");
       }
       break;
     }

@@ -16,11 +16,13 @@ namespace loom {
 void registerStableHLOImportDialects(DialectRegistry &registry);
 
 /// Parses the StableHLO module in `sourceMgr` (pretty or generic form, as
-/// JAX prints it), inlines private helper functions reached through calls
-/// and converts every op to the loom dialect. Reports diagnostics through
+/// JAX prints it), inlines private helper functions reached through calls,
+/// binds a shape-polymorphic module's dynamic batch to `batch` (0: the
+/// module must be static) and converts every op to the loom dialect. Reports diagnostics through
 /// `context` and returns null on failure.
 OwningOpRef<ModuleOp> importStableHLO(llvm::SourceMgr &sourceMgr,
-                                      MLIRContext *context);
+                                      MLIRContext *context,
+                                      int64_t batch = 0);
 
 /// Registers the `import-stablehlo` translation
 /// (lib/Import/StableHLOTranslation.cpp) and its options --arg-names and

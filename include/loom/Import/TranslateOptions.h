@@ -43,6 +43,19 @@ inline llvm::cl::list<std::string> &getTrainableOption() {
   return trainable;
 }
 
+/// --micro-batch: rows bound to the dynamic batch of an ONNX model's
+/// inputs or a shape-polymorphic StableHLO module's arguments.
+inline llvm::cl::opt<int64_t> &getMicroBatchOption() {
+  static llvm::cl::opt<int64_t> microBatch(
+      "micro-batch",
+      llvm::cl::desc("Bind dimension 0 of the inputs (ONNX) or arguments "
+                     "(StableHLO) with a dynamic batch to this size (a "
+                     "model with a fixed batch must have it)"),
+      llvm::cl::value_desc("rows"), llvm::cl::init(0),
+      llvm::cl::cat(getImportOptionsCategory()));
+  return microBatch;
+}
+
 /// Splits "a,b,c" (in each of `values`) into its non-empty, trimmed items.
 inline std::vector<std::string>
 splitCommaList(const std::vector<std::string> &values) {

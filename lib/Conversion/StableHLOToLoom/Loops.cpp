@@ -452,6 +452,12 @@ std::optional<std::string> unroll(shlo::WhileOp loop) {
 
 } // namespace
 
+std::optional<SmallVector<int64_t>>
+mlir::loom::shlo_to_loom::evaluateInts(Value value) {
+  ScalarValues none;
+  return evaluate(value, none, 0);
+}
+
 std::optional<int64_t>
 mlir::loom::shlo_to_loom::evaluateScalarInt(Value value) {
   ScalarValues none;

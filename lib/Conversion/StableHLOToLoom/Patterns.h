@@ -106,6 +106,10 @@ struct ScalarValues {
 /// dynamic_update_slice over small tensors); else nullopt.
 std::optional<int64_t> evaluateScalarInt(Value value);
 
+/// The elements (row-major) of a static integer tensor of at most 4096
+/// elements computed so; else nullopt.
+std::optional<SmallVector<int64_t>> evaluateInts(Value value);
+
 /// Unrolls every `stablehlo.while` whose trip count is known at import,
 /// innermost first: the loop-carried scalars known at each iteration
 /// (counters) become constants and the body is copied once per iteration.

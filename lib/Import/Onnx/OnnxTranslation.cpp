@@ -51,11 +51,6 @@ struct OnnxTranslateOptions {
       cl::desc("Floating-point initializers that are constants, not weights "
                "(a module's buffers), by name or regex (comma list)"),
       cl::value_desc("names"), cl::cat(category)};
-  cl::opt<int64_t> microBatch{
-      "micro-batch",
-      cl::desc("Bind dimension 0 of the graph inputs with a dynamic batch "
-               "to this size (a model with a fixed batch must have it)"),
-      cl::value_desc("rows"), cl::init(0), cl::cat(category)};
   cl::list<std::string> inputShapes{
       "input-shape",
       cl::desc("Bind dynamic input dimensions: NAME=DxDx... (comma list), "
@@ -116,14 +111,15 @@ getImportOptions(OnnxTranslateOptions &flags, StringRef inputFile,
                            "other (--no-weights reads and writes no weights)");
     return failure();
   }
-  if (flags.microBatch < 0) {
+  int64_t microBatch = getMicroBatchOption();
+  if (microBatch < 0) {
     reportCommandLineError("--micro-batch must be >= 1 (or 0: the model's "
                            "batch), got " +
-                           std::to_string(flags.microBatch));
+                           std::to_string(microBatch));
     return failure();
   }
   OnnxImportOptions options;
-  options.batch = flags.microBatch;
+  options.batch = microBatch;
   options.noWeights = flags.noWeights;
   options.weightsOut = flags.weightsOut.empty()
                            ? defaultWeightsPath(outputFile)
@@ -206,6 +202,7 @@ getImportOptions(OnnxTranslateOptions &flags, StringRef inputFile,
 void mlir::loom::registerOnnxTranslation() {
   static OnnxTranslateOptions options;
   (void)getTrainableOption();
+  (void)getMicroBatchOption();
   static TranslateToMLIRRegistration registration(
       "import-onnx", "Import an ONNX model (.onnx)",
       [](llvm::SourceMgr &sourceMgr,

@@ -128,6 +128,33 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
                            "::mlir::loom::shlo::check::CheckDialect"];
 }
 
+def RefineStableHLOShapes : Pass<"refine-stablehlo-shapes", "ModuleOp"> {
+  let summary = "Bind the batch of a shape-polymorphic StableHLO module and "
+                "make every shape static";
+  let description = [{
+    A JAX export with a symbolic batch (`jax.export.symbolic_shape`) has
+    arguments like `tensor<?x8xf32>`, computes shapes at run time
+    (`get_dimension_size`, `dynamic_broadcast_in_dim`, `dynamic_reshape`,
+    `dynamic_iota`) and checks them (`custom_call @shape_assertion`). Run
+    after inlining, this pass binds dimension 0 of the public function's
+    dynamic arguments to `batch`, then walks the ops in order: the
+    computed shapes are evaluated (the importer's integer evaluation), the
+    dynamic ops become their static forms, each assertion is checked
+    (a failing one is an error with JAX's message) and erased, and every
+    other op's dynamic result shape is inferred from its operands
+    (elementwise ops, `broadcast_in_dim`, `dot_general`, `reduce`,
+    `transpose`, `concatenate`, `pad`, `gather`, `select_and_scatter`,
+    `optimization_barrier`, `while`, sharding hints). A module without
+    dynamic shapes is left as it is. Errors: a dynamic shape with no
+    `batch` (the option to give), a dynamic dimension other than an
+    argument's first, and an op whose shape cannot be inferred, named.
+  }];
+  let options = [
+    Option<"batch", "batch", "int64_t", "0",
+           "Rows bound to dimension 0 of the dynamic arguments">,
+  ];
+}
+
 def RaiseStableHLOCrossEntropy
     : Pass<"raise-stablehlo-cross-entropy", "ModuleOp"> {
   let summary = "Recognise softmax cross-entropy spelled out in StableHLO "

@@ -376,6 +376,54 @@ def StableHLO_PadOp : StableHLO_Op<"pad", [Pure]> {
       "$interior_padding attr-dict `:` functional-type(operands, results)";
 }
 
+// The shape ops of shape-polymorphic exports; refine-stablehlo-shapes
+// makes them static.
+
+def StableHLO_GetDimensionSizeOp : StableHLO_Op<"get_dimension_size",
+                                                [Pure]> {
+  let summary = "the size of one dimension, as a 0-d i32 tensor";
+  let arguments = (ins AnyTensor:$operand, I64Attr:$dimension);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` `dim` `=` $dimension attr-dict `:` "
+      "functional-type(operands, results)";
+}
+
+def StableHLO_DynamicBroadcastInDimOp
+    : StableHLO_Op<"dynamic_broadcast_in_dim", [Pure]> {
+  let summary = "broadcast_in_dim to a shape given as a value";
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$output_dimensions,
+                       DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` $output_dimensions `,` `dims` `=` "
+      "$broadcast_dimensions attr-dict `:` functional-type(operands, results)";
+}
+
+def StableHLO_DynamicReshapeOp : StableHLO_Op<"dynamic_reshape", [Pure]> {
+  let summary = "reshape to a shape given as a value";
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$output_shape);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$operand `,` $output_shape attr-dict `:` "
+      "functional-type(operands, results)";
+}
+
+def StableHLO_DynamicIotaOp : StableHLO_Op<"dynamic_iota", [Pure]> {
+  let summary = "iota of a shape given as a value";
+  let arguments = (ins AnyTensor:$output_shape, I64Attr:$iota_dimension);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$output_shape `,` `dim` `=` $iota_dimension "
+      "attr-dict `:` functional-type(operands, results)";
+}
+
+def StableHLO_DynamicGatherOp : StableHLO_Op<"dynamic_gather", [Pure]> {
+  let summary = "gather with slice sizes given as a value (generic form "
+                "only)";
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$start_indices,
+                       AnyTensor:$slice_sizes,
+                       StableHLO_GatherDimensionNumbers:$dimension_numbers,
+                       DefaultValuedOptionalAttr<BoolAttr, "false">:$indices_are_sorted);
+  let results = (outs AnyTensor:$result);
+}
+
 def StableHLO_DynamicSliceOp : StableHLO_Op<"dynamic_slice", [Pure]> {
   let summary = "a slice of static sizes at start indices given as values";
   let description = [{
