@@ -10,7 +10,7 @@
 //   stream_bytes_per_s: c = a + b over 64 MiB arrays (an emitted
 //         elementwise loop's shape: two reads, one write);
 //   small_kernel_s: the same loop over 256 floats (per-kernel overhead).
-// Each figure is the minimum of several repetitions.
+// Each figure is the median of five repetitions (see `typical`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,18 +24,23 @@
 
 namespace {
 
+/// The median time of `repeat` runs of `f`: calibrate runs on every rank
+/// of a host at once, as the training processes do, and the median is what
+/// a step meets under that contention (the fastest run is a moment when
+/// the other ranks happened to be idle).
 template <typename F>
-double fastest(int repeat, F &&f) {
-  double best = 1e30;
+double typical(int repeat, F &&f) {
+  std::vector<double> times;
   for (int r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     f();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
-    best = std::min(best, s);
+    times.push_back(std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
   }
-  return best;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                   times.end());
+  return times[times.size() / 2];
 }
 
 __attribute__((noinline)) void add(const float *a, const float *b, float *c,
@@ -76,7 +81,7 @@ int main() {
       double flops = 2.0 * g.batch * g.m * g.n * g.k;
       int inner = std::max(1, static_cast<int>(2e8 / flops));
       long call = 0;
-      double t = fastest(5, [&] {
+      double t = typical(5, [&] {
         for (int i = 0; i < inner; ++i) {
           auto [a, b, c] = operands(call++);
           loom::rt::cpu::gemm(g.ta, g.tb, g.batch, g.m, g.n, g.k, a,
@@ -92,10 +97,10 @@ int main() {
   }
   long big = 16L << 20;
   std::vector<float> a(big, 1.0f), b(big, 2.0f), c(big);
-  double stream = fastest(5, [&] { add(a.data(), b.data(), c.data(), big); });
+  double stream = typical(5, [&] { add(a.data(), b.data(), c.data(), big); });
   long small = 256;
   int calls = 20000;
-  double tiny = fastest(5, [&] {
+  double tiny = typical(5, [&] {
     for (int i = 0; i < calls; ++i)
       add(a.data() + (i & 7), b.data(), c.data(), small);
   });
