@@ -92,6 +92,11 @@ bool isReduceIdentity(Value init, ReduceKind kind);
 Value combineByKind(OpBuilder &builder, Location loc, ReduceKind kind,
                     Value lhs, Value rhs);
 
+/// The shape of `value`, a ranked tensor.
+inline ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
 /// Small integer tensors known at import (signless integer types, i1 as 0
 /// or 1; elements in row-major order), and values known not to be.
 struct ScalarValues {

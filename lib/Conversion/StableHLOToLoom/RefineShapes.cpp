@@ -34,36 +34,6 @@ bool isDynamic(Type type) {
 
 bool anyDynamic(TypeRange types) { return llvm::any_of(types, isDynamic); }
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// An integer list attribute in either spelling: `array<i64: ...>` (the
-/// generic form) or `[...]` (the pretty form of an op Loom does not
-/// define).
-std::optional<SmallVector<int64_t>> intList(Attribute attr) {
-  if (auto dense = dyn_cast_or_null<DenseI64ArrayAttr>(attr))
-    return SmallVector<int64_t>(dense.asArrayRef());
-  auto array = dyn_cast_or_null<ArrayAttr>(attr);
-  if (!array)
-    return std::nullopt;
-  SmallVector<int64_t> values;
-  for (Attribute a : array) {
-    auto integer = dyn_cast<IntegerAttr>(a);
-    if (!integer)
-      return std::nullopt;
-    values.push_back(integer.getInt());
-  }
-  return values;
-}
-
-std::optional<int64_t> intAttr(Operation *op, ArrayRef<StringRef> names) {
-  for (StringRef name : names)
-    if (auto attr = op->getAttrOfType<IntegerAttr>(name))
-      return attr.getInt();
-  return std::nullopt;
-}
-
 /// The shape of an elementwise op's result: its operands' (0-d operands,
 /// a select's predicate or a clamp's bounds, broadcast).
 std::optional<SmallVector<int64_t>> elementwiseShape(Operation *op) {
@@ -304,48 +274,41 @@ struct RefineStableHLOShapesPass
                      << "' is not known at import";
     };
 
-    if (name == "stablehlo.get_dimension_size") {
-      std::optional<int64_t> dim = intAttr(op, {"dimension", "dim"});
-      auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-      if (!dim || !type || *dim < 0 || *dim >= type.getRank() ||
-          type.isDynamicDim(*dim) || op->getNumResults() != 1)
+    if (auto size = dyn_cast<shlo::GetDimensionSizeOp>(op)) {
+      int64_t dim = size.getDimension();
+      auto type = dyn_cast<RankedTensorType>(size.getOperand().getType());
+      if (!type || dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim))
         return notKnown("dimension");
       auto scalar = resultType(0);
       replace(op, shlo::ConstantOp::create(
                       b, loc,
                       DenseElementsAttr::get(
                           scalar, b.getIntegerAttr(scalar.getElementType(),
-                                                   type.getDimSize(*dim)))));
+                                                   type.getDimSize(dim)))));
       return success();
     }
-    if (name == "stablehlo.dynamic_broadcast_in_dim" ||
-        name == "stablehlo.dynamic_reshape" ||
-        name == "stablehlo.dynamic_iota") {
-      bool iota = name == "stablehlo.dynamic_iota";
-      Value shapeOperand = op->getOperand(iota ? 0 : 1);
+    // The dynamic shape ops: their shape operand evaluated, the static op.
+    Value shapeOperand;
+    if (auto o = dyn_cast<shlo::DynamicBroadcastInDimOp>(op))
+      shapeOperand = o.getOutputDimensions();
+    else if (auto o = dyn_cast<shlo::DynamicReshapeOp>(op))
+      shapeOperand = o.getOutputShape();
+    else if (auto o = dyn_cast<shlo::DynamicIotaOp>(op))
+      shapeOperand = o.getOutputShape();
+    if (shapeOperand) {
       std::optional<SmallVector<int64_t>> shape = evaluateShape(shapeOperand);
       if (!shape)
         return notKnown("output shape");
       auto type = resultType(0).clone(*shape);
       Operation *replacement;
-      if (iota) {
-        std::optional<int64_t> dim = intAttr(op, {"iota_dimension", "dim"});
-        if (!dim)
-          return notKnown("iota dimension");
-        replacement = shlo::IotaOp::create(b, loc, type, *dim);
-      } else if (name == "stablehlo.dynamic_reshape") {
-        replacement =
-            shlo::ReshapeOp::create(b, loc, type, op->getOperand(0));
-      } else {
-        std::optional<SmallVector<int64_t>> dims =
-            intList(op->getAttr("broadcast_dimensions"));
-        if (!dims)
-          dims = intList(op->getAttr("dims"));
-        if (!dims)
-          return notKnown("broadcast dimensions");
+      if (auto o = dyn_cast<shlo::DynamicIotaOp>(op))
+        replacement = shlo::IotaOp::create(b, loc, type, o.getIotaDimension());
+      else if (auto o = dyn_cast<shlo::DynamicReshapeOp>(op))
+        replacement = shlo::ReshapeOp::create(b, loc, type, o.getOperand());
+      else
         replacement = shlo::BroadcastInDimOp::create(
-            b, loc, type, op->getOperand(0), *dims);
-      }
+            b, loc, type, op->getOperand(0),
+            cast<shlo::DynamicBroadcastInDimOp>(op).getBroadcastDimensions());
       replace(op, replacement);
       return success();
     }
