@@ -216,12 +216,13 @@ FunctionMemory planFunction(func::FuncOp func, int64_t alignment) {
   FunctionMemory &plan = p.memory;
   Block &block = func.getBody().front();
   OpBuilder b(func.getContext());
+  // The ops by position (the deallocs inserted below come after them).
+  SmallVector<Operation *> opAt;
+  for (Operation &op : block)
+    opAt.push_back(&op);
   for (Interval &interval : p.intervals) {
     interval.alloc.setOffsetAttr(b.getI64IntegerAttr(interval.offset));
-    Operation *last = nullptr;
-    for (Operation &op : block)
-      if (p.position[&op] == interval.end)
-        last = &op;
+    Operation *last = opAt[interval.end];
     // Never after the terminator: a buffer that is only allocated is dead
     // at once.
     if (last->hasTrait<OpTrait::IsTerminator>())
