@@ -123,7 +123,8 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
                    target: str = "cpu", outdir: str | os.PathLike | None = None,
                    betas: tuple[float, float] | None = None, nesterov: bool = False,
                    cuda_emulate: bool = False, require_sharded: bool = False,
-                   play: bool = False, **options) -> Program:
+                   play: bool = False, roll_repeats: bool = True,
+                   emit_only: bool = False, **options) -> Program:
     """Compiles `module` (a loom.Module with a loss output) into a training
     program with loomc; see `loomc --help` for the options.
 
@@ -137,7 +138,12 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
     the report of what was cut.
 
     `play=True` (with `cluster=`) also times the compiled step on that
-    cluster's spec (`loomc --play`); `Program.play()` reads the result."""
+    cluster's spec (`loomc --play`); `Program.play()` reads the result.
+
+    `roll_repeats=False` prints every op of the step, each micro-batch's
+    too, instead of one loop per run of repeats (`loomc --roll-repeats`).
+    `emit_only=True` writes the sources and reports without building
+    `outdir/train` (`loomc --emit-only`)."""
     outdir = Path(outdir) if outdir else Path(tempfile.mkdtemp(prefix="loom-"))
     outdir.mkdir(parents=True, exist_ok=True)
     model = module.save(outdir / "model.mlir")
@@ -159,6 +165,10 @@ def compile_module(module, *, optimizer: str = "sgd", mesh: str | dict | None = 
         args.append("--require-sharded")
     if play:
         args.append("--play")
+    if not roll_repeats:
+        args.append("--roll-repeats=false")
+    if emit_only:
+        args.append("--emit-only")
     for key, value in options.items():
         if key not in _FLAGS:
             raise TypeError(f"compile() got an unknown option {key!r} "

@@ -45,11 +45,11 @@ def tp_all_reduces(step_cpp):
     lines = step_cpp.splitlines()
     started, spans = {}, []
     for i, line in enumerate(lines):
-        start = re.search(r"CommHandle (\w+) = allReduceStart\(.*Group::Tp\);", line)
+        start = re.search(r"(comm\[\S+\]) = allReduceStart\(.*Group::Tp\);", line)
         if start:
             started[start.group(1)] = (i, len(started) + 1)
             continue
-        wait = re.search(r"wait\(ctx, (\w+)\);", line)
+        wait = re.search(r"wait\(ctx, (comm\[\S+\])\);", line)
         if wait and wait.group(1) in started:
             at, inflight = started.pop(wait.group(1))
             compute = [x for x in lines[at + 1:i]

@@ -10,6 +10,7 @@ replicated run cannot pass. Ranks run oversubscribed on this machine's cores.
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,47 @@ def test_gradient_accumulation_matches_the_full_batch(tmp_path):
 def test_pipeline_matches_single_device_and_pytorch(mesh, microbatches, schedule, tmp_path):
     # pp=4 on a 2-layer model: stages are cut at op granularity.
     run_parity(tmp_path, "gpt_example", mesh, microbatches, 1, "sgd", schedule)
+
+
+def stage_sources(step_cpp):
+    """The text of each `namespace stage<k>` of a pipelined step.cpp."""
+    parts = re.split(r"^namespace stage\d+ \{$", step_cpp, flags=re.M)[1:]
+    assert parts, "no stage namespaces in step.cpp"
+    return parts
+
+
+def test_micro_batches_roll_into_loops_that_train_the_same(tmp_path):
+    """8 micro-batches on pp=2 (1F1B): each stage prints its steady state
+    once, as a loop over a table of what differs per micro-batch (arena
+    offsets, tags, handle slots; loomc --roll-repeats, the default), so
+    step.cpp barely grows from 4 micro-batches to 8. The rolled program
+    matches PyTorch and logs bit-identical losses to the program that
+    prints every op (--roll-repeats=false)."""
+    program = run_parity(tmp_path, "gpt_example", "pp=2", 8, 1, "adamw")
+    rolled = (program.outdir / "step.cpp").read_text()
+    for stage in stage_sources(rolled):
+        loops = re.findall(r"// (\d+) repeats of the same (\d+) ops", stage)
+        assert loops, "a stage of 8 micro-batches has no loop"
+        assert max(int(n) for n, _ in loops) >= 4, loops
+        assert "for (int64_t rep = 0; rep < " in stage
+    # The micro-batch slices share one function, called on moved pointers.
+    assert re.search(r"_copy\(ctx, \(a\d+_\w+ \+ kRepeat\d+\[rep\]\[\d+\]\)", rolled)
+
+    _, _, _, per_rank = import_example("gpt_example", tmp_path, 1, "import-micro")
+    options = OPTIMIZERS["adamw"][0]
+    unrolled = per_rank.compile(outdir=tmp_path / "unrolled", mesh="pp=2", microbatches=8,
+                                roll_repeats=False, **options)
+    every_op = (unrolled.outdir / "step.cpp").read_text()
+    assert "repeats of the same" not in every_op
+    assert len(rolled.splitlines()) < 0.6 * len(every_op.splitlines())
+    data_dir = tmp_path / "data"
+    assert (program.train(data_dir, STEPS, ranks=2)
+            == unrolled.train(data_dir, STEPS, ranks=2))
+
+    four = per_rank.compile(outdir=tmp_path / "four", mesh="pp=2", microbatches=4,
+                            emit_only=True, **options)
+    four_lines = len((four.outdir / "step.cpp").read_text().splitlines())
+    assert len(rolled.splitlines()) < 1.1 * four_lines
 
 
 def test_gpipe_with_messages_past_the_eager_limit(tmp_path):

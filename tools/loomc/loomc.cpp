@@ -281,6 +281,14 @@ cl::opt<bool> playOnCluster(
              "predicted step time and writes OUTDIR/play.json and "
              "OUTDIR/play-trace.json (the timeline, as train --trace)"),
     cl::cat(category));
+cl::opt<bool> rollRepeats(
+    "roll-repeats",
+    cl::desc("Print each run of repeats of the same ops on other buffers "
+             "(the micro-batches of a pipeline schedule or of gradient "
+             "accumulation) as one loop over a table of offsets, so the "
+             "source grows with the distinct runs, not with micro-batches "
+             "(default on; =false prints every op)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> emitOnly("emit-only",
                        cl::desc("Write the sources, weights and reports; do "
                                 "not build OUTDIR/train"),
@@ -793,8 +801,11 @@ int run(int argc, char **argv) {
   StringRef sourceName = cuda ? "step.cu" : "step.cpp";
   std::string code;
   llvm::raw_string_ostream codeStream(code);
-  if (cuda ? failed(mlir::loom::emitCuda(*module, codeStream))
-           : failed(mlir::loom::emitCpp(*module, codeStream)))
+  mlir::loom::EmitCppOptions cppOptions;
+  mlir::loom::EmitCudaOptions cudaOptions;
+  cppOptions.rollRepeats = cudaOptions.rollRepeats = rollRepeats;
+  if (cuda ? failed(mlir::loom::emitCuda(*module, codeStream, cudaOptions))
+           : failed(mlir::loom::emitCpp(*module, codeStream, cppOptions)))
     return fail(cuda ? "CUDA emission failed" : "C++ emission failed");
   if (std::string e = ::loom::writeFileAtomically(outPath(sourceName), code);
       !e.empty())

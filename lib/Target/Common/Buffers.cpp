@@ -33,14 +33,15 @@ LogicalResult EmitterBase::emitAlloc(loomrt::AllocOp alloc) {
     // The host pool of loom-swap (its own plan; not an arena buffer).
     line() << cppType(elementType(alloc.getBuffer())) << " *" << n
            << " = reinterpret_cast<" << cppType(elementType(alloc.getBuffer()))
-           << " *>(hostArena(ctx) + " << offset << "); // "
+           << " *>(hostArena(ctx) + " << hole(offset) << "); // "
            << alloc.getType() << " in the host pool\n";
     return success();
   }
   line() << cppType(elementType(alloc.getBuffer())) << " *" << n
          << " = reinterpret_cast<" << cppType(elementType(alloc.getBuffer()))
-         << " *>(arena + " << offset << "); // " << alloc.getType() << "\n";
-  line() << "arenaAcquire(ctx, " << offset << ", " << bytes << ");\n";
+         << " *>(arena + " << hole(offset) << "); // " << alloc.getType()
+         << "\n";
+  line() << "arenaAcquire(ctx, " << hole(offset) << ", " << bytes << ");\n";
   return success();
 }
 
@@ -57,7 +58,7 @@ LogicalResult EmitterBase::emitDealloc(loomrt::DeallocOp dealloc) {
       llvm::alignTo(numElements(shape(alloc.getBuffer())) *
                         elementBytes(elementType(alloc.getBuffer())),
                     alignment);
-  line() << "arenaRelease(ctx, " << *alloc.getOffset() << ", " << bytes
+  line() << "arenaRelease(ctx, " << hole(*alloc.getOffset()) << ", " << bytes
          << "); // " << name(alloc.getBuffer()) << "\n";
   return success();
 }

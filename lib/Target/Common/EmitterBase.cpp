@@ -22,6 +22,12 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::emit;
 
+/// Whether `handle` is a swap copy's (a CopyHandle; else a CommHandle).
+static bool isCopyHandle(Value handle) {
+  return isa_and_present<loomrt::SwapOutOp, loomrt::SwapInOp>(
+      handle.getDefiningOp());
+}
+
 /// Ops that compute (loops and library calls): each gets a span on the
 /// compute track of a --trace timeline.
 LogicalResult EmitterBase::emitTimedOp(Operation *op) {
@@ -105,9 +111,25 @@ LogicalResult EmitterBase::emit() {
     names[arg] = n;
     bindArgument(arg, n, isResult, index);
   }
-  for (Operation &op : func.getBody().front())
-    if (failed(emitTimedOp(&op)))
-      return failure();
+  // Every in-flight transfer and copy is an element of one array, so that
+  // a handle started in one iteration of a rolled loop can be waited on in
+  // another, or after the loop.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front()) {
+    ops.push_back(&op);
+    for (Value result : op.getResults())
+      if (isa<loomrt::HandleType>(result.getType()))
+        handleSlots[result] =
+            isCopyHandle(result) ? numCopyHandles++ : numCommHandles++;
+  }
+  if (numCommHandles)
+    line() << "CommHandle comm[" << numCommHandles
+           << "]; // in-flight transfers\n";
+  if (numCopyHandles)
+    line() << "CopyHandle copies[" << numCopyHandles
+           << "]; // in-flight swap copies\n";
+  if (failed(emitOps(ops)))
+    return failure();
 
   printStep();
   return emitSpecs();
@@ -402,26 +424,95 @@ LogicalResult EmitterBase::emitKernelBody(
 // Kernel functions
 //===----------------------------------------------------------------------===//
 
+std::string EmitterBase::name(Value value) {
+  auto it = overrides.find(value);
+  if (it != overrides.end())
+    return it->second;
+  if (templating && !iterationValues.contains(value))
+    return globalName(value);
+  return names.lookup(value);
+}
+
+std::string EmitterBase::hole(int64_t value) {
+  if (!templating)
+    return std::to_string(value);
+  return "\x01" + std::to_string(value) + "\x02";
+}
+
+std::string EmitterBase::globalName(Value value) {
+  auto slot = handleSlots.find(value);
+  if (slot != handleSlots.end())
+    return (isCopyHandle(value) ? "copies[" : "comm[") + hole(slot->second) +
+           "]";
+  if (auto view = value.getDefiningOp<loomrt::ViewOp>())
+    return globalName(view.getSource());
+  if (auto alloc = value.getDefiningOp<loomrt::AllocOp>();
+      alloc && alloc.getOffset()) {
+    const char *type = cppType(elementType(value));
+    const char *base =
+        alloc.getCategory() == "swap" ? "hostArena(ctx)" : "arena";
+    return ("reinterpret_cast<" + Twine(type) + " *>(" + base + " + " +
+            hole(*alloc.getOffset()) + ")")
+        .str();
+  }
+  // Arguments, results and constants: names of the whole step.
+  return names.lookup(value);
+}
+
+std::string EmitterBase::offsetName(Value value, int64_t offset) {
+  if (offset == 0)
+    return name(value);
+  return "(" + name(value) + " + " + hole(offset) + ")";
+}
+
+EmitterBase::CopyPointers::CopyPointers(EmitterBase &emitter,
+                                        loomrt::CopyOp copy)
+    : sourceOffset(copy.getSourceOffset()),
+      targetOffset(copy.getTargetOffset()), emitter(emitter), copy(copy),
+      moved(copy.getSource() != copy.getTarget()) {
+  if (!moved)
+    return;
+  std::string source = emitter.offsetName(copy.getSource(), sourceOffset);
+  std::string target = emitter.offsetName(copy.getTarget(), targetOffset);
+  emitter.overrides[copy.getSource()] = source;
+  emitter.overrides[copy.getTarget()] = target;
+  sourceOffset = targetOffset = 0;
+}
+
+EmitterBase::CopyPointers::~CopyPointers() {
+  if (!moved)
+    return;
+  emitter.overrides.erase(copy.getSource());
+  emitter.overrides.erase(copy.getTarget());
+}
+
 FailureOr<std::string> EmitterBase::outlineKernel(
     StringRef hint, StringRef prefix, StringRef leading,
     ArrayRef<Value> params, ArrayRef<Value> written,
     llvm::function_ref<LogicalResult(llvm::raw_ostream &)> print) {
-  SmallVector<std::string> signature, stepNames;
+  SmallVector<std::string> signature;
   if (!leading.empty())
     signature.push_back(leading.str());
+  // The step's names of the parameters (an override of the caller's, such
+  // as a copy's offset pointer, included) are restored after.
+  DenseMap<Value, std::string> saved;
+  for (Value buffer : params)
+    if (auto it = overrides.find(buffer); it != overrides.end())
+      saved[buffer] = it->second;
   for (auto [k, buffer] : llvm::enumerate(params)) {
-    stepNames.push_back(name(buffer));
     std::string p = "p" + std::to_string(k);
     signature.push_back(
         (llvm::is_contained(written, buffer) ? "" : "const ") +
         std::string(cppType(elementType(buffer))) + " *" + p);
-    names[buffer] = p;
+    overrides[buffer] = p;
   }
   std::string text;
   llvm::raw_string_ostream ts(text);
   LogicalResult printed = print(ts);
-  for (auto [buffer, n] : llvm::zip(params, stepNames))
-    names[buffer] = n;
+  for (Value buffer : params)
+    overrides.erase(buffer);
+  for (auto &[buffer, n] : saved)
+    overrides[buffer] = n;
   if (failed(printed))
     return failure();
   std::string definition =

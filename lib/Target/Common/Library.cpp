@@ -146,7 +146,7 @@ LogicalResult EmitterBase::emitScatterAdd(loomrt::ScatterAddOp scatter) {
 
 LogicalResult
 EmitterBase::emitAllReduceStart(loomrt::AllReduceStartOp start) {
-  std::string n = newName("handle");
+  std::string n = globalName(start.getHandle());
   names[start.getHandle()] = n;
   StringRef reduction = start.getReduction();
   const char *op = reduction == "max"   ? "ReduceOp::Max"
@@ -157,14 +157,13 @@ EmitterBase::emitAllReduceStart(loomrt::AllReduceStartOp start) {
   ArrayRef<int64_t> s = shape(start.getBuffer());
   if (start.getRowSparse()) {
     // Rows of dimension 0, each of the remaining dimensions' elements.
-    line() << "const CommHandle " << n << " = "
-           << libraryCall("rowSparseAllReduceStart", true)
+    line() << n << " = " << libraryCall("rowSparseAllReduceStart", true)
            << name(start.getBuffer()) << ", " << s.front() << ", "
            << numElements(s.drop_front()) << ", " << group << ");\n";
     return success();
   }
-  line() << "const CommHandle " << n << " = "
-         << libraryCall("allReduceStart", true) << name(start.getBuffer())
+  line() << n << " = " << libraryCall("allReduceStart", true)
+         << name(start.getBuffer())
          << ", " << numElements(s) << ", " << op << ", " << group << ");\n";
   return success();
 }
@@ -173,14 +172,14 @@ template <typename StartOp>
 LogicalResult EmitterBase::emitTransferStart(StartOp start) {
   constexpr bool isSend = std::is_same_v<StartOp, loomrt::SendStartOp>;
   const char *group = groupEnum(start.getMeshAxis());
-  std::string n = newName(isSend ? "send" : "recv");
+  std::string n = globalName(start.getHandle());
   names[start.getHandle()] = n;
   Value buffer = start.getBuffer();
-  line() << "const CommHandle " << n << " = "
+  line() << n << " = "
          << libraryCall(isSend ? "sendStart" : "recvStart", true)
          << name(buffer) << ", "
          << numElements(shape(buffer)) * elementBytes(elementType(buffer))
-         << ", " << start.getPeer() << ", " << start.getTag() << ", "
+         << ", " << start.getPeer() << ", " << hole(start.getTag()) << ", "
          << group << ");\n";
   return success();
 }
@@ -192,9 +191,9 @@ EmitterBase::emitTransferStart<loomrt::RecvStartOp>(loomrt::RecvStartOp);
 
 LogicalResult EmitterBase::emitSwap(Operation *op, Value source,
                                    Value target, Value handle, bool out) {
-  std::string n = newName(out ? "swap_out" : "swap_in");
+  std::string n = globalName(handle);
   names[handle] = n;
-  line() << "const CopyHandle " << n << " = "
+  line() << n << " = "
          << libraryCall(out ? "swapOutStart" : "swapInStart", true)
          << name(target) << ", " << name(source) << ", "
          << numElements(shape(source)) * elementBytes(elementType(source))

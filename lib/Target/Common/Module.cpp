@@ -136,8 +136,23 @@ emit::emitModule(ModuleOp module, llvm::raw_ostream &os, TargetInfo target,
   return success();
 }
 
-int64_t emit::translateBatchSize() {
+static llvm::cl::OptionCategory &translateCategory() {
   static llvm::cl::OptionCategory category("emit-cpp and emit-cuda options");
+  return category;
+}
+
+bool emit::translateRollRepeats() {
+  static llvm::cl::opt<bool> roll(
+      "roll-repeats",
+      llvm::cl::desc("--emit-cpp, --emit-cuda: print each run of repeats of "
+                     "the same ops on other buffers (micro-batches) as one "
+                     "loop (default on; =false prints every op)"),
+      llvm::cl::init(true), llvm::cl::cat(translateCategory()));
+  return roll;
+}
+
+int64_t emit::translateBatchSize() {
+  llvm::cl::OptionCategory &category = translateCategory();
   static llvm::cl::opt<int64_t> batchSize(
       "batch-size",
       llvm::cl::desc("--emit-cpp, --emit-cuda: rows of each data input per "

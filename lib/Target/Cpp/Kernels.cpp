@@ -318,6 +318,7 @@ LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
       ("copy (" + copy.getOrigin() + ") " + name(copy.getSource()) + " -> " +
        name(copy.getTarget()))
           .str();
+  CopyPointers pointers(*this, copy);
   return emitFunction(
       "copy", comment, distinct({copy.getSource(), copy.getTarget()}),
       {copy.getTarget()}, [&](llvm::raw_ostream &s) {
@@ -326,9 +327,9 @@ LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
                           options.parallelThreshold);
         s.indent(nest.bodyIndent())
             << name(copy.getTarget()) << "["
-            << indexExpr("i", copy.getTargetStrides(), copy.getTargetOffset())
+            << indexExpr("i", copy.getTargetStrides(), pointers.targetOffset)
             << "] = " << name(copy.getSource()) << "["
-            << indexExpr("i", copy.getSourceStrides(), copy.getSourceOffset())
+            << indexExpr("i", copy.getSourceStrides(), pointers.sourceOffset)
             << "];\n";
         return success();
       });

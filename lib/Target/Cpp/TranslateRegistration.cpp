@@ -1,6 +1,7 @@
 //===- TranslateRegistration.cpp - The emit-cpp translation ---------------===//
 //
 //   loom-translate --emit-cpp step.mlir -o step.cpp [--batch-size N]
+//       [--roll-repeats=false]
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@ using namespace mlir;
 
 void mlir::loom::registerToCppTranslation() {
   emit::translateBatchSize(); // registers --batch-size
+  emit::translateRollRepeats();
   static TranslateFromMLIRRegistration registration(
       "emit-cpp",
       "Print a planned loomrt module (after convert-loom-to-loomrt and "
@@ -29,6 +31,7 @@ void mlir::loom::registerToCppTranslation() {
       [](ModuleOp module, llvm::raw_ostream &os) {
         EmitCppOptions options;
         options.batchSize = emit::translateBatchSize();
+        options.rollRepeats = emit::translateRollRepeats();
         return emitCpp(module, os, options);
       },
       [](DialectRegistry &registry) {

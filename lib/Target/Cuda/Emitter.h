@@ -27,7 +27,9 @@ public:
   Emitter(func::FuncOp func, llvm::raw_ostream &out,
           const EmitCudaOptions &options, int64_t batchSize, int64_t stage)
       : EmitterBase(func, out, {"emit-cuda", "CUDA"}, batchSize, stage),
-        options(options) {}
+        options(options) {
+    rollRepeats = options.rollRepeats;
+  }
 
 private:
   void bindArgument(BlockArgument arg, StringRef n, bool isResult,

@@ -255,6 +255,7 @@ LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
                          name(copy.getSource()) + " -> " +
                          name(copy.getTarget()))
                             .str();
+  CopyPointers pointers(*this, copy);
   return emitGlobal(
       "copy", comment, numElements(copy.getShape()),
       distinct({copy.getSource(), copy.getTarget()}), {copy.getTarget()},
@@ -263,10 +264,10 @@ LogicalResult Emitter::emitCopy(loomrt::CopyOp copy) {
                        {copy.getSourceStrides(), copy.getTargetStrides()});
         s.indent(4) << name(copy.getTarget()) << "["
                     << indexExpr("i", copy.getTargetStrides(),
-                                 copy.getTargetOffset())
+                                 pointers.targetOffset)
                     << "] = " << name(copy.getSource()) << "["
                     << indexExpr("i", copy.getSourceStrides(),
-                                 copy.getSourceOffset())
+                                 pointers.sourceOffset)
                     << "];\n";
         return success();
       });

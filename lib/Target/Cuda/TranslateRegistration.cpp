@@ -1,6 +1,7 @@
 //===- TranslateRegistration.cpp - The emit-cuda translation --------------===//
 //
 //   loom-translate --emit-cuda step.mlir -o step.cu [--batch-size N]
+//       [--roll-repeats=false]
 //       [--cuda-block-size 256] [--cuda-max-blocks 4096]
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,7 @@ namespace cl = llvm::cl;
 
 void mlir::loom::registerToCudaTranslation() {
   emit::translateBatchSize(); // registers --batch-size
+  emit::translateRollRepeats();
   static cl::OptionCategory category("emit-cuda options");
   static cl::opt<int64_t> blockSize(
       "cuda-block-size",
@@ -42,6 +44,7 @@ void mlir::loom::registerToCudaTranslation() {
       [](ModuleOp module, llvm::raw_ostream &os) {
         EmitCudaOptions options;
         options.batchSize = emit::translateBatchSize();
+        options.rollRepeats = emit::translateRollRepeats();
         options.blockSize = blockSize;
         options.maxBlocks = maxBlocks;
         return emitCuda(module, os, options);

@@ -13,15 +13,15 @@
 // RUN: FileCheck %s --check-prefix=CUDA < %t.cu
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -DLOOM_CUDA_EMULATION -x c++ -I %loom_src/include %t.cu
 // CPP: float *[[H:.*]] = reinterpret_cast<float *>(hostArena(ctx) + 0); // memref<16xf32> in the host pool
-// CPP-NEXT: const CopyHandle [[OUT:.*]] = swapOutStart(ctx, [[H]], [[A:.*]], 64);
+// CPP-NEXT: [[OUT:copies\[[0-9]+\]]] = swapOutStart(ctx, [[H]], [[A:.*]], 64);
 // CPP: wait(ctx, [[OUT]]);
-// CPP: const CopyHandle [[IN:.*]] = swapInStart(ctx, [[A2:.*]], [[H]], 64);
+// CPP: [[IN:copies\[[0-9]+\]]] = swapInStart(ctx, [[A2:.*]], [[H]], 64);
 // CPP: wait(ctx, [[IN]]);
 // CPP: /*plannedDevicePeakBytes=*/448, /*deviceMemoryBytes=*/450, /*hostArenaBytes=*/64};
 // CUDA: float *[[H:.*]] = reinterpret_cast<float *>(hostArena(ctx) + 0); // memref<16xf32> in the host pool
-// CUDA-NEXT: const CopyHandle [[OUT:.*]] = cuda::swapOutStart(ctx, [[H]], {{.*}}, 64);
+// CUDA-NEXT: [[OUT:copies\[[0-9]+\]]] = cuda::swapOutStart(ctx, [[H]], {{.*}}, 64);
 // CUDA: cuda::wait(ctx, [[OUT]]);
-// CUDA: const CopyHandle [[IN:.*]] = cuda::swapInStart(ctx, {{.*}}, [[H]], 64);
+// CUDA: [[IN:copies\[[0-9]+\]]] = cuda::swapInStart(ctx, {{.*}}, [[H]], 64);
 // CUDA: cuda::wait(ctx, [[IN]]);
 // Without a budget, or within it, nothing moves.
 // RUN: loom-opt %s -loom-swap | FileCheck %s --check-prefix=NONE

@@ -16,7 +16,7 @@
 // CHECK: namespace stage0 {
 // CHECK: alignas(64) float t{{[0-9]+}}_constant[3]
 // CHECK: void step(Context &ctx
-// CHECK: const CommHandle [[S:t[0-9]+_send]] = sendStart(ctx, {{.*}}, 24, 1, 0, Group::Pp);
+// CHECK: [[S:comm\[[0-9]+\]]] = sendStart(ctx, {{.*}}, 24, 1, 0, Group::Pp);
 // CHECK: wait(ctx, [[S]]);
 // CHECK: "net_stage0_step", kArgs, 1, kResults, 2,
 // CHECK: /*batchSize=*/2, &step,
@@ -24,7 +24,7 @@
 // CHECK: } // namespace stage0
 // CHECK: namespace stage1 {
 // CHECK: alignas(64) float t{{[0-9]+}}_constant[3]
-// CHECK: const CommHandle [[R:t[0-9]+_recv]] = recvStart(ctx, {{.*}}, 24, 0, 0, Group::Pp);
+// CHECK: [[R:comm\[[0-9]+\]]] = recvStart(ctx, {{.*}}, 24, 0, 0, Group::Pp);
 // CHECK-NEXT: wait(ctx, [[R]]);
 // CHECK: "net_stage1_step", kArgs, 1, kResults, 2,
 // CHECK: /*batchSize=*/2, &step,

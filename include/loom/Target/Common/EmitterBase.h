@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -212,6 +213,23 @@ protected:
   outlineKernel(StringRef hint, StringRef prefix, StringRef leading,
                 ArrayRef<Value> params, ArrayRef<Value> written,
                 llvm::function_ref<LogicalResult(llvm::raw_ostream &)> print);
+  /// While alive, a copy between two buffers names them by their pointers
+  /// moved by the copy's offsets (the slices of every micro-batch then
+  /// share one function, called on other pointers); `sourceOffset` and
+  /// `targetOffset` are what the loop itself still adds (0, or the
+  /// offsets of a copy within one buffer).
+  class CopyPointers {
+  public:
+    CopyPointers(EmitterBase &emitter, loomrt::CopyOp copy);
+    ~CopyPointers();
+    int64_t sourceOffset, targetOffset;
+
+  private:
+    EmitterBase &emitter;
+    loomrt::CopyOp copy;
+    bool moved;
+  };
+
   /// `names` of `values`, comma-separated.
   std::string joinNames(ArrayRef<Value> values);
 
@@ -220,7 +238,23 @@ protected:
     return op->emitError() << target.tool << ": ";
   }
 
-  std::string name(Value value) { return names.lookup(value); }
+  /// The C++ expression of `value` at the current point: an override
+  /// (outlineKernel's parameters), else, while an iteration of a rolled
+  /// loop is printed, the value's own name when that iteration defined it
+  /// and its globalName otherwise, else its name in the step.
+  std::string name(Value value);
+  /// An expression of `value` that is valid anywhere in the step after its
+  /// definition: an argument's or constant's variable, an arena buffer's
+  /// address (`arena + offset`), a handle's element of `comm`/`copies`.
+  /// Its integers are holes.
+  std::string globalName(Value value);
+  /// `value`'s name moved by `offset` elements (a hole; none when 0).
+  std::string offsetName(Value value, int64_t offset);
+  /// An integer of the step that may differ between the iterations of a
+  /// rolled loop (arena offsets, tags, handle slots): `value` in decimal,
+  /// or, while an iteration is printed for rolling, a marker that
+  /// Repeats.cpp turns into a literal or an element of the loop's table.
+  std::string hole(int64_t value);
   ArrayRef<int64_t> shape(Value value) {
     return cast<MemRefType>(value.getType()).getShape();
   }
@@ -233,6 +267,9 @@ protected:
   llvm::raw_ostream &line() { return os.indent(2); }
   /// The comment line naming where the next statement came from.
   void origin(StringRef text) { line() << "// " << text << "\n"; }
+
+  /// Temporary names that win over everything else (see name()).
+  DenseMap<Value, std::string> overrides;
 
   func::FuncOp func;
   /// Where the translation unit goes; the step body is printed into `body`
@@ -256,8 +293,28 @@ protected:
   int counter = 0;
   int64_t alignment = 64;
   int64_t stage;
+  /// Whether runs of repeated ops become loops (Repeats.cpp).
+  bool rollRepeats = true;
 
 private:
+  // Rolling repeated runs of ops into loops (Repeats.cpp).
+  /// Prints `ops`, each run of at least two repeats of the same ops on
+  /// other buffers (micro-batches of a pipeline schedule) as one loop.
+  LogicalResult emitOps(ArrayRef<Operation *> ops);
+  /// Prints the first `repeats` runs of `period` ops of `ops` as a loop if
+  /// at least two of them print the same but for their holes; returns how
+  /// many ops it printed (0: none, the caller prints them one by one).
+  FailureOr<size_t> emitLoop(ArrayRef<Operation *> ops, size_t period,
+                             size_t repeats);
+  /// While an iteration is printed for rolling: the values it defined.
+  bool templating = false;
+  llvm::DenseSet<Value> iterationValues;
+  /// Each handle's element of `comm` (loomrt transfers) or `copies`
+  /// (swaps), and how many of each the step has.
+  DenseMap<Value, int64_t> handleSlots;
+  int64_t numCommHandles = 0, numCopyHandles = 0;
+  int loopCounter = 0;
+
   LogicalResult emitOp(Operation *op);
   /// emitOp, and for ops that compute a span of the --trace timeline
   /// around it.
@@ -312,6 +369,9 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os,
 /// leading dimension). Registered by the first call; the translations'
 /// registration functions call it.
 int64_t translateBatchSize();
+/// loom-translate's --roll-repeats option (EmitCppOptions::rollRepeats),
+/// registered like translateBatchSize.
+bool translateRollRepeats();
 
 } // namespace emit
 } // namespace loom

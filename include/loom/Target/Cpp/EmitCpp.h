@@ -18,6 +18,9 @@ struct EmitCppOptions {
   int64_t batchSize = 0;
   /// Kernels with at least this many elements get an OpenMP pragma.
   int64_t parallelThreshold = 1 << 15;
+  /// Print each run of repeats of the same ops on other buffers (the
+  /// micro-batches of a schedule) as one loop (lib/Target/Common/Repeats.cpp).
+  bool rollRepeats = true;
 };
 
 /// Prints the module's one planned loomrt function (after

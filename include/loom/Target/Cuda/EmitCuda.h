@@ -19,6 +19,9 @@ struct EmitCudaOptions {
   int64_t blockSize = 256;
   /// At most this many blocks per launch; grid-stride loops cover the rest.
   int64_t maxBlocks = 4096;
+  /// Print each run of repeats of the same ops on other buffers (the
+  /// micro-batches of a schedule) as one loop (lib/Target/Common/Repeats.cpp).
+  bool rollRepeats = true;
 };
 
 /// Prints the module's planned loomrt function(s) (after
