@@ -166,6 +166,10 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;
     swap.peer = o.swap == SwapPolicy::peer;
+    swap.hostLink = o.swapTiming.hostLink;
+    swap.gemmFlops = o.swapTiming.gemmFlops;
+    swap.memoryBandwidth = o.swapTiming.memoryBandwidth;
+    swap.launch = o.swapTiming.launch;
     pm.addPass(mlir::loomrt::createLoomSwap(swap));
   }
   mlir::loomrt::LoomMemoryPlanOptions memory;
@@ -454,6 +458,21 @@ struct TrainingPipelineOptions
                        clEnumValN(SwapPolicy::peer, "peer",
                                   "to a neighbouring pipeline stage "
                                   "(loom-swap peer)"))};
+  Option<double> swapHostLink{
+      *this, "swap-host-link",
+      llvm::cl::desc("loom-swap's host-link (bytes/s; with the rates "
+                     "below, the copies are timed)"),
+      llvm::cl::init(0)};
+  Option<double> swapGemmFlops{
+      *this, "swap-gemm-flops",
+      llvm::cl::desc("loom-swap's gemm-flops (flop/s)"), llvm::cl::init(0)};
+  Option<double> swapMemoryBandwidth{
+      *this, "swap-memory-bandwidth",
+      llvm::cl::desc("loom-swap's memory-bandwidth (bytes/s)"),
+      llvm::cl::init(0)};
+  Option<double> swapLaunch{*this, "swap-launch",
+                            llvm::cl::desc("loom-swap's launch (seconds)"),
+                            llvm::cl::init(0)};
   Option<int64_t> pipelineWeights{
       *this, "pipeline-weights",
       llvm::cl::desc("Weight versions: 1, or 2 (PipeDream-2BW)"),
@@ -524,6 +543,8 @@ void mlir::loom::registerTrainingPipeline() {
         o.maxInflightCollectives = p.maxInflightCollectives;
         o.deviceMemory = p.deviceMemory;
         o.swap = p.swap;
+        o.swapTiming = {p.swapHostLink, p.swapGemmFlops,
+                        p.swapMemoryBandwidth, p.swapLaunch};
         o.sparseEmbeddingGrad = p.sparseEmbeddingGrad;
         o.commSchedule = p.commSchedule;
         o.pipelineWeights = p.pipelineWeights;

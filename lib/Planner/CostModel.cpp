@@ -18,6 +18,14 @@ double CostModel::kernelTime(double flops, double bytes, bool gemm,
   return std::max(compute, memory) + overhead;
 }
 
+mlir::loom::TrainingOptions::CopyTiming CostModel::swapCopyTiming() const {
+  const ClusterSpec::Efficiency &e = spec.efficiency;
+  if (spec.hostLink.bandwidth <= 0)
+    return {};
+  return {spec.hostLink.bandwidth * e.comm, peak() * e.gemm,
+          spec.gpu.memoryBandwidth * e.memory, e.launch};
+}
+
 void CostModel::nodeLink(int64_t span, double &bandwidth, double &latency,
                          bool allReduce) const {
   double eff = allReduce && spec.efficiency.allReduce > 0

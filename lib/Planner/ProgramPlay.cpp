@@ -102,11 +102,6 @@ private:
   std::map<int64_t, std::pair<int64_t, double>> ppStarts;
 };
 
-int64_t elements(Value v) {
-  auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.hasStaticShape() ? type.getNumElements() : 0;
-}
-
 bool Player::step(Stage &stage, Operation &op, std::string &error) {
   auto axisOf = [](auto collective) {
     return static_cast<int>(collective.getMeshAxis());
@@ -308,73 +303,15 @@ LogicalResult Player::play(ArrayRef<func::FuncOp> funcs, std::string &error) {
 
 } // namespace
 
-double mlir::loom::planner::computeOpTime(Operation *opPtr,
+double mlir::loom::planner::computeOpTime(Operation *op,
                                           const ClusterSpec &spec) {
-  Operation &op = *opPtr;
-  if (!loomrt::isComputeOp(opPtr))
+  if (!loomrt::isComputeOp(op))
     return 0;
-  CostModel f32(spec, NumberFormat::fp32), bf16(spec, NumberFormat::bf16);
-  // Bytes: every buffer the op declares it reads or writes, once per kind;
-  // a copy moves only its shape's elements (a gradient into its bucket,
-  // not the bucket).
-  double bytes = 0;
-  if (auto copy = dyn_cast<loomrt::CopyOp>(op)) {
-    auto elementBytes = [](Value v) {
-      auto type = cast<MemRefType>(v.getType());
-      return static_cast<double>(loomrt::bufferBytes(type)) /
-             static_cast<double>(std::max<int64_t>(type.getNumElements(), 1));
-    };
-    double n = 1;
-    for (int64_t d : copy.getShape())
-      n *= static_cast<double>(d);
-    bytes = n * (elementBytes(copy.getSource()) +
-                 elementBytes(copy.getTarget()));
-  } else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    llvm::SmallDenseSet<std::pair<Value, int>> seen;
-    for (const MemoryEffects::EffectInstance &e : list) {
-      Value v = e.getValue();
-      int write = isa<MemoryEffects::Write>(e.getEffect()) ? 1 : 0;
-      if (v && isa<MemRefType>(v.getType()) && seen.insert({v, write}).second)
-        bytes += static_cast<double>(loomrt::bufferBytes(v.getType()));
-    }
-  }
-  if (auto gemm = dyn_cast<loomrt::GemmOp>(op)) {
-    double flops = 2.0 * static_cast<double>(gemm.getBatch()) *
-                   static_cast<double>(gemm.getM()) *
-                   static_cast<double>(gemm.getN()) *
-                   static_cast<double>(gemm.getK());
-    bool low =
-        cast<MemRefType>(gemm.getA().getType()).getElementType().isBF16();
-    return (low ? bf16 : f32).kernelTime(flops, bytes, /*gemm=*/true);
-  }
-  // Elementwise and normalisation work: a few flops per element, bound by
-  // memory on every spec; the launch is what small ones cost.
-  double flops = llvm::TypeSwitch<Operation *, double>(&op)
-                     .Case([](loomrt::KernelOp k) {
-                       int64_t ops = 0;
-                       for (Operation &inner : k.getBody().front())
-                         ops += !isa<loomrt::YieldOp>(inner);
-                       return static_cast<double>(ops) *
-                              static_cast<double>(elements(k.getOuts()[0]));
-                     })
-                     .Case([](loomrt::ReduceOp r) {
-                       // The fold, and the ops fused into it per element.
-                       int64_t ops = 1;
-                       if (r.isFused())
-                         for (Operation &inner : r.getBody().front())
-                           ops += !isa<loomrt::YieldOp>(inner);
-                       return static_cast<double>(ops) *
-                              static_cast<double>(elements(r.getInput()));
-                     })
-                     .Case<loomrt::SoftmaxOp, loomrt::LayerNormOp,
-                           loomrt::CrossEntropyOp>([](Operation *o) {
-                       return 5.0 * static_cast<double>(
-                                        elements(o->getOperand(0)));
-                     })
-                     .Default([](Operation *) { return 0.0; });
-  return f32.kernelTime(flops, bytes, /*gemm=*/false);
+  loomrt::OpWork work = loomrt::computeWork(op);
+  // Elementwise and normalisation work is bound by memory on every spec;
+  // the launch is what small ones cost.
+  CostModel cost(spec, work.bf16 ? NumberFormat::bf16 : NumberFormat::fp32);
+  return cost.kernelTime(work.flops, work.bytes, work.gemm);
 }
 
 FailureOr<PhaseTimes>

@@ -386,6 +386,52 @@ def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chos
     assert program.train(data_dir, STEPS, ranks=2) == free_losses
 
 
+def copy_windows(step_cpp):
+    """Per swap copy of step.cpp, in order: the ops computed between its
+    start and its wait (the compute it hides behind)."""
+    lines = step_cpp.splitlines()
+    started, windows = {}, []
+    for i, line in enumerate(lines):
+        start = re.search(r"(copies\[\S+\]) = swap(?:Out|In)Start\(", line)
+        if start:
+            started[start.group(1)] = i
+            continue
+        wait = re.search(r"wait\(ctx, (copies\[\S+\])\);", line)
+        if wait and wait.group(1) in started:
+            at = started.pop(wait.group(1))
+            windows.append(sum("traceOp(" in x for x in lines[at + 1:i]))
+    assert not started, started
+    return windows
+
+
+def test_swap_copies_hide_behind_the_compute_the_link_needs(gpt, free, tmp_path):
+    """With --cluster, loom-swap times each host copy on the spec (its bytes
+    over the host link against the ops' work) and puts as many ops between
+    its start and its wait as cover it, instead of a fixed 4: over a 10 TB/s
+    link one op hides a copy, over 1 GB/s it takes about nine. The losses
+    stay bitwise the unconstrained run's."""
+    from test_planner import GOOD_SPEC
+    _, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = stage0_budget(planned)
+    windows = {}
+    for name, link in (("fast", 1e4), ("slow", 1.0)):
+        spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": link,
+                                          "latency_us": 1})
+        (tmp_path / f"{name}.json").write_text(json.dumps(spec))
+        program = m.compile(outdir=tmp_path / name, device_memory=budget, swap="host",
+                            cluster=tmp_path / f"{name}.json", roll_repeats=False,
+                            **OPTIONS)
+        assert stages(program)[0]["device_peak_bytes"] <= budget
+        windows[name] = copy_windows((program.outdir / "step.cpp").read_text())
+    fast, slow = windows["fast"], windows["slow"]
+    # (Longer windows hold more bytes: the slow program moves more buffers.)
+    assert fast and slow, windows
+    assert max(fast) <= 1, fast
+    assert max(slow) > 4 and sum(slow) / len(slow) > 4 * sum(fast) / len(fast), windows
+    assert program.train(data_dir, STEPS, ranks=2) == free_losses
+
+
 def test_persistent_buffers_over_the_budget_cannot_be_swapped(gpt):
     tmp, m, _ = gpt
     with pytest.raises(loom.LoomError, match=r"stage 0 \(@\w*stage0_step\): its parameters and "

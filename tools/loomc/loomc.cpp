@@ -24,6 +24,7 @@
 #include "loom/Pipelines/TrainingPipeline.h"
 #include "loom/Pipelines/WeightSlicing.h"
 #include "loom/Planner/AutoSwap.h"
+#include "loom/Planner/CostModel.h"
 #include "loom/Planner/ProgramPlay.h"
 #include "loom/Planner/Search.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -174,7 +175,8 @@ cl::opt<std::string> swapPolicy(
              "swap or recompute, whichever --cluster prices cheaper: the "
              "copies' time not hidden behind compute against the "
              "recomputed flops; under pipelines, that program against "
-             "peer's, both played on --cluster)"),
+             "peer's, both played on --cluster). With --cluster, each host "
+             "copy hides behind as many ops as the spec says it takes"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> precision(
     "precision",
@@ -244,7 +246,7 @@ cl::opt<std::string> planFile(
     cl::value_desc("plan.json|auto"), cl::cat(category));
 cl::opt<std::string> clusterSpec(
     "cluster",
-    cl::desc("--plan auto, --swap auto and --play: the cluster spec (a "
+    cl::desc("--plan auto, --swap and --play: the cluster spec (a "
              "bundled "
              "name, see loom-plan --list-clusters, or a JSON file; loom-plan "
              "calibrate writes this machine's)"),
@@ -703,6 +705,22 @@ int run(int argc, char **argv) {
     if (std::string e = mlir::loom::verifyTrainingOptions(options); !e.empty())
       return failAndClean("--plan auto chose options this build refuses: " + e);
     lap("plan auto");
+  }
+
+  // Host copies hide behind as much compute as the cluster says they take
+  // (loom-swap's timed placement), in --swap auto's trials too.
+  if (options.swap != mlir::loom::SwapPolicy::none && !clusterSpec.empty()) {
+    namespace planner = mlir::loom::planner;
+    llvm::Expected<planner::ClusterSpec> spec =
+        planner::loadClusterSpec(clusterSpec);
+    if (!spec)
+      return failAndClean(llvm::toString(spec.takeError()));
+    options.swapTiming =
+        planner::CostModel(*spec, options.precision ==
+                                          mlir::loom::Precision::bf16
+                                      ? planner::NumberFormat::bf16
+                                      : planner::NumberFormat::fp32)
+            .swapCopyTiming();
   }
 
   // --swap auto: per stage over the budget, swap or recompute by the

@@ -84,6 +84,13 @@ struct TrainingOptions {
   /// recomputing single tensors (loom-recompute's free-bytes); else 0.
   std::vector<int64_t> stageRecomputeBytes;
   SwapPolicy swap = SwapPolicy::none;
+  /// What loom-swap times its host copies with (loomc takes it from
+  /// --cluster: planner::swapCopyTiming): the host link's bytes/s, a GEMM's
+  /// flop/s, device memory's bytes/s and seconds per launch. All 0 (no
+  /// cluster): each copy hides behind loom-swap's prefetch-distance ops.
+  struct CopyTiming {
+    double hostLink = 0, gemmFlops = 0, memoryBandwidth = 0, launch = 0;
+  } swapTiming;
   /// Bytes of device memory per rank (0: unbounded).
   int64_t deviceMemory = 0;
   /// TriRace: pipeline transfers posted as early as their data allows

@@ -14,6 +14,7 @@
 #ifndef LOOM_PLANNER_COSTMODEL_H
 #define LOOM_PLANNER_COSTMODEL_H
 
+#include "loom/Pipelines/TrainingOptions.h"
 #include "loom/Planner/ClusterSpec.h"
 
 #include <cstdint>
@@ -44,6 +45,11 @@ public:
   /// The link between two ranks (for reports): "bridge", "node" or
   /// "network".
   const char *linkBetween(int64_t a, int64_t b) const;
+
+  /// The rates loom-swap times its host copies with (the host link's, a
+  /// large GEMM's, streaming memory's, after the efficiencies, and the
+  /// launch); all 0 when the spec has no host link.
+  TrainingOptions::CopyTiming swapCopyTiming() const;
 
 private:
   /// Bandwidth (bytes/s, after the comm efficiency) and latency of the

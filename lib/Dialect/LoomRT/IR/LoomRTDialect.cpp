@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -43,6 +44,74 @@ int64_t mlir::loomrt::bufferBytes(Type type) {
 bool mlir::loomrt::isComputeOp(Operation *op) {
   return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
              LayerNormOp, CrossEntropyOp, GatherOp, ScatterAddOp>(op);
+}
+
+/// Elements of a statically shaped buffer, else 0.
+static double elementCount(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape()
+             ? static_cast<double>(type.getNumElements())
+             : 0.0;
+}
+
+OpWork mlir::loomrt::computeWork(Operation *op) {
+  OpWork work;
+  if (!isComputeOp(op))
+    return work;
+  // Bytes: every buffer the op declares it reads or writes, once per kind;
+  // a copy moves only its shape's elements (a gradient into its bucket,
+  // not the bucket).
+  if (auto copy = dyn_cast<CopyOp>(op)) {
+    auto elementBytes = [](Value v) {
+      auto type = cast<MemRefType>(v.getType());
+      return static_cast<double>(bufferBytes(type)) /
+             static_cast<double>(std::max<int64_t>(type.getNumElements(), 1));
+    };
+    double n = 1;
+    for (int64_t d : copy.getShape())
+      n *= static_cast<double>(d);
+    work.bytes =
+        n * (elementBytes(copy.getSource()) + elementBytes(copy.getTarget()));
+  } else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    llvm::SmallDenseSet<std::pair<Value, int>> seen;
+    for (const MemoryEffects::EffectInstance &e : list) {
+      Value v = e.getValue();
+      int write = isa<MemoryEffects::Write>(e.getEffect()) ? 1 : 0;
+      if (v && isa<MemRefType>(v.getType()) && seen.insert({v, write}).second)
+        work.bytes += static_cast<double>(bufferBytes(v.getType()));
+    }
+  }
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
+    work.gemm = true;
+    work.flops = 2.0 * static_cast<double>(gemm.getBatch()) *
+                 static_cast<double>(gemm.getM()) *
+                 static_cast<double>(gemm.getN()) *
+                 static_cast<double>(gemm.getK());
+    work.bf16 =
+        cast<MemRefType>(gemm.getA().getType()).getElementType().isBF16();
+    return work;
+  }
+  // Elementwise and normalisation work: a few flops per element.
+  auto scalarOps = [](Block &body) {
+    int64_t n = 0;
+    for (Operation &inner : body)
+      n += !isa<YieldOp>(inner);
+    return static_cast<double>(n);
+  };
+  if (auto kernel = dyn_cast<KernelOp>(op))
+    work.flops = scalarOps(kernel.getBody().front()) *
+                 elementCount(kernel.getOuts()[0]);
+  else if (auto reduce = dyn_cast<ReduceOp>(op))
+    // The fold, and the ops fused into it per element.
+    work.flops = (1.0 + (reduce.isFused()
+                             ? scalarOps(reduce.getBody().front())
+                             : 0.0)) *
+                 elementCount(reduce.getInput());
+  else if (isa<SoftmaxOp, LayerNormOp, CrossEntropyOp>(op))
+    work.flops = 5.0 * elementCount(op->getOperand(0));
+  return work;
 }
 
 std::string mlir::loomrt::traceSpanName(Operation *op) {

@@ -30,6 +30,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 
 namespace mlir {
@@ -93,6 +94,57 @@ Placement place(const Candidate &c, int64_t peak, int64_t compute,
                 int64_t distance) {
   return {c.before, std::min(c.before + distance, peak - 1),
           std::max(compute + 1, c.after - distance), c.after};
+}
+
+/// The compute a host copy can hide behind, from the ops' work
+/// (loomrt::computeWork) on a roofline: a GEMM's flops at `gemmFlops`,
+/// any other op's bytes at `memoryBandwidth` (or its flops, if slower),
+/// plus a launch each. Enabled when the link and both rates are known.
+struct CopyTiming {
+  double hostLink = 0, gemmFlops = 0, memoryBandwidth = 0, launch = 0;
+  bool enabled() const {
+    return hostLink > 0 && gemmFlops > 0 && memoryBandwidth > 0;
+  }
+  double opSeconds(Operation *op) const {
+    if (!isComputeOp(op))
+      return 0;
+    OpWork work = computeWork(op);
+    double compute = work.flops / gemmFlops;
+    return (work.gemm ? compute
+                      : std::max(compute, work.bytes / memoryBandwidth)) +
+           launch;
+  }
+};
+
+/// Timed: as many ops on each side as it takes for their compute to cover
+/// the copy of `c.bytes` over the host link (the copy out waited on as
+/// early, the copy in started as late, as hides it), within the same
+/// bounds as `place`. A side whose whole stretch of the gap cannot hide the
+/// copy gets `distance` ops, as untimed: stretching it further would only
+/// hold the buffer longer (a copy in started right after the peak makes
+/// the next one) for part of the copy.
+/// `bothHidden`, when given: whether both copies hide.
+Placement placeTimed(const Candidate &c, int64_t peak, int64_t compute,
+                     ArrayRef<Operation *> ops, const CopyTiming &timing,
+                     int64_t distance, bool *bothHidden = nullptr) {
+  double copy = static_cast<double>(c.bytes) / timing.hostLink;
+  Placement p = place(c, peak, compute, distance);
+  int64_t waitOutAfter = c.before;
+  double hidden = 0;
+  while (hidden < copy && waitOutAfter < peak - 1)
+    hidden += timing.opSeconds(ops[++waitOutAfter]);
+  bool outHidden = hidden >= copy;
+  if (outHidden)
+    p.waitOutAfter = waitOutAfter;
+  int64_t inBefore = c.after;
+  hidden = 0;
+  while (hidden < copy && inBefore > compute + 1)
+    hidden += timing.opSeconds(ops[--inBefore]);
+  if (hidden >= copy)
+    p.inBefore = inBefore;
+  if (bothHidden)
+    *bothHidden = outHidden && hidden >= copy;
+  return p;
 }
 
 /// How a moved buffer leaves and comes back: `out` starts copying it away
@@ -184,13 +236,16 @@ void listOps(Block &block, SmallVectorImpl<Operation *> &ops,
 }
 
 /// The largest activation buffer live at the peak (ops [peak, compute])
-/// without being used there, not yet moved nor in `refused`.
+/// without being used there, not yet moved nor in `refused`; with `hides`,
+/// the largest of those whose copies it says hide, if any.
 std::optional<Candidate>
 findCandidate(Block &block, ArrayRef<Operation *> ops,
               const DenseMap<Operation *, int64_t> &position, int64_t peak,
               int64_t compute,
-              const llvm::SmallPtrSetImpl<Operation *> &refused) {
+              const llvm::SmallPtrSetImpl<Operation *> &refused,
+              llvm::function_ref<bool(const Candidate &)> hides = nullptr) {
   std::optional<Candidate> best;
+  bool bestHides = false;
   for (Operation *op : ops) {
     auto alloc = dyn_cast<AllocOp>(op);
     if (!alloc || alloc.getCategory() != "activation" ||
@@ -207,20 +262,36 @@ findCandidate(Block &block, ArrayRef<Operation *> ops,
     if (before >= peak || after <= compute)
       continue; // used during the peak itself
     Candidate c{alloc, bufferBytes(alloc.getType()), before, after};
-    if (!best || c.bytes > best->bytes)
+    bool h = hides && hides(c);
+    if (!best || (h && !bestHides) ||
+        (h == bestHides && c.bytes > best->bytes)) {
       best = c;
+      bestHides = h;
+    }
   }
   return best;
 }
 
 /// The peak spans ops [peak, compute]: it begins at an op (often the alloc
 /// of a buffer about to be written) and lasts at least until the next op
-/// that computes.
-int64_t peakEnd(ArrayRef<Operation *> ops, int64_t peak) {
+/// that computes, and until the first buffer live at it is last used (a
+/// buffer brought back before then would be live at the peak again).
+int64_t peakEnd(Block &block, ArrayRef<Operation *> ops,
+                const DenseMap<Operation *, int64_t> &position, int64_t peak) {
   int64_t compute = peak;
   while (compute + 1 < static_cast<int64_t>(ops.size()) &&
          isa<AllocOp, ViewOp>(ops[compute]))
     ++compute;
+  int64_t firstDeath = std::numeric_limits<int64_t>::max();
+  for (Operation *op : ops.take_front(peak + 1)) {
+    auto alloc = dyn_cast<AllocOp>(op);
+    SmallVector<int64_t> uses;
+    if (alloc && usePositions(alloc, block, position, uses) &&
+        !uses.empty() && uses.back() >= peak)
+      firstDeath = std::min(firstDeath, uses.back());
+  }
+  if (firstDeath != std::numeric_limits<int64_t>::max())
+    compute = std::max(compute, firstDeath);
   return compute;
 }
 
@@ -355,9 +426,12 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (deviceMemory < 0 || prefetchDistance < 1) {
-      getOperation().emitError("loom-swap: device-memory must be >= 0 and "
-                               "prefetch-distance >= 1");
+    if (deviceMemory < 0 || prefetchDistance < 1 || hostLink < 0 ||
+        gemmFlops < 0 || memoryBandwidth < 0 || launch < 0) {
+      getOperation().emitError("loom-swap: device-memory must be >= 0, "
+                               "prefetch-distance >= 1, and host-link, "
+                               "gemm-flops, memory-bandwidth and launch "
+                               ">= 0");
       return signalPassFailure();
     }
     if (deviceMemory == 0)
@@ -425,12 +499,28 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       SmallVector<Operation *> ops;
       DenseMap<Operation *, int64_t> position;
       listOps(block, ops, position);
-      int64_t peak = memory.peakOp, compute = peakEnd(ops, peak);
+      int64_t peak = memory.peakOp,
+              compute = peakEnd(block, ops, position, peak);
+      // Timed, a buffer whose copies hide goes before a larger one's that
+      // would not.
+      CopyTiming timing{hostLink, gemmFlops, memoryBandwidth, launch};
+      bool timed = !peer && timing.enabled();
+      auto hides = [&](const Candidate &c) {
+        bool hidden = false;
+        placeTimed(c, peak, compute, ops, timing, prefetchDistance, &hidden);
+        return hidden;
+      };
       std::optional<Candidate> best =
-          findCandidate(block, ops, position, peak, compute, refused);
+          findCandidate(block, ops, position, peak, compute, refused,
+                        timed ? llvm::function_ref<bool(const Candidate &)>(
+                                    hides)
+                              : nullptr);
       if (!best)
         break;
-      Placement p = place(*best, peak, compute, prefetchDistance);
+      Placement p = timed
+                        ? placeTimed(*best, peak, compute, ops, timing,
+                                     prefetchDistance)
+                        : place(*best, peak, compute, prefetchDistance);
       std::optional<Route> route = routeFor(*best, p, ops, why);
       if (!route) {
         refused.insert(best->alloc);

@@ -34,6 +34,20 @@ int64_t bufferBytes(Type type);
 /// the planner's play of the program prices.
 bool isComputeOp(Operation *op);
 
+/// The work of a compute op (isComputeOp), what its time is priced from:
+/// a GEMM's flops; any other op's few flops per element (its fused scalar
+/// ops, a fold, about 5 for softmax, norms and cross-entropy); and the
+/// bytes of every buffer it declares it reads or writes, once per kind (a
+/// copy: its shape's elements, read and written). Zero for other ops. The
+/// planner's play and loom-swap's timed prefetch price the same work.
+struct OpWork {
+  double flops = 0, bytes = 0;
+  bool gemm = false;
+  /// A GEMM on bf16 operands.
+  bool bf16 = false;
+};
+OpWork computeWork(Operation *op);
+
 /// A compute op's span name in `train --trace` and in the play's timeline:
 /// what it computes (its `origin`, else its kind) and, where the model
 /// named it, the model's name: "kernel broadcast+add (/h.0/mlp/Add)".

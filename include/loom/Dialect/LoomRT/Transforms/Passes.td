@@ -97,7 +97,16 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     ```
 
     The copies run on the runtime's copy thread while the ops between start
-    and wait compute (`train --host-link RATE` limits their rate); the
+    and wait compute (`train --host-link RATE` limits their rate). How many
+    ops: `prefetch-distance` at most, or, when the host link's rate and the
+    device's (`host-link`, `gemm-flops`, `memory-bandwidth`, `launch`; loomc
+    takes them from `--cluster`) are given, as many as it takes for their
+    compute, timed from each op's work (a GEMM's flops, another op's bytes),
+    to cover the copy: the copy out is waited on as early, the copy in
+    started as late, as hides it (a copy in started earlier holds its
+    buffer longer), each within the gap around the peak; a copy no window
+    hides gets `prefetch-distance` ops, and timed, a buffer whose copies
+    hide is moved before a larger one whose copies would not. The
     `swap_in` verifier checks that every use of a swapped-in buffer comes
     after its wait. Under 1F1B the forward pass of a micro-batch and its
     backward are far apart in the first stages, so their activations are
@@ -148,7 +157,16 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
            "over the pipeline link, instead of to the host pool">,
     Option<"prefetchDistance", "prefetch-distance", "int64_t", "4",
            "Ops between a copy's start and its wait, at most (the copy "
-           "hides behind them)">,
+           "hides behind them), when the copies are not timed">,
+    Option<"hostLink", "host-link", "double", "0",
+           "Bytes per second of the host link (with gemm-flops and "
+           "memory-bandwidth: time the copies; 0: prefetch-distance)">,
+    Option<"gemmFlops", "gemm-flops", "double", "0",
+           "Flops per second of a GEMM, for timing the copies">,
+    Option<"memoryBandwidth", "memory-bandwidth", "double", "0",
+           "Bytes per second of device memory, for timing the copies">,
+    Option<"launch", "launch", "double", "0",
+           "Seconds of a kernel launch, for timing the copies">,
     Option<"alignment", "alignment", "int64_t", "64",
            "The memory plan's alignment (for the peak it computes)">,
   ];
