@@ -11,6 +11,9 @@ are compared with the unconstrained run:
   swap      --device-memory B --swap host, the host link rate-limited to
             --host-link bytes/s (a PCIe-like figure scaled to this
             machine's compute)
+  swap timed  swap, with --cluster (this machine's spec, `loom-plan
+            calibrate`, its host_link set to --host-link): each copy hides
+            behind as many ops as the spec says it takes
   peer      --device-memory B --swap peer: activations of a stage over
             the budget go to a neighbouring stage with room, over the
             pipeline link (Mbapp's balance)
@@ -161,6 +164,12 @@ def main():
               f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
     except loom.LoomError as e:
         print(f"  auto: {str(e).strip().splitlines()[-1]}")
+    try:
+        swap_timed = micro.compile(outdir=work / "swap-timed", microbatches=args.microbatches,
+                                   device_memory=budget, swap="host", cluster=spec, **options)
+        results["swap timed"] = report("swap timed", swap_timed, ["--host-link", args.host_link])
+    except loom.LoomError as e:
+        print(f"  swap timed: {str(e).strip().splitlines()[-1]}")
     if args.batch % 2 == 0:
         half = module(args.batch // 2)
         smaller = half.compile(outdir=work / "smaller", microbatches=2 * args.microbatches,
