@@ -168,6 +168,27 @@ def test_nvcc_compiles_emitted_source(example, precision, tmp_path):
     assert (tmp_path / "step.o").stat().st_size > 0
 
 
+def test_nvcc_compiles_micro_batch_loops(tmp_path):
+    """pp=2 with 6 micro-batches: the emitted .cu prints the steady state
+    of each stage as a loop over a table (offsets, tags, handle slots;
+    lib/Target/Common/Repeats.cpp), and nvcc accepts it."""
+    compiler = nvcc()
+    if compiler is None:
+        pytest.skip("nvcc not found (set CUDACXX or put nvcc on PATH)")
+    _, _, _, m = import_example("gpt_example", tmp_path)
+    m.compile(outdir=tmp_path / "out", mesh="pp=2", microbatches=6, target="cuda",
+              emit_only=True, **OPTIONS)
+    source = tmp_path / "out" / "step.cu"
+    text = source.read_text()
+    assert text.count("repeats of the same") >= 2, "no loop in a stage"
+    assert "for (int64_t rep = 0; rep < " in text and "comm[kRepeat0[rep][" in text
+    proc = subprocess.run([compiler, "-std=c++17", "-c", "-I", str(ROOT / "include"),
+                           "-Xcompiler=-Wall,-Wextra", "-Werror=all-warnings",
+                           str(source), "-o", str(tmp_path / "step.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_block_reductions_train_like_cpu(tmp_path):
     """Reductions of 256 or more elements per output fold them with a block
     of threads (one block per output, a tree in shared memory, launched by
