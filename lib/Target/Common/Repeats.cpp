@@ -18,8 +18,12 @@
 // valid in every repeat and after the loop.
 //
 // Candidates come from a signature of each op (its name, attributes but
-// the holes' own, types, and each operand as an argument or as the
-// distance back to its definition), compared with a rolling hash.
+// the holes' own, types, nested ops, and each operand as an argument or by
+// its definition: a buffer by its type and pool), compared with a rolling
+// hash: a run may start where the signatures of its first ops recur, and
+// repeats as long as each next slice hashes the same. Nothing rolls inside
+// a loop (no nesting), and ops that define something of the whole
+// translation unit (constants) never roll.
 //
 //===----------------------------------------------------------------------===//
 
