@@ -707,25 +707,13 @@ int run(int argc, char **argv) {
     lap("plan auto");
   }
 
-  // Host copies hide behind as much compute as the cluster says they take
-  // (loom-swap's timed placement), in --swap auto's trials too.
-  if (options.swap != mlir::loom::SwapPolicy::none && !clusterSpec.empty()) {
-    namespace planner = mlir::loom::planner;
-    llvm::Expected<planner::ClusterSpec> spec =
-        planner::loadClusterSpec(clusterSpec);
-    if (!spec)
-      return failAndClean(llvm::toString(spec.takeError()));
-    options.swapTiming =
-        planner::CostModel(*spec, options.precision ==
-                                          mlir::loom::Precision::bf16
-                                      ? planner::NumberFormat::bf16
-                                      : planner::NumberFormat::fp32)
-            .swapCopyTiming();
-  }
-
-  // --swap auto: per stage over the budget, swap or recompute by the
-  // cluster's prices; under pipelines, or peer.
-  if (options.swap == mlir::loom::SwapPolicy::automatic) {
+  // Swap on --cluster: host copies hide behind as much compute as the
+  // spec says they take (loom-swap's timed placement, in --swap auto's
+  // trials too); --swap auto sheds each stage's excess by swapping or
+  // recomputing, whichever the spec prices cheaper (under pipelines, or
+  // peer).
+  if (options.swap == mlir::loom::SwapPolicy::automatic ||
+      (options.swap != mlir::loom::SwapPolicy::none && !clusterSpec.empty())) {
     namespace planner = mlir::loom::planner;
     if (clusterSpec.empty())
       return failAndClean("--swap auto prices swapping against recomputing "
@@ -736,39 +724,47 @@ int run(int argc, char **argv) {
         planner::loadClusterSpec(clusterSpec);
     if (!spec)
       return failAndClean(llvm::toString(spec.takeError()));
-    std::vector<planner::StageShedding> decisions;
-    planner::PeerPricing peer;
-    if (std::string e = planner::resolveAutoSwap(*module, options, *spec,
-                                                 decisions, peer);
-        !e.empty())
-      return failAndClean(e);
-    auto ms = [](double s) {
-      return s < 0 ? std::string("cannot fit")
-                   : llvm::formatv("{0:f3} ms", s * 1e3).str();
-    };
-    for (const planner::StageShedding &d : decisions)
-      llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": "
-                   << (d.swap ? "swap" : "recompute") << " (swap copies "
-                   << ms(d.exposedSwap) << " exposed per step, recompute "
-                   << ms(d.recompute) << " on " << spec->name << ")\n";
-    if (peer.chosen)
-      llvm::errs() << "loomc: --swap auto: peer instead (step "
-                   << ms(peer.peerStep) << " played on " << spec->name
-                   << ", per-stage choice " << ms(peer.perStageStep)
-                   << "): the excess goes to neighbouring stages with "
-                      "room\n";
-    else if (!decisions.empty() && peer.peerStep >= 0)
-      llvm::errs() << "loomc: --swap auto: not peer (step "
-                   << ms(peer.peerStep) << " played on " << spec->name
-                   << ", per-stage choice " << ms(peer.perStageStep)
-                   << ")\n";
-    else if (!decisions.empty() && !peer.unavailable.empty())
-      llvm::errs() << "loomc: --swap auto: not peer: " << peer.unavailable
-                   << "\n";
-    if (decisions.empty() && !peer.chosen)
-      llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
-                      "nothing is swapped or recomputed\n";
-    lap("swap auto");
+    options.swapTiming =
+        planner::CostModel(*spec, options.precision ==
+                                          mlir::loom::Precision::bf16
+                                      ? planner::NumberFormat::bf16
+                                      : planner::NumberFormat::fp32)
+            .swapCopyTiming();
+    if (options.swap == mlir::loom::SwapPolicy::automatic) {
+      std::vector<planner::StageShedding> decisions;
+      planner::PeerPricing peer;
+      if (std::string e = planner::resolveAutoSwap(*module, options, *spec,
+                                                   decisions, peer);
+          !e.empty())
+        return failAndClean(e);
+      auto ms = [](double s) {
+        return s < 0 ? std::string("cannot fit")
+                     : llvm::formatv("{0:f3} ms", s * 1e3).str();
+      };
+      for (const planner::StageShedding &d : decisions)
+        llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": "
+                     << (d.swap ? "swap" : "recompute") << " (swap copies "
+                     << ms(d.exposedSwap) << " exposed per step, recompute "
+                     << ms(d.recompute) << " on " << spec->name << ")\n";
+      if (peer.chosen)
+        llvm::errs() << "loomc: --swap auto: peer instead (step "
+                     << ms(peer.peerStep) << " played on " << spec->name
+                     << ", per-stage choice " << ms(peer.perStageStep)
+                     << "): the excess goes to neighbouring stages with "
+                        "room\n";
+      else if (!decisions.empty() && peer.peerStep >= 0)
+        llvm::errs() << "loomc: --swap auto: not peer (step "
+                     << ms(peer.peerStep) << " played on " << spec->name
+                     << ", per-stage choice " << ms(peer.perStageStep)
+                     << ")\n";
+      else if (!decisions.empty() && !peer.unavailable.empty())
+        llvm::errs() << "loomc: --swap auto: not peer: " << peer.unavailable
+                     << "\n";
+      if (decisions.empty() && !peer.chosen)
+        llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
+                        "nothing is swapped or recomputed\n";
+      lap("swap auto");
+    }
   }
 
   // --recompute auto: each stage's policy, by the device budget (unless

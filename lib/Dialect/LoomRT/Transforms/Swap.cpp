@@ -493,6 +493,10 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
                          << checkDeviceBudget(before, deviceMemory);
     llvm::SmallPtrSet<Operation *, 4> refused;
     std::string why; // why the last refused buffer could not go
+    // Host copies are timed when the rates are given; peer transfers take
+    // the pipeline link, which they are not timed on.
+    CopyTiming timing{hostLink, gemmFlops, memoryBandwidth, launch};
+    bool timed = !peer && timing.enabled();
     // Each round moves one buffer live at the peak or refuses it; a
     // function has finitely many buffers, and none is tried twice.
     while (memory.devicePeakBytes() > deviceMemory && memory.peakOp >= 0) {
@@ -503,8 +507,6 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
               compute = peakEnd(block, ops, position, peak);
       // Timed, a buffer whose copies hide goes before a larger one's that
       // would not.
-      CopyTiming timing{hostLink, gemmFlops, memoryBandwidth, launch};
-      bool timed = !peer && timing.enabled();
       auto hides = [&](const Candidate &c) {
         bool hidden = false;
         placeTimed(c, peak, compute, ops, timing, prefetchDistance, &hidden);
