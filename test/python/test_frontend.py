@@ -200,6 +200,7 @@ def _jax_window_cases():
     """name -> (function of x, differentiable): what JAX lowers to pad,
     reduce_window (cumulative ops, pooling, dilated pooling), multi-input reduce (argmax,
     argmin) and reduce with a multiply body, plus sine and cosine."""
+    import jax
     from jax import lax
     import jax.numpy as jnp
 
@@ -241,13 +242,23 @@ def _jax_window_cases():
         "fori_loop": (lambda x: lax.fori_loop(
             0, 4, lambda i, c: jnp.sin(c) * x[i + 1] + x[i], jnp.zeros(8)), True),
         "scan": (scan_rows, True),
+        # gathers of several indexed dimensions and of partial windows
+        # (with batching dimensions: vmap of dynamic_slice, the start of
+        # row 5 clamped); their gradients are scatters of the same forms
+        "gather_2d": (lambda x: x[jnp.array([0, 5, 2, 3, 0]), jnp.array([1, 7, 0, 4, 1])], True),
+        "vmap_dynamic_slice": (lambda x: jax.vmap(lambda r, s: lax.dynamic_slice(r, (s,), (3,)))(
+            x, jnp.array([0, 2, 5, 1, 4, 7])), True),
+        # a scatter-add of several indexed dimensions, a duplicate index
+        "scatter_add_2d": (lambda x: x.at[jnp.array([0, 0, 2]), jnp.array([1, 1, 3])].add(
+            x[4, :3] * 2), True),
     }
 
 
 @pytest.mark.parametrize("case", ["pad", "cumsum", "cumsum_long", "cummax", "cumprod", "max_pool",
                                   "sum_pool", "dilated_max_pool", "dilated_sum",
                                   "dilated_long_max", "argmax", "argmin", "prod", "sin_cos",
-                                  "fori_loop", "scan"])
+                                  "fori_loop", "scan", "gather_2d", "vmap_dynamic_slice",
+                                  "scatter_add_2d"])
 def test_from_jax_pad_windows_argmax_match_jax(case, tmp_path):
     """Each function imports without a stablehlo op left and loom-run gives
     JAX's values; for the differentiable ones JAX's own gradient (pads and

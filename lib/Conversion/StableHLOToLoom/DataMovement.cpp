@@ -358,8 +358,8 @@ static FailureOr<GatherPlan> planGather(shlo::GatherOp op, std::string &why) {
   auto operandType = cast<RankedTensorType>(op.getOperand().getType());
   auto indicesType = cast<RankedTensorType>(op.getStartIndices().getType());
   int64_t rank = operandType.getRank();
-  const char *form = "; only embedding-form gathers (a take along one axis) "
-                     "are supported";
+  const char *form = "; a gather with dimensions of dynamic size must be "
+                     "a take along one axis";
   if (dn.getOperandBatchingDims().size() !=
       dn.getStartIndicesBatchingDims().size()) {
     why = "gather pairs a different number of operand and index batching "
@@ -545,6 +545,47 @@ static Value unflattenBatching(OpBuilder &b, Location loc,
   return loom::TransposeOp::create(b, loc, originalType, value, inverse);
 }
 
+/// A gather planGather declines, as a loom.gather of single elements of
+/// the flattened operand (see FlatIndex.cpp). Returns why it cannot be.
+static std::string lowerAnyGather(shlo::GatherOp op,
+                                  shlo::GatherOp::Adaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) {
+  shlo::GatherDimensionNumbersAttr dn = op.getDimensionNumbers();
+  WindowIndexing w;
+  w.startIndexMap.assign(dn.getStartIndexMap().begin(),
+                         dn.getStartIndexMap().end());
+  w.droppedDims.assign(dn.getCollapsedSliceDims().begin(),
+                       dn.getCollapsedSliceDims().end());
+  w.operandBatching.assign(dn.getOperandBatchingDims().begin(),
+                           dn.getOperandBatchingDims().end());
+  w.indicesBatching.assign(dn.getStartIndicesBatchingDims().begin(),
+                           dn.getStartIndicesBatchingDims().end());
+  w.windowDims.assign(dn.getOffsetDims().begin(), dn.getOffsetDims().end());
+  w.windowSizes.assign(op.getSliceSizes().begin(), op.getSliceSizes().end());
+  w.indexVectorDim = dn.getIndexVectorDim();
+  auto operandType = cast<RankedTensorType>(adaptor.getOperand().getType());
+  auto indicesType =
+      cast<RankedTensorType>(adaptor.getStartIndices().getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  std::string why =
+      checkWindowIndexing(w, operandType, indicesType, resultType);
+  if (!why.empty())
+    return why;
+  Location loc = op.getLoc();
+  Value flatIndex = buildFlatOperandIndex(rewriter, loc, w, operandType,
+                                          adaptor.getStartIndices(),
+                                          resultType);
+  Value flat = loom::ReshapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({operandType.getNumElements()},
+                            operandType.getElementType()),
+      adaptor.getOperand());
+  rewriter.replaceOp(op, loom::GatherOp::create(rewriter, loc, resultType,
+                                                flat, flatIndex,
+                                                static_cast<uint64_t>(0)));
+  return "";
+}
+
 struct GatherPattern : ShloPattern<shlo::GatherOp> {
   using ShloPattern::ShloPattern;
   LogicalResult
@@ -559,8 +600,19 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
       return decline(op, rewriter, *why);
     std::string why;
     FailureOr<GatherPlan> plan = planGather(op, why);
-    if (failed(plan))
-      return decline(op, rewriter, why);
+    if (failed(plan)) {
+      // Any other static gather reads single elements.
+      if (!cast<RankedTensorType>(op.getType()).hasStaticShape() ||
+          !cast<RankedTensorType>(op.getOperand().getType())
+               .hasStaticShape() ||
+          !cast<RankedTensorType>(op.getStartIndices().getType())
+               .hasStaticShape())
+        return decline(op, rewriter, why);
+      std::string general = lowerAnyGather(op, adaptor, rewriter);
+      if (general.empty())
+        return success();
+      return decline(op, rewriter, "gather: " + general);
+    }
 
     Location loc = op.getLoc();
     auto dataType = cast<RankedTensorType>(adaptor.getOperand().getType());
@@ -616,27 +668,11 @@ struct GatherPattern : ShloPattern<shlo::GatherOp> {
   }
 };
 
-/// Checks that `op` is the gradient of an embedding lookup: one operand and
-/// one update, added (the body adds its two arguments), at one index per
-/// index vector into one operand dimension `a`, inserted, with the index
-/// vector in a trailing dimension of size 1 and whole slices of the other
-/// operand dimensions as the trailing update dimensions. Returns `a`, or
-/// the reason otherwise.
 /// How an embedding-gradient scatter maps to `loom.scatter_add`.
 using ScatterPlan = TakeAxes;
 
-static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
-                                          std::string &why) {
-  const char *form = "; only embedding-gradient scatters (an add of whole "
-                     "slices along one axis) are supported";
-  auto fail = [&](const std::string &text) {
-    why = text + form;
-    return failure();
-  };
-  if (op.getInputs().size() != 1 || op.getUpdates().size() != 1 ||
-      op.getNumResults() != 1)
-    return fail("scatter of " + std::to_string(op.getInputs().size()) +
-                " operands");
+/// Whether `op`'s update computation adds its two arguments.
+static bool hasAddBody(shlo::ScatterOp op) {
   Block &block = op.getUpdateComputation().front();
   auto body = block.without_terminator();
   Operation *terminator = block.getTerminator();
@@ -652,7 +688,28 @@ static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
             terminator->getNumOperands() == 1 &&
             terminator->getOperand(0) == inner.getResult(0);
   }
-  if (!isAdd)
+  return isAdd;
+}
+
+/// Checks that `op` is the gradient of an embedding lookup: one operand and
+/// one update, added (the body adds its two arguments), at one index per
+/// index vector into one operand dimension, inserted, with the index
+/// vector in a trailing dimension of size 1 and whole slices of the other
+/// operand dimensions as the trailing update dimensions. Sets `why`
+/// otherwise.
+static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
+                                          std::string &why) {
+  const char *form = "; a scatter with dimensions of dynamic size must "
+                     "add whole slices along one axis";
+  auto fail = [&](const std::string &text) {
+    why = text + form;
+    return failure();
+  };
+  if (op.getInputs().size() != 1 || op.getUpdates().size() != 1 ||
+      op.getNumResults() != 1)
+    return fail("scatter of " + std::to_string(op.getInputs().size()) +
+                " operands");
+  if (!hasAddBody(op))
     return fail("scatter body is not an add of its two arguments");
   shlo::ScatterDimensionNumbersAttr dn = op.getScatterDimensionNumbers();
   if (dn.getInputBatchingDims().size() !=
@@ -716,9 +773,79 @@ static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
   return plan;
 }
 
-/// Embedding-gradient `scatter` -> `loom.scatter_add`. StableHLO skips
-/// out-of-bounds indices; loom.scatter_add rejects them (the interpreter
-/// reports them), so the indices must be in range.
+/// An add-scatter planScatter declines, as a loom.scatter_add of single
+/// elements into the flattened operand (see FlatIndex.cpp); updates whose
+/// window does not fit are skipped, as StableHLO specifies. Returns why it
+/// cannot be.
+static std::string lowerAnyScatter(shlo::ScatterOp op,
+                                   shlo::ScatterOp::Adaptor adaptor,
+                                   ConversionPatternRewriter &rewriter) {
+  shlo::ScatterDimensionNumbersAttr dn = op.getScatterDimensionNumbers();
+  Value input = adaptor.getInputs()[0], updates = adaptor.getUpdates()[0];
+  auto operandType = cast<RankedTensorType>(input.getType());
+  auto indicesType =
+      cast<RankedTensorType>(adaptor.getScatterIndices().getType());
+  auto updatesType = cast<RankedTensorType>(updates.getType());
+  WindowIndexing w;
+  w.startIndexMap.assign(dn.getScatterDimsToOperandDims().begin(),
+                         dn.getScatterDimsToOperandDims().end());
+  w.droppedDims.assign(dn.getInsertedWindowDims().begin(),
+                       dn.getInsertedWindowDims().end());
+  w.operandBatching.assign(dn.getInputBatchingDims().begin(),
+                           dn.getInputBatchingDims().end());
+  w.indicesBatching.assign(dn.getScatterIndicesBatchingDims().begin(),
+                           dn.getScatterIndicesBatchingDims().end());
+  w.windowDims.assign(dn.getUpdateWindowDims().begin(),
+                      dn.getUpdateWindowDims().end());
+  w.indexVectorDim = dn.getIndexVectorDim();
+  // The window of each operand dimension is the size of its update
+  // dimension; dropped and batching dimensions have windows of one.
+  int64_t rank = operandType.getRank();
+  w.windowSizes.assign(rank, 1);
+  for (int64_t d = 0, k = 0; d < rank; ++d) {
+    if (llvm::is_contained(w.droppedDims, d) ||
+        llvm::is_contained(w.operandBatching, d))
+      continue;
+    if (k >= static_cast<int64_t>(w.windowDims.size()) ||
+        w.windowDims[k] < 0 || w.windowDims[k] >= updatesType.getRank())
+      return "the window dimensions do not match the updates' rank";
+    w.windowSizes[d] = updatesType.getDimSize(w.windowDims[k++]);
+  }
+  std::string why =
+      checkWindowIndexing(w, operandType, indicesType, updatesType);
+  if (!why.empty())
+    return why;
+  Location loc = op.getLoc();
+  Value inBounds;
+  Value flatIndex = buildFlatOperandIndex(rewriter, loc, w, operandType,
+                                          adaptor.getScatterIndices(),
+                                          updatesType, &inBounds);
+  if (inBounds) {
+    auto indexType = cast<RankedTensorType>(flatIndex.getType());
+    flatIndex = loom::SelectOp::create(
+        rewriter, loc, indexType, inBounds, flatIndex,
+        createSplat(rewriter, loc, indexType, rewriter.getI64IntegerAttr(0)));
+    updates = loom::SelectOp::create(
+        rewriter, loc, updatesType, inBounds, updates,
+        createSplat(rewriter, loc, updatesType,
+                    getScalarAttr(rewriter, updatesType.getElementType(), 0)));
+  }
+  auto flatType = RankedTensorType::get({operandType.getNumElements()},
+                                        operandType.getElementType());
+  Value flat = loom::ReshapeOp::create(rewriter, loc, flatType, input);
+  Value sum = loom::ScatterAddOp::create(rewriter, loc, flatType, flat,
+                                         flatIndex, updates,
+                                         static_cast<uint64_t>(0));
+  rewriter.replaceOp(op,
+                     loom::ReshapeOp::create(rewriter, loc, operandType, sum));
+  return "";
+}
+
+/// Add-`scatter` -> `loom.scatter_add`. In embedding-gradient form it adds
+/// whole slices; StableHLO skips out-of-bounds indices, loom.scatter_add
+/// rejects them (the interpreter reports them), so those indices must be in
+/// range. Any other static add-scatter adds single elements
+/// (lowerAnyScatter), skipping windows out of bounds as StableHLO does.
 struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
   using ShloPattern::ShloPattern;
   LogicalResult
@@ -732,10 +859,31 @@ struct ScatterPattern : ShloPattern<shlo::ScatterOp> {
                 {op.getScatterIndices().getType()}, kInt,
                 (loom::ScatterAddOp::getOperationName() + " indices").str()))
       return decline(op, rewriter, *why);
+    if (op.getInputs().size() != 1 || op.getUpdates().size() != 1)
+      return decline(op, rewriter,
+                     "scatter of " + Twine(op.getInputs().size()) +
+                         " operands; only scatters of one operand are "
+                         "supported");
+    if (!hasAddBody(op))
+      return decline(op, rewriter,
+                     "scatter body is not an add of its two arguments; only "
+                     "add-scatters (gradients of gathers) are supported");
     std::string why;
     FailureOr<ScatterPlan> plan = planScatter(op, why);
-    if (failed(plan))
-      return decline(op, rewriter, why);
+    if (failed(plan)) {
+      // Any other static add-scatter adds single elements.
+      if (!cast<RankedTensorType>(op.getInputs()[0].getType())
+               .hasStaticShape() ||
+          !cast<RankedTensorType>(op.getUpdates()[0].getType())
+               .hasStaticShape() ||
+          !cast<RankedTensorType>(op.getScatterIndices().getType())
+               .hasStaticShape())
+        return decline(op, rewriter, why);
+      std::string general = lowerAnyScatter(op, adaptor, rewriter);
+      if (general.empty())
+        return success();
+      return decline(op, rewriter, "scatter: " + general);
+    }
     std::optional<int64_t> axis = plan->axis;
     Location loc = op.getLoc();
     Value indices = adaptor.getScatterIndices();

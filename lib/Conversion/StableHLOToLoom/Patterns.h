@@ -73,6 +73,50 @@ Value padTensor(OpBuilder &builder, Location loc, Value input, Value padValue,
                 ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                 ArrayRef<int64_t> interior);
 
+/// How the elements of a gather's result (a scatter's updates) index the
+/// operand: StableHLO's dimension numbers, named for both ops.
+struct WindowIndexing {
+  /// Operand dimension started by each index vector component
+  /// (`start_index_map`, `scatter_dims_to_operand_dims`).
+  SmallVector<int64_t> startIndexMap;
+  /// Operand dimensions with a window of one element and no result
+  /// dimension (`collapsed_slice_dims`, `inserted_window_dims`).
+  SmallVector<int64_t> droppedDims;
+  /// Paired batching dimensions of the operand and the indices.
+  SmallVector<int64_t> operandBatching, indicesBatching;
+  /// Result dimensions of the other operand dimensions, in their order
+  /// (`offset_dims`, `update_window_dims`).
+  SmallVector<int64_t> windowDims;
+  /// Window size per operand dimension (`slice_sizes`; for a scatter, the
+  /// updates' window dimensions, 1 elsewhere).
+  SmallVector<int64_t> windowSizes;
+  int64_t indexVectorDim = 0;
+
+  /// The result dimensions that are not window dimensions, increasing:
+  /// the indices' dimensions other than the index vector's, in order.
+  SmallVector<int64_t> batchResultDims(int64_t resultRank) const;
+};
+
+/// Why `w` does not describe a gather of `operandType` at `indicesType`
+/// into `resultType` (or a scatter with updates of `resultType`), all of
+/// static shape; empty when it does.
+std::string checkWindowIndexing(const WindowIndexing &w,
+                                RankedTensorType operandType,
+                                RankedTensorType indicesType,
+                                RankedTensorType resultType);
+
+/// The row-major position in the operand of every element of the result
+/// (an i64 tensor of its shape), for a `w` checkWindowIndexing accepts.
+/// Without `inBounds` each start is clamped so its window fits (gather);
+/// with it, starts are not clamped and `*inBounds` is set to an i1 tensor
+/// telling where the element's whole window fits (scatter skips the
+/// others; null when every window fits).
+Value buildFlatOperandIndex(OpBuilder &builder, Location loc,
+                            const WindowIndexing &w,
+                            RankedTensorType operandType, Value indices,
+                            RankedTensorType resultType,
+                            Value *inBounds = nullptr);
+
 /// The associative reductions a StableHLO reduction body can name.
 enum class ReduceKind { Sum, Prod, Max, Min, And, Or };
 

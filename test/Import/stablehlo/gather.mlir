@@ -89,3 +89,25 @@ func.func @optax_labels(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4x1x1xi32
   %0 = "stablehlo.gather"(%logits, %labels) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [2], operand_batching_dims = [0, 1], start_indices_batching_dims = [0, 1], start_index_map = [2], index_vector_dim = 3>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1, 1>}> : (tensor<2x4x10xf32>, tensor<2x4x1x1xi32>) -> tensor<2x4x1xf32>
   return %0 : tensor<2x4x1xf32>
 }
+
+// Any other static gather reads single elements of the flattened operand:
+// `x[i[:, 0], i[:, 1]]` at row-major position 8 * row + column, each index
+// clamped so its (one-element) window fits.
+// CHECK-LABEL: func.func @two_indexed_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[I:.*]]: tensor<5x2xi64>)
+func.func @two_indexed_dims(%x: tensor<4x8xf32>, %i: tensor<5x2xi64>) -> tensor<5xf32> {
+  // CHECK: %[[C:.*]] = loom.slice %[[I]], start = [0, 1], limit = [5, 2], strides = [1, 1]
+  // CHECK: %[[COL:.*]] = loom.reshape %[[C]] : tensor<5x1xi64> -> tensor<5xi64>
+  // CHECK: loom.constant dense<7> : tensor<5xi64>
+  // CHECK: %[[R:.*]] = loom.slice %[[I]], start = [0, 0], limit = [5, 1], strides = [1, 1]
+  // CHECK: loom.constant dense<3> : tensor<5xi64>
+  // CHECK: %[[ROW:.*]] = loom.min
+  // CHECK: %[[EIGHT:.*]] = loom.constant dense<8> : tensor<5xi64>
+  // CHECK: %[[R8:.*]] = loom.mul %[[ROW]], %[[EIGHT]]
+  // CHECK: %[[POS:.*]] = loom.add %{{.*}}, %[[R8]]
+  // CHECK: %[[FLAT:.*]] = loom.reshape %[[X]] : tensor<4x8xf32> -> tensor<32xf32>
+  // CHECK: %[[G:.*]] = loom.gather %[[FLAT]][%[[POS]]], axis = 0 : (tensor<32xf32>, tensor<5xi64>) -> tensor<5xf32>
+  // CHECK: return %[[G]]
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x8xf32>, tensor<5x2xi64>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}

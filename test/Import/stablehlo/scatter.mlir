@@ -2,7 +2,9 @@
 
 // Embedding-gradient scatters (an add of whole slices along one axis)
 // become loom.scatter_add. StableHLO skips out-of-bounds indices;
-// loom.scatter_add rejects them, so the indices must be in range.
+// loom.scatter_add rejects them, so the indices must be in range. Any
+// other static add-scatter adds single elements into the flattened
+// operand, and skips the windows that do not fit.
 
 // The gradient of `table[ids]` as JAX emits it: the ids have a trailing
 // index vector dimension of size 1, which is dropped.
@@ -42,7 +44,7 @@ func.func @axis1(%x: tensor<4x10x5xf32>, %i: tensor<3x1xi64>, %u: tensor<3x4x5xf
 
 // A scatter that replaces instead of adding stays unsupported.
 func.func @replace(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x16xf32>) -> tensor<50x16xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter body is not an add of its two arguments; only embedding-gradient scatters (an add of whole slices along one axis) are supported}}
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter body is not an add of its two arguments; only add-scatters (gradients of gathers) are supported}}
   // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
   %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -53,16 +55,64 @@ func.func @replace(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x16
 
 // -----
 
-// Partial slices (a window of 4 of the 16 columns) stay unsupported.
+// Partial slices (a window of 4 of the 16 columns) add single elements:
+// element (p, c) of the updates goes to row ids[p], column c of the
+// flattened operand; a row outside [0, 49] skips its window.
+// CHECK-LABEL: func.func @partial
+// CHECK-SAME: (%[[T:.*]]: tensor<50x16xf32>, %[[IDS:.*]]: tensor<8x1xi32>, %[[U:.*]]: tensor<8x4xf32>)
 func.func @partial(%t: tensor<50x16xf32>, %ids: tensor<8x1xi32>, %u: tensor<8x4xf32>) -> tensor<50x16xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter updates partial slices of dimension 1; only embedding-gradient scatters (an add of whole slices along one axis) are supported}}
-  // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
+  // CHECK: %[[I64:.*]] = loom.convert %[[IDS]] : tensor<8x1xi32> -> tensor<8x1xi64>
+  // CHECK: %[[COL:.*]] = loom.iota dim = 1 : tensor<8x4xi64>
+  // CHECK: %[[ROW:.*]] = loom.broadcast %{{.*}}, dims = [0] : tensor<8xi64> -> tensor<8x4xi64>
+  // CHECK-DAG: %[[LAST:.*]] = loom.constant dense<49> : tensor<8x4xi64>
+  // CHECK-DAG: %[[ZERO:.*]] = loom.constant dense<0> : tensor<8x4xi64>
+  // CHECK-DAG: %[[LE:.*]] = loom.compare le, %[[ROW]], %[[LAST]]
+  // CHECK-DAG: %[[GE:.*]] = loom.compare ge, %[[ROW]], %[[ZERO]]
+  // CHECK: %[[FITS:.*]] = loom.select %[[GE]], %[[LE]], %{{.*}} : tensor<8x4xi1>, tensor<8x4xi1>
+  // CHECK: %[[STRIDE:.*]] = loom.constant dense<16> : tensor<8x4xi64>
+  // CHECK: %[[R16:.*]] = loom.mul %[[ROW]], %[[STRIDE]]
+  // CHECK: %[[POS:.*]] = loom.add %[[COL]], %[[R16]]
+  // CHECK: %[[SAFE:.*]] = loom.select %[[FITS]], %[[POS]], %{{.*}} : tensor<8x4xi1>, tensor<8x4xi64>
+  // CHECK: %[[KEPT:.*]] = loom.select %[[FITS]], %[[U]], %{{.*}} : tensor<8x4xi1>, tensor<8x4xf32>
+  // CHECK: %[[FLAT:.*]] = loom.reshape %[[T]] : tensor<50x16xf32> -> tensor<800xf32>
+  // CHECK: %[[S:.*]] = loom.scatter_add %[[FLAT]][%[[SAFE]]], %[[KEPT]], axis = 0 : (tensor<800xf32>, tensor<8x4xi64>, tensor<8x4xf32>) -> tensor<800xf32>
+  // CHECK: %[[OUT:.*]] = loom.reshape %[[S]] : tensor<800xf32> -> tensor<50x16xf32>
+  // CHECK: return %[[OUT]]
   %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
   }) : (tensor<50x16xf32>, tensor<8x1xi32>, tensor<8x4xf32>) -> tensor<50x16xf32>
   return %0 : tensor<50x16xf32>
+}
+
+// -----
+
+// With dimensions of dynamic size only the embedding-gradient form
+// converts.
+func.func @partial_dynamic(%t: tensor<50x16xf32>, %ids: tensor<?x1xi32>, %u: tensor<?x4xf32>) -> tensor<50x16xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter updates partial slices of dimension 1; a scatter with dimensions of dynamic size must add whole slices along one axis}}
+  // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
+  %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<50x16xf32>, tensor<?x1xi32>, tensor<?x4xf32>) -> tensor<50x16xf32>
+  return %0 : tensor<50x16xf32>
+}
+
+// -----
+
+// The index vector's dimension must hold one index per indexed dimension.
+func.func @vector_mismatch(%t: tensor<5x6xf32>, %ids: tensor<3x2xi32>, %u: tensor<3xf32>) -> tensor<5x6xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.scatter' to loom: scatter: index vectors of 2 indices for 1 indexed dimensions}}
+  // expected-error@+1 {{StableHLO to loom: 1 unsupported op kind(s): 'stablehlo.scatter'}}
+  %0 = "stablehlo.scatter"(%t, %ids, %u) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<5x6xf32>, tensor<3x2xi32>, tensor<3xf32>) -> tensor<5x6xf32>
+  return %0 : tensor<5x6xf32>
 }
 
 // -----

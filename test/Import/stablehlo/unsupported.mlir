@@ -3,18 +3,18 @@
 // Every unsupported op name is reported at its first use, with the reason,
 // then a summary lists them all.
 
-func.func @several(%x: tensor<4x8xf32>, %i: tensor<4x2xi64>, %c: tensor<f32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>) {
+func.func @several(%x: tensor<4x8xf32>, %i: tensor<?x2xi64>, %c: tensor<f32>) -> (tensor<4x8xf32>, tensor<?xf32>, tensor<4xf32>, tensor<4x8xf32>) {
   // expected-error@+2 {{cannot convert 'stablehlo.cbrt' to loom: unknown op: not part of the StableHLO subset Loom imports (see convert-stablehlo-to-loom for that subset) (first of 2 uses)}}
   // expected-error@+1 {{StableHLO to loom: 4 unsupported op kind(s): 'stablehlo.cbrt', 'stablehlo.gather', 'stablehlo.reduce', 'stablehlo.custom_call'}}
   %0 = stablehlo.cbrt %x : tensor<4x8xf32>
   %1 = stablehlo.cbrt %0 : tensor<4x8xf32>
-  // expected-error@+1 {{cannot convert 'stablehlo.gather' to loom: gather indexes 2 operand dimensions at once; only embedding-form gathers (a take along one axis) are supported}}
-  %2 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4xf32>
+  // expected-error@+1 {{cannot convert 'stablehlo.gather' to loom: gather indexes 2 operand dimensions at once; a gather with dimensions of dynamic size must be a take along one axis}}
+  %2 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x8xf32>, tensor<?x2xi64>) -> tensor<?xf32>
   // expected-error@+1 {{cannot convert 'stablehlo.reduce' to loom: reduction body 'stablehlo.subtract' has no loom equivalent (supported: add, multiply, maximum, minimum; and, or of i1)}}
   %3 = stablehlo.reduce(%x init: %c) applies stablehlo.subtract across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
   // expected-error@+1 {{cannot convert 'stablehlo.custom_call' to loom: custom_call target @foo has no loom equivalent (supported: @Sharding, @check.expect_eq, @check.expect_almost_eq, @check.expect_close)}}
   %4 = stablehlo.custom_call @foo(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>
+  return %1, %2, %3, %4 : tensor<4x8xf32>, tensor<?xf32>, tensor<4xf32>, tensor<4x8xf32>
 }
 
 // -----
@@ -44,7 +44,7 @@ func.func @float_only(%i: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @gather_batching_unpaired(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather pairs a different number of operand and index batching dimensions}}
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather: pairs a different number of operand and index batching dimensions}}
   // expected-error@+1 {{1 unsupported op kind(s)}}
   %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
   return %0 : tensor<2x5x4xf32>
@@ -52,11 +52,22 @@ func.func @gather_batching_unpaired(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>
 
 // -----
 
-func.func @gather_partial(%x: tensor<10x8xf32>, %i: tensor<3x1xi64>) -> tensor<3x4xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather takes partial slices of dimension 1; only embedding-form gathers}}
+func.func @gather_partial(%x: tensor<10x8xf32>, %i: tensor<?x1xi64>) -> tensor<?x4xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather takes partial slices of dimension 1; a gather with dimensions of dynamic size must be a take along one axis}}
   // expected-error@+1 {{1 unsupported op kind(s)}}
-  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<10x8xf32>, tensor<3x1xi64>) -> tensor<3x4xf32>
-  return %0 : tensor<3x4xf32>
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<10x8xf32>, tensor<?x1xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// A static gather of any other form reads single elements, if its
+// dimension numbers describe one.
+func.func @gather_window_too_big(%x: tensor<10x8xf32>, %i: tensor<3x1xi64>) -> tensor<3x9xf32> {
+  // expected-error@+2 {{cannot convert 'stablehlo.gather' to loom: gather: a window of 9 elements of operand dimension 1 (of 8)}}
+  // expected-error@+1 {{1 unsupported op kind(s)}}
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 9>}> : (tensor<10x8xf32>, tensor<3x1xi64>) -> tensor<3x9xf32>
+  return %0 : tensor<3x9xf32>
 }
 
 // -----

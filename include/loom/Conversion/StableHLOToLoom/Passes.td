@@ -99,6 +99,16 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       the operand flattened as the gather's and reshapes back; StableHLO
       skips out-of-bounds indices, `scatter_add` rejects them, so the
       indices must be in range;
+    * any other `gather`, and any other `scatter` of one operand with an
+      `add` body, of static shape (several indexed dimensions, partial
+      windows, with or without batching dimensions: `x[i, j]`, `vmap` of
+      `dynamic_slice`, and their gradients) reads or adds single elements:
+      the row-major position in the operand of every result (update)
+      element is computed from the index vectors and iotas, and the op
+      becomes a `gather` (`scatter_add`) along axis 0 of the operand
+      reshaped to one dimension. A gather clamps each start so its window
+      fits; a scatter drops the updates of windows that do not fit (they
+      are zeroed and sent to position 0), as StableHLO specifies;
     * `is_finite(x)` becomes `abs(x) < inf`; `sign(x)` becomes selects
       (`x * 0` where x is neither positive nor negative: 0 and NaN);
     * `optimization_barrier` forwards its operands;
