@@ -86,6 +86,7 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
       .Case([&](SinOp) { return unaryOp(UnaryKind::Sin); })
       .Case([&](SigmoidOp) { return unaryOp(UnaryKind::Sigmoid); })
       .Case([&](ErfOp) { return unaryOp(UnaryKind::Erf); })
+      .Case([&](ErfInvOp) { return unaryOp(UnaryKind::ErfInv); })
       .Case([&](ReluOp) { return unaryOp(UnaryKind::Relu); })
       .Case([&](SiluOp) { return unaryOp(UnaryKind::Silu); })
       .Case([&](GeluOp g) {

@@ -33,7 +33,8 @@ namespace interp {
 //===- Elementwise (ElementwiseKernels.cpp) -------------------------------===//
 
 enum class UnaryKind {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Cos, Sin, Sigmoid, Erf, Relu, Silu,
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Cos, Sin, Sigmoid, Erf, ErfInv, Relu,
+  Silu,
   GeluErf, GeluTanh
 };
 enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };

@@ -103,6 +103,7 @@ UNARY = {
     "sin": (torch.sin, "any"),
     "sigmoid": (torch.sigmoid, "any"),
     "erf": (torch.erf, "any"),
+    "erf_inv": (torch.erfinv, "unit"),
     "relu": (torch.relu, "any"),
     "silu": (F.silu, "any"),
 }
@@ -114,6 +115,10 @@ def test_unary_f32(tmp_path, op):
     x = randn((4, 33), seed=1) * 3
     if domain == "positive":
         x = np.abs(x) + np.float32(1e-3)
+    elif domain == "unit":
+        # (-1, 1), into the tails (|x| up to 1 - 2^-24), and the ends
+        x = np.tanh(x).astype(np.float32)
+        x[0, :3] = [1.0, -1.0, np.float32(1) - np.float32(2.0**-24)]
     t = ttype(x.shape, x.dtype)
     out = run_loom(tmp_path, f"  %y = loom.{op} %x : {t}\n  return %y : {t}",
                    {"x": x}, [("y", x.shape, np.float32)])

@@ -53,7 +53,7 @@ SUPPORTED_OPS = {
     transpose slice concatenate gather dot_general dot reduce return
     custom_call optimization_barrier sine cosine pad reduce_window
     select_and_scatter reduce_precision""".split()
-} | {"chlo.erf", "chlo.erfc", "chlo.square"}
+} | {"chlo.erf", "chlo.erfc", "chlo.erf_inv", "chlo.square"}
 SUPPORTED_CUSTOM_CALLS = {"Sharding", "check.expect_eq", "check.expect_almost_eq",
                           "check.expect_close"}
 SUPPORTED_ELEMENT_TYPES = {"f32", "bf16", "f16", "i64", "i32", "i1"}

@@ -18,6 +18,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::loom_to_loomrt;
@@ -57,6 +60,44 @@ Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
     Value e = math::ExpOp::create(b, loc, negated);
     Value denom = arith::AddFOp::create(b, loc, floatConst(1.0), e);
     return arith::DivFOp::create(b, loc, floatConst(1.0), denom);
+  };
+  // The interpreter's method (see erfInv in ElementwiseKernels.cpp) in the
+  // compute type: Winitzki's closed-form start, then two Newton steps on
+  // erf(y) - |x| (enough for f32), +-inf at |x| = 1, NaN past it.
+  auto erfInv = [&](Value x) -> Value {
+    auto mul = [&](Value l, Value r) -> Value {
+      return arith::MulFOp::create(b, loc, l, r);
+    };
+    auto sub = [&](Value l, Value r) -> Value {
+      return arith::SubFOp::create(b, loc, l, r);
+    };
+    constexpr double kA = 0.147, kPi = 3.14159265358979323846;
+    Value ax = math::AbsFOp::create(b, loc, x);
+    Value one = floatConst(1.0);
+    Value l = math::LogOp::create(
+        b, loc, mul(sub(one, ax), arith::AddFOp::create(b, loc, one, ax)));
+    Value t = arith::AddFOp::create(b, loc, floatConst(2.0 / (kPi * kA)),
+                                    mul(floatConst(0.5), l));
+    Value y = math::SqrtOp::create(
+        b, loc,
+        sub(math::SqrtOp::create(b, loc,
+                                 sub(mul(t, t), mul(l, floatConst(1.0 / kA)))),
+            t));
+    for (int step = 0; step < 2; ++step) {
+      Value residual = sub(math::ErfOp::create(b, loc, y), ax);
+      Value inverseSlope = mul(
+          floatConst(0.5 * std::sqrt(kPi)),
+          math::ExpOp::create(b, loc, mul(y, y)));
+      y = sub(y, mul(residual, inverseSlope));
+    }
+    Value isOne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        ax, one);
+    y = arith::SelectOp::create(
+        b, loc, isOne, floatConst(std::numeric_limits<double>::infinity()), y);
+    Value negative = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLT, x, floatConst(0.0));
+    return arith::SelectOp::create(b, loc, negative,
+                                   arith::NegFOp::create(b, loc, y), y);
   };
   return TypeSwitch<Operation *, Value>(op)
       .Case([&](AddOp) -> Value {
@@ -109,6 +150,7 @@ Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
       .Case([&](SinOp) -> Value { return math::SinOp::create(b, loc, v[0]); })
       .Case([&](SigmoidOp) -> Value { return sigmoid(v[0]); })
       .Case([&](ErfOp) -> Value { return math::ErfOp::create(b, loc, v[0]); })
+      .Case([&](ErfInvOp) -> Value { return erfInv(v[0]); })
       .Case([&](ReluOp) -> Value {
         // max(x, 0) that keeps NaN, as loom-run does.
         Value zero = floatConst(0.0);

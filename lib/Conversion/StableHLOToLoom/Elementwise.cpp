@@ -451,8 +451,9 @@ void mlir::loom::shlo_to_loom::populateElementwisePatterns(
                DirectPattern<shlo::LogisticOp, loom::SigmoidOp>,
                DirectPattern<shlo::SqrtOp, loom::SqrtOp>,
                DirectPattern<shlo::RsqrtOp, loom::RsqrtOp>,
-               DirectPattern<shlo::chlo::ErfOp, loom::ErfOp>>(context, reasons,
-                                                              kFloat);
+               DirectPattern<shlo::chlo::ErfOp, loom::ErfOp>,
+               DirectPattern<shlo::chlo::ErfInvOp, loom::ErfInvOp>>(
+      context, reasons, kFloat);
   patterns.add<Log1pPattern, Expm1Pattern, ErfcPattern, SquarePattern,
                IsFinitePattern, SignPattern,
                MinMaxPattern<shlo::MaxOp, loom::MaxOp, true>,

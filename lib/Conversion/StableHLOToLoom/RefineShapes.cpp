@@ -60,7 +60,8 @@ bool isElementwise(Operation *op) {
              shlo::MaxOp, shlo::MinOp, shlo::AndOp, shlo::OrOp, shlo::XorOp,
              shlo::IsFiniteOp, shlo::CompareOp, shlo::SelectOp,
              shlo::ClampOp, shlo::ReducePrecisionOp, shlo::chlo::ErfOp,
-             shlo::chlo::ErfcOp, shlo::chlo::SquareOp>(op);
+             shlo::chlo::ErfInvOp, shlo::chlo::ErfcOp,
+             shlo::chlo::SquareOp>(op);
 }
 
 /// The static result shapes of `op` from its (static) operands; nullopt

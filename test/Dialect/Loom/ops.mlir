@@ -87,7 +87,9 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %h: tensor<4xf16>) -> (
   // CHECK: loom.sigmoid %{{.*}} : tensor<2x3xf32>
   %7 = loom.sigmoid %s : tensor<2x3xf32>
   // CHECK: loom.erf %{{.*}} : tensor<2x3xf32>
-  %8 = loom.erf %7 : tensor<2x3xf32>
+  %e = loom.erf %7 : tensor<2x3xf32>
+  // CHECK: loom.erf_inv %{{.*}} : tensor<2x3xf32>
+  %8 = loom.erf_inv %e : tensor<2x3xf32>
   // CHECK: loom.neg %{{.*}} : tensor<5xi32>
   %9 = loom.neg %i : tensor<5xi32>
   // CHECK: loom.abs %{{.*}} : tensor<5xi32>

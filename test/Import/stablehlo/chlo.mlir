@@ -9,6 +9,15 @@ func.func @erf(%x: tensor<20x20xf32>) -> tensor<20x20xf32> {
   return %0 : tensor<20x20xf32>
 }
 
+// CHECK-LABEL: func.func @erf_inv
+// CHECK-SAME: (%[[X:.*]]: tensor<20x20xf32>)
+func.func @erf_inv(%x: tensor<20x20xf32>) -> tensor<20x20xf32> {
+  // CHECK: %[[E:.*]] = loom.erf_inv %[[X]] : tensor<20x20xf32>
+  // CHECK: return %[[E]]
+  %0 = chlo.erf_inv %x : tensor<20x20xf32> -> tensor<20x20xf32>
+  return %0 : tensor<20x20xf32>
+}
+
 // jax.nn.gelu(x, approximate=False) = x / 2 * erfc(-x / sqrt(2)), as JAX
 // lowers it: chlo.erfc becomes 1 - erf.
 // CHECK-LABEL: func.func @gelu_exact

@@ -63,7 +63,9 @@ func.func @forms(%x: tensor<4x8xf32>, %i: tensor<4xi64>, %l: tensor<2x3x4xf32>, 
   %16 = stablehlo.cbrt %x : tensor<4x8xf32>
   // CHECK: "stablehlo.rng_bit_generator"(%{{.*}}) {algorithm = "DEFAULT"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %14 = stablehlo.rng_bit_generator %x, algorithm = DEFAULT : tensor<4x8xf32>
-  // CHECK: "chlo.erf_inv"(%{{.*}}) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %15 = chlo.erf_inv %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: "chlo.lgamma"(%{{.*}}) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %15 = chlo.lgamma %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: chlo.erf_inv %{{.*}} : tensor<4x8xf32> -> tensor<4x8xf32>
+  %18 = chlo.erf_inv %x : tensor<4x8xf32> -> tensor<4x8xf32>
   func.return
 }

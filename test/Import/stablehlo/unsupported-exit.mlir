@@ -6,8 +6,8 @@
 // CHECK: error: cannot convert 'stablehlo.reduce_window' to loom: reduce_window needs one positive window size, stride and base and window dilation
 // CHECK: note: called from
 // CHECK: error: cannot convert 'stablehlo.reduce' to loom: reduction body of 2 inputs is not one
-// CHECK: error: cannot convert 'chlo.erf_inv' to loom: unknown op
-// CHECK: error: StableHLO to loom: 3 unsupported op kind(s): 'stablehlo.reduce_window', 'stablehlo.reduce', 'chlo.erf_inv'
+// CHECK: error: cannot convert 'chlo.lgamma' to loom: unknown op
+// CHECK: error: StableHLO to loom: 3 unsupported op kind(s): 'stablehlo.reduce_window', 'stablehlo.reduce', 'chlo.lgamma'
 // CHECK-NOT: error:
 module @jit_main {
   func.func public @main(%x: tensor<4x6xf32>, %i: tensor<4x6xi32>) -> (tensor<3x4xf32>, tensor<6xi32>, tensor<4x6xf32>) {
@@ -21,7 +21,7 @@ module @jit_main {
       %n = stablehlo.select %ge, %p, %q : tensor<i1>, tensor<i32>
       stablehlo.return %m, %n : tensor<f32>, tensor<i32>
     }
-    %2 = chlo.erf_inv %x : tensor<4x6xf32> -> tensor<4x6xf32>
+    %2 = chlo.lgamma %x : tensor<4x6xf32> -> tensor<4x6xf32>
     return %0, %1#1, %2 : tensor<3x4xf32>, tensor<6xi32>, tensor<4x6xf32>
   }
   func.func private @window(%x: tensor<4x6xf32>) -> tensor<3x4xf32> {

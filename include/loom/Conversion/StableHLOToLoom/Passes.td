@@ -28,7 +28,8 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       at run time are unsupported;
 
     * elementwise ops map one to one (`logistic` to `sigmoid`, `power` of
-      floats to `pow`, `negate` to `neg`, ...); `log_plus_one` becomes
+      floats to `pow`, `negate` to `neg`, `chlo.erf_inv` to `erf_inv`,
+      ...); `log_plus_one` becomes
       `log(x + 1)`, `exponential_minus_one` `exp(x) - 1`, `chlo.erfc`
       `1 - erf(x)` (these lose the accuracy of the fused forms near 0 and,
       for erfc, for large x), `chlo.square` `x * x`; on `i1`, `add`/`or`/

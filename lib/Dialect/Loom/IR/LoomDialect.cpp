@@ -53,7 +53,7 @@ void LoomDialect::initialize() {
       >();
   attachElementwiseSharding<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
                             NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-                            TanhOp, CosOp, SinOp, SigmoidOp, ErfOp,
+                            TanhOp, CosOp, SinOp, SigmoidOp, ErfOp, ErfInvOp,
                              ReluOp, SiluOp, GeluOp,
                             CompareOp, SelectOp, ConvertOp>(*getContext());
   addInterfaces<LoomInlinerInterface>();

@@ -402,6 +402,15 @@ LogicalResult ErfOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   });
 }
 
+LogicalResult ErfInvOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
+                                 SmallVectorImpl<Value> &out) {
+  // 1 / erf'(y) = sqrt(pi) / 2 * exp(y^2), y = erf_inv(x).
+  return unaryVJP(*this, builder, cts, out, [](VJP &v, Value, Value y) {
+    Value e = ExpOp::create(v.b, v.mul(y, y));
+    return v.scale(e, 0.5 / llvm::numbers::inv_sqrtpi);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//

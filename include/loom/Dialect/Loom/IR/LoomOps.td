@@ -136,6 +136,14 @@ def Loom_SigmoidOp : Loom_UnaryOp<"sigmoid", Loom_FloatTensor> {
 def Loom_ErfOp : Loom_UnaryOp<"erf", Loom_FloatTensor> {
   let summary = "elementwise Gauss error function";
 }
+def Loom_ErfInvOp : Loom_UnaryOp<"erf_inv", Loom_FloatTensor> {
+  let summary = "elementwise inverse of the Gauss error function";
+  let description = [{
+    The `y` with `erf(y) = x` for `-1 < x < 1` (JAX's `erfinv`, used by
+    `jax.random.normal` and truncated-normal initializers); `+-inf` at
+    `x = +-1`, NaN outside `[-1, 1]`.
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Activations

@@ -40,6 +40,7 @@ class CHLO_UnaryOp<string mnemonic, string doc>
 }
 
 def CHLO_ErfOp : CHLO_UnaryOp<"erf", "Gauss error function">;
+def CHLO_ErfInvOp : CHLO_UnaryOp<"erf_inv", "inverse error function">;
 def CHLO_ErfcOp : CHLO_UnaryOp<"erfc", "complementary error function 1 - erf(x)">;
 def CHLO_SquareOp : CHLO_UnaryOp<"square", "x * x">;
 
