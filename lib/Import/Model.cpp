@@ -48,7 +48,7 @@ OwningOpRef<ModuleOp> mlir::loom::importModel(llvm::StringRef path,
   bool isStableHLO = input->getBuffer().contains("stablehlo.");
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   if (isStableHLO)
-    return importStableHLO(sourceMgr, context, options.batch);
+    return importStableHLO(sourceMgr, context, options.batch, options.dims);
   return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
 

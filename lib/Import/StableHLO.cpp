@@ -1,9 +1,11 @@
 //===- StableHLO.cpp - Import StableHLO text into the loom dialect --------===//
 //
 // parse (Loom's stablehlo/chlo/check/sdy import dialects; parsing verifies)
+//   -> name-stablehlo-dimensions (JAX's dimension variables, by name)
 //   -> inline (JAX's private helpers reached through func.call)
 //   -> symbol-dce (drop the helpers)
-//   -> refine-stablehlo-shapes (a polymorphic export's batch bound)
+//   -> refine-stablehlo-shapes (a polymorphic export's batch and named
+//      dimensions bound)
 //   -> raise-stablehlo-cross-entropy (optax's spelled-out loss)
 //   -> convert-stablehlo-to-loom
 //   -> verify.
@@ -34,7 +36,8 @@ void mlir::loom::registerStableHLOImportDialects(DialectRegistry &registry) {
 
 OwningOpRef<ModuleOp> mlir::loom::importStableHLO(llvm::SourceMgr &sourceMgr,
                                                   MLIRContext *context,
-                                                  int64_t batch) {
+                                                  int64_t batch,
+                                                  ArrayRef<std::string> dims) {
   DialectRegistry registry;
   registerStableHLOImportDialects(registry);
   context->appendDialectRegistry(registry);
@@ -44,10 +47,12 @@ OwningOpRef<ModuleOp> mlir::loom::importStableHLO(llvm::SourceMgr &sourceMgr,
     return {};
 
   PassManager pm(context, ModuleOp::getOperationName());
+  pm.addPass(createNameStableHLODimensions());
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   RefineStableHLOShapesOptions refine;
   refine.batch = batch;
+  refine.dims = llvm::to_vector(dims);
   pm.addPass(createRefineStableHLOShapes(refine));
   pm.addPass(createRaiseStableHLOCrossEntropy());
   pm.addPass(createConvertStableHLOToLoom());

@@ -83,6 +83,7 @@ void mlir::loom::registerStableHLOTranslation() {
   static StableHLOTranslateOptions options;
   (void)getTrainableOption();
   (void)getMicroBatchOption();
+  (void)getDimOption();
   static TranslateToMLIRRegistration registration(
       "import-stablehlo",
       "Import StableHLO text (as jax.jit(f).lower(...).as_text() prints it)",
@@ -104,7 +105,8 @@ void mlir::loom::registerStableHLOTranslation() {
           return nullptr;
         }
         OwningOpRef<ModuleOp> module =
-            importStableHLO(sourceMgr, context, microBatch);
+            importStableHLO(sourceMgr, context, microBatch,
+                            splitCommaList(getDimOption()));
         if (!module ||
             failed(annotateArguments(*module,
                                      splitCommaList(options.argNames),

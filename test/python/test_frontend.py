@@ -342,8 +342,8 @@ def test_polymorphic_stablehlo_text_binds_the_batch(tmp_path):
     missing = subprocess.run([translate, "--import-stablehlo", names, str(source)],
                              capture_output=True, text=True)
     assert missing.returncode != 0
-    assert "dynamic shapes (a shape-polymorphic export)" in missing.stderr
-    assert "--micro-batch N" in missing.stderr
+    assert "JAX's dimension variable 'b'" in missing.stderr
+    assert "--dim b=N or --micro-batch N" in missing.stderr
 
     rng = np.random.default_rng(3)
     w1 = rng.normal(size=(8, 16)).astype(np.float32)
@@ -371,3 +371,61 @@ def test_polymorphic_stablehlo_text_binds_the_batch(tmp_path):
         got = np.load(out / "result0.npy")
         expected = np.asarray(exported.call(w1, w2, x, labels))
         np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_polymorphic_stablehlo_binds_named_dimensions(tmp_path):
+    """A JAX export polymorphic in batch and sequence (symbolic_shape('b, s'))
+    imports with the sequence bound by name (--dim s=N; the batch by
+    --micro-batch or --dim b=N), at two shapes, each running to JAX's loss;
+    an unbound variable and an unknown name are errors that name them."""
+    jax = pytest.importorskip("jax")
+    np = pytest.importorskip("numpy")
+    import jax.numpy as jnp
+    from jax import export
+
+    def loss(table, w, ids):
+        h = jnp.tanh(table[ids])                  # (b, s, 8)
+        scores = h @ w                            # (b, s, 3)
+        weights = jax.nn.softmax(scores.sum(-1), axis=-1)  # over the sequence
+        return (weights[..., None] * h).sum(1).mean() + (scores ** 2).mean()
+
+    b, s = export.symbolic_shape("b, s")
+    exported = export.export(jax.jit(loss))(
+        jax.ShapeDtypeStruct((10, 8), jnp.float32), jax.ShapeDtypeStruct((8, 3), jnp.float32),
+        jax.ShapeDtypeStruct((b, s), jnp.int32))
+    source = tmp_path / "poly.mlir"
+    source.write_text(exported.mlir_module())
+    translate = str(BUILD / "bin" / "loom-translate")
+    base = [translate, "--import-stablehlo", "--arg-names=table,w,ids", str(source)]
+
+    def fails(*flags):
+        r = subprocess.run(base + list(flags), capture_output=True, text=True)
+        assert r.returncode != 0
+        return r.stderr
+    assert "dimension variable 's'): bind it with --dim s=N" in fails("--micro-batch=2")
+    assert "no dimension variable of that name (it has b, s)" in fails("--dim", "t=4")
+    assert "is not NAME=N" in fails("--dim", "s=x")
+
+    rng = np.random.default_rng(5)
+    table = rng.normal(size=(10, 8)).astype(np.float32)
+    w = rng.normal(size=(8, 3)).astype(np.float32)
+    np.save(tmp_path / "table.npy", table)
+    np.save(tmp_path / "w.npy", w)
+    for rows, seq, flags in ((2, 5, ["--micro-batch=2", "--dim=s=5"]),
+                             (3, 7, ["--dim=b=3,s=7"])):
+        ids = rng.integers(0, 10, size=(rows, seq)).astype(np.int32)
+        np.save(tmp_path / "ids.npy", ids)
+        model = tmp_path / f"loom{seq}.mlir"
+        subprocess.run(base + flags + ["-o", str(model)], check=True,
+                       capture_output=True, text=True)
+        ir = model.read_text()
+        assert "tensor<?" not in ir and f"tensor<{rows}x{seq}xi32>" in ir
+        assert "dim_names" not in ir
+        out = tmp_path / f"out{seq}"
+        subprocess.run([str(BUILD / "bin" / "loom-run"), str(model), f"--output-dir={out}",
+                        f"--input=table={tmp_path / 'table.npy'}",
+                        f"--input=w={tmp_path / 'w.npy'}",
+                        f"--input=ids={tmp_path / 'ids.npy'}"],
+                       check=True, capture_output=True, text=True)
+        got = np.load(out / "result0.npy")
+        np.testing.assert_allclose(got, np.asarray(exported.call(table, w, ids)), rtol=1e-5)

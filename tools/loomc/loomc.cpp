@@ -138,6 +138,13 @@ cl::opt<int64_t> microBatch(
              "size, so one export compiles for any size; a model whose "
              "batch is fixed must have this one"),
     cl::value_desc("rows"), cl::init(0), cl::cat(category));
+cl::list<std::string> dimSizes(
+    "dim",
+    cl::desc("Bind a shape-polymorphic StableHLO model's dimension variable "
+             "(JAX's name, as in jax.export.symbolic_shape('b, s')) to a "
+             "size: NAME=N (repeat or comma list; --micro-batch binds the "
+             "other dynamic dimensions 0)"),
+    cl::value_desc("NAME=N"), cl::CommaSeparated, cl::cat(category));
 cl::opt<int64_t> stepBatch(
     "batch",
     cl::desc("Rows per step and data-parallel rank, checked against the "
@@ -662,6 +669,7 @@ int run(int argc, char **argv) {
   importOptions.frozen.assign(frozen.begin(), frozen.end());
   importOptions.hasWeightsFile = !weightsFile.empty();
   importOptions.batch = options.microBatch;
+  importOptions.dims.assign(dimSizes.begin(), dimSizes.end());
   OwningOpRef<ModuleOp> module = mlir::loom::importModel(
       modelFile, importOptions, &context, sourceMgr, "loomc");
   if (!module || failed(verify(*module)))

@@ -29,6 +29,8 @@ struct ModelImportOptions {
   /// Rows per micro-batch (0: the model's): ONNX inputs with a dynamic
   /// batch are bound to it (OnnxImportOptions::batch).
   int64_t batch = 0;
+  /// StableHLO: sizes of named dimension variables (NAME=N; --dim).
+  std::vector<std::string> dims;
 };
 
 /// Imports `path`: `.onnx` through the ONNX importer, a file holding

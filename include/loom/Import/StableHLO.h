@@ -8,6 +8,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <string>
+
 namespace mlir {
 namespace loom {
 
@@ -17,12 +19,15 @@ void registerStableHLOImportDialects(DialectRegistry &registry);
 
 /// Parses the StableHLO module in `sourceMgr` (pretty or generic form, as
 /// JAX prints it), inlines private helper functions reached through calls,
-/// binds a shape-polymorphic module's dynamic batch to `batch` (0: the
-/// module must be static) and converts every op to the loom dialect. Reports diagnostics through
-/// `context` and returns null on failure.
+/// binds a shape-polymorphic module's dynamic dimensions (JAX's dimension
+/// variables named in `dims` as NAME=N, the remaining dimensions 0 to
+/// `batch`; a dynamic dimension left unbound is an error) and converts
+/// every op to the loom dialect. Reports diagnostics through `context` and
+/// returns null on failure.
 OwningOpRef<ModuleOp> importStableHLO(llvm::SourceMgr &sourceMgr,
                                       MLIRContext *context,
-                                      int64_t batch = 0);
+                                      int64_t batch = 0,
+                                      ArrayRef<std::string> dims = {});
 
 /// Registers the `import-stablehlo` translation
 /// (lib/Import/StableHLOTranslation.cpp) and its options --arg-names and

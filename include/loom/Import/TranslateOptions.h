@@ -56,6 +56,19 @@ inline llvm::cl::opt<int64_t> &getMicroBatchOption() {
   return microBatch;
 }
 
+/// --dim: sizes of a shape-polymorphic StableHLO module's named dimension
+/// variables (JAX's jax.export.symbolic_shape names).
+inline llvm::cl::list<std::string> &getDimOption() {
+  static llvm::cl::list<std::string> dims(
+      "dim",
+      llvm::cl::desc("Bind a shape-polymorphic StableHLO module's dimension "
+                     "variable (JAX's name, as in symbolic_shape('b, s')) "
+                     "to a size: NAME=N (repeat or comma list)"),
+      llvm::cl::value_desc("NAME=N"),
+      llvm::cl::cat(getImportOptionsCategory()));
+  return dims;
+}
+
 /// Splits "a,b,c" (in each of `values`) into its non-empty, trimmed items.
 inline std::vector<std::string>
 splitCommaList(const std::vector<std::string> &values) {

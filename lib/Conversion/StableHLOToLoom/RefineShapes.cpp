@@ -11,6 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir {
 namespace loom {
@@ -187,6 +191,12 @@ struct RefineStableHLOShapesPass
         for (Block &block : region)
           dynamic |= anyDynamic(block.getArgumentTypes());
     });
+    // The names are for binding only.
+    llvm::scope_exit dropNames([&] {
+      for (auto func : module.getOps<func::FuncOp>())
+        for (unsigned k = 0; k < func.getNumArguments(); ++k)
+          func.removeArgAttr(k, kDimNamesAttr);
+    });
     if (!dynamic)
       return;
     func::FuncOp entry;
@@ -200,14 +210,6 @@ struct RefineStableHLOShapesPass
           << kPass << ": no public function to bind";
       return signalPassFailure();
     }
-    if (batch <= 0) {
-      mlir::emitError(entry.getLoc())
-          << kPass << ": '" << entry.getName()
-          << "' has dynamic shapes (a shape-polymorphic export): give the "
-             "batch to bind them to (loomc --micro-batch N, loom-translate "
-             "--import-stablehlo --micro-batch N)";
-      return signalPassFailure();
-    }
     if (failed(bindArguments(entry)) || failed(refine(entry.getBody())))
       return signalPassFailure();
     auto ret = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
@@ -218,7 +220,56 @@ struct RefineStableHLOShapesPass
     // never reached from the entry (the importer inlines and drops them).
   }
 
+  /// The `dims` option as a map; reports a malformed entry.
+  FailureOr<llvm::StringMap<int64_t>> parseDims(func::FuncOp entry) {
+    llvm::StringMap<int64_t> sizes;
+    for (const std::string &item : dims) {
+      auto [name, value] = StringRef(item).split('=');
+      int64_t size = 0;
+      if (name.trim().empty() || value.trim().getAsInteger(10, size) ||
+          size <= 0)
+        return mlir::emitError(entry.getLoc())
+               << kPass << ": --dim '" << item
+               << "' is not NAME=N with N >= 1 (NAME: a JAX dimension "
+                  "variable, as in jax.export.symbolic_shape('b, s'))";
+      sizes[name.trim()] = size;
+    }
+    return sizes;
+  }
+
+  /// The dimension-variable name of dimension `d` of `arg` (empty: none).
+  static StringRef dimName(func::FuncOp entry, BlockArgument arg, size_t d) {
+    auto names = entry.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                   kDimNamesAttr);
+    if (!names || d >= names.size())
+      return "";
+    auto name = dyn_cast<StringAttr>(names[d]);
+    return name ? name.getValue() : "";
+  }
+
   LogicalResult bindArguments(func::FuncOp entry) {
+    FailureOr<llvm::StringMap<int64_t>> sizes = parseDims(entry);
+    if (failed(sizes))
+      return failure();
+    llvm::SetVector<StringRef> known; // in argument and dimension order
+    for (BlockArgument arg : entry.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (StringRef name = dimName(entry, arg, d); !name.empty())
+          known.insert(name);
+    }
+    for (const auto &entryItem : *sizes)
+      if (!known.contains(entryItem.getKey())) {
+        std::string names = llvm::join(known, ", ");
+        return mlir::emitError(entry.getLoc())
+               << kPass << ": --dim " << entryItem.getKey()
+               << ": the module has no dimension variable of that name ("
+               << (names.empty() ? std::string("it names none")
+                                 : "it has " + names)
+               << ")";
+      }
     for (BlockArgument arg : entry.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type || type.hasStaticShape())
@@ -227,13 +278,33 @@ struct RefineStableHLOShapesPass
       for (auto [d, n] : llvm::enumerate(shape)) {
         if (!ShapedType::isDynamic(n))
           continue;
-        if (d != 0)
-          return mlir::emitError(entry.getLoc())
-                 << kPass << ": dimension " << d << " of argument "
-                 << arg.getArgNumber() << " (" << type
-                 << ") is dynamic; only the batch (dimension 0) is bound "
-                    "(--micro-batch); export the other dimensions static";
-        n = batch;
+        StringRef name = dimName(entry, arg, d);
+        if (auto it = sizes->find(name); !name.empty() && it != sizes->end()) {
+          n = it->second;
+          continue;
+        }
+        if (d == 0 && batch > 0) {
+          n = batch;
+          continue;
+        }
+        InFlightDiagnostic diag = mlir::emitError(entry.getLoc())
+                                  << kPass << ": dimension " << d
+                                  << " of argument " << arg.getArgNumber()
+                                  << " (" << type << ") of '"
+                                  << entry.getName() << "' is dynamic";
+        if (!name.empty())
+          diag << " (JAX's dimension variable '" << name
+               << "'): bind it with --dim " << name << "=N"
+               << (d == 0 ? " or --micro-batch N" : "");
+        else if (d == 0)
+          diag << " (a shape-polymorphic export): give the batch to bind it "
+                  "to (loomc --micro-batch N, loom-translate "
+                  "--import-stablehlo --micro-batch N)";
+        else
+          diag << "; only the batch (dimension 0, --micro-batch) and "
+                  "dimensions JAX names (--dim NAME=N) are bound: export "
+                  "the others static";
+        return diag;
       }
       arg.setType(type.clone(shape));
     }

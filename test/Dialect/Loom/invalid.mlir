@@ -822,14 +822,14 @@ func.func @result_name_not_string(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.nam
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy, loom.dim_names)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {loom.weight}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy, loom.dim_names)}}
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.label = "y"}) {
   return %x : tensor<4xf32>
 }
@@ -1131,4 +1131,11 @@ func.func @fused_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = loom.exp %x {loom.fused = 1 : i64} : tensor<4xf32>
   %n = loom.neg %e : tensor<4xf32>
   return %n : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'loom.dim_names' must be an array of strings on a function argument}}
+func.func @dim_names_not_strings(%x: tensor<4xf32> {loom.dim_names = [1]}) {
+  return
 }

@@ -44,7 +44,7 @@ func.func public @even(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-// expected-error@+1 {{refine-stablehlo-shapes: dimension 1 of argument 0 ('tensor<4x?xf32>') is dynamic; only the batch (dimension 0) is bound (--micro-batch); export the other dimensions static}}
+// expected-error@+1 {{refine-stablehlo-shapes: dimension 1 of argument 0 ('tensor<4x?xf32>') of 'sequence' is dynamic; only the batch (dimension 0, --micro-batch) and dimensions JAX names (--dim NAME=N) are bound: export the others static}}
 func.func public @sequence(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   return %x : tensor<4x?xf32>
 }

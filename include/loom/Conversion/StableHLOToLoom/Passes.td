@@ -139,6 +139,23 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
                            "::mlir::loom::shlo::check::CheckDialect"];
 }
 
+def NameStableHLODimensions
+    : Pass<"name-stablehlo-dimensions", "ModuleOp"> {
+  let summary = "Record JAX's dimension-variable names on the entry's "
+                "arguments, before inlining loses them";
+  let description = [{
+    A shape-polymorphic JAX export's public `@main` reads each dimension
+    variable with `get_dimension_size` of an argument and passes it to the
+    private function it calls, whose parameter names it
+    (`jax.global_constant = "s"`). Inlining drops that function, so this
+    pass, run before inlining, writes the names on `@main`'s arguments:
+    `loom.dim_names = ["b", "s"]` (one string per dimension, empty for one
+    no variable names). `refine-stablehlo-shapes` binds the named
+    dimensions by name (`--dim s=128`) and names them in its errors. A
+    module without such calls is left as it is.
+  }];
+}
+
 def RefineStableHLOShapes : Pass<"refine-stablehlo-shapes", "ModuleOp"> {
   let summary = "Bind the batch of a shape-polymorphic StableHLO module and "
                 "make every shape static";
@@ -147,8 +164,10 @@ def RefineStableHLOShapes : Pass<"refine-stablehlo-shapes", "ModuleOp"> {
     arguments like `tensor<?x8xf32>`, computes shapes at run time
     (`get_dimension_size`, `dynamic_broadcast_in_dim`, `dynamic_reshape`,
     `dynamic_iota`) and checks them (`custom_call @shape_assertion`). Run
-    after inlining, this pass binds dimension 0 of the public function's
-    dynamic arguments to `batch`, then walks the ops in order: the
+    after inlining, this pass binds the dimensions of the public
+    function's dynamic arguments: those `name-stablehlo-dimensions` named
+    to the sizes `dims` gives their names (`NAME=N`), the remaining
+    dimensions 0 to `batch`. It then walks the ops in order: the
     computed shapes are evaluated (the importer's integer evaluation), the
     dynamic ops become their static forms, each assertion is checked
     (a failing one is an error with JAX's message) and erased, and every
@@ -156,13 +175,16 @@ def RefineStableHLOShapes : Pass<"refine-stablehlo-shapes", "ModuleOp"> {
     (elementwise ops, `broadcast_in_dim`, `dot_general`, `reduce`,
     `transpose`, `concatenate`, `pad`, `gather`, `select_and_scatter`,
     `optimization_barrier`, `while`, sharding hints). A module without
-    dynamic shapes is left as it is. Errors: a dynamic shape with no
-    `batch` (the option to give), a dynamic dimension other than an
-    argument's first, and an op whose shape cannot be inferred, named.
+    dynamic shapes is left as it is. Errors: a dynamic dimension nothing
+    binds (naming its variable and the option to give), a `dims` entry
+    that is malformed or names no variable of the module, and an op whose
+    shape cannot be inferred, named.
   }];
   let options = [
     Option<"batch", "batch", "int64_t", "0",
            "Rows bound to dimension 0 of the dynamic arguments">,
+    ListOption<"dims", "dims", "std::string",
+               "Sizes of JAX's dimension variables, as NAME=N">,
   ];
 }
 

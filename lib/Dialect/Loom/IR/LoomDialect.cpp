@@ -73,6 +73,9 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 /// argument of the function, results only). After convert-loom-to-loomrt,
 /// arguments are memref buffers and results are buffer arguments, which
 /// keep these attributes.
+/// Written by name-stablehlo-dimensions (see its description).
+static constexpr llvm::StringLiteral kDimNamesAttrName = "loom.dim_names";
+
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                      bool isArgument, unsigned index) {
   StringRef name = attr.getName().getValue();
@@ -137,10 +140,20 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                << ": ";
     });
   }
+  if (name == kDimNamesAttrName) {
+    // StableHLO import: JAX's dimension-variable names, one per dimension.
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isArgument || !names ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError()
+             << "'" << name
+             << "' must be an array of strings on a function argument";
+    return success();
+  }
   return op->emitOpError() << "unknown loom attribute '" << name
                            << "' (known: loom.param, loom.name, loom.state, "
                               "loom.grad_of, loom.updates, loom.shard, "
-                              "loom.pipeline_copy)";
+                              "loom.pipeline_copy, loom.dim_names)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,
