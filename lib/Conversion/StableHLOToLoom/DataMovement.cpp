@@ -552,16 +552,12 @@ static std::string lowerAnyGather(shlo::GatherOp op,
                                   ConversionPatternRewriter &rewriter) {
   shlo::GatherDimensionNumbersAttr dn = op.getDimensionNumbers();
   WindowIndexing w;
-  w.startIndexMap.assign(dn.getStartIndexMap().begin(),
-                         dn.getStartIndexMap().end());
-  w.droppedDims.assign(dn.getCollapsedSliceDims().begin(),
-                       dn.getCollapsedSliceDims().end());
-  w.operandBatching.assign(dn.getOperandBatchingDims().begin(),
-                           dn.getOperandBatchingDims().end());
-  w.indicesBatching.assign(dn.getStartIndicesBatchingDims().begin(),
-                           dn.getStartIndicesBatchingDims().end());
-  w.windowDims.assign(dn.getOffsetDims().begin(), dn.getOffsetDims().end());
-  w.windowSizes.assign(op.getSliceSizes().begin(), op.getSliceSizes().end());
+  w.startIndexMap = llvm::to_vector(dn.getStartIndexMap());
+  w.droppedDims = llvm::to_vector(dn.getCollapsedSliceDims());
+  w.operandBatching = llvm::to_vector(dn.getOperandBatchingDims());
+  w.indicesBatching = llvm::to_vector(dn.getStartIndicesBatchingDims());
+  w.windowDims = llvm::to_vector(dn.getOffsetDims());
+  w.windowSizes = llvm::to_vector(op.getSliceSizes());
   w.indexVectorDim = dn.getIndexVectorDim();
   auto operandType = cast<RankedTensorType>(adaptor.getOperand().getType());
   auto indicesType =
@@ -787,16 +783,11 @@ static std::string lowerAnyScatter(shlo::ScatterOp op,
       cast<RankedTensorType>(adaptor.getScatterIndices().getType());
   auto updatesType = cast<RankedTensorType>(updates.getType());
   WindowIndexing w;
-  w.startIndexMap.assign(dn.getScatterDimsToOperandDims().begin(),
-                         dn.getScatterDimsToOperandDims().end());
-  w.droppedDims.assign(dn.getInsertedWindowDims().begin(),
-                       dn.getInsertedWindowDims().end());
-  w.operandBatching.assign(dn.getInputBatchingDims().begin(),
-                           dn.getInputBatchingDims().end());
-  w.indicesBatching.assign(dn.getScatterIndicesBatchingDims().begin(),
-                           dn.getScatterIndicesBatchingDims().end());
-  w.windowDims.assign(dn.getUpdateWindowDims().begin(),
-                      dn.getUpdateWindowDims().end());
+  w.startIndexMap = llvm::to_vector(dn.getScatterDimsToOperandDims());
+  w.droppedDims = llvm::to_vector(dn.getInsertedWindowDims());
+  w.operandBatching = llvm::to_vector(dn.getInputBatchingDims());
+  w.indicesBatching = llvm::to_vector(dn.getScatterIndicesBatchingDims());
+  w.windowDims = llvm::to_vector(dn.getUpdateWindowDims());
   w.indexVectorDim = dn.getIndexVectorDim();
   // The window of each operand dimension is the size of its update
   // dimension; dropped and batching dimensions have windows of one.
