@@ -191,9 +191,11 @@ def test_nvcc_compiles_micro_batch_loops(tmp_path):
 
 def test_block_reductions_train_like_cpu(tmp_path):
     """Reductions of 256 or more elements per output fold them with a block
-    of threads (one block per output, a tree in shared memory, launched by
-    LOOM_LAUNCH_PHASED): here gradient clipping's squared norms over each
-    weight. Emulated phase by phase, the clipped run logs the CPU
+    of threads (one block per output, a tree in shared memory down to a
+    warp, then __shfl_down_sync; launched by LOOM_LAUNCH_SYNC): here
+    gradient clipping's squared norms over each weight. Emulated with the
+    block's threads as fibers (barriers and shuffles exchange values only
+    when every thread or lane has arrived), the clipped run logs the CPU
     program's losses (a wrong norm would scale every update wrongly: the
     clip at 0.01 is active, the unclipped losses differ); nvcc, where
     installed, compiles the source."""
@@ -205,8 +207,9 @@ def test_block_reductions_train_like_cpu(tmp_path):
     cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
                      **clipped)
     source = (tmp_path / "cuda" / "step.cu").read_text()
-    assert "LOOM_LAUNCH_PHASED(" in source
+    assert "LOOM_LAUNCH_SYNC(" in source
     assert "__shared__ double partial[256];" in source
+    assert "__shfl_down_sync(0xffffffffu, v, offset)" in source
     expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv")
     got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv")
     np.testing.assert_allclose(got, expected, rtol=1e-5)

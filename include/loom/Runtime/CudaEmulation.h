@@ -9,15 +9,18 @@
 //    LOOM_LAUNCH(kernel, grid, block, stream, args...) sets while it calls
 //    the kernel once per block and thread, in order, on the calling thread
 //    (before it returns: a launch is synchronous);
-//  - a kernel with __syncthreads barriers is written in phases: the code
-//    between two barriers runs under `if (LOOM_IN_PHASE(phase))`, `phase`
-//    counting the barriers passed, and only shared memory carries values
-//    across a barrier. LOOM_LAUNCH_PHASED(kernel, grid, block, phases,
-//    stream, args...) runs each block's threads through phase 0, then all
-//    through phase 1, and so on (on a GPU, LOOM_IN_PHASE is true and the
-//    barriers are real); __syncthreads does nothing here, and __shared__
-//    variables are function statics, one per block since blocks run one
-//    after the other;
+//  - a kernel whose threads synchronise (__syncthreads, the warp shuffles
+//    __shfl_down_sync and __shfl_xor_sync) is launched with
+//    LOOM_LAUNCH_SYNC(kernel, grid, block, stream, args...): each thread
+//    of a block is a fiber (ucontext) on the calling thread, switched at
+//    every barrier and shuffle, so the kernel is written as for a GPU. A
+//    barrier releases the block when every live thread of it has arrived;
+//    a shuffle exchanges the values of the lanes of `mask` once they have
+//    all arrived. A thread that finishes while others wait at a barrier,
+//    or lanes that never meet, abort the program with the kernel's block
+//    and thread (divergent synchronisation, which a GPU leaves undefined);
+//    __shared__ variables are function statics, one per block since
+//    blocks run one after the other;
 //  - a small part of the CUDA runtime API (cudaMalloc, cudaFree,
 //    cudaMemcpy[Async], cudaMemset, streams and events) works on host
 //    memory, synchronously;
@@ -35,8 +38,10 @@
 //
 // What it cannot check: data races between threads and blocks (they run
 // one after the other, so a kernel that is only correct sequentially
-// passes), real concurrency of streams and of communication with compute
-// (everything is synchronous here), warp-level behaviour, memory
+// passes; the fibers of a block switch only at barriers and shuffles),
+// real concurrency of streams and of communication with compute
+// (everything is synchronous here), lanes of a warp diverging between
+// shuffles (they run one at a time), memory
 // coalescing, occupancy, register and shared-memory limits, device-only
 // numerics (fast-math intrinsics, fused multiply-add contraction, the
 // GPU's libm) and the real cuBLAS/NCCL: the device check
@@ -50,8 +55,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <vector>
+
+#include <ucontext.h>
 
 #define __global__
 #define __device__
@@ -72,49 +82,246 @@ inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
-/// The phase of a phased kernel (LOOM_LAUNCH_PHASED) that the emulated
-/// threads are running.
-inline thread_local int phase = 0;
-
-/// Runs `body` for every thread of each block, `phases` times: phase 0 for
-/// all the block's threads, then phase 1, and so on.
-template <typename Body>
-void launchPhased(dim3 grid, dim3 block, int phases, Body body) {
+/// Runs `body` (the kernel call) once per thread of every block of the
+/// grid, blocks and threads in order, with the indices set. For kernels
+/// without barriers or shuffles (LOOM_LAUNCH).
+template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
   gridDim = grid;
   blockDim = block;
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         blockIdx = uint3(bx, by, bz);
-        for (int p = 0; p < phases; ++p) {
-          phase = p;
-          for (unsigned tz = 0; tz < block.z; ++tz)
-            for (unsigned ty = 0; ty < block.y; ++ty)
-              for (unsigned tx = 0; tx < block.x; ++tx) {
-                threadIdx = uint3(tx, ty, tz);
-                body();
-              }
-        }
+        for (unsigned tz = 0; tz < block.z; ++tz)
+          for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              threadIdx = uint3(tx, ty, tz);
+              body();
+            }
       }
-  phase = 0;
 }
 
-/// Runs `body` (the kernel call) once per thread of every block of the
-/// grid, blocks and threads in order, with the indices set.
-template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
-  launchPhased(grid, block, 1, body);
+/// The threads of one block as fibers (LOOM_LAUNCH_SYNC): each runs the
+/// kernel on its own stack and returns to the scheduler at a barrier or a
+/// shuffle; the scheduler resumes the runnable ones in thread order and
+/// releases a barrier (a warp's shuffle) once its threads (lanes) are all
+/// there.
+class FiberBlock {
+public:
+  enum class State { runnable, barrier, shuffle, shuffled, done };
+
+  /// Where the fibers of this OS thread are (null outside a launch).
+  static FiberBlock *&current() {
+    static thread_local FiberBlock *block = nullptr;
+    return block;
+  }
+
+  template <typename Body>
+  void run(dim3 grid, dim3 block, const char *kernel, Body &body) {
+    size_t n = static_cast<size_t>(block.x) * block.y * block.z;
+    threads.assign(n, Thread());
+    std::vector<std::unique_ptr<char[]>> &stacks = stackPool();
+    while (stacks.size() < n)
+      stacks.emplace_back(new char[kStackBytes]);
+    name = kernel;
+    run_ = [](void *b) { (*static_cast<Body *>(b))(); };
+    bodyPtr = &body;
+    current() = this;
+    gridDim = grid;
+    blockDim = block;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+      for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
+          blockIdx = uint3(bx, by, bz);
+          for (size_t t = 0; t < n; ++t) {
+            Thread &th = threads[t];
+            th = Thread();
+            th.warpBase = t - t % 32;
+            th.index = uint3(static_cast<unsigned>(t % block.x),
+                             static_cast<unsigned>(t / block.x % block.y),
+                             static_cast<unsigned>(t / block.x / block.y));
+            getcontext(&th.context);
+            th.context.uc_stack.ss_sp = stacks[t].get();
+            th.context.uc_stack.ss_size = kStackBytes;
+            th.context.uc_link = &scheduler;
+            makecontext(&th.context, &FiberBlock::entry, 0);
+          }
+          schedule();
+        }
+    current() = nullptr;
+  }
+
+  /// __syncthreads.
+  void barrier() {
+    self().state = State::barrier;
+    yield();
+  }
+
+  /// A shuffle of `value` among the lanes of `mask`: the value `source`
+  /// (a lane of the warp) posted, or `value` when `source` is not one.
+  template <typename T> T shuffle(unsigned mask, T value, int source) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves 8 bytes");
+    Thread &me = self();
+    std::memcpy(&me.posted, &value, sizeof(T));
+    me.mask = mask;
+    me.state = State::shuffle;
+    yield(); // until every lane of mask has posted
+    T result = value;
+    unsigned lane = laneOf(me);
+    if (source >= 0 && source < 32 && (mask >> source & 1u) &&
+        source != static_cast<int>(lane))
+      std::memcpy(&result, &threads[me.warpBase + source].posted, sizeof(T));
+    me.state = State::shuffled;
+    yield(); // until every lane has read, before a lane posts again
+    return result;
+  }
+
+  unsigned lane() { return laneOf(self()); }
+
+private:
+  struct Thread {
+    ucontext_t context;
+    uint3 index;
+    State state = State::runnable;
+    uint64_t posted = 0;
+    unsigned mask = 0;
+    size_t warpBase = 0;
+  };
+  static constexpr size_t kStackBytes = 64 * 1024;
+
+  /// One stack per thread of the largest block yet, kept across blocks
+  /// and launches (of every kernel) of this OS thread.
+  static std::vector<std::unique_ptr<char[]>> &stackPool() {
+    static thread_local std::vector<std::unique_ptr<char[]>> stacks;
+    return stacks;
+  }
+
+  static void entry() {
+    FiberBlock *b = current();
+    b->run_(b->bodyPtr);
+    b->threads[b->running].state = State::done;
+  }
+
+  Thread &self() { return threads[running]; }
+  unsigned laneOf(const Thread &t) const {
+    return static_cast<unsigned>(&t - threads.data()) % 32;
+  }
+  void yield() { swapcontext(&threads[running].context, &scheduler); }
+
+  [[noreturn]] void fail(const char *why) {
+    std::fprintf(stderr,
+                 "loom cuda emulation: kernel %s, block (%u, %u, %u): %s\n",
+                 name, blockIdx.x, blockIdx.y, blockIdx.z, why);
+    std::abort();
+  }
+
+  /// Runs the block's fibers until all are done.
+  void schedule() {
+    for (;;) {
+      bool progressed = false;
+      for (size_t t = 0; t < threads.size(); ++t) {
+        if (threads[t].state != State::runnable)
+          continue;
+        running = t;
+        threadIdx = threads[t].index;
+        swapcontext(&scheduler, &threads[t].context);
+        progressed = true;
+      }
+      if (progressed)
+        continue;
+      size_t done = 0, atBarrier = 0;
+      for (const Thread &t : threads) {
+        done += t.state == State::done;
+        atBarrier += t.state == State::barrier;
+      }
+      if (done == threads.size())
+        return;
+      // Warps may shuffle while the others wait at a barrier.
+      if (releaseShuffles())
+        continue;
+      if (atBarrier == 0)
+        fail("the lanes of a warp shuffle do not all reach it");
+      if (atBarrier != threads.size())
+        fail("__syncthreads is not reached by every thread of the block");
+      for (Thread &t : threads)
+        t.state = State::runnable;
+    }
+  }
+
+  /// Releases each warp whose lanes of the shuffle's mask are all posted
+  /// (or have all read); whether any was.
+  bool releaseShuffles() {
+    bool released = false;
+    for (size_t base = 0; base < threads.size(); base += 32) {
+      size_t end = base + 32 < threads.size() ? base + 32 : threads.size();
+      for (State waiting : {State::shuffle, State::shuffled}) {
+        unsigned mask = 0;
+        bool any = false;
+        for (size_t t = base; t < end; ++t)
+          if (threads[t].state == waiting) {
+            mask = threads[t].mask;
+            any = true;
+          }
+        if (!any)
+          continue;
+        bool all = true;
+        for (size_t t = base; t < end; ++t)
+          if ((mask >> (t - base) & 1u) && threads[t].state != waiting)
+            all = false;
+        if (!all)
+          continue;
+        for (size_t t = base; t < end; ++t)
+          if (threads[t].state == waiting)
+            threads[t].state = State::runnable;
+        released = true;
+      }
+    }
+    return released;
+  }
+
+  std::vector<Thread> threads;
+  ucontext_t scheduler;
+  size_t running = 0;
+  const char *name = "";
+  void (*run_)(void *) = nullptr;
+  void *bodyPtr = nullptr;
+};
+
+/// LOOM_LAUNCH_SYNC: `body` for every thread of every block, the threads
+/// of a block as fibers that synchronise.
+template <typename Body>
+void launchSync(dim3 grid, dim3 block, const char *kernel, Body body) {
+  FiberBlock fibers;
+  fibers.run(grid, block, kernel, body);
 }
 } // namespace cuda_emulation
 } // namespace loom
 
 #define __shared__ static
-inline void __syncthreads() {}
-#define LOOM_IN_PHASE(p) ((p) == ::loom::cuda_emulation::phase)
-#define LOOM_LAUNCH_PHASED(kernel, grid, block, phases, stream, ...)           \
+inline void __syncthreads() {
+  if (auto *block = ::loom::cuda_emulation::FiberBlock::current())
+    block->barrier();
+}
+template <typename T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta) {
+  auto *block = ::loom::cuda_emulation::FiberBlock::current();
+  if (!block)
+    return value; // outside LOOM_LAUNCH_SYNC: no other lane
+  return block->shuffle(mask, value,
+                        static_cast<int>(block->lane() + delta));
+}
+template <typename T> T __shfl_xor_sync(unsigned mask, T value, int lanes) {
+  auto *block = ::loom::cuda_emulation::FiberBlock::current();
+  if (!block)
+    return value;
+  return block->shuffle(mask, value,
+                        static_cast<int>(block->lane() ^ lanes));
+}
+#define LOOM_LAUNCH_SYNC(kernel, grid, block, stream, ...)                     \
   do {                                                                         \
     (void)(stream);                                                            \
-    ::loom::cuda_emulation::launchPhased(dim3(grid), dim3(block), (phases),    \
-                                         [&] { kernel(__VA_ARGS__); });        \
+    ::loom::cuda_emulation::launchSync(dim3(grid), dim3(block), #kernel,       \
+                                       [&] { kernel(__VA_ARGS__); });          \
   } while (0)
 
 using loom::cuda_emulation::blockDim;

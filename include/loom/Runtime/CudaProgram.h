@@ -27,11 +27,10 @@
 #include <cuda_runtime.h>
 #define LOOM_LAUNCH(kernel, grid, block, stream, ...)                          \
   kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
-// A kernel with __syncthreads barriers, written in phases (see
-// CudaEmulation.h): on a GPU every thread runs every phase in one launch.
-#define LOOM_LAUNCH_PHASED(kernel, grid, block, phases, stream, ...)           \
+// A kernel whose threads synchronise (barriers, warp shuffles): a launch
+// like any other on a GPU; the emulation runs its threads as fibers.
+#define LOOM_LAUNCH_SYNC(kernel, grid, block, stream, ...)                     \
   kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
-#define LOOM_IN_PHASE(p) ((void)(p), true)
 #else
 #error "an emitted CUDA program builds with nvcc, or as host C++ with -DLOOM_CUDA_EMULATION"
 #endif

@@ -10,9 +10,10 @@
 // 256 elements per output (a bias gradient over many rows, a norm over a
 // weight) would leave most of the GPU idle that way: it is one block per
 // output instead, each thread folding a strided slice, the partials halved
-// in shared memory (double or int64, so only the order of the additions
-// differs from the CPU's), written in phases between barriers so that the
-// emulation runs it (LOOM_LAUNCH_PHASED, CudaEmulation.h). The step
+// in shared memory down to one warp whose lanes fold them with
+// __shfl_down_sync (double or int64, so only the order of the additions
+// differs from the CPU's), launched with LOOM_LAUNCH_SYNC (the emulation
+// runs its threads as fibers, CudaEmulation.h). The step
 // launches each other kernel with LOOM_LAUNCH(kernel, grid, block, stream,
 // buffers...) on the runtime's compute stream: `block` threads (256, fewer
 // for small ops, a multiple of 32) and enough blocks to give each thread
@@ -186,50 +187,49 @@ LogicalResult Emitter::emitBlockReduce(loomrt::ReduceOp op,
       [&](llvm::raw_ostream &s) {
         s << "  // One block per output: its threads fold strided slices of "
              "the reduced\n"
-             "  // elements, then halve the partials in shared memory. "
-             "Barriers split the\n"
-             "  // kernel into phases (LOOM_IN_PHASE: what emulation runs "
-             "one at a time).\n";
+             "  // elements, the partials are halved in shared memory down "
+             "to one warp,\n"
+             "  // whose lanes fold them with shuffles.\n";
         s << "  __shared__ " << acc << " partial[" << threads << "];\n";
         s << "  const int64_t i = blockIdx.x;\n";
         printUnflatten(s, 2, "k", g.keptSizes, {g.keptStrides});
         s << "  const int64_t base = " << indexExpr("k", g.keptStrides)
           << ";\n";
-        s << "  int phase = 0;\n";
-        s << "  if (LOOM_IN_PHASE(phase)) {\n";
-        s << "    " << acc << " acc = " << init << ";\n";
-        s << "    for (int64_t j = threadIdx.x; j < " << reduced
+        s << "  " << acc << " acc = " << init << ";\n";
+        s << "  for (int64_t j = threadIdx.x; j < " << reduced
           << "; j += blockDim.x) {\n";
-        printUnflatten(s, 6, "r", g.reducedSizes, {g.reducedStrides}, "j");
-        if (failed(printReduceStep(op, g, acc, isFloat, s, 6)))
+        printUnflatten(s, 4, "r", g.reducedSizes, {g.reducedStrides}, "j");
+        if (failed(printReduceStep(op, g, acc, isFloat, s, 4)))
           return failure();
-        s << "    }\n";
-        s << "    partial[threadIdx.x] = acc;\n";
         s << "  }\n";
+        s << "  partial[threadIdx.x] = acc;\n";
         s << "  __syncthreads();\n";
-        s << "  ++phase;\n";
-        s << "  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {\n";
-        s << "    if (LOOM_IN_PHASE(phase) && threadIdx.x < half) {\n";
+        s << "  for (unsigned half = blockDim.x / 2; half >= 32; half /= 2) "
+             "{\n";
+        s << "    if (threadIdx.x < half) {\n";
         s << "      const " << acc << " x = partial[threadIdx.x + half];\n";
         s << "      " << foldStatement(op, isFloat, "partial[threadIdx.x]", "x")
           << "\n";
         s << "    }\n";
         s << "    __syncthreads();\n";
-        s << "    ++phase;\n";
         s << "  }\n";
-        s << "  if (LOOM_IN_PHASE(phase) && threadIdx.x == 0)\n";
-        s << "    " << name(op.getOutput()) << "[i] = static_cast<"
-          << cppType(type) << ">(" << reduceResult(op, g, "partial[0]")
-          << ");\n";
+        s << "  if (threadIdx.x < 32) {\n";
+        s << "    " << acc << " v = partial[threadIdx.x];\n";
+        s << "    for (unsigned offset = 16; offset > 0; offset /= 2) {\n";
+        s << "      const " << acc
+          << " x = __shfl_down_sync(0xffffffffu, v, offset);\n";
+        s << "      " << foldStatement(op, isFloat, "v", "x") << "\n";
+        s << "    }\n";
+        s << "    if (threadIdx.x == 0)\n";
+        s << "      " << name(op.getOutput()) << "[i] = static_cast<"
+          << cppType(type) << ">(" << reduceResult(op, g, "v") << ");\n";
+        s << "  }\n";
         return success();
       });
   if (failed(kernel))
     return failure();
-  // The first phase, one per halving, the last.
-  int64_t phases = 2 + llvm::Log2_64(static_cast<uint64_t>(threads));
-  line() << "LOOM_LAUNCH_PHASED(" << *kernel << ", " << outputs << ", "
-         << threads << ", " << phases << ", stream, " << joinNames(params)
-         << ");\n";
+  line() << "LOOM_LAUNCH_SYNC(" << *kernel << ", " << outputs << ", "
+         << threads << ", stream, " << joinNames(params) << ");\n";
   line() << "cuda::checkKernelLaunch(ctx, " << cppQuote(*kernel) << ");\n";
   return success();
 }

@@ -1,7 +1,7 @@
 // Each generated loomrt op is a __global__ kernel with a grid-stride loop:
 // reductions (one thread per output, the reduced dimensions a serial loop
 // in the CPU's order; from 256 elements per output one block per output,
-// a tree in shared memory), strided copies, iota, the rank's grid index;
+// a tree in shared memory, then warp shuffles), strided copies, iota, the rank's grid index;
 // each compiles as host C++ against the emulation header.
 // RUN: split-file %s %t
 // RUN: loom-opt %t/reduce.mlir -loom-fuse-elementwise -convert-loom-to-loomrt -loom-memory-plan | loom-translate --emit-cuda - -o %t/reduce.cu
@@ -43,16 +43,14 @@ func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.n
 
 //--- block.mlir
 // 300 elements per output: one block of 256 threads per output, each
-// folding a strided slice, then 8 halvings in shared memory; 10 phases
-// (the first, one per halving, the last). The max keeps NaN in the tree
-// as in the slices.
+// folding a strided slice, then halvings in shared memory down to 32
+// partials (128, 64, 32 threads) and 5 shuffles within the first warp.
+// The max keeps NaN in the tree and the shuffles as in the slices.
 // BLOCK: __global__ void [[S:k[0-9]+_reduce_sum_block]](const float *p0, float *p1) {
 // BLOCK: __shared__ double partial[256];
 // BLOCK-NEXT: const int64_t i = blockIdx.x;
 // BLOCK-NEXT: const int64_t k0 = i;
 // BLOCK-NEXT: const int64_t base = k0;
-// BLOCK-NEXT: int phase = 0;
-// BLOCK-NEXT: if (LOOM_IN_PHASE(phase)) {
 // BLOCK-NEXT: double acc = 0;
 // BLOCK-NEXT: for (int64_t j = threadIdx.x; j < 300; j += blockDim.x) {
 // BLOCK-NEXT: const int64_t r0 = j;
@@ -60,21 +58,29 @@ func.func @main(%x: tensor<3x2xf32> {loom.name = "x"}) -> (tensor<2xf32> {loom.n
 // BLOCK-NEXT: acc += x;
 // BLOCK-NEXT: }
 // BLOCK-NEXT: partial[threadIdx.x] = acc;
-// BLOCK-NEXT: }
 // BLOCK-NEXT: __syncthreads();
-// BLOCK-NEXT: ++phase;
-// BLOCK-NEXT: for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-// BLOCK-NEXT: if (LOOM_IN_PHASE(phase) && threadIdx.x < half) {
+// BLOCK-NEXT: for (unsigned half = blockDim.x / 2; half >= 32; half /= 2) {
+// BLOCK-NEXT: if (threadIdx.x < half) {
 // BLOCK-NEXT: const double x = partial[threadIdx.x + half];
 // BLOCK-NEXT: partial[threadIdx.x] += x;
-// BLOCK: if (LOOM_IN_PHASE(phase) && threadIdx.x == 0)
-// BLOCK-NEXT: p1[i] = static_cast<float>(partial[0]);
+// BLOCK-NEXT: }
+// BLOCK-NEXT: __syncthreads();
+// BLOCK-NEXT: }
+// BLOCK-NEXT: if (threadIdx.x < 32) {
+// BLOCK-NEXT: double v = partial[threadIdx.x];
+// BLOCK-NEXT: for (unsigned offset = 16; offset > 0; offset /= 2) {
+// BLOCK-NEXT: const double x = __shfl_down_sync(0xffffffffu, v, offset);
+// BLOCK-NEXT: v += x;
+// BLOCK-NEXT: }
+// BLOCK-NEXT: if (threadIdx.x == 0)
+// BLOCK-NEXT: p1[i] = static_cast<float>(v);
 // BLOCK: __global__ void [[M:k[0-9]+_reduce_max_block]](
 // BLOCK: if (partial[threadIdx.x] == partial[threadIdx.x] && (x != x || x > partial[threadIdx.x])) partial[threadIdx.x] = x;
+// BLOCK: if (v == v && (x != x || x > v)) v = x;
 // BLOCK: reduce sum over [0] (reduce_sum) -> r0_s
-// BLOCK-NEXT: LOOM_LAUNCH_PHASED([[S]], 3, 256, 10, stream, a0_x, r0_s);
+// BLOCK-NEXT: LOOM_LAUNCH_SYNC([[S]], 3, 256, stream, a0_x, r0_s);
 // BLOCK: reduce max over [0, 1] (reduce_max) -> r1_m
-// BLOCK-NEXT: LOOM_LAUNCH_PHASED([[M]], 1, 256, 10, stream, a0_x, r1_m);
+// BLOCK-NEXT: LOOM_LAUNCH_SYNC([[M]], 1, 256, stream, a0_x, r1_m);
 func.func @main(%x: tensor<300x3xf32> {loom.name = "x"}) -> (tensor<3xf32> {loom.name = "s"}, tensor<f32> {loom.name = "m"}) {
   %s = loom.reduce_sum %x, dims = [0] : tensor<300x3xf32> -> tensor<3xf32>
   %m = loom.reduce_max %x, dims = [0, 1] : tensor<300x3xf32> -> tensor<f32>
