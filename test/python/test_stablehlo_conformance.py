@@ -111,8 +111,15 @@ def op_texts(text, name):
 def form_problems(text):
     """(op name, problem) for supported ops in forms the importer rejects."""
     problems = []
-    if re.search(r"\balgorithm\s*=", text):
-        problems.append(("stablehlo.dot_general", "dot_general algorithm"))
+    for m in re.finditer(r"\balgorithm\s*=\s*<([^>]*)>", text):
+        fields = dict(re.findall(r"(\w+)\s*=\s*(\w+)", m.group(1)))
+        if (fields.get("lhs_component_count") != "1"
+                or fields.get("rhs_component_count") != "1"
+                or fields.get("num_primitive_operations") != "1"
+                or fields.get("accumulation_type") != "f32"
+                or fields.get("lhs_precision_type") not in ("f32", "tf32", "bf16")
+                or fields.get("rhs_precision_type") not in ("f32", "tf32", "bf16")):
+            problems.append(("stablehlo.dot_general", "dot_general algorithm"))
     for gather in op_texts(text, '"stablehlo.gather'):
         why = gather_problem(gather)
         if why:

@@ -63,15 +63,59 @@ static void replaceByDotGeneral(Operation *op, Value lhs, Value rhs,
                              lhsBatch, rhsBatch, lhsContract, rhsContract));
 }
 
+/// Applies `op`'s `algorithm` to its float operands `lhs` and `rhs`: one
+/// component per operand and one primitive operation with f32
+/// accumulation; f32 or tf32 operand precision computes in f32 (tf32 as
+/// XLA's CPU backend does it: at least as precise as asked), bf16
+/// precision rounds the operand through bf16 first (bf16 products are
+/// exact in f32). Integer contractions ignore it. Returns why it cannot.
+static std::optional<std::string>
+applyDotAlgorithm(shlo::DotGeneralOp op, Value &lhs, Value &rhs,
+                  ConversionPatternRewriter &rewriter) {
+  shlo::DotAlgorithmAttr algorithm = op.getAlgorithmAttr();
+  if (!algorithm ||
+      !isa<FloatType>(getElementTypeOrSelf(op.getLhs().getType())))
+    return std::nullopt;
+  auto unsupported = [&](StringRef why) {
+    return ("dot_general algorithm with " + why +
+            " is not supported (loom computes f32 contractions with f32 "
+            "accumulation; f32, tf32 and bf16 operand precision with one "
+            "component are)")
+        .str();
+  };
+  if (algorithm.getLhsComponentCount() != 1 ||
+      algorithm.getRhsComponentCount() != 1 ||
+      algorithm.getNumPrimitiveOperations() != 1)
+    return unsupported("several components or primitive operations");
+  if (!algorithm.getAccumulationType().isF32())
+    return unsupported("a non-f32 accumulation type");
+  Type lhsPrecision = algorithm.getLhsPrecisionType();
+  Type rhsPrecision = algorithm.getRhsPrecisionType();
+  for (Type precision : {lhsPrecision, rhsPrecision})
+    if (!precision.isF32() && !precision.isTF32() && !precision.isBF16())
+      return unsupported("an operand precision other than f32, tf32 or "
+                         "bf16");
+  Location loc = op.getLoc();
+  auto roundToBF16 = [&](Value &value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType().isBF16())
+      return;
+    Value narrow = loom::ConvertOp::create(
+        rewriter, loc, type.clone(rewriter.getBF16Type()), value);
+    value = loom::ConvertOp::create(rewriter, loc, type, narrow);
+  };
+  if (lhsPrecision.isBF16())
+    roundToBF16(lhs);
+  if (rhsPrecision.isBF16())
+    roundToBF16(rhs);
+  return std::nullopt;
+}
+
 struct DotGeneralPattern : ShloPattern<shlo::DotGeneralOp> {
   using ShloPattern::ShloPattern;
   LogicalResult
   matchAndRewrite(shlo::DotGeneralOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op.getAlgorithm())
-      return decline(op, rewriter,
-                     "dot_general with an `algorithm` is not supported (loom "
-                     "chooses how to compute contractions)");
     if (failed(requireTypes(op, kNumeric,
                             loom::DotGeneralOp::getOperationName(), rewriter)))
       return failure();
@@ -80,8 +124,12 @@ struct DotGeneralPattern : ShloPattern<shlo::DotGeneralOp> {
             getElementTypeOrSelf(op.getRhs().getType()),
             getElementTypeOrSelf(op.getType())))
       return decline(op, rewriter, *why);
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    if (std::optional<std::string> why =
+            applyDotAlgorithm(op, lhs, rhs, rewriter))
+      return decline(op, rewriter, *why);
     shlo::DotDimensionNumbersAttr dn = op.getDotDimensionNumbers();
-    replaceByDotGeneral(op, adaptor.getLhs(), adaptor.getRhs(),
+    replaceByDotGeneral(op, lhs, rhs,
                         dn.getLhsBatchingDimensions(),
                         dn.getRhsBatchingDimensions(),
                         dn.getLhsContractingDimensions(),

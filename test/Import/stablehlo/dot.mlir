@@ -36,3 +36,22 @@ func.func @dot(%m: tensor<3x4xf32>, %v: tensor<4xf32>) -> (tensor<3xf32>, tensor
   %1 = stablehlo.dot %v, %v : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   return %0, %1 : tensor<3xf32>, tensor<f32>
 }
+
+// A dot algorithm of one component with f32 accumulation: tf32 operand
+// precision computes in f32 (at least as precise as asked, as XLA's CPU
+// backend does); bf16 rounds that operand through bf16 first.
+// CHECK-LABEL: func.func @dot_algorithms
+// CHECK-SAME: (%[[A:.*]]: tensor<2x4xf32>, %[[B:.*]]: tensor<4x3xf32>)
+func.func @dot_algorithms(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: loom.dot_general %[[A]], %[[B]], contracting_dims = [1] x [0]
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0],
+    algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>
+    : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  // CHECK: %[[AB:.*]] = loom.convert %[[A]] : tensor<2x4xf32> -> tensor<2x4xbf16>
+  // CHECK: %[[AR:.*]] = loom.convert %[[AB]] : tensor<2x4xbf16> -> tensor<2x4xf32>
+  // CHECK: loom.dot_general %[[AR]], %[[B]], contracting_dims = [1] x [0]
+  %1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0],
+    algorithm = <lhs_precision_type = bf16, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>
+    : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}

@@ -72,11 +72,12 @@ func.func @gather_window_too_big(%x: tensor<10x8xf32>, %i: tensor<3x1xi64>) -> t
 
 // -----
 
+// Algorithms of several components (bf16_bf16_f32_x3) are not f32 dots.
 func.func @dot_algorithm(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  // expected-error@+2 {{cannot convert 'stablehlo.dot_general' to loom: dot_general with an `algorithm` is not supported}}
+  // expected-error@+2 {{cannot convert 'stablehlo.dot_general' to loom: dot_general algorithm with several components or primitive operations is not supported}}
   // expected-error@+1 {{1 unsupported op kind(s)}}
   %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0],
-    algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>
+    algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 3, allow_imprecise_accumulation = false>
     : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }

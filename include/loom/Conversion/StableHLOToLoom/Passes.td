@@ -43,7 +43,12 @@ def ConvertStableHLOToLoom : Pass<"convert-stablehlo-to-loom", "ModuleOp"> {
       type; `TOTALORDER` is unsupported);
     * `dot_general` and `dot` become `dot_general`; operands narrower than
       the result (`bf16 x bf16 -> f32`, `i32 -> i64`) are converted first;
-      an `algorithm` is unsupported;
+      an `algorithm` of one component per operand
+      and f32 accumulation is applied as its spec says: f32 or tf32
+      operand precision computes in f32 (at least as precise as asked),
+      bf16 rounds that operand through bf16 first (XLA's CPU backend
+      ignores bf16 algorithms and computes in f32; GPUs round); other
+      algorithms are unsupported;
     * `reduce` whose body reduces each input on its own with an `add`,
       `multiply`, `maximum` or `minimum` becomes `reduce_sum` or
       `reduce_max` per input (`minimum` as `-max(-x)` for floats,
