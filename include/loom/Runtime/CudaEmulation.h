@@ -82,23 +82,32 @@ inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
-/// Runs `body` (the kernel call) once per thread of every block of the
-/// grid, blocks and threads in order, with the indices set. For kernels
-/// without barriers or shuffles (LOOM_LAUNCH).
-template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
+/// Sets gridDim and blockDim, then blockIdx to each block of `grid` in
+/// order, calling `runBlock()` for each.
+template <typename RunBlock>
+void forEachBlock(dim3 grid, dim3 block, RunBlock runBlock) {
   gridDim = grid;
   blockDim = block;
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         blockIdx = uint3(bx, by, bz);
-        for (unsigned tz = 0; tz < block.z; ++tz)
-          for (unsigned ty = 0; ty < block.y; ++ty)
-            for (unsigned tx = 0; tx < block.x; ++tx) {
-              threadIdx = uint3(tx, ty, tz);
-              body();
-            }
+        runBlock();
       }
+}
+
+/// Runs `body` (the kernel call) once per thread of every block of the
+/// grid, blocks and threads in order, with the indices set. For kernels
+/// without barriers or shuffles (LOOM_LAUNCH).
+template <typename Body> void launch(dim3 grid, dim3 block, Body body) {
+  forEachBlock(grid, block, [&] {
+    for (unsigned tz = 0; tz < block.z; ++tz)
+      for (unsigned ty = 0; ty < block.y; ++ty)
+        for (unsigned tx = 0; tx < block.x; ++tx) {
+          threadIdx = uint3(tx, ty, tz);
+          body();
+        }
+  });
 }
 
 /// The threads of one block as fibers (LOOM_LAUNCH_SYNC): each runs the
@@ -127,27 +136,22 @@ public:
     run_ = [](void *b) { (*static_cast<Body *>(b))(); };
     bodyPtr = &body;
     current() = this;
-    gridDim = grid;
-    blockDim = block;
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-      for (unsigned by = 0; by < grid.y; ++by)
-        for (unsigned bx = 0; bx < grid.x; ++bx) {
-          blockIdx = uint3(bx, by, bz);
-          for (size_t t = 0; t < n; ++t) {
-            Thread &th = threads[t];
-            th = Thread();
-            th.warpBase = t - t % 32;
-            th.index = uint3(static_cast<unsigned>(t % block.x),
-                             static_cast<unsigned>(t / block.x % block.y),
-                             static_cast<unsigned>(t / block.x / block.y));
-            getcontext(&th.context);
-            th.context.uc_stack.ss_sp = stacks[t].get();
-            th.context.uc_stack.ss_size = kStackBytes;
-            th.context.uc_link = &scheduler;
-            makecontext(&th.context, &FiberBlock::entry, 0);
-          }
-          schedule();
-        }
+    forEachBlock(grid, block, [&] {
+      for (size_t t = 0; t < n; ++t) {
+        Thread &th = threads[t];
+        th = Thread();
+        th.warpBase = t - t % 32;
+        th.index = uint3(static_cast<unsigned>(t % block.x),
+                         static_cast<unsigned>(t / block.x % block.y),
+                         static_cast<unsigned>(t / block.x / block.y));
+        getcontext(&th.context);
+        th.context.uc_stack.ss_sp = stacks[t].get();
+        th.context.uc_stack.ss_size = kStackBytes;
+        th.context.uc_link = &scheduler;
+        makecontext(&th.context, &FiberBlock::entry, 0);
+      }
+      schedule();
+    });
     current() = nullptr;
   }
 
