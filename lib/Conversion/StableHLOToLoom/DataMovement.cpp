@@ -687,8 +687,8 @@ static bool hasAddBody(shlo::ScatterOp op) {
   return isAdd;
 }
 
-/// Checks that `op` is the gradient of an embedding lookup: one operand and
-/// one update, added (the body adds its two arguments), at one index per
+/// Checks that `op`, an add-scatter of one operand and one update (the
+/// caller checked), is the gradient of an embedding lookup: one index per
 /// index vector into one operand dimension, inserted, with the index
 /// vector in a trailing dimension of size 1 and whole slices of the other
 /// operand dimensions as the trailing update dimensions. Sets `why`
@@ -701,12 +701,6 @@ static FailureOr<ScatterPlan> planScatter(shlo::ScatterOp op,
     why = text + form;
     return failure();
   };
-  if (op.getInputs().size() != 1 || op.getUpdates().size() != 1 ||
-      op.getNumResults() != 1)
-    return fail("scatter of " + std::to_string(op.getInputs().size()) +
-                " operands");
-  if (!hasAddBody(op))
-    return fail("scatter body is not an add of its two arguments");
   shlo::ScatterDimensionNumbersAttr dn = op.getScatterDimensionNumbers();
   if (dn.getInputBatchingDims().size() !=
       dn.getScatterIndicesBatchingDims().size())
