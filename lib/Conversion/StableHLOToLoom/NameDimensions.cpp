@@ -89,7 +89,8 @@ struct NameStableHLODimensionsPass
         SmallVector<Attribute> attrs;
         for (const std::string &name : dims)
           attrs.push_back(b.getStringAttr(name));
-        entry.setArgAttr(k, kDimNamesAttr, b.getArrayAttr(attrs));
+        entry.setArgAttr(k, LoomDialect::getDimNamesAttrName(),
+                         b.getArrayAttr(attrs));
       }
     }
   }

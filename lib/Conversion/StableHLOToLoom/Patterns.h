@@ -165,10 +165,6 @@ std::optional<SmallVector<int64_t>> evaluateInts(Value value);
 /// A loop it cannot unroll stays, with the reason in `reasons`.
 void unrollWhileLoops(ModuleOp module, UnsupportedReasons &reasons);
 
-/// The argument attribute name-stablehlo-dimensions writes: JAX's
-/// dimension-variable name of each dimension of an entry argument.
-inline constexpr llvm::StringLiteral kDimNamesAttr = "loom.dim_names";
-
 /// Base of the patterns: declining records the reason for the report.
 template <typename SrcOp>
 class ShloPattern : public OpConversionPattern<SrcOp> {

@@ -195,7 +195,7 @@ struct RefineStableHLOShapesPass
     llvm::scope_exit dropNames([&] {
       for (auto func : module.getOps<func::FuncOp>())
         for (unsigned k = 0; k < func.getNumArguments(); ++k)
-          func.removeArgAttr(k, kDimNamesAttr);
+          func.removeArgAttr(k, LoomDialect::getDimNamesAttrName());
     });
     if (!dynamic)
       return;
@@ -239,8 +239,8 @@ struct RefineStableHLOShapesPass
 
   /// The dimension-variable name of dimension `d` of `arg` (empty: none).
   static StringRef dimName(func::FuncOp entry, BlockArgument arg, size_t d) {
-    auto names = entry.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
-                                                   kDimNamesAttr);
+    auto names = entry.getArgAttrOfType<ArrayAttr>(
+        arg.getArgNumber(), LoomDialect::getDimNamesAttrName());
     if (!names || d >= names.size())
       return "";
     auto name = dyn_cast<StringAttr>(names[d]);

@@ -73,9 +73,6 @@ Operation *LoomDialect::materializeConstant(OpBuilder &builder, Attribute value,
 /// argument of the function, results only). After convert-loom-to-loomrt,
 /// arguments are memref buffers and results are buffer arguments, which
 /// keep these attributes.
-/// Written by name-stablehlo-dimensions (see its description).
-static constexpr llvm::StringLiteral kDimNamesAttrName = "loom.dim_names";
-
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                      bool isArgument, unsigned index) {
   StringRef name = attr.getName().getValue();
@@ -140,7 +137,7 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                << ": ";
     });
   }
-  if (name == kDimNamesAttrName) {
+  if (name == LoomDialect::getDimNamesAttrName()) {
     // StableHLO import: JAX's dimension-variable names, one per dimension.
     auto names = dyn_cast<ArrayAttr>(attr.getValue());
     if (!isArgument || !names ||

@@ -70,6 +70,11 @@ def Loom_Dialect : Dialect {
     /// stage also holds (a tied embedding); the global gradient norm counts
     /// it in that stage only.
     "::mlir::UnitAttr":$pipeline_copy,
+    /// Array of strings, on an argument of an imported StableHLO entry
+    /// (`name-stablehlo-dimensions`, until `refine-stablehlo-shapes` binds
+    /// them): JAX's dimension-variable name of each dimension, empty for
+    /// none.
+    "::mlir::ArrayAttr":$dim_names,
     // Ops.
     /// Unit, on a `shard.all_reduce` with reduction `max` or `min`: its
     /// result is a constant for the gradient (the global maximum of the
@@ -135,6 +140,9 @@ def Loom_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getPipelineCopyAttrName() {
       return PipelineCopyAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getDimNamesAttrName() {
+      return DimNamesAttrHelper::getNameStr();
     }
     static constexpr ::llvm::StringLiteral getStopGradientAttrName() {
       return StopGradientAttrHelper::getNameStr();
