@@ -4,6 +4,7 @@
 
 #include "loom/Import/Onnx.h"
 #include "loom/Import/StableHLO.h"
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -49,7 +50,30 @@ OwningOpRef<ModuleOp> mlir::loom::importModel(llvm::StringRef path,
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   if (isStableHLO)
     return importStableHLO(sourceMgr, context, options.batch, options.dims);
-  return parseSourceFile<ModuleOp>(sourceMgr, context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, context);
+  if (module && options.batch > 0)
+    bindLoomBatch(*module, options.batch);
+  return module;
+}
+
+void mlir::loom::bindLoomBatch(ModuleOp module, int64_t batch) {
+  func::FuncOp entry = findEntryFunction(module);
+  if (!entry || entry.isExternal())
+    return;
+  SmallVector<Type> inputs(entry.getArgumentTypes());
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = dyn_cast<RankedTensorType>(input);
+    if (!type || type.getRank() == 0 || !type.isDynamicDim(0) ||
+        entry.getArgAttr(i, LoomDialect::getParamAttrName()))
+      continue;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = batch;
+    input = RankedTensorType::get(shape, type.getElementType(),
+                                  type.getEncoding());
+    entry.getArgument(i).setType(input);
+  }
+  entry.setFunctionType(FunctionType::get(module.getContext(), inputs,
+                                          entry.getResultTypes()));
 }
 
 func::FuncOp mlir::loom::findEntryFunction(ModuleOp module) {

@@ -681,28 +681,31 @@ int run(int argc, char **argv) {
     return failAndClean("the model has no public function");
   // A model whose batch is fixed (loom IR and StableHLO have static shapes)
   // compiles only at that micro-batch: the first data argument says it.
-  if (options.microBatch > 0) {
-    for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
-      auto type = dyn_cast<ShapedType>(entry.getArgumentTypes()[i]);
-      if (!type || type.getRank() == 0 ||
-          entry.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))
-        continue;
-      if (type.getDimSize(0) != options.microBatch) {
-        auto name = entry.getArgAttrOfType<StringAttr>(
-            i, mlir::loom::LoomDialect::getNameAttrName());
-        return failAndClean(
-            "--micro-batch " + std::to_string(options.microBatch) +
-            ": the model's batch is fixed at " +
-            std::to_string(type.getDimSize(0)) + " by its argument '" +
-            (name ? name.getValue().str() : std::to_string(i)) +
-            "' (its shapes are static); compile it at --micro-batch " +
-            std::to_string(type.getDimSize(0)) +
-            ", or import an ONNX export with a dynamic batch axis or a "
-            "shape-polymorphic JAX export (loom-translate --import-stablehlo "
-            "--micro-batch N)");
-      }
-      break;
-    }
+  // A loom IR model with a symbolic batch ('?') takes --micro-batch's.
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto type = dyn_cast<ShapedType>(entry.getArgumentTypes()[i]);
+    if (!type || type.getRank() == 0 ||
+        entry.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))
+      continue;
+    auto nameAttr = entry.getArgAttrOfType<StringAttr>(
+        i, mlir::loom::LoomDialect::getNameAttrName());
+    std::string name =
+        nameAttr ? nameAttr.getValue().str() : "argument " + std::to_string(i);
+    if (type.isDynamicDim(0))
+      return failAndClean("the model's batch is symbolic ('?' in its "
+                          "argument '" +
+                          name + "'): give its size with --micro-batch N");
+    if (options.microBatch > 0 && type.getDimSize(0) != options.microBatch)
+      return failAndClean(
+          "--micro-batch " + std::to_string(options.microBatch) +
+          ": the model's batch is fixed at " +
+          std::to_string(type.getDimSize(0)) + " by its argument '" + name +
+          "' (its shapes are static); compile it at --micro-batch " +
+          std::to_string(type.getDimSize(0)) +
+          ", or import an ONNX export with a dynamic batch axis or a "
+          "shape-polymorphic JAX export (loom-translate --import-stablehlo "
+          "--micro-batch N)");
+    break;
   }
   options.function = entry.getName().str();
 

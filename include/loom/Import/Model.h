@@ -27,7 +27,8 @@ struct ModelImportOptions {
   /// .mlir: a weights file was given for it (ONNX models carry theirs).
   bool hasWeightsFile = false;
   /// Rows per micro-batch (0: the model's): ONNX inputs with a dynamic
-  /// batch are bound to it (OnnxImportOptions::batch).
+  /// batch are bound to it (OnnxImportOptions::batch), as are loom IR
+  /// data arguments whose first dimension is `?` (bindLoomBatch).
   int64_t batch = 0;
   /// StableHLO: sizes of named dimension variables (NAME=N; --dim).
   std::vector<std::string> dims;
@@ -43,6 +44,11 @@ OwningOpRef<ModuleOp> importModel(llvm::StringRef path,
                                   MLIRContext *context,
                                   llvm::SourceMgr &sourceMgr,
                                   llvm::StringRef tool);
+
+/// Binds the first dimension of each data argument (not loom.param) of
+/// the entry function that is dynamic to `batch`; the training pipeline's
+/// loom-shape-inference carries it through the body.
+void bindLoomBatch(ModuleOp module, int64_t batch);
 
 /// The model's entry function: its public function @main, else its first
 /// public function; null when it has none.
