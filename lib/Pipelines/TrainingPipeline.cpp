@@ -151,6 +151,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   for (const std::string &step : stepFunctions(o))
     lower.function.push_back(step);
   pm.addPass(createConvertLoomToLoomRT(lower));
+  // Linear layers' biases added as their gemms write the products.
+  pm.addPass(mlir::loomrt::createLoomFuseGemmBias());
   if (o.overlapSplit > 1) {
     mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
     inflight.max = o.maxInflightCollectives;

@@ -112,6 +112,27 @@ std::string rangeText(int64_t size) {
 
 namespace {
 
+/// One row-major C = op(A) op(B) + beta C through the GEMM library; the
+/// caller checked the sizes (k >= 1, all within int).
+void libraryGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t lda, const float *b, int64_t ldb,
+                 float beta, float *c, int64_t ldc) {
+#ifdef LOOM_GEMM_DNNL
+  dnnl_status_t status =
+      dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda,
+                 b, ldb, beta, c, ldc);
+  if (status != dnnl_success)
+    badCall("gemm", "oneDNN's sgemm failed (status " +
+                        std::to_string(static_cast<int>(status)) + ")");
+#else
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+#endif
+}
+
 /// gemm as the strided form with dense matrices (either element type).
 template <typename T>
 void denseGemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
@@ -169,20 +190,7 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     const float *ai = a + o * aOuter + i * aInner;
     const float *bi = b + o * bOuter + i * bInner;
     float *ci = c + o * cOuter + i * cInner;
-#ifdef LOOM_GEMM_DNNL
-    dnnl_status_t status =
-        dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, ai,
-                   lda, bi, ldb, 0.0f, ci, ldc);
-    if (status != dnnl_success)
-      badCall("gemm", "oneDNN's sgemm failed (status " +
-                          std::to_string(static_cast<int>(status)) + ")");
-#else
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f, ai,
-                static_cast<int>(lda), bi, static_cast<int>(ldb), 0.0f, ci,
-                static_cast<int>(ldc));
-#endif
+    libraryGemm(transA, transB, m, n, k, ai, lda, bi, ldb, 0.0f, ci, ldc);
   };
 #ifdef _OPENMP
   // A batch of at least one matrix per thread: the matrices in parallel,
@@ -199,6 +207,22 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
 #endif
   for (int64_t index = 0; index < batch; ++index)
     one(index);
+}
+
+void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const float *a, const float *b, const float *bias, float *c) {
+  if (m < 0 || n < 0 || k < 0)
+    badCall("gemm", "negative size: m " + std::to_string(m) + ", n " +
+                        std::to_string(n) + ", k " + std::to_string(k));
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    badCall("gemm", "a matrix dimension exceeds the BLAS limit " +
+                        std::to_string(INT_MAX));
+  for (int64_t r = 0; r < m; ++r)
+    std::memcpy(c + r * n, bias, static_cast<size_t>(n) * sizeof(float));
+  if (m == 0 || n == 0 || k == 0) // an empty sum adds nothing to the bias
+    return;
+  libraryGemm(transA, transB, m, n, k, a, transA ? m : k, b, transB ? k : n,
+              1.0f, c, n);
 }
 
 namespace {

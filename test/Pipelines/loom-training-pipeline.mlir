@@ -44,6 +44,7 @@
 // PIPE-SAME: loom-optimizer{beta1=9.000000e-01 beta2=9.990000e-01 clip-grad-norm=0.000000e+00 dampening=0.000000e+00 eps=1.000000e-08 function=main_stage1_grad lr=1.000000e-03 min-lr=0.000000e+00 momentum=0.000000e+00 nesterov=false optimizer=adamw schedule=constant total-steps=0 warmup-steps=0 weight-decay=-1.000000e+00},
 // PIPE-SAME: func.func(loom-fold-dot-transpose,loom-fuse-elementwise),
 // PIPE-SAME: convert-loom-to-loomrt{function={main_stage0_step,main_stage1_step}},
+// PIPE-SAME: loom-fuse-gemm-bias,
 // PIPE-SAME: loom-comm-schedule,
 // PIPE-SAME: loom-in-place-updates,
 // PIPE-SAME: loom-memory-plan{alignment=64 device-memory=1073741824 report={{[^ ]*}}memory.json},

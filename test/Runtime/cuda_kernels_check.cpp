@@ -106,6 +106,22 @@ int main(int argc, char **argv) {
             download(ctx, dc, cpu.size()), cpu, 1e-4);
   }
 
+  // gemmBias (cuBLASLt's bias epilogue): every transpose combination, and
+  // an empty sum (every row the bias).
+  for (int t = 0; t < 5; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    const int64_t m = 37, n = 29, k = t == 4 ? 0 : 41;
+    std::vector<float> a = randomFloats(m * 41, 4), b = randomFloats(41 * n, 5);
+    std::vector<float> bias = randomFloats(n, 6), cpu(m * n);
+    cpu::gemmBias(ta, tb, m, n, k, a.data(), b.data(), bias.data(), cpu.data());
+    float *da = upload(ctx, a), *db = upload(ctx, b), *dbias = upload(ctx, bias);
+    float *dc = upload(ctx, std::vector<float>(cpu.size()));
+    cuda::gemmBias(ctx, ta, tb, m, n, k, da, db, dbias, dc);
+    compare(("gemmBias transA=" + std::to_string(ta) + " transB=" + std::to_string(tb) +
+             " k=" + std::to_string(k)).c_str(),
+            download(ctx, dc, cpu.size()), cpu, 1e-4);
+  }
+
   // softmax / log_softmax along a middle axis, and a long row.
   const int64_t shapes[][3] = {{3, 50, 7}, {2, 5000, 1}};
   for (int log = 0; log < 2; ++log)

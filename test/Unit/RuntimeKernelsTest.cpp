@@ -179,6 +179,42 @@ TEST(GemmTest, EmptyContractionGivesZeros) {
   EXPECT_EQ(c, std::vector<float>(6, 0.0f));
 }
 
+class GemmBiasTest : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmBiasTest, AddsTheBiasToEveryRowOfTheProduct) {
+  const GemmCase p = GetParam();
+  const int64_t m = 6, n = 9, k = 5;
+  std::vector<float> a = randomFloats(m * k, 3), b = randomFloats(k * n, 4);
+  std::vector<float> bias = randomFloats(n, 5);
+  std::vector<float> c(m * n, -7.0f); // overwritten, not accumulated onto
+  gemmBias(p.transA, p.transB, m, n, k, a.data(), b.data(), bias.data(),
+           c.data());
+  std::vector<double> ref(c.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = bias[j];
+      for (int64_t l = 0; l < k; ++l) {
+        float av = p.transA ? a[l * m + i] : a[i * k + l];
+        float bv = p.transB ? b[j * k + l] : b[l * n + j];
+        sum += static_cast<double>(av) * bv;
+      }
+      ref[i * n + j] = sum;
+    }
+  expectClose(c, ref, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmBiasTest,
+                         ::testing::Values(GemmCase{false, false},
+                                           GemmCase{true, false},
+                                           GemmCase{false, true},
+                                           GemmCase{true, true}));
+
+TEST(GemmBiasTest, EmptyContractionGivesTheBias) {
+  std::vector<float> c(6, 42.0f), bias = {1, -2, 3};
+  gemmBias(false, false, 2, 3, 0, nullptr, nullptr, bias.data(), c.data());
+  EXPECT_EQ(c, (std::vector<float>{1, -2, 3, 1, -2, 3}));
+}
+
 //===----------------------------------------------------------------------===//
 // softmax / log_softmax
 //===----------------------------------------------------------------------===//

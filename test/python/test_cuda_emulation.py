@@ -53,6 +53,8 @@ def check_source(source, example, dp):
     assert "LOOM_LAUNCH(k0_" in source
     assert "<<<" not in source  # launches go through the macro
     assert "cuda::gemm(ctx, " in source
+    # Linear layers' biases ride on their gemms (cuBLASLt's epilogue).
+    assert "cuda::gemmBias(ctx, " in source
     assert "cpu::gemm" not in source
     if example == "gpt_example":
         assert "cuda::gather(ctx, " in source

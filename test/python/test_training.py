@@ -106,6 +106,9 @@ def test_pytorch_training_parity(example, opt, tmp_path):
     options, make_opt = OPTIMIZERS[opt]
     expected = torch_losses(model, names, data, batch, STEPS, make_opt)
     program = m.compile(outdir=tmp_path / "out", **options)
+    # The linear layers' biases are added by their gemms
+    # (loom-fuse-gemm-bias), so the parity covers that epilogue.
+    assert "cpu::gemmBias(" in (tmp_path / "out" / "step.cpp").read_text()
     got = program.train(write_data(tmp_path / "data", data), STEPS)
     assert len(got) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-4)

@@ -41,6 +41,12 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
                  int64_t cOuter, int64_t cInner, int64_t ldc);
 
+/// C (M x N) = op(A) * op(B) + bias, the bias (N elements) added to every
+/// row (loomrt.gemm's bias epilogue): C's rows start as the bias and the
+/// gemm accumulates onto them (beta = 1).
+void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const float *a, const float *b, const float *bias, float *c);
+
 /// bf16 operands and result (--precision bf16): each product of two bf16
 /// values is exact in f32, so the operands are widened and multiplied by
 /// the f32 gemm (f32 accumulation, as tensor cores do), and C is rounded

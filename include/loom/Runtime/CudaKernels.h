@@ -75,6 +75,11 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  const float *a, int64_t aOuter, int64_t aInner, int64_t lda,
                  const float *b, int64_t bOuter, int64_t bInner, int64_t ldb,
                  float *c, int64_t cOuter, int64_t cInner, int64_t ldc);
+/// cpu::gemmBias's on the device: one cuBLASLt matmul with the bias
+/// epilogue (CUBLASLT_EPILOGUE_BIAS).
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const float *a, const float *b, const float *bias,
+              float *c);
 /// bf16 operands and result, f32 accumulation (--precision bf16).
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
           int64_t n, int64_t k, const bf16 *a, int64_t strideA,

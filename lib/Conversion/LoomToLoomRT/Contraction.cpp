@@ -187,7 +187,7 @@ public:
         rewriter, loc, a, b, c, layout.batch, layout.m, layout.n, layout.k,
         layout.lhs.transposed, layout.rhs.transposed, /*a_batched=*/batched,
         /*b_batched=*/batched, originOf(op), /*batch_outer=*/nullptr,
-        /*a_strides=*/nullptr, /*b_strides=*/nullptr);
+        /*a_strides=*/nullptr, /*b_strides=*/nullptr, /*bias=*/Value());
     if (layout.strided) {
       auto strides = [&](const OperandLayout &plan) {
         return rewriter.getDenseI64ArrayAttr(

@@ -114,6 +114,11 @@ void init(Context &ctx) {
         cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
   checkBlas(ctx, "cuda init", cublasCreate(&s->blas));
   checkBlas(ctx, "cuda init", cublasSetStream(s->blas, s->compute));
+  checkBlas(ctx, "cuda init", cublasLtCreate(&s->blasLt));
+  // cuBLASLt's recommended workspace for Hopper and older (32 MiB on
+  // Blackwell is a speed-up only).
+  s->ltWorkspaceBytes = size_t{4} << 20;
+  check(ctx, "cuda init", cudaMalloc(&s->ltWorkspace, s->ltWorkspaceBytes));
   check(ctx, "cuda init", cudaMalloc(&s->errors, sizeof(DeviceError)));
   check(ctx, "cuda init", cudaMemset(s->errors, 0, sizeof(DeviceError)));
 
@@ -147,6 +152,10 @@ void shutdown(Context &ctx) {
     cudaFree(s->scratch);
   cudaFree(s->errors);
   cublasDestroy(s->blas);
+  if (s->blasLt)
+    cublasLtDestroy(s->blasLt);
+  if (s->ltWorkspace)
+    cudaFree(s->ltWorkspace);
   for (cudaEvent_t event : s->copies)
     if (event)
       cudaEventDestroy(event);

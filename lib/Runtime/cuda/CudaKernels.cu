@@ -4,9 +4,9 @@
 // thread accumulates a fixed, strided subset in double and the block
 // combines the partial results in a fixed tree, so a result never depends
 // on scheduling. gemm is cuBLAS (f32 accumulation, no TF32; bf16
-// operands for --precision bf16). Index and label checks
-// happen on the device: the first bad value is recorded in the
-// DeviceError that synchronize() reports.
+// operands for --precision bf16); gemmBias is cuBLASLt's bias epilogue.
+// Index and label checks happen on the device: the first bad value is
+// recorded in the DeviceError that synchronize() reports.
 //
 //===----------------------------------------------------------------------===//
 
@@ -370,6 +370,71 @@ void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
   gemmStridedImpl(ctx, transA, transB, 1, batch, m, n, k, a, 0, strideA,
                   transA ? m : k, b, 0, strideB, transB ? k : n, c, 0,
                   strideC, n);
+}
+
+namespace {
+
+/// fail() with cuBLASLt's text unless `status` is success.
+void checkLt(Context &ctx, cublasStatus_t status) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(ctx, "gemm",
+         (std::string("cuBLASLt: ") + cublasLtGetStatusString(status)).c_str());
+}
+
+} // namespace
+
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const float *a, const float *b, const float *bias,
+              float *c) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "gemm", {m, n, k});
+  if (m == 0 || n == 0)
+    return;
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    fail(ctx, "gemm", "a dimension exceeds the cuBLAS limit (int)");
+  if (k == 0) { // an empty sum: every row is the bias
+    for (int64_t r = 0; r < m; ++r)
+      check(ctx, "gemm",
+            cudaMemcpyAsync(c + r * n, bias,
+                            static_cast<size_t>(n) * sizeof(float),
+                            cudaMemcpyDeviceToDevice, s.compute));
+    return;
+  }
+  // As in gemmStridedImpl, row-major C = op(A) op(B) is column-major
+  // C^T (n x m) = op(B)^T op(A)^T: B is cuBLASLt's first operand. The
+  // bias epilogue adds a vector of D's rows (here C^T's n) to every
+  // column, which is every row of the row-major C.
+  cublasLtMatmulDesc_t desc = nullptr;
+  checkLt(ctx, cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void *value,
+                 size_t bytes) {
+    checkLt(ctx, cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst));
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond));
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  // Column-major layouts of the stored (row-major) buffers.
+  auto layout = [&](int64_t rows, int64_t cols) {
+    cublasLtMatrixLayout_t l = nullptr;
+    checkLt(ctx, cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, rows));
+    return l;
+  };
+  cublasLtMatrixLayout_t first = transB ? layout(k, n) : layout(n, k);
+  cublasLtMatrixLayout_t second = transA ? layout(m, k) : layout(k, m);
+  cublasLtMatrixLayout_t out = layout(n, m);
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t status = cublasLtMatmul(
+      s.blasLt, desc, &one, b, first, a, second, &zero, c, out, c, out,
+      /*algo=*/nullptr, s.ltWorkspace, s.ltWorkspaceBytes, s.compute);
+  cublasLtMatrixLayoutDestroy(first);
+  cublasLtMatrixLayoutDestroy(second);
+  cublasLtMatrixLayoutDestroy(out);
+  cublasLtMatmulDescDestroy(desc);
+  checkLt(ctx, status);
 }
 
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,

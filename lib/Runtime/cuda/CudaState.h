@@ -9,6 +9,7 @@
 
 #include "../RuntimeImpl.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -69,6 +70,10 @@ struct CudaState {
   bool hostPoolPinned = false;
   std::vector<cudaEvent_t> copies;
   cublasHandle_t blas = nullptr;
+  /// cuBLASLt, for gemms with an epilogue (gemmBias), and its workspace.
+  cublasLtHandle_t blasLt = nullptr;
+  void *ltWorkspace = nullptr;
+  size_t ltWorkspaceBytes = 0;
   ncclComm_t nccl = nullptr;
   /// NCCL communicators of the dp, tp and pp groups (index: Group), created
   /// on their first use from the runtime's MPI groups; [0] stays null (the

@@ -106,6 +106,13 @@ void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
             strideC);
 }
 
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const float *a, const float *b, const float *bias,
+              float *c) {
+  state(ctx);
+  cpu::gemmBias(transA, transB, m, n, k, a, b, bias, c);
+}
+
 void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  int64_t inner, int64_t m, int64_t n, int64_t k,
                  const float *a, int64_t aOuter, int64_t aInner, int64_t lda,

@@ -41,6 +41,16 @@ LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
            << inner * m * n << ", " << m * n << ", " << n << ");\n";
     return success();
   }
+  if (Value bias = gemm.getBias()) {
+    // The bias epilogue (loom-fuse-gemm-bias): one f32 matrix.
+    line() << libraryCall("gemmBias", false)
+           << (gemm.getTransA() ? "true" : "false") << ", "
+           << (gemm.getTransB() ? "true" : "false") << ", " << m << ", " << n
+           << ", " << k << ", " << name(gemm.getA()) << ", "
+           << name(gemm.getB()) << ", " << name(bias) << ", "
+           << name(gemm.getC()) << ");\n";
+    return success();
+  }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
          << ", " << (gemm.getTransB() ? "true" : "false") << ", "
          << gemm.getBatch() << ", " << m << ", " << n << ", " << k << ", "

@@ -33,3 +33,21 @@ func.func @gemm_mixed_types(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %c: memr
   loomrt.gemm ins(%a, %b : memref<2x3xbf16>, memref<3x4xbf16>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
+
+// -----
+
+// A bias epilogue is for one plain f32 matrix.
+func.func @gemm_bias_batched(%a: memref<2x2x3xf32>, %b: memref<3x4xf32>, %bias: memref<4xf32>, %c: memref<2x2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op takes a bias only in the plain form of one f32 matrix (batch 1, no strides)}}
+  loomrt.gemm ins(%a, %b : memref<2x2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x2x4xf32>) {a_batched = true, b_batched = false, batch = 2 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// The bias holds one value per output column.
+func.func @gemm_bias_size(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memref<2xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op bias 'memref<2xf32>' must hold n = 4 elements}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<2xf32>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}

@@ -222,6 +222,16 @@ LogicalResult GemmOp::verify() {
            << " elements";
   auto outer = getBatchOuterAttr();
   auto aStrides = getAStridesAttr(), bStrides = getBStridesAttr();
+  if (Value bias = getBias()) {
+    auto type = cast<MemRefType>(bias.getType());
+    if (outer || aStrides || bStrides || batch != 1 ||
+        !c.getElementType().isF32())
+      return emitOpError("takes a bias only in the plain form of one f32 "
+                         "matrix (batch 1, no strides)");
+    if (type.getRank() != 1 || type.getDimSize(0) != n)
+      return emitOpError("bias ") << type << " must hold n = " << n
+                                  << " elements";
+  }
   if (!outer && !aStrides && !bStrides)
     return success();
   if (!outer || !aStrides || !bStrides)

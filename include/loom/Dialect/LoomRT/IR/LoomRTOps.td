@@ -251,6 +251,12 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
 
     `a`, `b` and `c` share one element type: f32, or bf16 (the products
     accumulate in f32 and `c` is rounded once).
+
+    With `bias` (an epilogue, `loom-fuse-gemm-bias`): `c[i][j] = (a b)[i][j]
+    + bias[j]`, the bias added to every row as the product is written
+    (cuBLASLt's bias epilogue on GPUs; BLAS with beta = 1 over rows of the
+    bias on CPUs). Only the plain form of one f32 matrix takes one; `bias`
+    is f32 with `n` elements.
   }];
   let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$a, Arg<LoomRT_GemmBuffer, "", [MemRead]>:$b,
                        Arg<LoomRT_GemmBuffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
@@ -259,9 +265,12 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
                        BoolAttr:$b_batched, StrAttr:$origin,
                        OptionalAttr<I64Attr>:$batch_outer,
                        OptionalAttr<DenseI64ArrayAttr>:$a_strides,
-                       OptionalAttr<DenseI64ArrayAttr>:$b_strides);
+                       OptionalAttr<DenseI64ArrayAttr>:$b_strides,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias);
   let assemblyFormat = [{
-    `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)` `outs` `(` $c `:` type($c) `)` attr-dict
+    `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $c `:` type($c) `)` attr-dict
   }];
   let hasVerifier = 1;
 }

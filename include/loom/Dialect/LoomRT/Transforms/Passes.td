@@ -289,6 +289,49 @@ def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
   }];
 }
 
+def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
+  let summary = "Add a linear layer's bias as its gemm writes the product";
+  let description = [{
+    A linear layer's `x w + b` lowers to a `loomrt.gemm` into a buffer and a
+    `loomrt.kernel` that adds `b` broadcast over the rows. When that kernel
+    is the product's only reader, this pass gives the gemm the bias as an
+    epilogue (cuBLASLt's `CUBLASLT_EPILOGUE_BIAS`; on CPUs BLAS with
+    beta = 1 over rows of the bias) writing the kernel's output, and
+    removes the kernel and the product's buffer: one pass over the
+    activation and one buffer fewer per layer.
+
+    It fuses when all of these hold:
+    * the gemm is the plain form of one f32 matrix (`batch` 1);
+    * its output `c` is a `loomrt.alloc` that only the kernel reads, at
+      the element it writes (no strides of its own), with the kernel's
+      loop shape;
+    * the kernel's body is one `arith.addf` of its two inputs; the other
+      input is a 1-D f32 buffer of the gemm's `n` elements read with
+      strides `[0, ..., 0, 1]`; its output is a `loomrt.alloc`;
+    * no op between the gemm and the kernel writes a buffer the gemm
+      reads, the bias, or the kernel's output (the fused gemm runs where
+      the kernel was).
+
+    ```mlir
+    loomrt.gemm ins(%x, %w : ...) outs(%p : memref<32x256xf32>) {...}
+    loomrt.kernel ins(%p, %b : memref<32x256xf32>, memref<256xf32>)
+        outs(%y : memref<32x256xf32>)
+        attributes {in_strides = [array<i64: 256, 1>, array<i64: 0, 1>]} {
+    ^bb0(%u: f32, %v: f32):
+      %s = arith.addf %u, %v : f32
+      loomrt.yield %s : f32
+    }
+    // becomes
+    loomrt.gemm ins(%x, %w : ...) bias(%b : memref<256xf32>)
+        outs(%y : memref<32x256xf32>) {...}
+    ```
+    Under tensor parallelism a row-parallel layer adds its bias after the
+    all-reduce, so its gemm keeps its own buffer; a bf16 product
+    (`--precision bf16`) keeps its kernel too (the add widens it). Run it
+    right after `convert-loom-to-loomrt`.
+  }];
+}
+
 def LoomInPlaceUpdates : Pass<"loom-in-place-updates", "ModuleOp"> {
   let summary = "Update parameters and optimizer state in their own buffers";
   let description = [{

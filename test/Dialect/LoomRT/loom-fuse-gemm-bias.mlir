@@ -1,0 +1,152 @@
+// RUN: loom-opt %s -allow-unregistered-dialect -loom-fuse-gemm-bias -split-input-file \
+// RUN:   | FileCheck %s
+
+// A linear layer: the bias add is the product's only reader, so the gemm
+// adds the bias and writes the add's output; the product's buffer and the
+// kernel are gone.
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT: loomrt.kernel
+// CHECK: %[[Y:.*]] = loomrt.alloc
+// CHECK-NEXT: loomrt.gemm ins(%arg0, %arg1 : memref<4x3xf32>, memref<3x5xf32>) bias(%arg2 : memref<5xf32>) outs(%[[Y]] : memref<4x5xf32>)
+// CHECK-SAME: origin = "dot_general+add"
+// CHECK-NOT: loomrt.alloc
+// CHECK-NOT: loomrt.kernel
+// CHECK: return
+func.func @linear(%x: memref<4x3xf32>, %w: memref<3x5xf32>, %b: memref<5xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x5xf32>) outs(%p : memref<4x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.kernel ins(%p, %b : memref<4x5xf32>, memref<5xf32>) outs(%y : memref<4x5xf32>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<4x5xf32>) -> ()
+  return
+}
+
+// -----
+
+// The bias first, a [batch, seq, features] product (rows are batch x seq),
+// and a transposed weight.
+// CHECK-LABEL: func.func @bias_first_3d
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<2x3x4xf32>, memref<5x4xf32>) bias(%arg2 : memref<5xf32>) outs(%{{.*}} : memref<2x3x5xf32>)
+// CHECK-SAME: trans_b = true
+// CHECK-NOT: loomrt.kernel
+func.func @bias_first_3d(%x: memref<2x3x4xf32>, %w: memref<5x4xf32>, %b: memref<5xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<2x3x5xf32>
+  loomrt.gemm ins(%x, %w : memref<2x3x4xf32>, memref<5x4xf32>) outs(%p : memref<2x3x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 4 : i64, m = 6 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  %y = loomrt.alloc {category = "activation"} : memref<2x3x5xf32>
+  loomrt.kernel ins(%b, %p : memref<5xf32>, memref<2x3x5xf32>) outs(%y : memref<2x3x5xf32>) attributes {in_strides = [array<i64: 0, 0, 1>, array<i64: 15, 5, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<2x3x5xf32>) -> ()
+  return
+}
+
+// -----
+
+// The backward pass reads the product too: it keeps its buffer.
+// CHECK-LABEL: func.func @product_read_again
+// CHECK-NOT: bias(
+// CHECK: loomrt.kernel
+func.func @product_read_again(%x: memref<4x3xf32>, %w: memref<3x5xf32>, %b: memref<5xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x5xf32>) outs(%p : memref<4x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.kernel ins(%p, %b : memref<4x5xf32>, memref<5xf32>) outs(%y : memref<4x5xf32>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%p, %y) : (memref<4x5xf32>, memref<4x5xf32>) -> ()
+  return
+}
+
+// -----
+
+// Not an add of a row bias: a product (mulf), and a per-row vector
+// (strides [1, 0]).
+// CHECK-LABEL: func.func @not_a_bias_add
+// CHECK-NOT: bias(
+// CHECK: arith.mulf
+// CHECK-NOT: bias(
+// CHECK: arith.addf
+func.func @not_a_bias_add(%x: memref<4x3xf32>, %w: memref<3x4xf32>, %b: memref<4xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x4xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x4xf32>) outs(%p : memref<4x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 4 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x4xf32>
+  loomrt.kernel ins(%p, %b : memref<4x4xf32>, memref<4xf32>) outs(%y : memref<4x4xf32>) attributes {in_strides = [array<i64: 4, 1>, array<i64: 0, 1>], origin = "mul"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.mulf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  %q = loomrt.alloc {category = "activation"} : memref<4x4xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x4xf32>) outs(%q : memref<4x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 4 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %z = loomrt.alloc {category = "activation"} : memref<4x4xf32>
+  loomrt.kernel ins(%q, %b : memref<4x4xf32>, memref<4xf32>) outs(%z : memref<4x4xf32>) attributes {in_strides = [array<i64: 4, 1>, array<i64: 1, 0>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y, %z) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// The bias is written between the gemm and the add (the add must see the
+// new value, which the gemm's position would not): no fusion.
+// CHECK-LABEL: func.func @bias_written_between
+// CHECK-NOT: bias(
+// CHECK: origin = "add"
+func.func @bias_written_between(%x: memref<4x3xf32>, %w: memref<3x5xf32>, %b: memref<5xf32>, %c: memref<5xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x5xf32>) outs(%p : memref<4x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %bias = loomrt.alloc {category = "activation"} : memref<5xf32>
+  loomrt.kernel ins(%c : memref<5xf32>) outs(%bias : memref<5xf32>) attributes {origin = "copy"} {
+  ^bb0(%u: f32):
+    loomrt.yield %u : f32
+  }
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.kernel ins(%p, %bias : memref<4x5xf32>, memref<5xf32>) outs(%y : memref<4x5xf32>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<4x5xf32>) -> ()
+  return
+}
+
+// -----
+
+// A batched product (a bias per matrix would need a batch stride) and a
+// bf16 one (its add widens the product) keep their kernels.
+// CHECK-LABEL: func.func @batched_and_bf16
+// CHECK-NOT: bias(
+// CHECK: origin = "add"
+// CHECK-NOT: bias(
+// CHECK: origin = "add"
+func.func @batched_and_bf16(%x: memref<2x4x3xf32>, %w: memref<3x5xf32>, %b: memref<5xf32>,
+                            %xh: memref<4x3xbf16>, %wh: memref<3x5xbf16>, %bh: memref<5xbf16>) {
+  %p = loomrt.alloc {category = "activation"} : memref<2x4x5xf32>
+  loomrt.gemm ins(%x, %w : memref<2x4x3xf32>, memref<3x5xf32>) outs(%p : memref<2x4x5xf32>) {a_batched = true, b_batched = false, batch = 2 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<2x4x5xf32>
+  loomrt.kernel ins(%p, %b : memref<2x4x5xf32>, memref<5xf32>) outs(%y : memref<2x4x5xf32>) attributes {in_strides = [array<i64: 20, 5, 1>, array<i64: 0, 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  %q = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.gemm ins(%xh, %wh : memref<4x3xbf16>, memref<3x5xbf16>) outs(%q : memref<4x5xbf16>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %z = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.kernel ins(%q, %bh : memref<4x5xbf16>, memref<5xbf16>) outs(%z : memref<4x5xbf16>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: bf16, %v: bf16):
+    %s = arith.addf %u, %v : bf16
+    loomrt.yield %s : bf16
+  }
+  "test.use"(%y, %z) : (memref<2x4x5xf32>, memref<4x5xbf16>) -> ()
+  return
+}
