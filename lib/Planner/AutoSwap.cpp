@@ -1,10 +1,11 @@
 //===- AutoSwap.cpp - --swap auto: swap or recompute, per stage -----------===//
 //
-// Three trial compiles of the model (the diagnostics of each kept back: a
-// way that cannot fit is an expected answer, not an error): without help
+// Trial compiles of the model (the diagnostics of each kept back: a way
+// that cannot fit is an expected answer, not an error): without help
 // (which stages exceed the budget), with --swap host (each stage's swap
-// copies, priced against the compute they hide behind) and with
-// --recompute auto (each stage's recomputed flops). See AutoSwap.h.
+// copies, priced against the compute they hide behind), with --recompute
+// auto (each stage's recomputed flops), and with both at a few shares of
+// each stage's excess. See AutoSwap.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +89,16 @@ int64_t intAttr(func::FuncOp f, StringRef name) {
   return a ? a.getInt() : -1;
 }
 
+/// The flops `step`'s recomputation repeats (its loom.recompute counts).
+double recomputedFlops(func::FuncOp step) {
+  if (step)
+    if (auto counts = step->getAttrOfType<DictionaryAttr>(
+            LoomDialect::RecomputeAttrHelper::getNameStr()))
+      if (auto f = counts.getAs<IntegerAttr>("flops"))
+        return static_cast<double>(f.getInt());
+  return 0;
+}
+
 /// The step time of `o` compiled and played on `spec`; negative when it
 /// does not compile or play (the reason in `error`).
 double playedStep(ModuleOp module, const TrainingOptions &o,
@@ -141,10 +152,16 @@ std::string mlir::loom::planner::resolveAutoSwap(
   if (!unconstrained)
     return "--swap auto: the model does not compile: " + error;
   std::vector<size_t> over;
-  for (size_t k = 0; k < steps.size(); ++k)
-    if (intAttr((*unconstrained)->lookupSymbol<func::FuncOp>(steps[k]),
-                "loomrt.device_peak_bytes") > o.deviceMemory)
+  std::vector<int64_t> excess(steps.size(), 0);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    int64_t peak =
+        intAttr((*unconstrained)->lookupSymbol<func::FuncOp>(steps[k]),
+                "loomrt.device_peak_bytes");
+    if (peak > o.deviceMemory) {
       over.push_back(k);
+      excess[k] = peak - o.deviceMemory;
+    }
+  }
   decisions.clear();
   peer = PeerPricing();
   o.swap = SwapPolicy::none;
@@ -172,6 +189,33 @@ std::string mlir::loom::planner::resolveAutoSwap(
   }
   if (recomputeError.empty())
     recomputeTrial = quietTrial(module, recomputed, recomputeError);
+  auto recomputeTime = [&](func::FuncOp step) {
+    return cm.kernelTime(recomputedFlops(step), 0, /*gemm=*/true,
+                         /*launch=*/false);
+  };
+  // 4. Both: the cheapest tensors recomputed up to a share of each
+  // stage's excess, the rest swapped (loom-swap sheds what is still over).
+  // Tried even where one way alone fails: together they may fit a stage
+  // neither fits. A trial that does not fit prices no stage at that share.
+  const double shares[] = {0.25, 0.5, 0.75};
+  auto shareOf = [&](double share, size_t k) {
+    return std::max<int64_t>(
+        1, static_cast<int64_t>(share * static_cast<double>(excess[k])));
+  };
+  std::vector<std::optional<OwningOpRef<ModuleOp>>> mixTrials;
+  for (double share : shares) {
+    TrainingOptions mix = plain;
+    mix.swap = SwapPolicy::host;
+    mix.recompute = RecomputePolicy::automatic;
+    mix.stageRecompute.assign(steps.size(), RecomputePolicy::none);
+    mix.stageRecomputeBytes.assign(steps.size(), 0);
+    for (size_t k : over) {
+      mix.stageRecompute[k] = RecomputePolicy::automatic;
+      mix.stageRecomputeBytes[k] = shareOf(share, k);
+    }
+    std::string mixError;
+    mixTrials.push_back(quietTrial(module, mix, mixError));
+  }
 
   bool anySwap = false, anyRecompute = false;
   std::vector<RecomputePolicy> policies(steps.size(), RecomputePolicy::none);
@@ -182,16 +226,20 @@ std::string mlir::loom::planner::resolveAutoSwap(
     if (swapTrial)
       d.exposedSwap = exposedSwapTime(
           (*swapTrial)->lookupSymbol<func::FuncOp>(steps[k]), spec);
-    if (recomputeTrial) {
-      double flops = 0;
-      if (auto step = (*recomputeTrial)->lookupSymbol<func::FuncOp>(steps[k]))
-        if (auto counts = step->getAttrOfType<DictionaryAttr>(
-                LoomDialect::RecomputeAttrHelper::getNameStr()))
-          if (auto f = counts.getAs<IntegerAttr>("flops"))
-            flops = static_cast<double>(f.getInt());
-      d.recompute = cm.kernelTime(flops, 0, /*gemm=*/true, /*launch=*/false);
+    if (recomputeTrial)
+      d.recompute = recomputeTime(
+          (*recomputeTrial)->lookupSymbol<func::FuncOp>(steps[k]));
+    for (auto [share, trial] : llvm::zip(shares, mixTrials)) {
+      if (!trial)
+        continue;
+      auto step = (*trial)->lookupSymbol<func::FuncOp>(steps[k]);
+      double t = exposedSwapTime(step, spec) + recomputeTime(step);
+      if (d.mixed < 0 || t < d.mixed) {
+        d.mixed = t;
+        d.mixedFraction = share;
+      }
     }
-    if (d.exposedSwap < 0 && d.recompute < 0) {
+    if (d.exposedSwap < 0 && d.recompute < 0 && d.mixed < 0) {
       // Neighbours with room may still take the excess.
       if (o.mesh.pp > 1) {
         std::string peerError;
@@ -208,18 +256,28 @@ std::string mlir::loom::planner::resolveAutoSwap(
              std::to_string(o.deviceMemory) +
              " bytes neither by swapping (" + swapError +
              ") nor by recomputing (" + recomputeError +
-             "); use more pipeline stages or smaller micro-batches";
+             ") nor by both; use more pipeline stages or smaller "
+             "micro-batches";
     }
-    d.swap = d.exposedSwap >= 0 &&
-             (d.recompute < 0 || d.exposedSwap <= d.recompute);
-    if (d.swap) {
-      anySwap = true;
-    } else {
-      anyRecompute = true;
+    // The cheapest way; ties to swap, then to recompute alone.
+    using Way = StageShedding::Way;
+    std::pair<double, Way> best{-1, Way::swap};
+    for (auto [time, way] : {std::pair{d.exposedSwap, Way::swap},
+                             std::pair{d.recompute, Way::recompute},
+                             std::pair{d.mixed, Way::mixed}})
+      if (time >= 0 && (best.first < 0 || time < best.first))
+        best = {time, way};
+    d.way = best.second;
+    anySwap |= d.swaps();
+    anyRecompute |= d.recomputes();
+    if (d.way == Way::recompute) {
       policies[k] = recomputed.stageRecompute[k];
       bytes[k] = k < recomputed.stageRecomputeBytes.size()
                      ? recomputed.stageRecomputeBytes[k]
                      : 0;
+    } else if (d.way == Way::mixed) {
+      policies[k] = RecomputePolicy::automatic;
+      bytes[k] = shareOf(d.mixedFraction, k);
     }
     decisions.push_back(d);
   }
@@ -234,7 +292,7 @@ std::string mlir::loom::planner::resolveAutoSwap(
     o.stageRecomputeBytes.clear();
   }
 
-  // 4. Peer (pipelines only): the excess to neighbours with room, against
+  // 5. Peer (pipelines only): the excess to neighbours with room, against
   // the per-stage choice, both played on the spec; ties to the per-stage
   // choice, which keeps the neighbours' memory free.
   if (o.mesh.pp == 1) {

@@ -386,6 +386,47 @@ def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chos
     assert program.train(data_dir, STEPS, ranks=2) == free_losses
 
 
+def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
+    """--swap auto also mixes both ways within a stage: its cheapest
+    tensors recomputed up to a share of its excess, the rest swapped. At a
+    budget stage 0 exceeds by 40 %, recomputation alone cannot fit it, and
+    over a 0.3 GB/s host link swapping alone leaves copies exposed; the mix
+    is priced below swapping and chosen. Stage 0 then both recomputes and
+    swaps, fits, and the losses are bitwise the unconstrained run's."""
+    from test_planner import GOOD_SPEC
+    tmp, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = int(planned[0]["device_peak_bytes"] / 1.4)
+    assert planned[1]["device_peak_bytes"] < budget
+    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": 0.3,
+                                      "latency_us": 1})
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [find_tool("loomc"), str(m.save(tmp_path / "model.mlir")), "-o", str(out),
+         "--device-memory", f"{budget}B", "--swap", "auto",
+         "--cluster", str(tmp_path / "spec.json"), "--mesh", "pp=2",
+         "--microbatches", "4", "--schedule", "1f1b", "--optimizer", "adamw",
+         "--lr", "0.001", "--weights", str(tmp_path / "model.safetensors")],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    line = re.search(r"--swap auto: stage 0: recompute (\d+) % of the excess, swap the rest "
+                     r"\(swap copies ([\d.]+) ms exposed per step, recompute cannot fit, "
+                     r"both ([\d.]+) ms on tiny\)", proc.stderr)
+    assert line, proc.stderr
+    assert 0 < int(line.group(1)) < 100
+    assert float(line.group(3)) < float(line.group(2))
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["swap"] == "host" and plan["recompute_per_stage"] == ["auto", "none"], plan
+    assert plan["recompute_bytes_per_stage"][0] > 0, plan
+    peaks = stages(Program(out))
+    assert peaks[0]["device_peak_bytes"] <= budget and peaks[0]["host_peak_bytes"] > 0
+    assert peaks[1] == planned[1]
+    assert peaks[0]["recompute"]["ops"] > 0, peaks[0]
+    assert "swapOutStart" in (out / "step.cpp").read_text()
+    assert Program(out).train(data_dir, STEPS, ranks=2) == free_losses
+
+
 def copy_windows(step_cpp):
     """Per swap copy of step.cpp, in order: the ops computed between its
     start and its wait (the compute it hides behind)."""

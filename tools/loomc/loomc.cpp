@@ -179,9 +179,10 @@ cl::opt<std::string> swapPolicy(
              "CUDA targets), peer (to a neighbouring pipeline stage with "
              "room under the budget, over the pipeline link: Mbapp's "
              "balance across stages) or auto (per stage over the budget, "
-             "swap or recompute, whichever --cluster prices cheaper: the "
-             "copies' time not hidden behind compute against the "
-             "recomputed flops; under pipelines, that program against "
+             "swap, recompute, or recompute part of the excess and swap "
+             "the rest, whichever --cluster prices cheapest: the copies' "
+             "time not hidden behind compute against the recomputed "
+             "flops; under pipelines, that program against "
              "peer's, both played on --cluster). With --cluster, each host "
              "copy hides behind as many ops as the spec says it takes"),
     cl::init("none"), cl::cat(category));
@@ -752,11 +753,22 @@ int run(int argc, char **argv) {
         return s < 0 ? std::string("cannot fit")
                      : llvm::formatv("{0:f3} ms", s * 1e3).str();
       };
-      for (const planner::StageShedding &d : decisions)
-        llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": "
-                     << (d.swap ? "swap" : "recompute") << " (swap copies "
-                     << ms(d.exposedSwap) << " exposed per step, recompute "
-                     << ms(d.recompute) << " on " << spec->name << ")\n";
+      using Way = planner::StageShedding::Way;
+      for (const planner::StageShedding &d : decisions) {
+        std::string way =
+            d.way == Way::swap        ? "swap"
+            : d.way == Way::recompute ? "recompute"
+                                      : llvm::formatv("recompute {0:f0} % of "
+                                                      "the excess, swap the "
+                                                      "rest",
+                                                      d.mixedFraction * 100)
+                                            .str();
+        llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": " << way
+                     << " (swap copies " << ms(d.exposedSwap)
+                     << " exposed per step, recompute " << ms(d.recompute)
+                     << ", both " << ms(d.mixed) << " on " << spec->name
+                     << ")\n";
+      }
       if (peer.chosen)
         llvm::errs() << "loomc: --swap auto: peer instead (step "
                      << ms(peer.peerStep) << " played on " << spec->name

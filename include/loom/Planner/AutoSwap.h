@@ -1,10 +1,11 @@
 //===- AutoSwap.h - --swap auto: swap or recompute, per stage ---*- C++ -*-===//
 //
 // Mbapp's stage-aware policy: each pipeline stage over the device budget
-// sheds its excess by swapping activations to host memory or by
-// recomputing them, whichever the cluster spec prices cheaper for that
-// stage: the swap copies' time not hidden behind the compute between each
-// copy's start and its wait, against the recomputed flops. Under
+// sheds its excess by swapping activations to host memory, by
+// recomputing them, or by recomputing part and swapping the rest,
+// whichever the cluster spec prices cheapest for that stage: the swap
+// copies' time not hidden behind the compute between each copy's start
+// and its wait, plus the recomputed flops. Under
 // pipelines, sending the excess to neighbouring stages instead (peer) is
 // priced against that choice by playing both programs.
 //
@@ -32,7 +33,14 @@ struct StageShedding {
   /// Seconds per step: the swap copies' exposed time, the recomputation's
   /// time; negative when that way cannot fit the stage.
   double exposedSwap = -1, recompute = -1;
-  bool swap = false;
+  /// Both in one stage: its cheapest tensors recomputed up to
+  /// `mixedFraction` of its excess, the rest swapped; `mixed` is the
+  /// seconds per step of both (the best fraction tried; negative when no
+  /// mix fits).
+  double mixed = -1, mixedFraction = 0;
+  enum class Way { swap, recompute, mixed } way = Way::swap;
+  bool swaps() const { return way != Way::recompute; }
+  bool recomputes() const { return way != Way::swap; }
 };
 
 /// What --swap auto priced for the other way under pipelines: sending each
@@ -51,12 +59,15 @@ struct PeerPricing {
 
 /// Resolves `options.swap == automatic` (needs `options.deviceMemory`):
 /// trial compiles (their diagnostics kept back) give each stage's device
-/// peak unconstrained, the swap copies `--swap host` would make, and the
-/// recomputation `--recompute auto` would choose; each stage over the
-/// budget takes the cheaper on `spec` (ties to swap, which computes
-/// nothing twice). Sets `options.swap` (host when a stage swaps, else
-/// none) and `options.recompute`/`stageRecompute`/`stageRecomputeBytes`
-/// (the recomputing stages' choices); fills `decisions`. Under pipelines
+/// peak unconstrained, the swap copies `--swap host` would make, the
+/// recomputation `--recompute auto` would choose, and mixes of both (the
+/// cheapest tensors recomputed up to a fraction of the stage's excess,
+/// the rest swapped: what the link hides is swapped, the remainder
+/// recomputed); each stage over the budget takes the cheapest on `spec`
+/// (ties to swap, which computes nothing twice, then to recompute). Sets
+/// `options.swap` (host when a stage swaps, else none) and
+/// `options.recompute`/`stageRecompute`/`stageRecomputeBytes` (the
+/// recomputing stages' choices); fills `decisions`. Under pipelines
 /// the program those choices make is played against the one `--swap peer`
 /// makes, and the faster wins (`peer`; then `options.swap` is peer and
 /// nothing is recomputed). Returns the error when a stage fits no way.
