@@ -2,7 +2,7 @@
 """Benchmark: the planner's predictions against published throughput, its
 plans against Megatron's default recipe, and its search time.
 
-1. Published results. Table 1 of Narayanan et al., "Efficient Large-Scale
+1. Published results. (a) Table 1 of Narayanan et al., "Efficient Large-Scale
    Language Model Training on GPU Clusters Using Megatron-LM" (SC21,
    arXiv 2104.04473): GPT models of 1.7B to 1008B parameters (sequence
    2048, vocabulary 51,200, mixed precision, activation recomputation) on
@@ -16,7 +16,11 @@ plans against Megatron's default recipe, and its search time.
    typicals, not fitted to these rows); loom-plan evaluates each row's
    mesh with full recomputation and 1F1B and searches only the
    micro-batch size (1, 2, 4, 8). Megatron ran the interleaved 1F1B
-   schedule, which Loom does not have.
+   schedule, which Loom does not have. (b) The MT-NLG 530B training
+   runs of Smith et al. (arXiv 2201.11990, Sec. 2.4): seconds per
+   iteration at 280, 350 and 420 DGX A100 servers (tp 8, pp 35, global
+   batch 1920), against loom-plan's predicted step time on the same
+   spec, mesh and options.
 2. Plan quality: GPT h2048 L24 (16 heads, sequence 2048, vocabulary
    51,200, bf16) on 32 RTX 3090s over PCIe (rtx3090-pcie) and 32 RTX
    4090s (rtx4090), global batch 512: the searched plan against
@@ -63,6 +67,16 @@ MEGATRON_TABLE_1 = [
 ]
 SEQ, VOCAB = 2048, 51200
 SIZES = "1,2,4,8"
+
+# Smith et al., "Using DeepSpeed and Megatron to Train Megatron-Turing NLG
+# 530B" (arXiv 2201.11990), Sec. 2.4: the 530B model (105 layers, hidden
+# 20480, 128 heads, sequence 2048, vocabulary 50,272) with 8-way tensor
+# and 35-way pipeline parallelism and a global batch of 1920, on 280, 350
+# and 420 DGX A100 servers of Selene: seconds per iteration, and the
+# teraFLOP/s per GPU the paper gives for them.
+MT_NLG = dict(layers=105, hidden=20480, heads=128, vocab=50272, tp=8, pp=35,
+              batch=1920)
+MT_NLG_ROWS = [(280, 60.1, 126), (350, 50.2, 121), (420, 44.4, 113)]
 
 
 def loom_plan(binary, *args):
@@ -116,6 +130,42 @@ def published_rows(binary, tmp, rows):
               f"{report['plan_summary']:<36} {step:>8.2f} "
               f"{report['memory_per_device_bytes'] / 2**30:>8.1f} {predicted:>9.1f} "
               f"{published:>9} {100 * err:>+6.1f}%{note}")
+    if errors:
+        within = sum(abs(e) <= 0.20 for e in errors)
+        print(f"   mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
+              f"max |error| {100 * max(map(abs, errors)):.1f} %, "
+              f"{within}/{len(errors)} rows within 20 %")
+
+
+def mt_nlg_rows(binary, tmp):
+    print("\n1b. MT-NLG 530B (Smith et al. 2022, Sec. 2.4) on dgx-a100: tp 8, "
+          "pp 35, global batch 1920 (full recompute, 1F1B; micro-batch searched)")
+    print(f"{'nodes':>6} {'GPUs':>5} {'dp':>3}  {'loom-plan plan':<36} "
+          f"{'predicted s':>11} {'published s':>11} {'error':>7}")
+    c = MT_NLG
+    model = gpt_file(tmp, c["layers"], c["hidden"], c["heads"], vocab=c["vocab"])
+    errors = []
+    for nodes, published, _ in MT_NLG_ROWS:
+        gpus = 8 * nodes
+        dp = gpus // (c["tp"] * c["pp"])
+        args = [model, "--cluster", "dgx-a100",
+                "--mesh", f"dp={dp},tp={c['tp']},pp={c['pp']}",
+                "--global-batch", c["batch"], "--recompute", "full",
+                "--schedule", "1f1b", "--overlap-split", 1,
+                "--micro-batch-sizes", SIZES]
+        report, error = loom_plan(binary, *args)
+        note = ""
+        if report is None:
+            report, error = loom_plan(binary, *args, "--ignore-memory")
+            note = " (over memory in Loom's model)"
+        if report is None:
+            print(f"{nodes:>6}  error: {error}")
+            continue
+        step = report["step_time_s"]
+        err = (step - published) / published
+        errors.append(err)
+        print(f"{nodes:>6} {gpus:>5} {dp:>3}  {report['plan_summary']:<36} "
+              f"{step:>11.1f} {published:>11.1f} {100 * err:>+6.1f}%{note}")
     if errors:
         within = sum(abs(e) <= 0.20 for e in errors)
         print(f"   mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
@@ -183,6 +233,7 @@ def main():
             else range(len(MEGATRON_TABLE_1)))
     with tempfile.TemporaryDirectory() as tmp:
         published_rows(args.loom_plan, tmp, rows)
+        mt_nlg_rows(args.loom_plan, tmp)
         plan_quality(args.loom_plan, tmp)
         speed(args.loom_plan, tmp)
 
