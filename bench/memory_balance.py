@@ -17,6 +17,8 @@ are compared with the unconstrained run:
   peer      --device-memory B --swap peer: activations of a stage over
             the budget go to a neighbouring stage with room, over the
             pipeline link (Mbapp's balance)
+  balance   --device-memory B --swap balance: peer first, then what no
+            neighbour can take to the host pool (rate-limited as swap)
   recompute --device-memory B --recompute auto
   auto      --device-memory B --swap auto on this machine's spec
             (`loom-plan calibrate`, its host_link set to --host-link):
@@ -139,6 +141,12 @@ def main():
     except loom.LoomError as e:
         lines = str(e).strip().splitlines()
         print(f"  peer: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
+    try:
+        balance = micro.compile(outdir=work / "balance", microbatches=args.microbatches,
+                                device_memory=budget, swap="balance", **options)
+        results["balance"] = report("balance", balance, ["--host-link", args.host_link])
+    except loom.LoomError as e:
+        print(f"  balance: {str(e).strip().splitlines()[-1]}")
     try:
         recompute = micro.compile(outdir=work / "recompute", microbatches=args.microbatches,
                                   device_memory=budget, recompute="auto", **options)

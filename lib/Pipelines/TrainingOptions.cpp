@@ -74,12 +74,12 @@ std::string mlir::loom::verifyTrainingOptions(const TrainingOptions &o) {
   if (o.deviceMemory < 0)
     return "--device-memory must be >= 0 (0: unbounded), got " +
            std::to_string(o.deviceMemory);
-  if (o.swap == SwapPolicy::peer && o.mesh.pp < 2)
-    return "--swap peer sends activations to a neighbouring pipeline stage: "
-           "it needs --mesh pp=N with N >= 2 (without stages, use --swap "
-           "host)";
-  if ((o.swap == SwapPolicy::host || o.swap == SwapPolicy::peer ||
-       o.swap == SwapPolicy::automatic) &&
+  if ((o.swap == SwapPolicy::peer || o.swap == SwapPolicy::balance) &&
+      o.mesh.pp < 2)
+    return std::string("--swap ") + stringifySwapPolicy(o.swap).str() +
+           " sends activations to a neighbouring pipeline stage: it needs "
+           "--mesh pp=N with N >= 2 (without stages, use --swap host)";
+  if (o.swap != SwapPolicy::none &&
       o.deviceMemory == 0)
     return std::string("--swap ") + stringifySwapPolicy(o.swap).str() +
            " sheds activations to fit a device budget: give --device-memory "

@@ -164,10 +164,12 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(mlir::loomrt::createLoomCommSchedule());
   // Parameters and optimizer state updated in their own buffers.
   pm.addPass(mlir::loomrt::createLoomInPlaceUpdates());
-  if (o.swap == SwapPolicy::host || o.swap == SwapPolicy::peer) {
+  if (o.swap == SwapPolicy::host || o.swap == SwapPolicy::peer ||
+      o.swap == SwapPolicy::balance) {
     mlir::loomrt::LoomSwapOptions swap;
     swap.deviceMemory = o.deviceMemory;
-    swap.peer = o.swap == SwapPolicy::peer;
+    swap.peer = o.swap == SwapPolicy::peer || o.swap == SwapPolicy::balance;
+    swap.hostFallback = o.swap == SwapPolicy::balance;
     swap.hostLink = o.swapTiming.hostLink;
     swap.gemmFlops = o.swapTiming.gemmFlops;
     swap.memoryBandwidth = o.swapTiming.memoryBandwidth;
@@ -452,14 +454,17 @@ struct TrainingPipelineOptions
       llvm::cl::init(0)};
   Option<SwapPolicy> swap{
       *this, "swap",
-      llvm::cl::desc("Activation offload (none, host or peer)"),
+      llvm::cl::desc("Activation offload (none, host, peer or balance)"),
       llvm::cl::init(SwapPolicy::none),
       llvm::cl::values(clEnumValN(SwapPolicy::none, "none", "no offload"),
                        clEnumValN(SwapPolicy::host, "host",
                                   "to a host pool (loom-swap)"),
                        clEnumValN(SwapPolicy::peer, "peer",
                                   "to a neighbouring pipeline stage "
-                                  "(loom-swap peer)"))};
+                                  "(loom-swap peer)"),
+                       clEnumValN(SwapPolicy::balance, "balance",
+                                  "to neighbouring stages with room, the "
+                                  "rest to the host pool"))};
   Option<double> swapHostLink{
       *this, "swap-host-link",
       llvm::cl::desc("loom-swap's host-link (bytes/s; with the rates "

@@ -60,6 +60,10 @@
 // SWAPBUDGET: loomc: error: --swap host sheds activations to fit a device budget: give --device-memory BYTES
 // RUN: not loomc %s -o %t.err --swap peer --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPPEER
 // SWAPPEER: loomc: error: --swap peer sends activations to a neighbouring pipeline stage: it needs --mesh pp=N with N >= 2 (without stages, use --swap host)
+// RUN: not loomc %s -o %t.err --swap balance --device-memory 1GiB 2>&1 | FileCheck %s --check-prefix=SWAPBALANCE
+// SWAPBALANCE: loomc: error: --swap balance sends activations to a neighbouring pipeline stage: it needs --mesh pp=N with N >= 2 (without stages, use --swap host)
+// RUN: not loomc %s -o %t.err --swap balance --mesh pp=2 2>&1 | FileCheck %s --check-prefix=BALANCEBUDGET
+// BALANCEBUDGET: loomc: error: --swap balance sheds activations to fit a device budget: give --device-memory BYTES
 // --play times the compiled step on a cluster: it needs one, and a name
 // that is no bundled spec is an error listing them. With one, play.json
 // says which and gives the step time and each stage's busy time and the

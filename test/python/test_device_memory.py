@@ -354,6 +354,40 @@ def test_swap_peer_without_room_on_the_neighbour_is_an_error(gpt, free):
                      message), message
 
 
+def test_swap_balance_fills_the_neighbour_then_the_host(gpt, free):
+    """--swap balance (Mbapp): at the budget that stage 1 cannot hold all
+    of stage 0's excess under (where --swap peer fails), stage 0 sends
+    stage 1 what fits and offloads the rest to the host pool: both stages
+    fit, stage 1's peak rises towards the budget, the stages' peaks end
+    closer together than with --swap host, plan and counters agree, and
+    the losses are bitwise the unconstrained run's."""
+    tmp, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = stage0_budget(planned)
+    program = m.compile(outdir=tmp / "balance", device_memory=budget, swap="balance",
+                        **OPTIONS)
+    moved = stages(program)
+    assert all(s["device_peak_bytes"] <= budget for s in moved.values()), moved
+    assert moved[1]["device_peak_bytes"] > planned[1]["device_peak_bytes"], moved
+    assert moved[0]["host_peak_bytes"] > 0 and moved[1]["host_peak_bytes"] == 0, moved
+    step = (program.outdir / "step.cpp").read_text()
+    assert "swapOutStart" in step and "sendStart" in step
+    host = stages(m.compile(outdir=tmp / "balance-host", device_memory=budget,
+                            swap="host", emit_only=True, **OPTIONS))
+
+    def balance(peaks):
+        return max(s["device_peak_bytes"] for s in peaks.values()) / \
+            min(s["device_peak_bytes"] for s in peaks.values())
+    assert balance(moved) < balance(host), (moved, host)
+    got = program.train(data_dir, STEPS, ranks=2, extra_args=[
+        "--memory-counters", str(tmp / "balance-{rank}.json")])
+    assert got == free_losses
+    for rank in range(2):
+        measured = counters(tmp / f"balance-{rank}.json")
+        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
+        assert measured["host_peak_bytes"] == moved[rank]["host_peak_bytes"]
+
+
 @pytest.mark.parametrize("link,chosen", [(1e-6, "recompute"), (1e4, "swap")])
 def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chosen,
                                                           tmp_path):

@@ -40,6 +40,12 @@
 // RUN: not loom-opt %s -loom-swap="device-memory=190 prefetch-distance=1 peer=true" \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOROOM
 // NOROOM: error: loom-swap: stage 0 (@stage0) still needs 512 bytes of device memory at its peak (512 before swapping), over the --device-memory budget of 190 bytes, after sending to its neighbours 0 activation buffer(s) of 0 bytes: no neighbouring stage has room for the next activation (64 bytes) under the budget, nor can make it by passing its own on
+// With host-fallback (--swap balance) the activation stage 1 has no room
+// for goes to the host pool instead: it moves, and stage 0 is left at 448
+// as with the budget of 200.
+// RUN: not loom-opt %s -loom-swap="device-memory=190 prefetch-distance=1 peer=true host-fallback=true" \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=FALLBACK
+// FALLBACK: error: loom-swap: stage 0 (@stage0) still needs 448 bytes of device memory at its peak (512 before swapping), over the --device-memory budget of 190 bytes, after sending to its neighbours or offloading 1 activation buffer(s) of 64 bytes: no activation live at the peak is left to offload
 // A module without stages has no neighbours.
 // RUN: sed -e '/^func.func @stage1/,$d' %s | not loom-opt -loom-swap="device-memory=450 peer=true" \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALONE

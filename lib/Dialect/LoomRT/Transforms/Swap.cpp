@@ -557,26 +557,29 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
                    "micro-batches, or a larger budget";
   }
 
+  /// The route to the host pool (a swap_out into a buffer of category
+  /// "swap", a swap_in back).
+  static std::optional<Route> toHost(const Candidate &, const Placement &,
+                                     ArrayRef<Operation *>, std::string &) {
+    auto host = std::make_shared<Value>();
+    return Route{
+        [host](OpBuilder &b, Location loc, Value buffer) -> Value {
+          *host = AllocOp::create(b, loc, buffer.getType(),
+                                  b.getStringAttr("swap"), IntegerAttr())
+                      .getBuffer();
+          return SwapOutOp::create(b, loc, HandleType::get(b.getContext()),
+                                   buffer, *host)
+              .getHandle();
+        },
+        [host](OpBuilder &b, Location loc, Value fresh) -> Value {
+          return SwapInOp::create(b, loc, HandleType::get(b.getContext()),
+                                  *host, fresh)
+              .getHandle();
+        }};
+  }
+
   /// Fits `func` by offloading activations to the host pool.
   LogicalResult fit(func::FuncOp func) {
-    auto toHost = [](const Candidate &, const Placement &,
-                     ArrayRef<Operation *>, std::string &) {
-      auto host = std::make_shared<Value>();
-      return std::optional<Route>(Route{
-          [host](OpBuilder &b, Location loc, Value buffer) -> Value {
-            *host = AllocOp::create(b, loc, buffer.getType(),
-                                    b.getStringAttr("swap"), IntegerAttr())
-                        .getBuffer();
-            return SwapOutOp::create(b, loc, HandleType::get(b.getContext()),
-                                     buffer, *host)
-                .getHandle();
-          },
-          [host](OpBuilder &b, Location loc, Value fresh) -> Value {
-            return SwapInOp::create(b, loc, HandleType::get(b.getContext()),
-                                    *host, fresh)
-                .getHandle();
-          }});
-    };
     return fitWith(func, "offloading", toHost);
   }
 
@@ -592,11 +595,14 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     auto toNeighbour = [&](const Candidate &best, const Placement &p,
                            ArrayRef<Operation *> ops,
                            std::string &why) -> std::optional<Route> {
-      // The neighbours away from `from`, the one with the most room first.
+      // The neighbours away from `from`, the one with the most room first;
+      // with the host to fall back on, only the next stage (under 1F1B the
+      // later stages hold fewer micro-batches).
       SmallVector<std::pair<int64_t, int64_t>> neighbours; // room, stage
       for (int64_t n : {k - 1, k + 1})
         if (n >= 0 && n < static_cast<int64_t>(stages.size()) && n != from &&
-            (from < 0 || (n - k) * (k - from) > 0))
+            (from < 0 || (n - k) * (k - from) > 0) &&
+            (!hostFallback || n > k))
           neighbours.push_back(
               {static_cast<int64_t>(deviceMemory) -
                    analyzeFunctionMemory(stages[n], alignment)
@@ -613,6 +619,19 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
             "on";
       return std::nullopt;
     };
+    // --swap balance: at the top level, what no neighbour takes goes to
+    // the host pool.
+    auto toNeighbourOrHost = [&](const Candidate &best, const Placement &p,
+                                 ArrayRef<Operation *> ops,
+                                 std::string &why) -> std::optional<Route> {
+      if (std::optional<Route> route = toNeighbour(best, p, ops, why))
+        return route;
+      why.clear(); // it goes after all
+      return toHost(best, p, ops, why);
+    };
+    if (hostFallback && from < 0)
+      return fitWith(func, "sending to its neighbours or offloading",
+                     toNeighbourOrHost);
     return fitWith(func, "sending to its neighbours", toNeighbour,
                    /*quiet=*/from >= 0);
   }
@@ -669,9 +688,11 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
     b.setInsertionPoint(nOps[places->sendBackWait]);
     WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
+    // With the host to fall back on, a neighbour takes only what it has
+    // room for: no passing on.
     if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
             deviceMemory &&
-        failed(fitPeer(stages, target, /*from=*/k))) {
+        (hostFallback || failed(fitPeer(stages, target, /*from=*/k)))) {
       for (Operation *op : {backWait.getOperation(), back.getOperation(),
                             inWait.getOperation(), in.getOperation(),
                             stash.getOperation()})

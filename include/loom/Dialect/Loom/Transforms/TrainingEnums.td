@@ -61,7 +61,8 @@ def Loom_RecomputePolicy : I32EnumAttr<"RecomputePolicy",
 def Loom_SwapPolicy : I32EnumAttr<"SwapPolicy",
     "where activations are offloaded when a stage runs out of memory", [
       I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"host", 1>,
-      I32EnumAttrCase<"peer", 2>, I32EnumAttrCase<"automatic", 3, "auto">]> {
+      I32EnumAttrCase<"peer", 2>, I32EnumAttrCase<"automatic", 3, "auto">,
+      I32EnumAttrCase<"balance", 4>]> {
   let cppNamespace = "::mlir::loom";
   let genSpecializedAttr = 0;
 }

@@ -137,6 +137,13 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     fails too, the buffer stays, and the next one is tried. The error names
     why the last could not go.
 
+    With `peer` and `host-fallback` (loomc `--swap balance`), a stage sends
+    only to the next stage (under 1F1B the later stages hold fewer
+    micro-batches), only what that stage has room for (no passing on),
+    and a buffer it cannot take goes to the host pool instead, as without
+    `peer`: the stages fill their successors' room first (balancing their
+    peaks), and the rest crosses the host link.
+
     ```mlir
     // stage 0                              // stage 1
     %h = loomrt.send_start %act on @mesh     %s = loomrt.alloc {category = "peer"}
@@ -155,6 +162,9 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     Option<"peer", "peer", "bool", "false",
            "Send activations to a neighbouring pipeline stage with room, "
            "over the pipeline link, instead of to the host pool">,
+    Option<"hostFallback", "host-fallback", "bool", "false",
+           "With peer: a buffer no neighbour can take goes to the host "
+           "pool">,
     Option<"prefetchDistance", "prefetch-distance", "int64_t", "4",
            "Ops between a copy's start and its wait, at most (the copy "
            "hides behind them), when the copies are not timed">,
