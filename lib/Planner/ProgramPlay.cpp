@@ -330,8 +330,7 @@ mlir::loom::planner::stepPhaseTimes(ModuleOp module, const ClusterSpec &spec,
   // What a written buffer is: the argument or allocation under its views.
   enum class Writes { other, loss, optimizer };
   auto classify = [&](Value v) {
-    while (auto view = v.getDefiningOp<loomrt::ViewOp>())
-      v = view.getSource();
+    v = loomrt::rootBuffer(v);
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       unsigned i = arg.getArgNumber();
       if (step.getArgAttr(i, "loomrt.in_place"))

@@ -90,8 +90,7 @@ llvm::hash_code shapeHash(Operation *op) {
 llvm::hash_code
 operandKey(Value operand,
            const DenseMap<Operation *, llvm::hash_code> &shapes) {
-  while (auto view = operand.getDefiningOp<loomrt::ViewOp>())
-    operand = view.getSource();
+  operand = loomrt::rootBuffer(operand);
   if (auto alloc = operand.getDefiningOp<loomrt::AllocOp>())
     return llvm::hash_combine(operand.getType().getAsOpaquePointer(),
                               alloc.getCategory() == "swap");

@@ -41,6 +41,12 @@ int64_t mlir::loomrt::bufferBytes(Type type) {
   return memref.getNumElements() * (bits == 1 ? 1 : (bits + 7) / 8);
 }
 
+Value mlir::loomrt::rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewOp>())
+    value = view.getSource();
+  return value;
+}
+
 bool mlir::loomrt::isComputeOp(Operation *op) {
   return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
              LayerNormOp, CrossEntropyOp, GatherOp, ScatterAddOp>(op);

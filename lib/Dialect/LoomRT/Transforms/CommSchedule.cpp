@@ -27,12 +27,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `value` is a view of (itself when it is not a view).
-Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<loomrt::ViewOp>())
-    value = view.getSource();
-  return value;
-}
 
 /// What `op` does to buffer `root` (or a view of it).
 struct Access {
@@ -58,7 +52,7 @@ Access accessOf(Operation *op, Value root) {
   effects.getEffects(instances);
   for (const MemoryEffects::EffectInstance &effect : instances) {
     Value value = effect.getValue();
-    if (!value || rootBuffer(value) != root)
+    if (!value || loomrt::rootBuffer(value) != root)
       continue;
     access.reads |= isa<MemoryEffects::Read>(effect.getEffect());
     access.writes |= isa<MemoryEffects::Write>(effect.getEffect());
@@ -85,7 +79,7 @@ bool definesAlias(Operation *op, Value value) {
 Operation *
 lastWriterBefore(Operation *from, Value source, ArrayRef<Operation *> moving,
                  llvm::function_ref<bool(Operation *)> stop = nullptr) {
-  Value root = rootBuffer(source);
+  Value root = loomrt::rootBuffer(source);
   Operation *anchor = from->getPrevNode();
   for (; anchor; anchor = anchor->getPrevNode()) {
     if (definesAlias(anchor, source) || accessOf(anchor, root).writes)

@@ -26,13 +26,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `value` is a view of (itself when it is none).
-Value rootOf(Value value) {
-  while (auto view = value.getDefiningOp<loomrt::ViewOp>())
-    value = view.getSource();
-  return value;
-}
-
 /// Whether the body of `kernel` is one addf of its two arguments.
 bool isPlainAdd(loomrt::KernelOp kernel) {
   Block &body = kernel.getBody().front();
@@ -63,7 +56,8 @@ bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers) {
     for (const MemoryEffects::EffectInstance &e : list) {
       if (!isa<MemoryEffects::Write>(e.getEffect()))
         continue;
-      if (!e.getValue() || llvm::is_contained(buffers, rootOf(e.getValue())))
+      if (!e.getValue() ||
+          llvm::is_contained(buffers, loomrt::rootBuffer(e.getValue())))
         return true;
     }
   }
@@ -118,8 +112,9 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
       stridesOf(biasIndex) != ArrayRef(biasStrides))
     return none;
 
-  SmallVector<Value> read{rootOf(gemm.getA()), rootOf(gemm.getB()),
-                          rootOf(bias), rootOf(out)};
+  SmallVector<Value> read{
+      loomrt::rootBuffer(gemm.getA()), loomrt::rootBuffer(gemm.getB()),
+      loomrt::rootBuffer(bias), loomrt::rootBuffer(out)};
   if (writtenBetween(gemm, add, read))
     return none;
   return {add, biasIndex};

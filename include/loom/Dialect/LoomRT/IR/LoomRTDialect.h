@@ -29,6 +29,10 @@ namespace loomrt {
 /// loom-swap, the emitters and the planner all size buffers with it.
 int64_t bufferBytes(Type type);
 
+/// The buffer `value` is a view of (`loomrt.view`s followed to their
+/// source; `value` itself when it is no view).
+Value rootBuffer(Value value);
+
 /// Whether `op` is computed on the step's compute stream (a generated loop
 /// or a runtime-library kernel): what `train --trace` times one by one and
 /// the planner's play of the program prices.
