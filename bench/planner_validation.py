@@ -95,6 +95,21 @@ def gpt_file(directory, layers, hidden, heads, seq=SEQ, vocab=VOCAB):
     return path
 
 
+def price_mesh(binary, model, dp, tp, pp, batch):
+    """loom-plan's report for `model` on dgx-a100 with the published mesh,
+    global batch, full recomputation and 1F1B (the micro-batch searched):
+    (report or None, error, note). A row Loom's memory model puts over
+    80 GB is priced anyway, and the note says so."""
+    args = [model, "--cluster", "dgx-a100", "--mesh", f"dp={dp},tp={tp},pp={pp}",
+            "--global-batch", batch, "--recompute", "full", "--schedule", "1f1b",
+            "--overlap-split", 1, "--micro-batch-sizes", SIZES]
+    report, error = loom_plan(binary, *args)
+    if report is not None:
+        return report, None, ""
+    report, error = loom_plan(binary, *args, "--ignore-memory")
+    return report, error, " (over memory in Loom's model)"
+
+
 def published_rows(binary, tmp, rows):
     print("1. Narayanan et al. SC21 Table 1 on dgx-a100 (full recompute, 1F1B; "
           "teraFLOP/s per GPU by the paper's Eq. 3)")
@@ -106,17 +121,8 @@ def published_rows(binary, tmp, rows):
         params, heads, hidden, layers, tp, pp, gpus, batch, published = \
             MEGATRON_TABLE_1[i]
         model = gpt_file(tmp, layers, hidden, heads)
-        dp = gpus // (tp * pp)
-        args = [model, "--cluster", "dgx-a100", "--mesh", f"dp={dp},tp={tp},pp={pp}",
-                "--global-batch", batch, "--recompute", "full", "--schedule", "1f1b",
-                "--overlap-split", 1, "--micro-batch-sizes", SIZES]
-        report, error = loom_plan(binary, *args)
-        note = ""
-        if report is None:
-            # Loom's memory model puts the row over 80 GB: price it anyway
-            # and say so.
-            report, error = loom_plan(binary, *args, "--ignore-memory")
-            note = " (over memory in Loom's model)"
+        report, error, note = price_mesh(binary, model, gpus // (tp * pp), tp, pp,
+                                         batch)
         if report is None:
             print(f"{params:>7}B  error: {error}")
             continue
@@ -148,16 +154,8 @@ def mt_nlg_rows(binary, tmp):
     for nodes, published, _ in MT_NLG_ROWS:
         gpus = 8 * nodes
         dp = gpus // (c["tp"] * c["pp"])
-        args = [model, "--cluster", "dgx-a100",
-                "--mesh", f"dp={dp},tp={c['tp']},pp={c['pp']}",
-                "--global-batch", c["batch"], "--recompute", "full",
-                "--schedule", "1f1b", "--overlap-split", 1,
-                "--micro-batch-sizes", SIZES]
-        report, error = loom_plan(binary, *args)
-        note = ""
-        if report is None:
-            report, error = loom_plan(binary, *args, "--ignore-memory")
-            note = " (over memory in Loom's model)"
+        report, error, note = price_mesh(binary, model, dp, c["tp"], c["pp"],
+                                         c["batch"])
         if report is None:
             print(f"{nodes:>6}  error: {error}")
             continue
