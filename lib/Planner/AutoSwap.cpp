@@ -135,9 +135,14 @@ std::string mlir::loom::planner::resolveAutoSwap(
   // Peer (pipelines only): each stage's excess to neighbours with room.
   TrainingOptions toPeer = plain;
   toPeer.swap = SwapPolicy::peer;
-  auto choosePeer = [&] {
-    peer.chosen = true;
-    o.swap = SwapPolicy::peer;
+  // Balance (pipelines only): the next stage's room, then the host pool.
+  TrainingOptions toBalance = plain;
+  toBalance.swap = SwapPolicy::balance;
+  // Peer or balance for the whole pipeline, nothing recomputed.
+  auto chooseWhole = [&](SwapPolicy policy) {
+    peer.chosen = policy == SwapPolicy::peer;
+    peer.balanceChosen = policy == SwapPolicy::balance;
+    o.swap = policy;
     o.recompute = RecomputePolicy::none;
     o.stageRecompute.clear();
     o.stageRecomputeBytes.clear();
@@ -240,16 +245,21 @@ std::string mlir::loom::planner::resolveAutoSwap(
       }
     }
     if (d.exposedSwap < 0 && d.recompute < 0 && d.mixed < 0) {
-      // Neighbours with room may still take the excess.
+      // Neighbours with room may still take the excess, all of it or
+      // what they can (the rest to the host pool).
       if (o.mesh.pp > 1) {
-        std::string peerError;
+        std::string peerError, balanceError;
         peer.peerStep = playedStep(module, toPeer, spec, peerError);
-        if (peer.peerStep >= 0) {
+        if (peer.peerStep < 0)
+          peer.balanceStep = playedStep(module, toBalance, spec, balanceError);
+        if (peer.peerStep >= 0 || peer.balanceStep >= 0) {
           decisions.clear();
-          choosePeer();
+          chooseWhole(peer.peerStep >= 0 ? SwapPolicy::peer
+                                         : SwapPolicy::balance);
           return "";
         }
-        swapError += "; nor by sending to neighbouring stages: " + peerError;
+        swapError += "; nor by sending to neighbouring stages: " + peerError +
+                     "; nor by --swap balance: " + balanceError;
       }
       return "--swap auto: " + where(k) +
              " fits the --device-memory budget of " +
@@ -292,20 +302,30 @@ std::string mlir::loom::planner::resolveAutoSwap(
     o.stageRecomputeBytes.clear();
   }
 
-  // 5. Peer (pipelines only): the excess to neighbours with room, against
-  // the per-stage choice, both played on the spec; ties to the per-stage
-  // choice, which keeps the neighbours' memory free.
+  // 5. Peer and balance (pipelines only): the excess to neighbours with
+  // room (all of it; or the next stage's room, then the host pool),
+  // against the per-stage choice, all played on the spec; ties to the
+  // per-stage choice, which keeps the neighbours' memory free, then to
+  // peer, which copies nothing to the host.
   if (o.mesh.pp == 1) {
-    peer.unavailable = "one pipeline stage";
+    peer.unavailable = peer.balanceUnavailable = "one pipeline stage";
     return "";
   }
   peer.peerStep = playedStep(module, toPeer, spec, peer.unavailable);
-  if (peer.peerStep < 0)
+  peer.balanceStep =
+      playedStep(module, toBalance, spec, peer.balanceUnavailable);
+  if (peer.peerStep < 0 && peer.balanceStep < 0)
     return "";
   std::string perStageError;
   peer.perStageStep = playedStep(module, o, spec, perStageError);
-  if (peer.perStageStep >= 0 && peer.peerStep >= peer.perStageStep)
-    return "";
-  choosePeer();
+  std::pair<double, SwapPolicy> best{peer.perStageStep,
+                                     SwapPolicy::automatic};
+  for (auto [time, policy] : {std::pair{peer.peerStep, SwapPolicy::peer},
+                              std::pair{peer.balanceStep,
+                                        SwapPolicy::balance}})
+    if (time >= 0 && (best.first < 0 || time < best.first))
+      best = {time, policy};
+  if (best.second != SwapPolicy::automatic)
+    chooseWhole(best.second);
   return "";
 }

@@ -461,6 +461,41 @@ def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_
     assert Program(out).train(data_dir, STEPS, ranks=2) == free_losses
 
 
+def test_swap_auto_takes_balance_where_it_plays_fastest(gpt, free, tmp_path):
+    """--swap auto under pipelines also plays --swap balance's program. At
+    the budget where peer cannot fit, over a 0.1 GB/s host link, stage 1
+    taking what it has room for and the host the rest plays faster on the
+    spec than stage 0 shedding alone: balance is compiled. Both stages fit
+    and the losses are bitwise the unconstrained run's."""
+    from test_planner import GOOD_SPEC
+    tmp, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = stage0_budget(planned)
+    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": 0.1,
+                                      "latency_us": 1})
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [find_tool("loomc"), str(m.save(tmp_path / "model.mlir")), "-o", str(out),
+         "--device-memory", f"{budget}B", "--swap", "auto",
+         "--cluster", str(tmp_path / "spec.json"), "--mesh", "pp=2",
+         "--microbatches", "4", "--schedule", "1f1b", "--optimizer", "adamw",
+         "--lr", "0.001", "--weights", str(tmp_path / "model.safetensors")],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    line = re.search(r"--swap auto: balance instead \(step ([\d.]+) ms played on tiny, "
+                     r"per-stage choice ([\d.]+) ms\)", proc.stderr)
+    assert line and float(line.group(1)) < float(line.group(2)), proc.stderr
+    assert "--swap auto: not peer: " in proc.stderr
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["swap"] == "balance" and plan["recompute"] == "none", plan
+    moved = stages(Program(out))
+    assert all(s["device_peak_bytes"] <= budget for s in moved.values()), moved
+    assert moved[1]["device_peak_bytes"] > planned[1]["device_peak_bytes"], moved
+    assert moved[0]["host_peak_bytes"] > 0, moved
+    assert Program(out).train(data_dir, STEPS, ranks=2) == free_losses
+
+
 def copy_windows(step_cpp):
     """Per swap copy of step.cpp, in order: the ops computed between its
     start and its wait (the compute it hides behind)."""

@@ -184,8 +184,8 @@ cl::opt<std::string> swapPolicy(
              "swap, recompute, or recompute part of the excess and swap "
              "the rest, whichever --cluster prices cheapest: the copies' "
              "time not hidden behind compute against the recomputed "
-             "flops; under pipelines, that program against "
-             "peer's, both played on --cluster). With --cluster, each host "
+             "flops; under pipelines, that program against peer's and "
+             "balance's, all played on --cluster). With --cluster, each host "
              "copy hides behind as many ops as the spec says it takes"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> precision(
@@ -785,7 +785,20 @@ int run(int argc, char **argv) {
       else if (!decisions.empty() && !peer.unavailable.empty())
         llvm::errs() << "loomc: --swap auto: not peer: " << peer.unavailable
                      << "\n";
-      if (decisions.empty() && !peer.chosen)
+      if (peer.balanceChosen)
+        llvm::errs() << "loomc: --swap auto: balance instead (step "
+                     << ms(peer.balanceStep) << " played on " << spec->name
+                     << ", per-stage choice " << ms(peer.perStageStep)
+                     << "): the next stages' room, then the host pool\n";
+      else if (!decisions.empty() && peer.balanceStep >= 0)
+        llvm::errs() << "loomc: --swap auto: not balance (step "
+                     << ms(peer.balanceStep) << " played on " << spec->name
+                     << ", per-stage choice " << ms(peer.perStageStep)
+                     << ")\n";
+      else if (!decisions.empty() && !peer.balanceUnavailable.empty())
+        llvm::errs() << "loomc: --swap auto: not balance: "
+                     << peer.balanceUnavailable << "\n";
+      if (decisions.empty() && !peer.chosen && !peer.balanceChosen)
         llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
                         "nothing is swapped or recomputed\n";
       lap("swap auto");

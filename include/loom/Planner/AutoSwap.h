@@ -5,9 +5,10 @@
 // recomputing them, or by recomputing part and swapping the rest,
 // whichever the cluster spec prices cheapest for that stage: the swap
 // copies' time not hidden behind the compute between each copy's start
-// and its wait, plus the recomputed flops. Under
-// pipelines, sending the excess to neighbouring stages instead (peer) is
-// priced against that choice by playing both programs.
+// and its wait, plus the recomputed flops. Under pipelines, sending the
+// excess to neighbouring stages instead (peer), or filling the next
+// stage's room and offloading the rest (balance), is priced against that
+// choice by playing the programs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,11 @@ struct PeerPricing {
   /// Why peer was not a candidate (one stage; no neighbour has room).
   std::string unavailable;
   bool chosen = false;
+  /// --swap balance (the next stage's room, then the host pool), played
+  /// the same way: its step time (negative when not compiled, with why).
+  double balanceStep = -1;
+  std::string balanceUnavailable;
+  bool balanceChosen = false;
 };
 
 /// Resolves `options.swap == automatic` (needs `options.deviceMemory`):
@@ -68,8 +74,9 @@ struct PeerPricing {
 /// `options.swap` (host when a stage swaps, else none) and
 /// `options.recompute`/`stageRecompute`/`stageRecomputeBytes` (the
 /// recomputing stages' choices); fills `decisions`. Under pipelines
-/// the program those choices make is played against the one `--swap peer`
-/// makes, and the faster wins (`peer`; then `options.swap` is peer and
+/// the program those choices make is played against the ones `--swap peer`
+/// and `--swap balance` make, and the fastest wins (ties to the per-stage
+/// choice, then to peer; with peer or balance, `options.swap` is that and
 /// nothing is recomputed). Returns the error when a stage fits no way.
 std::string resolveAutoSwap(ModuleOp module, TrainingOptions &options,
                             const ClusterSpec &spec,
