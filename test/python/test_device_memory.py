@@ -420,19 +420,12 @@ def test_swap_auto_sheds_by_the_cheaper_way_on_the_cluster(gpt, free, link, chos
     assert program.train(data_dir, STEPS, ranks=2) == free_losses
 
 
-def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
-    """--swap auto also mixes both ways within a stage: its cheapest
-    tensors recomputed up to a share of its excess, the rest swapped. At a
-    budget stage 0 exceeds by 40 %, recomputation alone cannot fit it, and
-    over a 0.3 GB/s host link swapping alone leaves copies exposed; the mix
-    is priced below swapping and chosen. Stage 0 then both recomputes and
-    swaps, fits, and the losses are bitwise the unconstrained run's."""
+def compile_swap_auto(m, budget, link, tmp_path):
+    """loomc --swap auto on pp=2 at `budget` bytes, the `tiny` cluster spec
+    with a host link of `link` GB/s: (OUTDIR, the finished process, whose
+    stderr has the choices and prices)."""
     from test_planner import GOOD_SPEC
-    tmp, m, data_dir = gpt
-    _, free_losses, planned = free
-    budget = int(planned[0]["device_peak_bytes"] / 1.4)
-    assert planned[1]["device_peak_bytes"] < budget
-    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": 0.3,
+    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": link,
                                       "latency_us": 1})
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     out = tmp_path / "out"
@@ -444,6 +437,21 @@ def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_
          "--lr", "0.001", "--weights", str(tmp_path / "model.safetensors")],
         capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    return out, proc
+
+
+def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
+    """--swap auto also mixes both ways within a stage: its cheapest
+    tensors recomputed up to a share of its excess, the rest swapped. At a
+    budget stage 0 exceeds by 40 %, recomputation alone cannot fit it, and
+    over a 0.3 GB/s host link swapping alone leaves copies exposed; the mix
+    is priced below swapping and chosen. Stage 0 then both recomputes and
+    swaps, fits, and the losses are bitwise the unconstrained run's."""
+    tmp, m, data_dir = gpt
+    _, free_losses, planned = free
+    budget = int(planned[0]["device_peak_bytes"] / 1.4)
+    assert planned[1]["device_peak_bytes"] < budget
+    out, proc = compile_swap_auto(m, budget, 0.3, tmp_path)
     line = re.search(r"--swap auto: stage 0: recompute (\d+) % of the excess, swap the rest "
                      r"\(swap copies ([\d.]+) ms exposed per step, recompute cannot fit, "
                      r"both ([\d.]+) ms on tiny\)", proc.stderr)
@@ -467,22 +475,10 @@ def test_swap_auto_takes_balance_where_it_plays_fastest(gpt, free, tmp_path):
     taking what it has room for and the host the rest plays faster on the
     spec than stage 0 shedding alone: balance is compiled. Both stages fit
     and the losses are bitwise the unconstrained run's."""
-    from test_planner import GOOD_SPEC
     tmp, m, data_dir = gpt
     _, free_losses, planned = free
     budget = stage0_budget(planned)
-    spec = dict(GOOD_SPEC, host_link={"link": "test", "bandwidth_gbytes_per_s": 0.1,
-                                      "latency_us": 1})
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [find_tool("loomc"), str(m.save(tmp_path / "model.mlir")), "-o", str(out),
-         "--device-memory", f"{budget}B", "--swap", "auto",
-         "--cluster", str(tmp_path / "spec.json"), "--mesh", "pp=2",
-         "--microbatches", "4", "--schedule", "1f1b", "--optimizer", "adamw",
-         "--lr", "0.001", "--weights", str(tmp_path / "model.safetensors")],
-        capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    out, proc = compile_swap_auto(m, budget, 0.1, tmp_path)
     line = re.search(r"--swap auto: balance instead \(step ([\d.]+) ms played on tiny, "
                      r"per-stage choice ([\d.]+) ms\)", proc.stderr)
     assert line and float(line.group(1)) < float(line.group(2)), proc.stderr
