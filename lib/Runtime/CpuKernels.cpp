@@ -154,11 +154,16 @@ void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
             strideC);
 }
 
-void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+namespace {
+
+/// gemmStrided, and with `bias` (n elements) gemmBias's epilogue: each of
+/// C's rows starts as the bias and the product is added onto it (beta 1).
+void stridedGemm(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t m, int64_t n, int64_t k, const float *a,
                  int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
                  int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
-                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+                 int64_t cOuter, int64_t cInner, int64_t ldc,
+                 const float *bias) {
   if (outer < 0 || inner < 0 || m < 0 || n < 0 || k < 0)
     badCall("gemm", "negative size: batch " + std::to_string(outer) + " x " +
                         std::to_string(inner) + ", m " + std::to_string(m) +
@@ -169,12 +174,19 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     return;
   if (ldc < n)
     badCall("gemm", "ldc " + std::to_string(ldc) + " < n " + std::to_string(n));
-  if (k == 0) { // an empty sum: C = 0 (BLAS needs k >= 1 for its lda checks)
+  // C's rows before the product is added: the bias, or none (beta 0).
+  auto startRows = [&](float *ci) {
+    for (int64_t r = 0; r < m; ++r) {
+      if (bias)
+        std::memcpy(ci + r * ldc, bias, static_cast<size_t>(n) * sizeof(float));
+      else
+        std::memset(ci + r * ldc, 0, static_cast<size_t>(n) * sizeof(float));
+    }
+  };
+  if (k == 0) { // an empty sum (BLAS needs k >= 1 for its lda checks)
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i)
-        for (int64_t r = 0; r < m; ++r)
-          std::memset(c + o * cOuter + i * cInner + r * ldc, 0,
-                      static_cast<size_t>(n) * sizeof(float));
+        startRows(c + o * cOuter + i * cInner);
     return;
   }
   // CBLAS takes int sizes and leading dimensions (one limit for either
@@ -190,7 +202,10 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     const float *ai = a + o * aOuter + i * aInner;
     const float *bi = b + o * bOuter + i * bInner;
     float *ci = c + o * cOuter + i * cInner;
-    libraryGemm(transA, transB, m, n, k, ai, lda, bi, ldb, 0.0f, ci, ldc);
+    if (bias)
+      startRows(ci);
+    libraryGemm(transA, transB, m, n, k, ai, lda, bi, ldb, bias ? 1.0f : 0.0f,
+                ci, ldc);
   };
 #ifdef _OPENMP
   // A batch of at least one matrix per thread: the matrices in parallel,
@@ -209,20 +224,22 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
     one(index);
 }
 
+} // namespace
+
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+  stridedGemm(transA, transB, outer, inner, m, n, k, a, aOuter, aInner, lda,
+              b, bOuter, bInner, ldb, c, cOuter, cInner, ldc,
+              /*bias=*/nullptr);
+}
+
 void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, const float *b, const float *bias, float *c) {
-  if (m < 0 || n < 0 || k < 0)
-    badCall("gemm", "negative size: m " + std::to_string(m) + ", n " +
-                        std::to_string(n) + ", k " + std::to_string(k));
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
-    badCall("gemm", "a matrix dimension exceeds the BLAS limit " +
-                        std::to_string(INT_MAX));
-  for (int64_t r = 0; r < m; ++r)
-    std::memcpy(c + r * n, bias, static_cast<size_t>(n) * sizeof(float));
-  if (m == 0 || n == 0 || k == 0) // an empty sum adds nothing to the bias
-    return;
-  libraryGemm(transA, transB, m, n, k, a, transA ? m : k, b, transB ? k : n,
-              1.0f, c, n);
+  stridedGemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
+              transB ? k : n, c, 0, 0, n, bias);
 }
 
 namespace {
