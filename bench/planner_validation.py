@@ -110,6 +110,15 @@ def price_mesh(binary, model, dp, tp, pp, batch):
     return report, error, " (over memory in Loom's model)"
 
 
+def print_errors(errors):
+    """The summary line of relative errors against published figures."""
+    if errors:
+        within = sum(abs(e) <= 0.20 for e in errors)
+        print(f"   mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
+              f"max |error| {100 * max(map(abs, errors)):.1f} %, "
+              f"{within}/{len(errors)} rows within 20 %")
+
+
 def published_rows(binary, tmp, rows):
     print("1. Narayanan et al. SC21 Table 1 on dgx-a100 (full recompute, 1F1B; "
           "teraFLOP/s per GPU by the paper's Eq. 3)")
@@ -136,11 +145,7 @@ def published_rows(binary, tmp, rows):
               f"{report['plan_summary']:<36} {step:>8.2f} "
               f"{report['memory_per_device_bytes'] / 2**30:>8.1f} {predicted:>9.1f} "
               f"{published:>9} {100 * err:>+6.1f}%{note}")
-    if errors:
-        within = sum(abs(e) <= 0.20 for e in errors)
-        print(f"   mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
-              f"max |error| {100 * max(map(abs, errors)):.1f} %, "
-              f"{within}/{len(errors)} rows within 20 %")
+    print_errors(errors)
 
 
 def mt_nlg_rows(binary, tmp):
@@ -164,11 +169,7 @@ def mt_nlg_rows(binary, tmp):
         errors.append(err)
         print(f"{nodes:>6} {gpus:>5} {dp:>3}  {report['plan_summary']:<36} "
               f"{step:>11.1f} {published:>11.1f} {100 * err:>+6.1f}%{note}")
-    if errors:
-        within = sum(abs(e) <= 0.20 for e in errors)
-        print(f"   mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f} %, "
-              f"max |error| {100 * max(map(abs, errors)):.1f} %, "
-              f"{within}/{len(errors)} rows within 20 %")
+    print_errors(errors)
 
 
 def plan_quality(binary, tmp):

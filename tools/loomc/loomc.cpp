@@ -771,33 +771,27 @@ int run(int argc, char **argv) {
                      << ", both " << ms(d.mixed) << " on " << spec->name
                      << ")\n";
       }
-      if (peer.chosen)
-        llvm::errs() << "loomc: --swap auto: peer instead (step "
-                     << ms(peer.peerStep) << " played on " << spec->name
-                     << ", per-stage choice " << ms(peer.perStageStep)
-                     << "): the excess goes to neighbouring stages with "
-                        "room\n";
-      else if (!decisions.empty() && peer.peerStep >= 0)
-        llvm::errs() << "loomc: --swap auto: not peer (step "
-                     << ms(peer.peerStep) << " played on " << spec->name
-                     << ", per-stage choice " << ms(peer.perStageStep)
-                     << ")\n";
-      else if (!decisions.empty() && !peer.unavailable.empty())
-        llvm::errs() << "loomc: --swap auto: not peer: " << peer.unavailable
-                     << "\n";
-      if (peer.balanceChosen)
-        llvm::errs() << "loomc: --swap auto: balance instead (step "
-                     << ms(peer.balanceStep) << " played on " << spec->name
-                     << ", per-stage choice " << ms(peer.perStageStep)
-                     << "): the next stages' room, then the host pool\n";
-      else if (!decisions.empty() && peer.balanceStep >= 0)
-        llvm::errs() << "loomc: --swap auto: not balance (step "
-                     << ms(peer.balanceStep) << " played on " << spec->name
-                     << ", per-stage choice " << ms(peer.perStageStep)
-                     << ")\n";
-      else if (!decisions.empty() && !peer.balanceUnavailable.empty())
-        llvm::errs() << "loomc: --swap auto: not balance: "
-                     << peer.balanceUnavailable << "\n";
+      // Each whole-pipeline way played against the per-stage choice.
+      auto reportWhole = [&](StringRef name, bool chosen, double step,
+                             StringRef unavailable, StringRef what) {
+        std::string played = "(step " + ms(step) + " played on " +
+                             spec->name + ", per-stage choice " +
+                             ms(peer.perStageStep) + ")";
+        if (chosen)
+          llvm::errs() << "loomc: --swap auto: " << name << " instead "
+                       << played << ": " << what << "\n";
+        else if (!decisions.empty() && step >= 0)
+          llvm::errs() << "loomc: --swap auto: not " << name << " " << played
+                       << "\n";
+        else if (!decisions.empty() && !unavailable.empty())
+          llvm::errs() << "loomc: --swap auto: not " << name << ": "
+                       << unavailable << "\n";
+      };
+      reportWhole("peer", peer.chosen, peer.peerStep, peer.unavailable,
+                  "the excess goes to neighbouring stages with room");
+      reportWhole("balance", peer.balanceChosen, peer.balanceStep,
+                  peer.balanceUnavailable,
+                  "the next stages' room, then the host pool");
       if (decisions.empty() && !peer.chosen && !peer.balanceChosen)
         llvm::errs() << "loomc: --swap auto: every stage fits the budget; "
                         "nothing is swapped or recomputed\n";
