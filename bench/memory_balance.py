@@ -46,6 +46,9 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
 
 
+WAYS = ("swap", "peer", "balance", "recompute", "auto", "swap-timed", "smaller")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,7 +61,13 @@ def main():
                         help="bytes/s of the device-host link for swap copies")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--ways", default=",".join(WAYS),
+                        help="the ways to compare (comma list of "
+                             f"{', '.join(WAYS)}; default all)")
     args = parser.parse_args()
+    ways = set(args.ways.split(","))
+    if not ways <= set(WAYS):
+        parser.error(f"--ways: unknown {', '.join(sorted(ways - set(WAYS)))}")
 
     import numpy as np
     import torch
@@ -128,57 +137,64 @@ def main():
 
     t0 = report("unconstrained", base)
     results = {}
-    try:
-        swap = micro.compile(outdir=work / "swap", microbatches=args.microbatches,
-                             device_memory=budget, swap="host", **options)
-        results["swap"] = report("swap", swap, ["--host-link", args.host_link])
-    except loom.LoomError as e:
-        print(f"  swap: {str(e).strip().splitlines()[-1]}")
-    try:
-        peer = micro.compile(outdir=work / "peer", microbatches=args.microbatches,
-                             device_memory=budget, swap="peer", **options)
-        results["peer"] = report("peer", peer)
-    except loom.LoomError as e:
-        lines = str(e).strip().splitlines()
-        print(f"  peer: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
-    try:
-        balance = micro.compile(outdir=work / "balance", microbatches=args.microbatches,
-                                device_memory=budget, swap="balance", **options)
-        results["balance"] = report("balance", balance, ["--host-link", args.host_link])
-    except loom.LoomError as e:
-        print(f"  balance: {str(e).strip().splitlines()[-1]}")
-    try:
-        recompute = micro.compile(outdir=work / "recompute", microbatches=args.microbatches,
-                                  device_memory=budget, recompute="auto", **options)
-        plan = json.loads((recompute.outdir / "plan.json").read_text())
-        results["recompute"] = report("recompute", recompute)
-        print(f"  {'':>13}  per stage: {', '.join(plan['recompute_per_stage'])}")
-    except loom.LoomError as e:
-        print(f"  recompute: {str(e).strip().splitlines()[-1]}")
-    # --swap auto on this machine as a spec, with the bench's host link.
-    spec = work / "here.json"
-    subprocess.run([str(ROOT / "build" / "bin" / "loom-plan"), "calibrate", "-o", str(spec)],
-                   check=True, capture_output=True)
-    here = json.loads(spec.read_text())
-    here["host_link"] = {"link": "rate-limited (--host-link)", "latency_us": 10,
-                         "bandwidth_gbytes_per_s": float(args.host_link) / 1e9}
-    spec.write_text(json.dumps(here))
-    try:
-        auto = micro.compile(outdir=work / "auto", microbatches=args.microbatches,
-                             device_memory=budget, swap="auto", cluster=spec, **options)
-        plan = json.loads((auto.outdir / "plan.json").read_text())
-        results["auto"] = report("auto", auto, ["--host-link", args.host_link])
-        print(f"  {'':>13}  swap {plan['swap']}, recompute per stage: "
-              f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
-    except loom.LoomError as e:
-        print(f"  auto: {str(e).strip().splitlines()[-1]}")
-    try:
-        swap_timed = micro.compile(outdir=work / "swap-timed", microbatches=args.microbatches,
-                                   device_memory=budget, swap="host", cluster=spec, **options)
-        results["swap timed"] = report("swap timed", swap_timed, ["--host-link", args.host_link])
-    except loom.LoomError as e:
-        print(f"  swap timed: {str(e).strip().splitlines()[-1]}")
-    if args.batch % 2 == 0:
+    if "swap" in ways:
+        try:
+            swap = micro.compile(outdir=work / "swap", microbatches=args.microbatches,
+                                 device_memory=budget, swap="host", **options)
+            results["swap"] = report("swap", swap, ["--host-link", args.host_link])
+        except loom.LoomError as e:
+            print(f"  swap: {str(e).strip().splitlines()[-1]}")
+    if "peer" in ways:
+        try:
+            peer = micro.compile(outdir=work / "peer", microbatches=args.microbatches,
+                                 device_memory=budget, swap="peer", **options)
+            results["peer"] = report("peer", peer)
+        except loom.LoomError as e:
+            lines = str(e).strip().splitlines()
+            print(f"  peer: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
+    if "balance" in ways:
+        try:
+            balance = micro.compile(outdir=work / "balance", microbatches=args.microbatches,
+                                    device_memory=budget, swap="balance", **options)
+            results["balance"] = report("balance", balance, ["--host-link", args.host_link])
+        except loom.LoomError as e:
+            print(f"  balance: {str(e).strip().splitlines()[-1]}")
+    if "recompute" in ways:
+        try:
+            recompute = micro.compile(outdir=work / "recompute", microbatches=args.microbatches,
+                                      device_memory=budget, recompute="auto", **options)
+            plan = json.loads((recompute.outdir / "plan.json").read_text())
+            results["recompute"] = report("recompute", recompute)
+            print(f"  {'':>13}  per stage: {', '.join(plan['recompute_per_stage'])}")
+        except loom.LoomError as e:
+            print(f"  recompute: {str(e).strip().splitlines()[-1]}")
+    if ways & {"auto", "swap-timed"}:
+        # --swap auto on this machine as a spec, with the bench's host link.
+        spec = work / "here.json"
+        subprocess.run([str(ROOT / "build" / "bin" / "loom-plan"), "calibrate", "-o", str(spec)],
+                       check=True, capture_output=True)
+        here = json.loads(spec.read_text())
+        here["host_link"] = {"link": "rate-limited (--host-link)", "latency_us": 10,
+                             "bandwidth_gbytes_per_s": float(args.host_link) / 1e9}
+        spec.write_text(json.dumps(here))
+        if "auto" in ways:
+            try:
+                auto = micro.compile(outdir=work / "auto", microbatches=args.microbatches,
+                                     device_memory=budget, swap="auto", cluster=spec, **options)
+                plan = json.loads((auto.outdir / "plan.json").read_text())
+                results["auto"] = report("auto", auto, ["--host-link", args.host_link])
+                print(f"  {'':>13}  swap {plan['swap']}, recompute per stage: "
+                      f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
+            except loom.LoomError as e:
+                print(f"  auto: {str(e).strip().splitlines()[-1]}")
+        if "swap-timed" in ways:
+            try:
+                swap_timed = micro.compile(outdir=work / "swap-timed", microbatches=args.microbatches,
+                                           device_memory=budget, swap="host", cluster=spec, **options)
+                results["swap timed"] = report("swap timed", swap_timed, ["--host-link", args.host_link])
+            except loom.LoomError as e:
+                print(f"  swap timed: {str(e).strip().splitlines()[-1]}")
+    if "smaller" in ways and args.batch % 2 == 0:
         half = module(args.batch // 2)
         smaller = half.compile(outdir=work / "smaller", microbatches=2 * args.microbatches,
                                **options)

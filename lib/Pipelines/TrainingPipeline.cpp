@@ -185,6 +185,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   verify.tp = o.mesh.tp;
   verify.pp = o.mesh.pp;
   pm.addPass(mlir::loomrt::createLoomVerifyMesh(verify));
+  // No cycle of waits between the stages (a hang at run time).
+  if (o.mesh.pp > 1)
+    pm.addPass(mlir::loomrt::createLoomVerifyMessages());
 }
 
 FailureOr<OwningOpRef<ModuleOp>>

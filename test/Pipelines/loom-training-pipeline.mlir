@@ -48,7 +48,8 @@
 // PIPE-SAME: loom-comm-schedule,
 // PIPE-SAME: loom-in-place-updates,
 // PIPE-SAME: loom-memory-plan{alignment=64 device-memory=1073741824 report={{[^ ]*}}memory.json},
-// PIPE-SAME: loom-verify-mesh{dp=2 pp=2 tp=2})
+// PIPE-SAME: loom-verify-mesh{dp=2 pp=2 tp=2},
+// PIPE-SAME: loom-verify-messages)
 //
 // ONE: {{^1$}}
 // GRID: shard.grid @mesh(shape = 2x2x2)

@@ -296,19 +296,18 @@ def test_swap_auto_sends_to_the_neighbour_where_the_play_is_faster(gpt_wide, fas
     assert Program(out).train(data_dir, STEPS, ranks=2) == free_losses
 
 
-def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(tmp_path):
-    """pp=4 (a 4-layer GPT, 8 micro-batches, 1F1B): stage 0 over a budget
-    by 15 % while stage 1 is close to it. Stage 1 makes room by passing its
-    own activations to stage 2, and stage 2 to stage 3, so stage 0's excess
-    reaches the last stage's room: every stage fits (plan = measured
-    counters), stage 3 holds more than before, and the losses are bitwise
-    the unconstrained run's."""
+@pytest.fixture(scope="module")
+def gpt4(tmp_path_factory):
+    """pp=4 (a 4-layer GPT, 8 micro-batches of 4 rows, 1F1B): the module,
+    its data, the options, and the unconstrained program with its plan and
+    losses (2 steps on 4 ranks)."""
     import torch
     sys.path.insert(0, str(Path(__file__).parent / "models"))
     from torch_models import GPT
+    tmp = tmp_path_factory.mktemp("device-memory-pp4")
     vocab, seq, rows, micro = 128, 32, 4, 8
     rng = np.random.default_rng(0)
-    data = tmp_path / "data"
+    data = tmp / "data"
     data.mkdir()
     np.save(data / "ids.npy", rng.integers(0, vocab, (rows * micro, seq)).astype(np.int64))
     np.save(data / "labels.npy", rng.integers(0, vocab, (rows * micro, seq)).astype(np.int64))
@@ -316,14 +315,23 @@ def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(tmp_path):
     model = GPT(vocab=vocab, seq=seq, hidden=64, heads=4, layers=4)
     example = tuple(torch.from_numpy(np.load(data / f"{n}.npy")[:rows]) for n in ("ids", "labels"))
     m = loom.from_torch(model, example, input_names=["ids", "labels"],
-                        workdir=tmp_path / "import")
+                        workdir=tmp / "import")
     options = dict(mesh="pp=4", microbatches=micro, schedule="1f1b", optimizer="adamw",
                    lr=1e-3)
-    free = m.compile(outdir=tmp_path / "free", **options)
-    planned = stages(free)
+    free = m.compile(outdir=tmp / "free", **options)
+    return tmp, m, data, options, stages(free), free.train(data, 2, ranks=4)
+
+
+def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(gpt4):
+    """Stage 0 over a budget by 15 % while stage 1 is close to it. Stage 1
+    makes room by passing its own activations to stage 2, and stage 2 to
+    stage 3, so stage 0's excess reaches the last stage's room: every stage
+    fits (plan = measured counters), stage 3 holds more than before, and
+    the losses are bitwise the unconstrained run's."""
+    tmp, m, data, options, planned, free_losses = gpt4
     budget = stage0_budget(planned)
     assert planned[1]["device_peak_bytes"] > 0.9 * budget, planned  # little room
-    program = m.compile(outdir=tmp_path / "peer", device_memory=budget, swap="peer",
+    program = m.compile(outdir=tmp / "peer", device_memory=budget, swap="peer",
                         **options)
     moved = stages(program)
     for k in range(4):
@@ -331,11 +339,41 @@ def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(tmp_path):
         assert moved[k]["host_peak_bytes"] == 0
     assert moved[3]["device_peak_bytes"] > planned[3]["device_peak_bytes"]
     got = program.train(data, 2, ranks=4, extra_args=[
-        "--memory-counters", str(tmp_path / "peer-{rank}.json")])
-    assert got == free.train(data, 2, ranks=4)
+        "--memory-counters", str(tmp / "peer-{rank}.json")])
+    assert got == free_losses
     for rank in range(4):
-        measured = counters(tmp_path / f"peer-{rank}.json")
+        measured = counters(tmp / f"peer-{rank}.json")
         assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
+
+
+def test_swap_balance_passes_on_down_a_pipeline_of_four_then_offloads(gpt4):
+    """At 70 % of stage 0's peak the four stages together need more than
+    four budgets: with --swap balance each stage passes what it cannot
+    hold to the next, which passes its own on, until the last stage is
+    full, and the rest goes to the host pool. Every stage ends within 15 %
+    of the others (Mbapp's balance; --swap host leaves stage 3 where it
+    was), plan = counters, and the losses are bitwise the unconstrained
+    run's. Placing these moves pair by pair closed cycles of waits through
+    three stages (the program hung at run time): loom-swap now plays every
+    move with all stages' messages and refuses those, and
+    loom-verify-messages checks the result."""
+    tmp, m, data, options, planned, free_losses = gpt4
+    budget = int(0.7 * planned[0]["device_peak_bytes"])
+    assert sum(s["device_peak_bytes"] for s in planned.values()) > 4 * budget
+    program = m.compile(outdir=tmp / "balance", device_memory=budget, swap="balance",
+                        **options)
+    moved = stages(program)
+    peaks = [moved[k]["device_peak_bytes"] for k in range(4)]
+    assert max(peaks) <= budget and max(peaks) / min(peaks) <= 1.15, moved
+    assert moved[3]["device_peak_bytes"] > planned[3]["device_peak_bytes"]
+    assert moved[0]["host_peak_bytes"] > 0, moved
+    got = program.train(data, 2, ranks=4, extra_args=[
+        "--memory-counters", str(tmp / "balance-{rank}.json")])
+    assert got == free_losses
+    for rank in range(4):
+        measured = counters(tmp / f"balance-{rank}.json")
+        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
+        assert measured["host_peak_bytes"] == moved[rank]["host_peak_bytes"]
 
 
 def test_swap_peer_without_room_on_the_neighbour_is_an_error(gpt, free):

@@ -23,7 +23,8 @@
 // Stage 0's device peak is then 448 <= 450. Stage 1's stays 192: it holds
 // the 64 bytes with %o only (128 live), after %in (its peak is %in + %o).
 //
-// RUN: loom-opt %s -loom-swap="device-memory=450 prefetch-distance=1 peer=true" | FileCheck %s
+// RUN: loom-opt %s -loom-swap="device-memory=450 prefetch-distance=1 peer=true" \
+// RUN:   -loom-verify-messages | FileCheck %s
 // RUN: loom-opt %s -loom-swap="device-memory=450 prefetch-distance=1 peer=true" \
 // RUN:   -loom-memory-plan="report=%t.json device-memory=450" -o %t.mlir
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json

@@ -23,6 +23,7 @@
 #include "loom/Dialect/Loom/IR/MeshGrid.h"
 #include "loom/Dialect/LoomRT/Transforms/MemoryPlan.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
+#include "loom/Dialect/LoomRT/Transforms/PipelineMessages.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -306,33 +307,26 @@ struct Messages {
   int64_t maxTag = -1;
 };
 
-Messages collectMessages(ArrayRef<Operation *> ops) {
+Messages collectMessages(func::FuncOp func) {
   Messages m;
-  DenseMap<Value, std::pair<bool, Messages::Key>> started; // send?, key
-  // A start on the pipeline axis: where it is, and its handle's key.
-  auto record = [&](auto start, bool send, int64_t at) {
-    ArrayRef<int16_t> axes = start.getGridAxes();
-    if (axes.size() != 1 ||
-        axes.front() != static_cast<int16_t>(::loom::MeshAxis::Pp))
-      return;
-    Messages::Key key{static_cast<int64_t>(start.getPeer()),
-                      static_cast<int64_t>(start.getTag())};
-    (send ? m.sendAt : m.recvAt)[key] = at;
-    started[start.getHandle()] = {send, key};
-    m.maxTag = std::max(m.maxTag, key.second);
-  };
-  for (auto [i, op] : llvm::enumerate(ops)) {
-    auto at = static_cast<int64_t>(i);
-    if (auto send = dyn_cast<SendStartOp>(op)) {
-      record(send, /*send=*/true, at);
-    } else if (auto recv = dyn_cast<RecvStartOp>(op)) {
-      record(recv, /*send=*/false, at);
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      auto it = started.find(wait.getHandle());
-      if (it != started.end())
-        (it->second.first ? m.sendWaitAt : m.recvWaitAt)[it->second.second] =
-            at;
+  for (const MessageEvent &e : collectPipelineMessages(func)) {
+    Messages::Key key{e.peer, e.tag};
+    auto at = static_cast<int64_t>(e.at);
+    switch (e.kind) {
+    case MessageEvent::Kind::Send:
+      m.sendAt[key] = at;
+      break;
+    case MessageEvent::Kind::Recv:
+      m.recvAt[key] = at;
+      break;
+    case MessageEvent::Kind::WaitSend:
+      m.sendWaitAt[key] = at;
+      break;
+    case MessageEvent::Kind::WaitRecv:
+      m.recvWaitAt[key] = at;
+      break;
     }
+    m.maxTag = std::max(m.maxTag, key.second);
   }
   return m;
 }
@@ -425,6 +419,33 @@ std::optional<StashPlaces> placeStash(const Dependences &n,
 struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   using Base::Base;
 
+  /// Messages of peer moves whose neighbour's side is in the IR but whose
+  /// own side is not yet (an outer move waiting for its neighbour to make
+  /// room): (stage, message event), checked with every nested move.
+  SmallVector<std::pair<int64_t, MessageEvent>> pending;
+  /// Handles of those events (negative: the IR's are not).
+  int64_t lastVirtualHandle = 0;
+  /// Peer placements refused because they would close a cycle of waits.
+  int64_t cyclesAvoided = 0;
+
+  /// Whether the stage programs, with the `pending` messages and `side`,
+  /// could wait for each other forever (findPipelineDeadlock).
+  bool deadlocks(ArrayRef<func::FuncOp> stages,
+                 ArrayRef<std::pair<int64_t, MessageEvent>> side) const {
+    SmallVector<SmallVector<MessageEvent>> events;
+    for (func::FuncOp stage : stages)
+      events.push_back(collectPipelineMessages(stage));
+    using Pending = std::pair<int64_t, MessageEvent>;
+    for (const Pending &p : llvm::concat<const Pending>(pending, side))
+      events[p.first].push_back(p.second);
+    auto before = [](const MessageEvent &a, const MessageEvent &b) {
+      return a.at < b.at;
+    };
+    for (SmallVector<MessageEvent> &list : events)
+      llvm::stable_sort(list, before);
+    return !findPipelineDeadlock(events).empty();
+  }
+
   void runOnOperation() override {
     if (deviceMemory < 0 || prefetchDistance < 1 || hostLink < 0 ||
         gemmFlops < 0 || memoryBandwidth < 0 || launch < 0) {
@@ -436,6 +457,9 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     }
     if (deviceMemory == 0)
       return; // no budget: nothing to fit
+    pending.clear();
+    lastVirtualHandle = 0;
+    cyclesAvoided = 0;
     SmallVector<func::FuncOp> funcs;
     for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
@@ -592,23 +616,32 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   LogicalResult fitPeer(ArrayRef<func::FuncOp> stages, int64_t k,
                         int64_t from = -1) {
     func::FuncOp func = stages[k];
+    // The neighbours away from `from`; with the host to fall back on, only
+    // the next stage (under 1F1B the later stages hold fewer micro-batches).
+    SmallVector<int64_t, 2> targets;
+    for (int64_t n : {k - 1, k + 1})
+      if (n >= 0 && n < static_cast<int64_t>(stages.size()) && n != from &&
+          (from < 0 || (n - k) * (k - from) > 0) && (!hostFallback || n > k))
+        targets.push_back(n);
+    // A stage asked to make room with no stage beyond it cannot (the last
+    // stage of a chain): say so before trying every buffer it has.
+    if (from >= 0 && targets.empty())
+      return failure();
     auto toNeighbour = [&](const Candidate &best, const Placement &p,
                            ArrayRef<Operation *> ops,
                            std::string &why) -> std::optional<Route> {
-      // The neighbours away from `from`, the one with the most room first;
-      // with the host to fall back on, only the next stage (under 1F1B the
-      // later stages hold fewer micro-batches).
+      // The one with the most room first.
       SmallVector<std::pair<int64_t, int64_t>> neighbours; // room, stage
-      for (int64_t n : {k - 1, k + 1})
-        if (n >= 0 && n < static_cast<int64_t>(stages.size()) && n != from &&
-            (from < 0 || (n - k) * (k - from) > 0) &&
-            (!hostFallback || n > k))
-          neighbours.push_back(
-              {static_cast<int64_t>(deviceMemory) -
-                   analyzeFunctionMemory(stages[n], alignment)
-                       .devicePeakBytes(),
-               n});
-      llvm::sort(neighbours, std::greater<>());
+      for (int64_t n : targets)
+        neighbours.push_back({0, n});
+      // (The analysis is the costly part of a try: only to choose.)
+      if (neighbours.size() > 1) {
+        for (auto &[room, n] : neighbours)
+          room = static_cast<int64_t>(deviceMemory) -
+                 analyzeFunctionMemory(stages[n], alignment).devicePeakBytes();
+        llvm::sort(neighbours, std::greater<>());
+      }
+      int64_t cycles = cyclesAvoided;
       for (auto [room, target] : neighbours)
         if (std::optional<Route> route =
                 moveTo(stages, k, target, best, p, ops))
@@ -617,6 +650,9 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
             std::to_string(best.bytes) +
             " bytes) under the budget, nor can make it by passing its own "
             "on";
+      if (cyclesAvoided > cycles)
+        why += " (or every place for its messages there would make the "
+               "stages wait for each other forever)";
       return std::nullopt;
     };
     // --swap balance: at the top level, what no neighbour takes goes to
@@ -668,7 +704,7 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     SmallVector<Operation *> nOps;
     DenseMap<Operation *, int64_t> nPosition;
     listOps(neighbour.getBody().front(), nOps, nPosition);
-    Messages onK = collectMessages(ops), onN = collectMessages(nOps);
+    Messages onK = collectMessages(self), onN = collectMessages(neighbour);
     std::optional<StashPlaces> places = placeStash(
         Dependences{onN, onK, target, k, static_cast<int64_t>(nOps.size()) - 1},
         p);
@@ -688,16 +724,48 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     SendStartOp back = send(b, loc, stash.getBuffer(), k, tag + 1);
     b.setInsertionPoint(nOps[places->sendBackWait]);
     WaitOp backWait = WaitOp::create(b, loc, back.getHandle());
-    // With the host to fall back on, a neighbour takes only what it has
-    // room for: no passing on.
-    if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
-            deviceMemory &&
-        (hostFallback || failed(fitPeer(stages, target, /*from=*/k)))) {
+    auto undo = [&] {
       for (Operation *op : {backWait.getOperation(), back.getOperation(),
                             inWait.getOperation(), in.getOperation(),
                             stash.getOperation()})
         op->erase();
       return std::nullopt;
+    };
+    // k's side, as swapOver will place it (after op p.before, its wait
+    // after op p.waitOutAfter; the receive back before op p.inBefore, its
+    // wait before op p.after): no stage may wait forever with it.
+    SmallVector<std::pair<int64_t, MessageEvent>> side;
+    auto event = [&](MessageEvent::Kind kind, int64_t tagOf, double at) {
+      MessageEvent e;
+      e.kind = kind;
+      e.peer = target;
+      e.tag = tagOf;
+      // A wait follows its start.
+      e.handle = e.isWait() ? side.back().second.handle : --lastVirtualHandle;
+      e.at = at;
+      side.push_back({k, e});
+    };
+    event(MessageEvent::Kind::Send, tag, p.before + 0.25);
+    event(MessageEvent::Kind::WaitSend, tag, p.waitOutAfter + 0.5);
+    event(MessageEvent::Kind::Recv, tag + 1, p.inBefore - 0.5);
+    event(MessageEvent::Kind::WaitRecv, tag + 1, p.after - 0.25);
+    if (deadlocks(stages, side)) {
+      ++cyclesAvoided;
+      return undo();
+    }
+    // Over the budget with it, the neighbour passes its own activations
+    // on (their placements checked with k's side pending); when that
+    // fails, the buffer stays. Removing a matched pair of messages never
+    // makes a program wait longer, so what the neighbour passed on stays
+    // free of cycles.
+    if (analyzeFunctionMemory(neighbour, alignment).devicePeakBytes() >
+        deviceMemory) {
+      size_t depth = pending.size();
+      pending.append(side.begin(), side.end());
+      bool fits = succeeded(fitPeer(stages, target, /*from=*/k));
+      pending.resize(depth);
+      if (!fits)
+        return undo();
     }
     return Route{[=](OpBuilder &b, Location loc, Value buffer) -> Value {
                    return send(b, loc, buffer, target, tag).getHandle();

@@ -137,12 +137,19 @@ def LoomSwap : Pass<"loom-swap", "ModuleOp"> {
     fails too, the buffer stays, and the next one is tried. The error names
     why the last could not go.
 
+    Each pair's placement is also played with all stages' messages
+    (`findPipelineDeadlock`, loom/Dialect/LoomRT/Transforms/
+    PipelineMessages.h, with the moves still waiting for room further on):
+    a move whose messages would close a cycle of waits through other
+    stages is refused, so the programs
+    cannot hang.
+
     With `peer` and `host-fallback` (loomc `--swap balance`), a stage sends
     only to the next stage (under 1F1B the later stages hold fewer
-    micro-batches), only what that stage has room for (no passing on),
-    and a buffer it cannot take goes to the host pool instead, as without
-    `peer`: the stages fill their successors' room first (balancing their
-    peaks), and the rest crosses the host link.
+    micro-batches), which passes its own on as with `peer` when it has no
+    room, and a buffer no stage further on can make room for goes to the
+    host pool instead, as without `peer`: the later stages' room fills
+    first (balancing their peaks), and the rest crosses the host link.
 
     ```mlir
     // stage 0                              // stage 1
@@ -207,6 +214,34 @@ def LoomVerifyMesh : Pass<"loom-verify-mesh", "ModuleOp"> {
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
     Option<"pp", "pp", "int64_t", /*default=*/"1", "Pipeline stages">,
   ];
+}
+
+def LoomVerifyMessages : Pass<"loom-verify-messages", "ModuleOp"> {
+  let summary = "Check that the pipeline stages cannot wait for each other "
+                "forever";
+  let description = [{
+    Plays the point-to-point messages of the module's pipeline stage
+    programs (`loom.stage` 0..P-1: their `send_start`, `recv_start` on the
+    pp axis and the `wait`s on them) together, as MPI runs them at worst:
+    a wait on a receive completes once the peer stage started the matching
+    send (same tag, n-th with n-th), a wait on a send once the peer posted
+    the matching receive (a message past the eager limit). Every stage
+    runs up to a wait that cannot complete yet; when no stage can move and
+    some have not finished, the programs would hang at run time (a cycle of
+    waits through one or more stages, or a message nobody matches), and
+    the pass fails, naming each stuck wait (with a note at its op). A
+    module without pipeline stages is not checked. The module is not
+    changed. loomc runs it last under `--mesh pp=N` (after `loom-swap`'s
+    peer moves and `loom-comm-schedule`, the passes that move messages);
+    `loom-swap` runs the same check before it commits a peer move.
+
+    ```
+    error: loom-verify-messages: the pipeline stage programs would wait for
+    each other forever: stage 0 waits for its receive from stage 1 (tag 0);
+    stage 1 waits for its receive from stage 0 (tag 1) (a bug in the pass
+    that placed these messages)
+    ```
+  }];
 }
 
 def LoomMaxInflightCollectives : Pass<"loom-max-inflight-collectives",
