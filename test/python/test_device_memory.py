@@ -248,6 +248,61 @@ def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
         assert measured["host_peak_bytes"] == 0
 
 
+@pytest.fixture(scope="module")
+def other_meshes(tmp_path_factory):
+    """other_meshes(example, mesh): that test model at 16 rows per
+    micro-batch on that mesh (4 micro-batches, 1F1B), imported, compiled
+    without a budget and trained once: (tmp, module, data, options, plan,
+    losses, ranks)."""
+    cache = {}
+
+    def get(example, mesh):
+        if (example, mesh) not in cache:
+            tmp = tmp_path_factory.mktemp(f"device-memory-{example}")
+            _, args, names, m = import_example(example, tmp, 2 * MICRO, "import")
+            data_dir = write_data(tmp / "data", make_data(names, args, 8, 50, seed=5))
+            options = dict(OPTIONS, mesh=mesh)
+            ranks = 4 if mesh.startswith("dp=2") else 2
+            free = m.compile(outdir=tmp / "free", **options)
+            losses = free.train(data_dir, STEPS, ranks=ranks)
+            cache[(example, mesh)] = (tmp, m, data_dir, options, stages(free), losses,
+                                      ranks)
+        return cache[(example, mesh)]
+    return get
+
+
+@pytest.mark.parametrize("swap", ["host", "peer"])
+@pytest.mark.parametrize("example,mesh", [("llama_example", "pp=2"),
+                                          ("gpt_example", "dp=2,pp=2")])
+def test_swap_fits_llama_and_data_parallel_pipelines(other_meshes, example, mesh, swap):
+    """The LLaMA-style test model (RMSNorm, rotary, SwiGLU) on pp=2, and the
+    GPT on dp=2 x pp=2 (two replicas of the two stages, gradients
+    all-reduced over dp): with a budget stage 0 exceeds by 15 %, --swap
+    host and --swap peer fit both stages, every rank's measured counters
+    equal its stage's plan (a rank of stage s runs stage s's program), and
+    the losses are bitwise the unconstrained run's."""
+    tmp, m, data_dir, options, planned, free_losses, ranks = other_meshes(example, mesh)
+    budget = stage0_budget(planned)
+    program = m.compile(outdir=tmp / swap, device_memory=f"{budget}B", swap=swap,
+                        **options)
+    moved = stages(program)
+    assert moved[0]["device_peak_bytes"] <= budget < planned[0]["device_peak_bytes"], moved
+    assert moved[1]["device_peak_bytes"] <= budget, moved
+    if swap == "host":
+        assert moved[0]["host_peak_bytes"] > 0, moved
+    else:
+        assert moved[1]["device_peak_bytes"] > planned[1]["device_peak_bytes"], moved
+        assert moved[0]["host_peak_bytes"] == moved[1]["host_peak_bytes"] == 0
+    got = program.train(data_dir, STEPS, ranks=ranks, extra_args=[
+        "--memory-counters", str(tmp / (swap + "-{rank}.json"))])
+    assert got == free_losses
+    for rank in range(ranks):
+        stage = rank % 2  # rank = replica * pp + stage
+        measured = counters(tmp / f"{swap}-{rank}.json")
+        assert measured["device_peak_bytes"] == moved[stage]["device_peak_bytes"], rank
+        assert measured["host_peak_bytes"] == moved[stage]["host_peak_bytes"], rank
+
+
 @pytest.mark.parametrize("fast,chosen", [("pipeline", "peer"), ("compute", "recompute")])
 def test_swap_auto_sends_to_the_neighbour_where_the_play_is_faster(gpt_wide, fast, chosen):
     """--swap auto under pipelines also prices peer: the program the
