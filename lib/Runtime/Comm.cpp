@@ -176,6 +176,10 @@ void Context::initComm() {
     hostNames.emplace_back(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
   MPI_Comm_dup(comm, &rowSparseComms[0]);
   MPI_Comm_set_errhandler(rowSparseComms[0], MPI_ERRORS_RETURN);
+  if (size == 2) {
+    MPI_Comm_dup(comm, &pairComms[0]);
+    MPI_Comm_set_errhandler(pairComms[0], MPI_ERRORS_RETURN);
+  }
   engine = std::make_unique<CommEngine>(clockStart);
 }
 
@@ -198,6 +202,13 @@ void Context::initGroups(int dp, int tp, int pp) {
     MPI_Comm_set_errhandler(rowSparseComms[g], MPI_ERRORS_RETURN);
     MPI_Comm_rank(groupComms[g], &groupRanks[g]);
     MPI_Comm_size(groupComms[g], &groupSizes[g]);
+    if (pairComms[g] != MPI_COMM_NULL)
+      MPI_Comm_free(&pairComms[g]);
+    // (Collective over the group: both of its ranks make it.)
+    if (groupSizes[g] == 2) {
+      MPI_Comm_dup(groupComms[g], &pairComms[g]);
+      MPI_Comm_set_errhandler(pairComms[g], MPI_ERRORS_RETURN);
+    }
     // The world ranks of the group, in group order.
     MPI_Group world, part;
     MPI_Comm_group(comm, &world);
@@ -220,6 +231,8 @@ void Context::freeComm() {
       MPI_Comm_free(&groupComms[g]);
     if (rowSparseComms[g] != MPI_COMM_NULL)
       MPI_Comm_free(&rowSparseComms[g]);
+    if (pairComms[g] != MPI_COMM_NULL)
+      MPI_Comm_free(&pairComms[g]);
   }
   if (comm != MPI_COMM_NULL)
     MPI_Comm_free(&comm);
@@ -251,6 +264,12 @@ CommHandle allReduceStart(Context &ctx, float *buffer, int64_t count,
   pending.group = group;
   if (op == ReduceOp::Avg)
     pending.avgSize = groupSize(ctx, group);
+  size_t g = groupIndex(ctx, "allReduce", group);
+  if (ctx.groupSizes[g] == 2 && ctx.pairComms[g] != MPI_COMM_NULL) {
+    pending.comm = ctx.pairComms[g];
+    pending.pairPeer = 1 - ctx.groupRanks[g];
+    pending.pairLow = ctx.groupRanks[g] == 0;
+  }
   return submit(ctx, std::move(pending));
 }
 

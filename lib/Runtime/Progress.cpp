@@ -23,6 +23,10 @@
 // all-reduces run one at a time on communicators of their own: every rank
 // posts their collectives in the same order.
 //
+// An all-reduce in a group of two ranks is one message each way on the
+// group's pair communicator (both directions of the link at once), the
+// two values combined here on completion (PendingComm::pairPeer).
+//
 // Polling: while operations are in flight the thread tests them, and
 // sleeps between rounds that completed nothing, from 5 us doubling to
 // 200 us, so that a rank whose transfer waits on a slow link does not take
@@ -215,6 +219,24 @@ void CommEngine::sumRows(PendingComm &op) {
   }
 }
 
+void CommEngine::combinePair(PendingComm &op) {
+  float *data = static_cast<float *>(op.buffer);
+  const float *other = op.pairValues.data();
+  // The lower rank's value first: the same operation on the same operands
+  // in the same order on both ranks (max and min of a NaN depend on it).
+  auto combine = [&](auto f) {
+    for (int64_t i = 0; i < op.count; ++i)
+      data[i] = op.pairLow ? f(data[i], other[i]) : f(other[i], data[i]);
+  };
+  if (op.op == MPI_MAX)
+    combine([](float a, float b) { return b > a ? b : a; });
+  else if (op.op == MPI_MIN)
+    combine([](float a, float b) { return b < a ? b : a; });
+  else
+    combine([](float a, float b) { return a + b; });
+  std::vector<float>().swap(op.pairValues);
+}
+
 void CommEngine::post(Slot &slot) {
   PendingComm &op = slot.op;
   // `request` is read after the call that fills it returned.
@@ -226,6 +248,20 @@ void CommEngine::post(Slot &slot) {
   };
   if (op.rowSparse) {
     postRowCounts(op);
+  } else if (op.kind == PendingComm::Kind::AllReduce && op.pairPeer >= 0) {
+    // Both directions at once; chunks pair up in order (one tag).
+    float *data = static_cast<float *>(op.buffer);
+    op.pairValues.resize(static_cast<size_t>(op.count));
+    for (int64_t begin = 0; begin < op.count; begin += kMaxChunk) {
+      int n = static_cast<int>(std::min(kMaxChunk, op.count - begin));
+      MPI_Request request;
+      record(MPI_Irecv(op.pairValues.data() + begin, n, MPI_FLOAT,
+                       op.pairPeer, 0, op.comm, &request),
+             request);
+      record(MPI_Isend(data + begin, n, MPI_FLOAT, op.pairPeer, 0, op.comm,
+                       &request),
+             request);
+    }
   } else if (op.kind == PendingComm::Kind::AllReduce) {
     float *data = static_cast<float *>(op.buffer);
     for (int64_t begin = 0; begin < op.count; begin += kMaxChunk) {
@@ -259,6 +295,8 @@ CommEngine::Progress CommEngine::test(Slot &slot) {
   PendingComm &op = slot.op;
   if (!op.requests.empty() && !testRequests(op))
     return Progress::Pending;
+  if (op.pairPeer >= 0 && op.error == MPI_SUCCESS)
+    combinePair(op);
   if (!op.rowSparse)
     return Progress::Done;
   if (op.error == MPI_SUCCESS && op.phase == 0) {

@@ -125,6 +125,15 @@ struct PendingComm {
   /// For an Avg all-reduce: divide the floats by `avgSize` (the group's
   /// size) once complete.
   int avgSize = 0;
+  /// An all-reduce in a group of two ranks (not row-sparse): the other
+  /// rank's index, and its values. Each rank sends its buffer and receives
+  /// the other's at once (both directions of the link busy, B / rate; MPI's
+  /// non-blocking all-reduce of two ranks reduces at one and sends back,
+  /// 2 B / rate), then combines the two, the lower rank's value first, so
+  /// both hold the same bits. -1 otherwise.
+  int pairPeer = -1;
+  bool pairLow = false;
+  std::vector<float> pairValues;
 
   /// A row-sparse all-reduce (rowSparseAllReduceStart): `count` floats as
   /// `count / width` rows. Exchanged in two collectives on the group's own
@@ -210,6 +219,8 @@ private:
   void postRowCounts(PendingComm &op);
   void postRows(PendingComm &op);
   void sumRows(PendingComm &op);
+  /// A two-rank all-reduce's result from the two values (pairPeer).
+  void combinePair(PendingComm &op);
   /// MPI_Testall of op's requests; true once all completed (or failed).
   bool testRequests(PendingComm &op);
 
@@ -340,6 +351,11 @@ public:
   /// every rank posts them in the same order whatever else is in flight.
   MPI_Comm rowSparseComms[kNumGroups] = {MPI_COMM_NULL, MPI_COMM_NULL,
                                          MPI_COMM_NULL, MPI_COMM_NULL};
+  /// Per Group of two ranks: a duplicate of its communicator for the
+  /// all-reduces exchanged as one message each way (PendingComm::pairPeer),
+  /// so that their point-to-point messages match nothing else.
+  MPI_Comm pairComms[kNumGroups] = {MPI_COMM_NULL, MPI_COMM_NULL,
+                                    MPI_COMM_NULL, MPI_COMM_NULL};
   int groupRanks[kNumGroups] = {0, 0, 0, 0};
   int groupSizes[kNumGroups] = {1, 1, 1, 1};
   /// Per Group: the world ranks of its members, in group order.
