@@ -137,37 +137,31 @@ def main():
 
     t0 = report("unconstrained", base)
     results = {}
-    if "swap" in ways:
+    host_link = ["--host-link", args.host_link]
+
+    def way(name, compile_options, extra=(), plan_line=None):
+        """Compiles `name` with the budget and `compile_options`, reports
+        it (and `plan_line(plan.json)` when given), or prints loomc's
+        error (loom-swap's line, if any)."""
+        if name not in ways:
+            return
         try:
-            swap = micro.compile(outdir=work / "swap", microbatches=args.microbatches,
-                                 device_memory=budget, swap="host", **options)
-            results["swap"] = report("swap", swap, ["--host-link", args.host_link])
-        except loom.LoomError as e:
-            print(f"  swap: {str(e).strip().splitlines()[-1]}")
-    if "peer" in ways:
-        try:
-            peer = micro.compile(outdir=work / "peer", microbatches=args.microbatches,
-                                 device_memory=budget, swap="peer", **options)
-            results["peer"] = report("peer", peer)
+            program = micro.compile(outdir=work / name, microbatches=args.microbatches,
+                                    device_memory=budget, **compile_options, **options)
         except loom.LoomError as e:
             lines = str(e).strip().splitlines()
-            print(f"  peer: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
-    if "balance" in ways:
-        try:
-            balance = micro.compile(outdir=work / "balance", microbatches=args.microbatches,
-                                    device_memory=budget, swap="balance", **options)
-            results["balance"] = report("balance", balance, ["--host-link", args.host_link])
-        except loom.LoomError as e:
-            print(f"  balance: {str(e).strip().splitlines()[-1]}")
-    if "recompute" in ways:
-        try:
-            recompute = micro.compile(outdir=work / "recompute", microbatches=args.microbatches,
-                                      device_memory=budget, recompute="auto", **options)
-            plan = json.loads((recompute.outdir / "plan.json").read_text())
-            results["recompute"] = report("recompute", recompute)
-            print(f"  {'':>13}  per stage: {', '.join(plan['recompute_per_stage'])}")
-        except loom.LoomError as e:
-            print(f"  recompute: {str(e).strip().splitlines()[-1]}")
+            print(f"  {name}: {next((l for l in lines if 'error: loom-swap' in l), lines[-1])}")
+            return
+        results[name] = report(name, program, extra)
+        if plan_line:
+            plan = json.loads((program.outdir / "plan.json").read_text())
+            print(f"  {'':>13}  {plan_line(plan)}")
+
+    way("swap", dict(swap="host"), host_link)
+    way("peer", dict(swap="peer"))
+    way("balance", dict(swap="balance"), host_link)
+    way("recompute", dict(recompute="auto"),
+        plan_line=lambda plan: f"per stage: {', '.join(plan['recompute_per_stage'])}")
     if ways & {"auto", "swap-timed"}:
         # --swap auto on this machine as a spec, with the bench's host link.
         spec = work / "here.json"
@@ -177,23 +171,10 @@ def main():
         here["host_link"] = {"link": "rate-limited (--host-link)", "latency_us": 10,
                              "bandwidth_gbytes_per_s": float(args.host_link) / 1e9}
         spec.write_text(json.dumps(here))
-        if "auto" in ways:
-            try:
-                auto = micro.compile(outdir=work / "auto", microbatches=args.microbatches,
-                                     device_memory=budget, swap="auto", cluster=spec, **options)
-                plan = json.loads((auto.outdir / "plan.json").read_text())
-                results["auto"] = report("auto", auto, ["--host-link", args.host_link])
-                print(f"  {'':>13}  swap {plan['swap']}, recompute per stage: "
-                      f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
-            except loom.LoomError as e:
-                print(f"  auto: {str(e).strip().splitlines()[-1]}")
-        if "swap-timed" in ways:
-            try:
-                swap_timed = micro.compile(outdir=work / "swap-timed", microbatches=args.microbatches,
-                                           device_memory=budget, swap="host", cluster=spec, **options)
-                results["swap timed"] = report("swap timed", swap_timed, ["--host-link", args.host_link])
-            except loom.LoomError as e:
-                print(f"  swap timed: {str(e).strip().splitlines()[-1]}")
+        way("auto", dict(swap="auto", cluster=spec), host_link,
+            plan_line=lambda plan: f"swap {plan['swap']}, recompute per stage: "
+                                   f"{', '.join(plan.get('recompute_per_stage') or ['none'])}")
+        way("swap-timed", dict(swap="host", cluster=spec), host_link)
     if "smaller" in ways and args.batch % 2 == 0:
         half = module(args.batch // 2)
         smaller = half.compile(outdir=work / "smaller", microbatches=2 * args.microbatches,
