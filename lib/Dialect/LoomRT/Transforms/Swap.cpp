@@ -628,7 +628,7 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
     if (from >= 0 && targets.empty())
       return failure();
     auto toNeighbour = [&](const Candidate &best, const Placement &p,
-                           ArrayRef<Operation *> ops,
+                           ArrayRef<Operation *>,
                            std::string &why) -> std::optional<Route> {
       // The one with the most room first.
       SmallVector<std::pair<int64_t, int64_t>> neighbours; // room, stage
@@ -644,7 +644,7 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
       int64_t cycles = cyclesAvoided;
       for (auto [room, target] : neighbours)
         if (std::optional<Route> route =
-                moveTo(stages, k, target, best, p, ops))
+                moveTo(stages, k, target, best, p))
           return route;
       why = "no neighbouring stage has room for the next activation (" +
             std::to_string(best.bytes) +
@@ -679,7 +679,7 @@ struct LoomSwapPass : public loomrt::impl::LoomSwapBase<LoomSwapPass> {
   /// for what it passed on).
   std::optional<Route> moveTo(ArrayRef<func::FuncOp> stages, int64_t k,
                               int64_t target, const Candidate &best,
-                              const Placement &p, ArrayRef<Operation *> ops) {
+                              const Placement &p) {
     func::FuncOp self = stages[k];
     MLIRContext *ctx = self.getContext();
     auto handle = HandleType::get(ctx);
