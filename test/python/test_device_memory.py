@@ -85,6 +85,22 @@ def counters(path):
     return json.loads(Path(path).read_text())
 
 
+def train_matching_plan(program, data, steps, ranks, name, planned, expected_losses):
+    """Trains `program` on `ranks` ranks with --memory-counters and checks
+    that the losses are bitwise `expected_losses` and that every rank's
+    measured device and host peaks are its stage's in `planned` (rank =
+    replica * pp + stage)."""
+    pattern = program.outdir / (name + "-{rank}.json")
+    got = program.train(data, steps, ranks=ranks,
+                        extra_args=["--memory-counters", str(pattern)])
+    assert got == expected_losses  # bitwise: the bytes travel, the values stay
+    for rank in range(ranks):
+        stage = rank % len(planned)
+        measured = counters(str(pattern).replace("{rank}", str(rank)))
+        for key in ("device_peak_bytes", "host_peak_bytes"):
+            assert measured[key] == planned[stage][key], (rank, key)
+
+
 def test_planned_stage_peaks_equal_the_measured_counters(gpt, free):
     tmp, m, data_dir = gpt
     program, _, planned = free
@@ -239,13 +255,7 @@ def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
     for call in ("sendStart(", "recvStart("):
         assert step.count(call) > free_step.count(call), call
 
-    got = program.train(data_dir, STEPS, ranks=2, extra_args=[
-        "--memory-counters", str(tmp / "peer-{rank}.json")])
-    assert got == free_losses  # bitwise: the bytes travel, the values stay
-    for rank in (0, 1):
-        measured = counters(tmp / f"peer-{rank}.json")
-        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"] <= budget
-        assert measured["host_peak_bytes"] == 0
+    train_matching_plan(program, data_dir, STEPS, 2, "peer", moved, free_losses)
 
 
 @pytest.fixture(scope="module")
@@ -293,14 +303,7 @@ def test_swap_fits_llama_and_data_parallel_pipelines(other_meshes, example, mesh
     else:
         assert moved[1]["device_peak_bytes"] > planned[1]["device_peak_bytes"], moved
         assert moved[0]["host_peak_bytes"] == moved[1]["host_peak_bytes"] == 0
-    got = program.train(data_dir, STEPS, ranks=ranks, extra_args=[
-        "--memory-counters", str(tmp / (swap + "-{rank}.json"))])
-    assert got == free_losses
-    for rank in range(ranks):
-        stage = rank % 2  # rank = replica * pp + stage
-        measured = counters(tmp / f"{swap}-{rank}.json")
-        assert measured["device_peak_bytes"] == moved[stage]["device_peak_bytes"], rank
-        assert measured["host_peak_bytes"] == moved[stage]["host_peak_bytes"], rank
+    train_matching_plan(program, data_dir, STEPS, ranks, swap, moved, free_losses)
 
 
 @pytest.mark.parametrize("fast,chosen", [("pipeline", "peer"), ("compute", "recompute")])
@@ -393,12 +396,7 @@ def test_swap_peer_passes_the_excess_down_a_pipeline_of_four(gpt4):
         assert moved[k]["device_peak_bytes"] <= budget, (k, moved[k])
         assert moved[k]["host_peak_bytes"] == 0
     assert moved[3]["device_peak_bytes"] > planned[3]["device_peak_bytes"]
-    got = program.train(data, 2, ranks=4, extra_args=[
-        "--memory-counters", str(tmp / "peer-{rank}.json")])
-    assert got == free_losses
-    for rank in range(4):
-        measured = counters(tmp / f"peer-{rank}.json")
-        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
+    train_matching_plan(program, data, 2, 4, "peer", moved, free_losses)
 
 
 def test_swap_balance_passes_on_down_a_pipeline_of_four_then_offloads(gpt4):
@@ -422,13 +420,7 @@ def test_swap_balance_passes_on_down_a_pipeline_of_four_then_offloads(gpt4):
     assert max(peaks) <= budget and max(peaks) / min(peaks) <= 1.15, moved
     assert moved[3]["device_peak_bytes"] > planned[3]["device_peak_bytes"]
     assert moved[0]["host_peak_bytes"] > 0, moved
-    got = program.train(data, 2, ranks=4, extra_args=[
-        "--memory-counters", str(tmp / "balance-{rank}.json")])
-    assert got == free_losses
-    for rank in range(4):
-        measured = counters(tmp / f"balance-{rank}.json")
-        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
-        assert measured["host_peak_bytes"] == moved[rank]["host_peak_bytes"]
+    train_matching_plan(program, data, 2, 4, "balance", moved, free_losses)
 
 
 def test_swap_peer_without_room_on_the_neighbour_is_an_error(gpt, free):
@@ -472,13 +464,7 @@ def test_swap_balance_fills_the_neighbour_then_the_host(gpt, free):
         return max(s["device_peak_bytes"] for s in peaks.values()) / \
             min(s["device_peak_bytes"] for s in peaks.values())
     assert balance(moved) < balance(host), (moved, host)
-    got = program.train(data_dir, STEPS, ranks=2, extra_args=[
-        "--memory-counters", str(tmp / "balance-{rank}.json")])
-    assert got == free_losses
-    for rank in range(2):
-        measured = counters(tmp / f"balance-{rank}.json")
-        assert measured["device_peak_bytes"] == moved[rank]["device_peak_bytes"]
-        assert measured["host_peak_bytes"] == moved[rank]["host_peak_bytes"]
+    train_matching_plan(program, data_dir, STEPS, 2, "balance", moved, free_losses)
 
 
 @pytest.mark.parametrize("link,chosen", [(1e-6, "recompute"), (1e4, "swap")])
