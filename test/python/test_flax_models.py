@@ -40,6 +40,7 @@ ROWS = 4  # batches in each data file; steps wrap around them
 # embedding whole too).
 MODELS = {
     "linen_gpt": (["ids", "labels"], 64, 0.98),
+    "linen_scan_gpt": (["ids", "labels"], 64, 0.98),
     "nnx_mlp": (["x", "labels"], 10, 0.98),
 }
 
@@ -194,16 +195,29 @@ def test_flax_tensor_parallel(model, tmp_path):
         assert cuts["params.params.Block_1.Dense_0.kernel"]["dim"] == 1
         # The tied table, by vocabulary rows (embedding and LM head).
         assert cuts["params.params.Embed_0.embedding"]["dim"] == 0
+    if model == "linen_scan_gpt":
+        # Each kernel and bias stacked on a leading layer axis, cut as one
+        # layer's would be, a dimension further on.
+        block = "params.params.ScanScanGPTBlock_0.Block_0"
+        attention = f"{block}.MultiHeadDotProductAttention_0"
+        assert cuts[f"{attention}.query.kernel"]["dim"] == 2  # the heads
+        assert cuts[f"{attention}.query.bias"]["dim"] == 1
+        assert cuts[f"{attention}.out.kernel"]["dim"] == 1
+        assert cuts[f"{block}.Dense_0.kernel"]["dim"] == 2
+        assert cuts[f"{block}.Dense_1.kernel"]["dim"] == 1
     print(f"{model}: tp=2 shards {measured:.1%} of the parameters")
     assert measured >= least, (model, measured)
 
 
-def test_flax_gpt_3d_parallel(tmp_path):
+@pytest.mark.parametrize("model", ["linen_gpt", "linen_scan_gpt"])
+def test_flax_gpt_3d_parallel(model, tmp_path):
     """dp=2 x tp=2 x pp=2 (8 ranks, 2 micro-batches of 2 rows per data-
-    parallel rank) with AdamW on the linen GPT."""
-    names, classes, least = MODELS["linen_gpt"]
+    parallel rank) with AdamW on the linen GPT, its blocks written out or
+    stacked by nn.scan (each stacked parameter then read by both
+    stages)."""
+    names, classes, least = MODELS[model]
     micro = 2
-    fn, params, inputs, m = import_flax("linen_gpt", tmp_path, micro)
+    fn, params, inputs, m = import_flax(model, tmp_path, micro)
     global_batch = 2 * 2 * micro
     data = make_data(names, inputs, classes, 3, global_batch)
     options, make_opt = OPTIMIZERS["adamw"]

@@ -9,7 +9,9 @@ parameters, as Flax code trains them with optax.
   parameter state;
 * linen_scan_mlp: residual blocks (LayerNorm, Dense, GELU) applied by
   `nn.scan` over parameters stacked on a leading layer axis, the way large
-  Flax models stack their layers (a `while` loop in StableHLO).
+  Flax models stack their layers (a `while` loop in StableHLO);
+* linen_scan_gpt: linen_gpt with its blocks applied by `nn.scan`, every
+  kernel and bias stacked on a leading layer axis.
 
 The loss is optax's softmax_cross_entropy_with_integer_labels, averaged.
 """
@@ -117,3 +119,35 @@ def linen_scan_mlp_example(batch=4, seed=0):
     x = jax.random.normal(k1, (batch, 16))
     labels = jax.random.randint(k2, (batch,), 0, 10)
     return _SCAN_MLP.init(k3, x), x, labels
+
+
+class ScanGPTBlock(nn.Module):
+    @nn.compact
+    def __call__(self, x, _):
+        return Block(HIDDEN, HEADS)(x), None
+
+
+class ScanGPT(nn.Module):
+    @nn.compact
+    def __call__(self, ids):
+        embed = nn.Embed(VOCAB, HIDDEN)
+        pos = self.param("pos", nn.initializers.normal(0.02), (SEQ, HIDDEN))
+        x = embed(ids) + pos[None, :ids.shape[1]]
+        blocks = nn.scan(ScanGPTBlock, variable_axes={"params": 0},
+                         split_rngs={"params": True}, length=LAYERS)
+        x, _ = blocks()(x, None)
+        return embed.attend(nn.LayerNorm()(x))
+
+
+_SCAN_GPT = ScanGPT()
+
+
+def linen_scan_gpt(params, ids, labels):
+    return cross_entropy(_SCAN_GPT.apply(params, ids), labels)
+
+
+def linen_scan_gpt_example(batch=2, seed=0):
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
+    ids = jax.random.randint(k1, (batch, SEQ), 0, VOCAB)
+    labels = jax.random.randint(k2, (batch, SEQ), 0, VOCAB)
+    return _SCAN_GPT.init(k3, ids), ids, labels

@@ -135,6 +135,11 @@ private:
     if (!from.empty())
       parents[value].assign(from.begin(), from.end());
   }
+  /// Cuts the ops that read one layer of a stacked parameter (`layer`, see
+  /// getParam) along the parameter's dimension `dim`; the value they give
+  /// (null when the parameter is read directly).
+  Value shardLayer(ParamLayer layer, int64_t dim, int64_t groups,
+                   unsigned region);
   /// Gives `value` and the values it was derived from `groups` groups.
   bool regroup(Value value, int64_t groups);
   /// Applies the partition rule of `op` (TensorPartitionInterface), some of
@@ -204,6 +209,19 @@ unsigned Partitioner::merge(unsigned a, unsigned b) {
   from = Region();
   parent[b] = a;
   return a;
+}
+
+Value Partitioner::shardLayer(ParamLayer layer, int64_t dim,
+                              int64_t groups, unsigned region) {
+  if (!layer.slice)
+    return Value();
+  Value sliced = layer.slice.getResult();
+  shard(layer.slice, sliced, dim, groups, region);
+  if (!layer.reshape)
+    return sliced;
+  shard(layer.reshape, layer.reshape.getResult(), dim - 1, groups, region,
+        {sliced});
+  return layer.reshape.getResult();
 }
 
 bool Partitioner::regroup(Value value, int64_t groups) {
@@ -295,7 +313,9 @@ bool Partitioner::visit(Operation *op, unsigned region) {
 bool Partitioner::visitRowParallel(Operation *op, int64_t rhsDim,
                                    unsigned region) {
   auto dot = dyn_cast<DotGeneralOp>(op);
-  int64_t cut = dot && rhsDim >= 0 ? getRowParallelDim(func, dot, rhsDim) : -1;
+  ParamLayer layer;
+  int64_t cut =
+      dot && rhsDim >= 0 ? getRowParallelDim(func, dot, rhsDim, layer) : -1;
   if (cut < 0) {
     refusal = describeOp(op) + " sums over the cut dimension but is not a "
                                "row-parallel linear layer (a weight "
@@ -305,9 +325,11 @@ bool Partitioner::visitRowParallel(Operation *op, int64_t rhsDim,
   }
   opRegion[op] = region;
   TransposeOp transpose;
-  BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
+  BlockArgument weight =
+      getLinearWeight(func, dot.getRhs(), &transpose, &layer);
   if (transpose)
     opRegion[transpose] = region;
+  shardLayer(layer, cut, 1, region);
   regions[region].rows.push_back({dot, cut});
   regions[region].params.push_back({weight, cut, Value()});
   return true;
@@ -344,8 +366,11 @@ bool Partitioner::visitBias(Operation *head, ShardedDim want, unsigned region,
   SmallVector<std::pair<Operation *, int64_t>> chain;
   int64_t dim = want.dim;
   Value value = head->getResult(0);
-  while (Operation *def = value.getDefiningOp()) {
-    auto link = dyn_cast<TensorPartitionInterface>(def);
+  ParamLayer layer;
+  BlockArgument bias;
+  while (!(bias = getParam(func, value, &layer))) {
+    Operation *def = value.getDefiningOp();
+    auto link = dyn_cast_or_null<TensorPartitionInterface>(def);
     std::optional<int64_t> operandDim =
         link ? link.getExpandedOperandDim(dim) : std::nullopt;
     if (!operandDim)
@@ -354,10 +379,8 @@ bool Partitioner::visitBias(Operation *head, ShardedDim want, unsigned region,
     dim = *operandDim;
     value = def->getOperand(0);
   }
-  BlockArgument bias = getParam(func, value);
-  if (!bias)
-    return false;
-  Value inner;
+  dim = layer.paramDim(dim);
+  Value inner = shardLayer(layer, dim, want.groups, region);
   for (auto [op, resultDim] : llvm::reverse(chain)) {
     SmallVector<Value, 1> parentsOf;
     if (inner)
@@ -381,7 +404,8 @@ LogicalResult Partitioner::analyze() {
     if (!region) {
       // A column-parallel linear layer starts a candidate block.
       auto dot = dyn_cast<DotGeneralOp>(op);
-      int64_t cut = dot ? getColumnParallelDim(func, dot) : -1;
+      ParamLayer layer;
+      int64_t cut = dot ? getColumnParallelDim(func, dot, layer) : -1;
       if (cut < 0)
         continue;
       unsigned fresh = newRegion();
@@ -389,9 +413,11 @@ LogicalResult Partitioner::analyze() {
       auto lhsType = cast<RankedTensorType>(dot.getLhs().getType());
       shard(dot, dot.getResult(), lhsType.getRank() - 1, 1, fresh);
       TransposeOp transpose;
-      BlockArgument weight = getLinearWeight(func, dot.getRhs(), &transpose);
+      BlockArgument weight =
+          getLinearWeight(func, dot.getRhs(), &transpose, &layer);
       if (transpose)
         opRegion[transpose] = fresh;
+      shardLayer(layer, cut, 1, fresh);
       regions[fresh].columns.push_back(dot);
       regions[fresh].params.push_back({weight, cut, dot.getResult()});
       continue;
@@ -399,6 +425,17 @@ LogicalResult Partitioner::analyze() {
     if (!visit(&op, *region))
       stop(*region, refusal, /*byValue=*/true);
   }
+
+  // The layers of a stacked parameter (or the layers sharing a weight) are
+  // cut alike: their candidates become one, which escapes if any does.
+  llvm::DenseMap<BlockArgument, unsigned> firstReader;
+  SmallVector<std::pair<unsigned, unsigned>> sharing;
+  for (unsigned i = 0, e = regions.size(); i < e; ++i)
+    for (const ParamSlice &param : regions[i].params)
+      if (auto [it, fresh] = firstReader.try_emplace(param.arg, i); !fresh)
+        sharing.push_back({it->second, i});
+  for (auto [a, b] : sharing)
+    merge(a, b);
 
   // A block keeps its sharded values and parameters to itself.
   for (auto &[value, sharding] : state) {
@@ -426,6 +463,14 @@ LogicalResult Partitioner::analyze() {
       auto it = opRegion.find(user);
       return it != opRegion.end() && find(it->second) == i;
     };
+    llvm::SmallDenseMap<BlockArgument, int64_t> cutDim;
+    for (const ParamSlice &param : region.params)
+      if (auto [it, fresh] = cutDim.try_emplace(param.arg, param.dim);
+          !fresh && it->second != param.dim)
+        stop(i, "the weight " + getParamKey(func, param.arg.getArgNumber()) +
+                    " is cut on dimension " + std::to_string(it->second) +
+                    " by one layer and on dimension " +
+                    std::to_string(param.dim) + " by another");
     for (const ParamSlice &param : region.params)
       for (Operation *user : param.arg.getUsers()) {
         if (!inRegion(user))
@@ -659,9 +704,13 @@ void Partitioner::rewrite() {
       transpose->erase();
 
   llvm::DenseMap<Value, Value> copies;
+  llvm::SmallDenseSet<BlockArgument> cut;
   for (unsigned root : live) {
     Region &region = regions[root];
     for (const ParamSlice &param : region.params) {
+      // Once, though each layer of a stacked parameter lists it.
+      if (!cut.insert(param.arg).second)
+        continue;
       int64_t groups =
           param.groupsOf ? state.lookup(param.groupsOf).groups : 1;
       BlockArgument arg = param.arg;

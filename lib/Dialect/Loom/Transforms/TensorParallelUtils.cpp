@@ -22,36 +22,65 @@ std::string tensor_parallel::describeOp(Operation *op) {
   return text;
 }
 
-BlockArgument tensor_parallel::getParam(func::FuncOp func, Value value) {
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || arg.getOwner() != &func.getBody().front() ||
-      !func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()))
+BlockArgument tensor_parallel::getParam(func::FuncOp func, Value value,
+                                        ParamLayer *layer) {
+  if (layer)
+    *layer = ParamLayer();
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != &func.getBody().front() ||
+        !func.getArgAttr(arg.getArgNumber(), LoomDialect::getParamAttrName()))
+      return {};
+    return arg;
+  }
+  if (!layer)
     return {};
-  return arg;
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  auto slice = (reshape ? reshape.getOperand() : value).getDefiningOp<SliceOp>();
+  BlockArgument stacked = slice ? getParam(func, slice.getOperand()) : nullptr;
+  if (!stacked)
+    return {};
+  auto type = cast<RankedTensorType>(stacked.getType());
+  if (type.getRank() < 2 || !type.hasStaticShape() ||
+      slice.getLimit()[0] - slice.getStart()[0] != 1)
+    return {};
+  for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+    if (slice.getStrides()[d] != 1 ||
+        (d > 0 && (slice.getStart()[d] != 0 ||
+                   slice.getLimit()[d] != type.getDimSize(d))))
+      return {};
+  if (reshape && reshape.getType().getShape() != type.getShape().drop_front())
+    return {};
+  layer->slice = slice;
+  layer->reshape = reshape;
+  return stacked;
 }
 
 BlockArgument tensor_parallel::getLinearWeight(func::FuncOp func, Value rhs,
-                                               TransposeOp *transpose) {
+                                               TransposeOp *transpose,
+                                               ParamLayer *layer) {
   if (transpose)
     *transpose = nullptr;
-  if (BlockArgument arg = getParam(func, rhs))
+  if (BlockArgument arg = getParam(func, rhs, layer))
     return arg;
   auto op = rhs.getDefiningOp<TransposeOp>();
   if (!op || op.getPermutation() != ArrayRef<int64_t>{1, 0})
     return {};
-  BlockArgument arg = getParam(func, op.getOperand());
+  BlockArgument arg = getParam(func, op.getOperand(), layer);
   if (arg && transpose)
     *transpose = op;
   return arg;
 }
 
-int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
-                                                DotGeneralOp dot) {
+/// getLinearContractedDim in the coordinates of the rank-2 weight `dot`
+/// reads (one layer of a stacked parameter, or the parameter).
+static int64_t getContractedWeightDim(func::FuncOp func, DotGeneralOp dot,
+                                      tensor_parallel::ParamLayer *layer) {
   auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
   auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
   TransposeOp transpose;
   if (!lhs || !rhs || rhs.getRank() != 2 || lhs.getRank() < 2 ||
-      !getLinearWeight(func, dot.getRhs(), &transpose) ||
+      !tensor_parallel::getLinearWeight(func, dot.getRhs(), &transpose,
+                                        layer) ||
       !dot.getLhsBatchingDims().empty() ||
       dot.getLhsContractingDims() != ArrayRef<int64_t>{lhs.getRank() - 1} ||
       dot.getRhsContractingDims().size() != 1)
@@ -60,14 +89,23 @@ int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
   return transpose ? 1 - contracted : contracted;
 }
 
-/// A parameter of rank >= 3 read directly by `dot` (no batching dimension)
-/// whose contracted dimensions are its leading ones, in order, contracted
-/// with the lhs's trailing ones.
-static bool isDenseGeneralWeight(func::FuncOp func, DotGeneralOp dot) {
+int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
+                                                DotGeneralOp dot,
+                                                ParamLayer *layer) {
+  int64_t contracted = getContractedWeightDim(func, dot, layer);
+  return contracted < 0 || !layer ? contracted : layer->paramDim(contracted);
+}
+
+/// A parameter of rank >= 3, or one layer of a stacked one (see getParam),
+/// read directly by `dot` (no batching dimension) whose contracted
+/// dimensions are its leading ones, in order, contracted with the lhs's
+/// trailing ones.
+static bool isDenseGeneralWeight(func::FuncOp func, DotGeneralOp dot,
+                                 tensor_parallel::ParamLayer &layer) {
   auto lhs = dyn_cast<RankedTensorType>(dot.getLhs().getType());
   auto rhs = dyn_cast<RankedTensorType>(dot.getRhs().getType());
   if (!lhs || !rhs || rhs.getRank() < 3 ||
-      !tensor_parallel::getParam(func, dot.getRhs()) ||
+      !tensor_parallel::getParam(func, dot.getRhs(), &layer) ||
       !dot.getLhsBatchingDims().empty())
     return false;
   ArrayRef<int64_t> lhsDims = dot.getLhsContractingDims(),
@@ -82,18 +120,19 @@ static bool isDenseGeneralWeight(func::FuncOp func, DotGeneralOp dot) {
 }
 
 int64_t tensor_parallel::getColumnParallelDim(func::FuncOp func,
-                                              DotGeneralOp dot) {
-  if (isDenseGeneralWeight(func, dot))
-    return dot.getRhsContractingDims().size() == 1 ? 1 : -1;
-  int64_t contracted = getLinearContractedDim(func, dot);
-  return contracted < 0 ? -1 : 1 - contracted;
+                                              DotGeneralOp dot,
+                                              ParamLayer &layer) {
+  if (isDenseGeneralWeight(func, dot, layer))
+    return dot.getRhsContractingDims().size() == 1 ? layer.paramDim(1) : -1;
+  int64_t contracted = getContractedWeightDim(func, dot, &layer);
+  return contracted < 0 ? -1 : layer.paramDim(1 - contracted);
 }
 
 int64_t tensor_parallel::getRowParallelDim(func::FuncOp func, DotGeneralOp dot,
-                                           int64_t rhsDim) {
-  if (isDenseGeneralWeight(func, dot))
-    return rhsDim;
-  int64_t contracted = getLinearContractedDim(func, dot);
+                                           int64_t rhsDim, ParamLayer &layer) {
+  if (isDenseGeneralWeight(func, dot, layer))
+    return layer.paramDim(rhsDim);
+  int64_t contracted = getLinearContractedDim(func, dot, &layer);
   if (contracted < 0 || dot.getRhsContractingDims()[0] != rhsDim)
     return -1;
   return contracted;

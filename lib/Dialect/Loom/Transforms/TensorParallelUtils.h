@@ -39,21 +39,41 @@ std::string getParamKey(func::FuncOp func, unsigned argNumber);
 /// location carries a name (the ONNX node or the StableHLO op).
 std::string describeOp(Operation *op);
 
-/// The `loom.param` argument of `func` that `value` is, or null.
-BlockArgument getParam(func::FuncOp func, Value value);
+/// One layer of a parameter stacked on a leading layer axis, as Flax's
+/// `nn.scan` reads it once the importer has unrolled the loop: a
+/// unit-stride `loom.slice` of one index along the parameter's dimension 0,
+/// whole along the others, then `loom.reshape`d to drop that dimension (a
+/// kernel) or not (a bias [1, n], broadcast after).
+struct ParamLayer {
+  SliceOp slice;
+  /// Null when the layer keeps the unit layer axis.
+  ReshapeOp reshape;
+  /// The parameter's dimension that is dimension `dim` of the layer.
+  int64_t paramDim(int64_t dim) const { return reshape ? dim + 1 : dim; }
+};
+
+/// The `loom.param` argument of `func` that `value` is, or null. With
+/// `layer`, also the stacked parameter that `value` is one layer of; then
+/// `layer->slice` is set (null when `value` is the parameter itself).
+BlockArgument getParam(func::FuncOp func, Value value,
+                       ParamLayer *layer = nullptr);
 
 /// The rank-2 parameter that is the weight of a linear layer whose rhs is
 /// `rhs`: the parameter itself, or its transpose `loom.transpose %W,
 /// permutation = [1, 0]` (PyTorch's `x @ W.t()` for W [out, in], as ONNX
-/// MatMul exports it); `transpose` is set to that op, else null.
+/// MatMul exports it); `transpose` is set to that op, else null. With
+/// `layer`, also one layer of a stacked parameter (see getParam).
 BlockArgument getLinearWeight(func::FuncOp func, Value rhs,
-                              TransposeOp *transpose = nullptr);
+                              TransposeOp *transpose = nullptr,
+                              ParamLayer *layer = nullptr);
 
 /// The dimension of the rank-2 weight parameter of `dot` (see
 /// getLinearWeight) that is contracted with the lhs's last dimension, when
 /// `dot` is a linear layer; else -1. Through a transpose the dimension is
-/// the parameter's, not the rhs's.
-int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
+/// the parameter's, not the rhs's. With `layer`, the weight may be one
+/// layer of a stacked parameter, and the dimension is the parameter's.
+int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot,
+                               ParamLayer *layer = nullptr);
 
 /// The dimension of the weight parameter of `dot` that a column-parallel
 /// cut splits, when `dot` is a linear layer whose output features start at
@@ -61,16 +81,20 @@ int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
 /// rank-2 weight (see getLinearContractedDim; the dimension not
 /// contracted), or a parameter of rank >= 3 contracted on its first
 /// dimension (Flax's DenseGeneral kernel [in, heads, head_dim]: cut on the
-/// heads). Else -1.
-int64_t getColumnParallelDim(func::FuncOp func, DotGeneralOp dot);
+/// heads); either may be one layer of a stacked parameter (`layer` says
+/// which, and the dimension is the stacked parameter's). Else -1.
+int64_t getColumnParallelDim(func::FuncOp func, DotGeneralOp dot,
+                             ParamLayer &layer);
 
 /// The dimension of the weight parameter of `dot` that a row-parallel cut
 /// splits when the lhs is cut on the dimension contracted with rhs
 /// dimension `rhsDim`: a rank-2 weight contracted with the lhs's last
 /// dimension (through its transpose the parameter's dimension), or a
 /// parameter of rank >= 3 whose leading dimensions are contracted (Flax's
-/// DenseGeneral output kernel [heads, head_dim, out]). Else -1.
-int64_t getRowParallelDim(func::FuncOp func, DotGeneralOp dot, int64_t rhsDim);
+/// DenseGeneral output kernel [heads, head_dim, out]); either may be one
+/// layer of a stacked parameter, as for getColumnParallelDim. Else -1.
+int64_t getRowParallelDim(func::FuncOp func, DotGeneralOp dot, int64_t rhsDim,
+                          ParamLayer &layer);
 
 /// The function `name` of `module` with a body of one block; an error
 /// naming `pass` (and the option) otherwise.

@@ -633,8 +633,17 @@ def LoomTensorParallel : Pass<"loom-tensor-parallel", "ModuleOp"> {
     broadcast along the output dimensions, by one `loom.broadcast` or a
     chain of broadcasts and `loom.reshape`s that only insert size-1
     dimensions (JAX's `broadcast_in_dim` to `[1, .., 1, N]`, or Flax's
-    reshape to it, then a broadcast to the full shape). The pass finds
-    *blocks*, regions of ops between:
+    reshape to it, then a broadcast to the full shape). The weight and the
+    bias may also be one layer of a parameter stacked on a leading layer
+    axis (Flax's `nn.scan`, unrolled at import): a unit-stride `loom.slice`
+    of one index along its dimension 0, whole along the others, reshaped to
+    drop that dimension (a kernel) or not (a bias `[1, n]`). Such a
+    parameter is cut a dimension further on than one layer's weight would
+    be, and only when every layer it feeds is cut the same way: the
+    candidates of the layers of one parameter (or of layers sharing a
+    weight) are merged, so that one escaping keeps all whole, and a weight
+    cut on two dimensions stays whole. The pass finds *blocks*, regions of
+    ops between:
 
     * column-parallel linear layers, whose lhs is replicated and contracted
       on its last dimension: `W` and the bias are cut along the (first)
