@@ -22,6 +22,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createLoomShapeInference());
+  // Spelled-out GELU and SiLU as one op each: their gradient keeps only the
+  // input.
+  pm.addNestedPass<func::FuncOp>(createLoomRaiseActivations());
 
   // Tensor parallelism on the forward function, before differentiation:
   // the Megatron blocks, then the vocabulary tables.

@@ -86,7 +86,12 @@ def test_recompute_matches_pytorch(example, mesh, microbatches, policies, tmp_pa
     base = all_reduce_starts(programs["none"].outdir)
     # Really tensor-parallel: all-reduces on the tp group.
     assert base.get("Group::Tp", 0) > 0, base
-    base_peak = max(f["peak_live_bytes"] for f in memory(programs["none"].outdir))
+    # What recomputation lowers is the activations' peak; the step's peak
+    # also holds the gradients, which on these tiny models can be most of
+    # it (GPT-2 at tp=2: 56 of 74 KB), so it must only not grow.
+    base_functions = memory(programs["none"].outdir)
+    base_peak = max(f["peak_live_bytes"] for f in base_functions)
+    base_activations = max(f["activation_peak_bytes"] for f in base_functions)
     for policy in policies:
         program = programs[policy]
         counts = all_reduce_starts(program.outdir)
@@ -100,8 +105,10 @@ def test_recompute_matches_pytorch(example, mesh, microbatches, policies, tmp_pa
         else:
             assert replayed == 0 and counts == base, (policy, counts, base)
         assert sum(f["recompute"]["ops"] for f in functions) > 0
+        activations = max(f["activation_peak_bytes"] for f in functions)
+        assert activations < base_activations, (policy, activations, base_activations)
         peak = max(f["peak_live_bytes"] for f in functions)
-        assert peak < base_peak, (policy, peak, base_peak)
+        assert peak <= base_peak, (policy, peak, base_peak)
         got = program.train(data_dir, STEPS, ranks=ranks)
         assert len(got) == STEPS
         np.testing.assert_allclose(got, expected, rtol=1e-4, err_msg=policy)
@@ -128,8 +135,10 @@ def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     """--recompute auto under a budget between the stages' peaks: the first
     stage (most micro-batches in flight under 1F1B) recomputes single
     tensors, the cheapest per byte, until it fits; the last keeps its
-    activations; every stage fits, and the losses are PyTorch's."""
-    expected, programs, data_dir, ranks = run(tmp_path, "gpt_example", "tp=2,pp=2", 2,
+    activations; every stage fits, and the losses are PyTorch's. (LLaMA:
+    GPT-2's single-op candidates were mostly its spelled-out GELU's
+    intermediates, which loom-raise-activations now leaves no room for.)"""
+    expected, programs, data_dir, ranks = run(tmp_path, "llama_example", "tp=2,pp=2", 2,
                                               ("comm-free",), opt="sgd")
     none = {f["function"]: f["device_peak_bytes"] for f in memory(programs["none"].outdir)}
     cheaper = {f["function"]: f["device_peak_bytes"]
@@ -139,7 +148,7 @@ def test_auto_recomputes_most_on_the_most_loaded_stage(tmp_path):
     # Stage 0 fits only by recomputing; stage 1 fits as it is.
     budget = max(none[last], cheaper[first])
     assert budget < none[first], (none, cheaper)
-    _, _, _, per_rank = import_example("gpt_example", tmp_path, 2, "import-micro")
+    _, _, _, per_rank = import_example("llama_example", tmp_path, 2, "import-micro")
     options, _ = OPTIMIZERS["sgd"]
     program = per_rank.compile(outdir=tmp_path / "auto", mesh="tp=2,pp=2", microbatches=2,
                                recompute="auto", device_memory=budget, **options)

@@ -1280,6 +1280,48 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
   }];
 }
 
+def LoomRaiseActivations : Pass<"loom-raise-activations", "::mlir::func::FuncOp"> {
+  let summary = "GELU and SiLU spelled out in elementwise ops become one op";
+  let description = [{
+    Exporters write activations out: PyTorch's TorchScript ONNX export of
+    GPT-2's `gelu_new` is `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715
+    * x^3)))` in eight ops, of the exact GELU `x * 0.5 * (1 + erf(x /
+    sqrt 2))`, of SiLU `x * sigmoid(x)`. Differentiated op by op, such a
+    chain keeps several of its intermediates for the backward pass (each
+    the activation's size); `loom.gelu` and `loom.silu` keep only `x`, and
+    are one kernel each way.
+
+    The pass reads the outermost `loom.mul` of each candidate as a monomial:
+    a constant times a product of factors, through `loom.mul`, `loom.div`
+    by a splat constant and `loom.pow` by a small integer splat (up to 4),
+    so that every grouping and order of the factors matches. It raises
+
+    * `0.5 * x * (1 + tanh(k * (x + 0.044715 * x^3)))`, `k = sqrt(2 / pi)`,
+      to `loom.gelu %x approximate = tanh`;
+    * `0.5 * x * (1 + erf(x / sqrt 2))` (or `x * (1 / sqrt 2)`) to
+      `loom.gelu %x`;
+    * `x * sigmoid(x)` to `loom.silu %x`;
+
+    the constants splats (or broadcasts of splats) equal to f32 precision
+    (relative 1e-6), `x` of the product's type. The ops of the formula that
+    nothing else reads are erased. Values are those of the formula to
+    rounding (the raised op evaluates it in its own order). Run before the
+    training passes (loomc runs it right after shape inference).
+
+    ```mlir
+    %h = loom.mul %x, %half : tensor<4x128xf32>
+    %c = loom.pow %x, %three : tensor<4x128xf32>
+    %d = loom.mul %c, %kappa : tensor<4x128xf32>
+    %e = loom.add %x, %d : tensor<4x128xf32>
+    %f = loom.mul %e, %beta : tensor<4x128xf32>
+    %t = loom.tanh %f : tensor<4x128xf32>
+    %u = loom.add %t, %one : tensor<4x128xf32>
+    %y = loom.mul %h, %u : tensor<4x128xf32>
+    ```
+    becomes `%y = loom.gelu %x approximate = tanh : tensor<4x128xf32>`.
+  }];
+}
+
 def LoomFoldDotTranspose : Pass<"loom-fold-dot-transpose", "::mlir::func::FuncOp"> {
   let summary = "Compute a transposed matrix product directly, its operands swapped";
   let description = [{
