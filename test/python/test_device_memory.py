@@ -40,6 +40,11 @@ OPTIONS = dict(mesh="pp=2", microbatches=4, schedule="1f1b", optimizer="adamw", 
 # Rows per micro-batch: enough that activations, not the accumulated
 # gradients, make stage 0's peak larger than stage 1's (about 25 % here).
 MICRO = 8
+# Rows per micro-batch of the swap tests: enough that under 1F1B stage 0's
+# peak is about 1.5 times stage 1's (since loom-raise-activations keeps
+# only GELU's input for the backward pass, 16 rows give 1.45), so that
+# stage 1 has room for stage 0's excess.
+WIDE = 4 * MICRO
 STEPS = 3
 
 
@@ -215,12 +220,12 @@ def test_swap_host_fits_stage_0_and_changes_no_bit(gpt, unconstrained, schedule,
 
 @pytest.fixture(scope="module")
 def gpt_wide(tmp_path_factory):
-    """The GPT at 16 rows per micro-batch: activations outweigh the
+    """The GPT at WIDE rows per micro-batch: activations outweigh the
     parameters, so under 1F1B stage 0 (two micro-batches in flight) peaks
-    about 1.6 times stage 1 (one), and stage 1 has room for stage 0's
+    about 1.5 times stage 1 (one), and stage 1 has room for stage 0's
     excess. Imported, compiled without a budget and trained once."""
     tmp = tmp_path_factory.mktemp("device-memory-wide")
-    _, args, names, m = import_example("gpt_example", tmp, 2 * MICRO, "import")
+    _, args, names, m = import_example("gpt_example", tmp, WIDE, "import")
     data_dir = write_data(tmp / "data", make_data(names, args, 6, 50, seed=5))
     program = m.compile(outdir=tmp / "free", **OPTIONS)
     losses = program.train(data_dir, STEPS, ranks=2)
@@ -233,7 +238,7 @@ def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
     the pipeline link and back before their backward. Both stages fit the
     budget, in memory.json and in the measured counters (stage 1's peak
     grows by what it holds for stage 0; no host memory is used), the peaks
-    end up within 15 % of each other (from about 1.6), and the losses are
+    end up within 15 % of each other (from about 1.5), and the losses are
     bitwise the unconstrained run's."""
     tmp, m, data_dir, free_program, free_losses, planned = gpt_wide
     budget = stage0_budget(planned)
@@ -260,7 +265,7 @@ def test_swap_peer_moves_stage_0_excess_to_stage_1(gpt_wide):
 
 @pytest.fixture(scope="module")
 def other_meshes(tmp_path_factory):
-    """other_meshes(example, mesh): that test model at 16 rows per
+    """other_meshes(example, mesh): that test model at WIDE rows per
     micro-batch on that mesh (4 micro-batches, 1F1B), imported, compiled
     without a budget and trained once: (tmp, module, data, options, plan,
     losses, ranks)."""
@@ -269,7 +274,7 @@ def other_meshes(tmp_path_factory):
     def get(example, mesh):
         if (example, mesh) not in cache:
             tmp = tmp_path_factory.mktemp(f"device-memory-{example}")
-            _, args, names, m = import_example(example, tmp, 2 * MICRO, "import")
+            _, args, names, m = import_example(example, tmp, WIDE, "import")
             data_dir = write_data(tmp / "data", make_data(names, args, 8, 50, seed=5))
             options = dict(OPTIONS, mesh=mesh)
             ranks = 4 if mesh.startswith("dp=2") else 2
@@ -522,15 +527,15 @@ def compile_swap_auto(m, budget, link, tmp_path):
 def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
     """--swap auto also mixes both ways within a stage: its cheapest
     tensors recomputed up to a share of its excess, the rest swapped. At a
-    budget stage 0 exceeds by 40 %, recomputation alone cannot fit it, and
-    over a 0.3 GB/s host link swapping alone leaves copies exposed; the mix
+    budget stage 0 exceeds by 30 %, recomputation alone cannot fit it, and
+    over a 0.1 GB/s host link swapping alone leaves copies exposed; the mix
     is priced below swapping and chosen. Stage 0 then both recomputes and
     swaps, fits, and the losses are bitwise the unconstrained run's."""
     tmp, m, data_dir = gpt
     _, free_losses, planned = free
-    budget = int(planned[0]["device_peak_bytes"] / 1.4)
+    budget = int(planned[0]["device_peak_bytes"] / 1.3)
     assert planned[1]["device_peak_bytes"] < budget
-    out, proc = compile_swap_auto(m, budget, 0.3, tmp_path)
+    out, proc = compile_swap_auto(m, budget, 0.1, tmp_path)
     line = re.search(r"--swap auto: stage 0: recompute (\d+) % of the excess, swap the rest "
                      r"\(swap copies ([\d.]+) ms exposed per step, recompute cannot fit, "
                      r"both ([\d.]+) ms on tiny\)", proc.stderr)
@@ -550,14 +555,14 @@ def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_
 
 def test_swap_auto_takes_balance_where_it_plays_fastest(gpt, free, tmp_path):
     """--swap auto under pipelines also plays --swap balance's program. At
-    the budget where peer cannot fit, over a 0.1 GB/s host link, stage 1
+    the budget where peer cannot fit, over a 0.05 GB/s host link, stage 1
     taking what it has room for and the host the rest plays faster on the
     spec than stage 0 shedding alone: balance is compiled. Both stages fit
     and the losses are bitwise the unconstrained run's."""
     tmp, m, data_dir = gpt
     _, free_losses, planned = free
     budget = stage0_budget(planned)
-    out, proc = compile_swap_auto(m, budget, 0.1, tmp_path)
+    out, proc = compile_swap_auto(m, budget, 0.05, tmp_path)
     line = re.search(r"--swap auto: balance instead \(step ([\d.]+) ms played on tiny, "
                      r"per-stage choice ([\d.]+) ms\)", proc.stderr)
     assert line and float(line.group(1)) < float(line.group(2)), proc.stderr
