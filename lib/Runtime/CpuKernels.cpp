@@ -242,6 +242,21 @@ void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               transB ? k : n, c, 0, 0, n, bias);
 }
 
+void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const float *a, const float *b, const float *bias,
+                  float *pre, float *c) {
+  gemmBias(transA, transB, m, n, k, a, b, bias, pre);
+  const int64_t count = m * n;
+  // The operations and constants of convert-loom-to-loomrt's loom.gelu
+  // (approximate = tanh), in its order.
+#pragma omp parallel for
+  for (int64_t i = 0; i < count; ++i) {
+    const float x = pre[i];
+    const float inner = 0.797884583f * (x + 0.0447149985f * (x * (x * x)));
+    c[i] = (0.5f * x) * (1.0f + vm::tanh(inner));
+  }
+}
+
 namespace {
 
 /// Elements from the first to the last one that `outer` x `inner` matrices

@@ -122,6 +122,24 @@ int main(int argc, char **argv) {
             download(ctx, dc, cpu.size()), cpu, 1e-4);
   }
 
+  // gemmBiasGelu: n = 32 runs cuBLASLt's GELU_AUX_BIAS epilogue, n = 29
+  // (not a multiple of 8) gemmBias and the GELU kernel. The activation's
+  // tolerance allows for cuBLASLt's own tanh.
+  for (int64_t n : {32, 29}) {
+    const int64_t m = 37, k = 41;
+    std::vector<float> a = randomFloats(m * k, 7), b = randomFloats(k * n, 8);
+    std::vector<float> bias = randomFloats(n, 9), pre(m * n), act(m * n);
+    cpu::gemmBiasGelu(false, true, m, n, k, a.data(), b.data(), bias.data(),
+                      pre.data(), act.data());
+    float *da = upload(ctx, a), *db = upload(ctx, b), *dbias = upload(ctx, bias);
+    float *dpre = upload(ctx, std::vector<float>(pre.size()));
+    float *dact = upload(ctx, std::vector<float>(act.size()));
+    cuda::gemmBiasGelu(ctx, false, true, m, n, k, da, db, dbias, dpre, dact);
+    std::string what = "gemmBiasGelu n=" + std::to_string(n);
+    compare((what + " input").c_str(), download(ctx, dpre, pre.size()), pre, 1e-4);
+    compare((what + " output").c_str(), download(ctx, dact, act.size()), act, 1e-3);
+  }
+
   // softmax / log_softmax along a middle axis, and a long row.
   const int64_t shapes[][3] = {{3, 50, 7}, {2, 5000, 1}};
   for (int log = 0; log < 2; ++log)

@@ -215,6 +215,27 @@ TEST(GemmBiasTest, EmptyContractionGivesTheBias) {
   EXPECT_EQ(c, (std::vector<float>{1, -2, 3, 1, -2, 3}));
 }
 
+TEST(GemmBiasTest, GeluEpilogueWritesThePreActivationAndItsGelu) {
+  const int64_t m = 6, n = 9, k = 5;
+  std::vector<float> a = randomFloats(m * k, 6), b = randomFloats(k * n, 7);
+  std::vector<float> bias = randomFloats(n, 8);
+  std::vector<float> pre(m * n, -7.0f), act(m * n, -7.0f), biased(m * n);
+  gemmBiasGelu(false, true, m, n, k, a.data(), b.data(), bias.data(),
+               pre.data(), act.data());
+  gemmBias(false, true, m, n, k, a.data(), b.data(), bias.data(),
+           biased.data());
+  EXPECT_EQ(pre, biased);
+  // PyTorch's gelu(approximate="tanh"), in double.
+  std::vector<double> ref(act.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double x = biased[i];
+    ref[i] = 0.5 * x *
+             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                              (x + 0.044715 * x * x * x)));
+  }
+  expectClose(act, ref, 1e-6);
+}
+
 //===----------------------------------------------------------------------===//
 // softmax / log_softmax
 //===----------------------------------------------------------------------===//

@@ -47,6 +47,14 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
 void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, const float *b, const float *bias, float *c);
 
+/// gemmBias into `pre` (M x N), then C = the tanh GELU of it, 0.5 x (1 +
+/// tanh(sqrt(2 / pi) (x + 0.044715 x^3))), evaluated as the generated
+/// elementwise kernels evaluate loom.gelu (loomrt.gemm's gelu_input
+/// epilogue: `pre` is what the backward pass reads).
+void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const float *a, const float *b, const float *bias,
+                  float *pre, float *c);
+
 /// bf16 operands and result (--precision bf16): each product of two bf16
 /// values is exact in f32, so the operands are widened and multiplied by
 /// the f32 gemm (f32 accumulation, as tensor cores do), and C is rounded

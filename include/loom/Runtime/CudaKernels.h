@@ -80,6 +80,13 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
 void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const float *a, const float *b, const float *bias,
               float *c);
+/// cpu::gemmBiasGelu's on the device: one cuBLASLt matmul with the
+/// CUBLASLT_EPILOGUE_GELU_AUX_BIAS epilogue (`pre` its aux output), when n
+/// is a multiple of 8 (cuBLASLt's rule for the aux leading dimension);
+/// else gemmBias into `pre` and a GELU kernel.
+void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, const float *a, const float *b,
+                  const float *bias, float *pre, float *c);
 /// bf16 operands and result, f32 accumulation (--precision bf16).
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
           int64_t n, int64_t k, const bf16 *a, int64_t strideA,

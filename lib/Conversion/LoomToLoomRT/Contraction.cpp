@@ -187,7 +187,8 @@ public:
         rewriter, loc, a, b, c, layout.batch, layout.m, layout.n, layout.k,
         layout.lhs.transposed, layout.rhs.transposed, /*a_batched=*/batched,
         /*b_batched=*/batched, originOf(op), /*batch_outer=*/nullptr,
-        /*a_strides=*/nullptr, /*b_strides=*/nullptr, /*bias=*/Value());
+        /*a_strides=*/nullptr, /*b_strides=*/nullptr, /*bias=*/Value(),
+        /*gelu_input=*/Value());
     if (layout.strided) {
       auto strides = [&](const OperandLayout &plan) {
         return rewriter.getDenseI64ArrayAttr(

@@ -196,6 +196,16 @@ __global__ void crossEntropyKernel(const float *logits, const Label *labels,
   }
 }
 
+/// The tanh GELU of `pre`, as cpu::gemmBiasGelu computes it.
+__global__ void geluTanhKernel(const float *pre, float *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const float x = pre[i];
+    const float inner = 0.797884583f * (x + 0.0447149985f * (x * (x * x)));
+    out[i] = (0.5f * x) * (1.0f + ::tanhf(inner));
+  }
+}
+
 __global__ void roundLossesKernel(const double *losses, float *out, int64_t n) {
   for (int64_t s = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; s < n;
        s += int64_t(gridDim.x) * blockDim.x)
@@ -383,9 +393,13 @@ void checkLt(Context &ctx, cublasStatus_t status) {
 
 } // namespace
 
-void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+namespace {
+
+/// One cuBLASLt matmul of gemmBias's operands with `epilogue` (BIAS, or
+/// GELU_AUX_BIAS writing the biased product to `aux`, rows n apart).
+void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const float *a, const float *b, const float *bias,
-              float *c) {
+              float *c, cublasLtEpilogue_t epilogue, float *aux) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "gemm", {m, n, k});
   if (m == 0 || n == 0)
@@ -408,7 +422,6 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   checkLt(ctx, cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void *value,
                  size_t bytes) {
     checkLt(ctx, cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
@@ -417,6 +430,12 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   set(CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond));
   set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
   set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  if (aux) {
+    // The pre-activation, column-major n x m: its leading dimension is n.
+    const int64_t ld = n;
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld));
+  }
   // Column-major layouts of the stored (row-major) buffers.
   auto layout = [&](int64_t rows, int64_t cols) {
     cublasLtMatrixLayout_t l = nullptr;
@@ -435,6 +454,34 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   cublasLtMatrixLayoutDestroy(out);
   cublasLtMatmulDescDestroy(desc);
   checkLt(ctx, status);
+}
+
+} // namespace
+
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const float *a, const float *b, const float *bias,
+              float *c) {
+  matmulLt(ctx, transA, transB, m, n, k, a, b, bias, c,
+           CUBLASLT_EPILOGUE_BIAS, nullptr);
+}
+
+void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, const float *a, const float *b,
+                  const float *bias, float *pre, float *c) {
+  // cuBLASLt's rule: the aux leading dimension is a multiple of 8; an
+  // empty sum has no matmul to attach the epilogue to.
+  if (n % 8 == 0 && k > 0) {
+    matmulLt(ctx, transA, transB, m, n, k, a, b, bias, c,
+             CUBLASLT_EPILOGUE_GELU_AUX_BIAS, pre);
+    return;
+  }
+  gemmBias(ctx, transA, transB, m, n, k, a, b, bias, pre);
+  if (m == 0 || n == 0)
+    return;
+  CudaState &s = state(ctx);
+  geluTanhKernel<<<blocksFor(m * n, kThreads), kThreads, 0, s.compute>>>(
+      pre, c, m * n);
+  checkLaunch(ctx, "gemm");
 }
 
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,

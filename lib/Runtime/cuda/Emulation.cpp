@@ -113,6 +113,13 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   cpu::gemmBias(transA, transB, m, n, k, a, b, bias, c);
 }
 
+void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, const float *a, const float *b,
+                  const float *bias, float *pre, float *c) {
+  state(ctx);
+  cpu::gemmBiasGelu(transA, transB, m, n, k, a, b, bias, pre, c);
+}
+
 void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  int64_t inner, int64_t m, int64_t n, int64_t k,
                  const float *a, int64_t aOuter, int64_t aInner, int64_t lda,

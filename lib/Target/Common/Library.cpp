@@ -42,13 +42,17 @@ LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
     return success();
   }
   if (Value bias = gemm.getBias()) {
-    // The bias epilogue (loom-fuse-gemm-bias): one f32 matrix.
-    line() << libraryCall("gemmBias", false)
+    // The bias epilogue (loom-fuse-gemm-bias): one f32 matrix; with
+    // gelu_input, the tanh GELU of the biased product too.
+    Value pre = gemm.getGeluInput();
+    line() << libraryCall(pre ? "gemmBiasGelu" : "gemmBias", false)
            << (gemm.getTransA() ? "true" : "false") << ", "
            << (gemm.getTransB() ? "true" : "false") << ", " << m << ", " << n
            << ", " << k << ", " << name(gemm.getA()) << ", "
-           << name(gemm.getB()) << ", " << name(bias) << ", "
-           << name(gemm.getC()) << ");\n";
+           << name(gemm.getB()) << ", " << name(bias) << ", ";
+    if (pre)
+      os << name(pre) << ", ";
+    os << name(gemm.getC()) << ");\n";
     return success();
   }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")

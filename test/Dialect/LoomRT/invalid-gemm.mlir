@@ -51,3 +51,21 @@ func.func @gemm_bias_size(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memre
   loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<2xf32>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
+
+// -----
+
+// The GELU epilogue needs the bias epilogue (GELU_AUX_BIAS).
+func.func @gemm_gelu_without_bias(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %pre: memref<2x4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op takes a gelu_input only with a bias (cuBLASLt's GELU_AUX_BIAS epilogue)}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x4xf32>) gelu_input(%pre : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// The pre-activation is another buffer of the activation's type.
+func.func @gemm_gelu_input_type(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memref<4xf32>, %pre: memref<8xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op gelu_input must be another buffer of the output's type 'memref<2x4xf32>'}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x4xf32>) gelu_input(%pre : memref<8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}

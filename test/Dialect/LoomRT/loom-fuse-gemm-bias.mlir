@@ -150,3 +150,81 @@ func.func @batched_and_bf16(%x: memref<2x4x3xf32>, %w: memref<3x5xf32>, %b: memr
   "test.use"(%y, %z) : (memref<2x4x5xf32>, memref<4x5xbf16>) -> ()
   return
 }
+
+// -----
+
+// A linear layer and its tanh GELU, as training lowers them: the bias add
+// fuses, then the GELU, whose output becomes the gemm's and whose input
+// (read again by the backward pass, here test.use) its gelu_input.
+// CHECK-LABEL: func.func @linear_gelu
+// CHECK-NEXT: %[[Y:.*]] = loomrt.alloc
+// CHECK-NEXT: %[[A:.*]] = loomrt.alloc
+// CHECK-NEXT: loomrt.gemm ins(%arg0, %arg1 : memref<4x3xf32>, memref<3x8xf32>) bias(%arg2 : memref<8xf32>) outs(%[[A]] : memref<4x8xf32>) gelu_input(%[[Y]] : memref<4x8xf32>)
+// CHECK-SAME: origin = "dot_general+add+gelu"
+// CHECK-NOT: loomrt.kernel
+// CHECK: "test.use"(%[[A]], %[[Y]])
+func.func @linear_gelu(%x: memref<4x3xf32>, %w: memref<3x8xf32>, %b: memref<8xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x8xf32>) outs(%p : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  loomrt.kernel ins(%p, %b : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xf32>) attributes {in_strides = [array<i64: 8, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    loomrt.yield %s : f32
+  }
+  %a = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  loomrt.kernel ins(%y : memref<4x8xf32>) outs(%a : memref<4x8xf32>) attributes {origin = "gelu"} {
+  ^bb0(%v: f32):
+    %c = arith.constant 0.797884583 : f32
+    %h = arith.constant 5.000000e-01 : f32
+    %i = arith.mulf %c, %v : f32
+    %t = math.tanh %i : f32
+    %o = arith.addf %h, %t : f32
+    %r = arith.mulf %o, %v : f32
+    loomrt.yield %r : f32
+  }
+  "test.use"(%a, %y) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The exact GELU (erf) stays a kernel: cuBLASLt's GELU is the tanh form.
+// CHECK-LABEL: func.func @erf_gelu
+// CHECK: loomrt.gemm
+// CHECK-SAME: bias(
+// CHECK-NOT: gelu_input
+// CHECK: loomrt.kernel
+// CHECK-SAME: origin = "gelu"
+func.func @erf_gelu(%x: memref<4x3xf32>, %w: memref<3x8xf32>, %b: memref<8xf32>, %y: memref<4x8xf32>) {
+  %a = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x8xf32>) bias(%b : memref<8xf32>) outs(%y : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general+add", trans_a = false, trans_b = false}
+  loomrt.kernel ins(%y : memref<4x8xf32>) outs(%a : memref<4x8xf32>) attributes {origin = "gelu"} {
+  ^bb0(%v: f32):
+    %e = math.erf %v : f32
+    loomrt.yield %e : f32
+  }
+  "test.use"(%a, %y) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The biased product is read before the GELU: the gemm keeps its output.
+// CHECK-LABEL: func.func @read_before_gelu
+// CHECK-NOT: gelu_input
+// CHECK: "test.read"
+// CHECK: loomrt.kernel
+func.func @read_before_gelu(%x: memref<4x3xf32>, %w: memref<3x8xf32>, %b: memref<8xf32>) {
+  %y = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  %a = loomrt.alloc {category = "activation"} : memref<4x8xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x8xf32>) bias(%b : memref<8xf32>) outs(%y : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general+add", trans_a = false, trans_b = false}
+  "test.read"(%y) : (memref<4x8xf32>) -> ()
+  loomrt.kernel ins(%y : memref<4x8xf32>) outs(%a : memref<4x8xf32>) attributes {origin = "gelu"} {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    loomrt.yield %t : f32
+  }
+  "test.use"(%a, %y) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  return
+}

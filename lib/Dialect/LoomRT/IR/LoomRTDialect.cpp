@@ -238,6 +238,15 @@ LogicalResult GemmOp::verify() {
       return emitOpError("bias ") << type << " must hold n = " << n
                                   << " elements";
   }
+  if (Value pre = getGeluInput()) {
+    if (!getBias())
+      return emitOpError("takes a gelu_input only with a bias (cuBLASLt's "
+                         "GELU_AUX_BIAS epilogue)");
+    if (pre.getType() != getC().getType() || pre == getC())
+      return emitOpError("gelu_input must be another buffer of the output's "
+                         "type ")
+             << getC().getType();
+  }
   if (!outer && !aStrides && !bStrides)
     return success();
   if (!outer || !aStrides || !bStrides)

@@ -2,7 +2,8 @@
 //
 // Implements -loom-fuse-gemm-bias (see Passes.td for the contract): a
 // gemm whose product only a broadcast bias add reads writes the sum
-// itself, in the add's output.
+// itself, in the add's output; a tanh GELU of that sum then becomes the
+// gemm's output, the sum its gelu_input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,10 @@ bool isPlainAdd(loomrt::KernelOp kernel) {
 }
 
 /// Whether an op strictly between `from` and `to` (one block) may write
-/// one of `buffers` (roots), or has effects it does not declare.
-bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers) {
+/// one of `buffers` (roots) (with `orRead`, also read one), or has effects
+/// it does not declare.
+bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
+                    bool orRead = false) {
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
     if (isMemoryEffectFree(op))
@@ -54,7 +57,8 @@ bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers) {
     SmallVector<MemoryEffects::EffectInstance> list;
     effects.getEffects(list);
     for (const MemoryEffects::EffectInstance &e : list) {
-      if (!isa<MemoryEffects::Write>(e.getEffect()))
+      if (!isa<MemoryEffects::Write>(e.getEffect()) &&
+          !(orRead && isa<MemoryEffects::Read>(e.getEffect())))
         continue;
       if (!e.getValue() ||
           llvm::is_contained(buffers, loomrt::rootBuffer(e.getValue())))
@@ -120,6 +124,80 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   return {add, biasIndex};
 }
 
+/// Whether the body of `kernel` is convert-loom-to-loomrt's loom.gelu
+/// with approximate = tanh, alone: origin "gelu" and a math.tanh (the erf
+/// form, which cuBLASLt does not offer, has none).
+bool isTanhGelu(loomrt::KernelOp kernel) {
+  if (kernel.getOrigin() != "gelu" || kernel.getIns().size() != 1 ||
+      kernel.getOuts().size() != 1)
+    return false;
+  Block &body = kernel.getBody().front();
+  return llvm::any_of(body, [](Operation &op) {
+    return op.getName().getStringRef() == "math.tanh";
+  });
+}
+
+/// The tanh GELU kernel that is the only reader of the product of `gemm`
+/// (which has its bias epilogue), reading it densely; null when the pair
+/// does not fuse.
+loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
+  if (!gemm.getBias() || gemm.getGeluInput())
+    return nullptr;
+  Value product = gemm.getC();
+  if (!product.getDefiningOp<loomrt::AllocOp>())
+    return nullptr;
+  loomrt::KernelOp gelu;
+  for (Operation *user : product.getUsers()) {
+    if (user == gemm.getOperation())
+      continue;
+    auto kernel = dyn_cast<loomrt::KernelOp>(user);
+    // Other readers (the backward pass) come after the activation.
+    if (kernel && isTanhGelu(kernel) && kernel.getIns()[0] == product &&
+        kernel->getBlock() == gemm->getBlock() &&
+        gemm->isBeforeInBlock(kernel) &&
+        (!gelu || kernel->isBeforeInBlock(gelu)))
+      gelu = kernel;
+  }
+  if (!gelu)
+    return nullptr;
+  Value out = gelu.getOuts()[0];
+  auto type = cast<MemRefType>(product.getType());
+  if (out.getType() != type || !out.getDefiningOp<loomrt::AllocOp>())
+    return nullptr;
+  if (ArrayAttr strides = gelu.getInStridesAttr())
+    if (cast<DenseI64ArrayAttr>(strides[0]).asArrayRef() !=
+        ArrayRef(computeStrides(type.getShape())))
+      return nullptr;
+  // The fused gemm runs where the activation did: nothing in between may
+  // write its operands, nor touch the product or the activation.
+  SmallVector<Value> written{loomrt::rootBuffer(gemm.getA()),
+                             loomrt::rootBuffer(gemm.getB()),
+                             loomrt::rootBuffer(gemm.getBias())};
+  SmallVector<Value> touched{loomrt::rootBuffer(product),
+                             loomrt::rootBuffer(out)};
+  if (writtenBetween(gemm, gelu, written) ||
+      writtenBetween(gemm, gelu, touched, /*orRead=*/true))
+    return nullptr;
+  return gelu;
+}
+
+/// `gemm`'s attributes on a new gemm at `builder`'s point with `c`, `bias`
+/// and `geluInput`, and the origins of the ops it replaces.
+loomrt::GemmOp rebuild(OpBuilder &builder, loomrt::GemmOp gemm, Location loc,
+                       Value c, Value bias, Value geluInput,
+                       StringRef origin) {
+  auto fused = loomrt::GemmOp::create(
+      builder, loc, gemm.getA(), gemm.getB(), c, gemm.getBatch(), gemm.getM(),
+      gemm.getN(), gemm.getK(), gemm.getTransA(), gemm.getTransB(),
+      gemm.getABatched(), gemm.getBBatched(),
+      (gemm.getOrigin() + "+" + origin).str(), gemm.getBatchOuterAttr(),
+      gemm.getAStridesAttr(), gemm.getBStridesAttr(), bias, geluInput);
+  // Discardable attributes (pipeline stages, marks) stay.
+  for (NamedAttribute attr : gemm->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  return fused;
+}
+
 struct FuseGemmBias
     : public mlir::loomrt::impl::LoomFuseGemmBiasBase<FuseGemmBias> {
   void runOnOperation() override {
@@ -130,18 +208,29 @@ struct FuseGemmBias
       if (!add)
         continue;
       OpBuilder builder(add);
-      SmallVector<Value> operands{gemm.getA(), gemm.getB(), add.getOuts()[0],
-                                  add.getIns()[biasIndex]};
-      Operation *fused =
-          builder.create(add.getLoc(), gemm->getName().getIdentifier(),
-                         operands, TypeRange(), gemm->getAttrs());
-      fused->setAttr(gemm.getOriginAttrName(),
-                     builder.getStringAttr(gemm.getOrigin() + "+" +
-                                           add.getOrigin()));
+      rebuild(builder, gemm, add.getLoc(), add.getOuts()[0],
+              add.getIns()[biasIndex], Value(), add.getOrigin());
       Operation *product = gemm.getC().getDefiningOp();
       add.erase();
       gemm.erase();
       product->erase();
+    }
+    // A tanh GELU of the biased product: the activation is the output, the
+    // product (which the backward pass reads) the epilogue's gelu_input.
+    SmallVector<loomrt::GemmOp> biased;
+    getOperation().walk([&](loomrt::GemmOp gemm) {
+      if (gemm.getBias())
+        biased.push_back(gemm);
+    });
+    for (loomrt::GemmOp gemm : biased) {
+      loomrt::KernelOp gelu = geluOf(gemm);
+      if (!gelu)
+        continue;
+      OpBuilder builder(gelu);
+      rebuild(builder, gemm, gelu.getLoc(), gelu.getOuts()[0], gemm.getBias(),
+              gemm.getC(), gelu.getOrigin());
+      gelu.erase();
+      gemm.erase();
     }
   }
 };

@@ -233,7 +233,7 @@ def LoomRT_IotaOp : LoomRT_Op<"iota"> {
 // Runtime-library calls
 //===----------------------------------------------------------------------===//
 
-def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
+def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
   let summary = "Batched matrix product through BLAS (cuBLAS on GPUs)";
   let description = [{
     For each of `batch` matrices: `c[b] (m x n) = op(a[b]) * op(b[b])`,
@@ -257,6 +257,14 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
     (cuBLASLt's bias epilogue on GPUs; BLAS with beta = 1 over rows of the
     bias on CPUs). Only the plain form of one f32 matrix takes one; `bias`
     is f32 with `n` elements.
+
+    With `gelu_input` too (`loom-fuse-gemm-bias`: a tanh GELU that is the
+    only kernel reading the biased product): `gelu_input[i][j] = (a b)[i][j]
+    + bias[j]`, the pre-activation the backward pass reads, and `c[i][j] =
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of it (cuBLASLt's
+    `CUBLASLT_EPILOGUE_GELU_AUX_BIAS` on GPUs; on CPUs the bias epilogue,
+    then the activation in one pass). `gelu_input` has `c`'s type and is
+    another buffer.
   }];
   let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$a, Arg<LoomRT_GemmBuffer, "", [MemRead]>:$b,
                        Arg<LoomRT_GemmBuffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
@@ -266,11 +274,13 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm"> {
                        OptionalAttr<I64Attr>:$batch_outer,
                        OptionalAttr<DenseI64ArrayAttr>:$a_strides,
                        OptionalAttr<DenseI64ArrayAttr>:$b_strides,
-                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias);
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$gelu_input);
   let assemblyFormat = [{
     `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
     (`bias` `(` $bias^ `:` type($bias) `)`)?
-    `outs` `(` $c `:` type($c) `)` attr-dict
+    `outs` `(` $c `:` type($c) `)`
+    (`gelu_input` `(` $gelu_input^ `:` type($gelu_input) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

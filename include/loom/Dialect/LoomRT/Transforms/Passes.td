@@ -372,8 +372,18 @@ def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
     ```
     Under tensor parallelism a row-parallel layer adds its bias after the
     all-reduce, so its gemm keeps its own buffer; a bf16 product
-    (`--precision bf16`) keeps its kernel too (the add widens it). Run it
-    right after `convert-loom-to-loomrt`.
+    (`--precision bf16`) keeps its kernel too (the add widens it).
+
+    Then a gemm with a bias whose product's first reader is a kernel that
+    is `loom.gelu` with `approximate = tanh` alone (origin `gelu`, a
+    `math.tanh` in its body), reading it densely into a `loomrt.alloc` of
+    its type, gets that kernel's output as its `c` and the product as its
+    `gelu_input` (cuBLASLt's `CUBLASLT_EPILOGUE_GELU_AUX_BIAS`: the
+    activation and, for the backward pass, the pre-activation in one
+    matmul), when no op between them writes the gemm's operands or reads
+    or writes the product or the activation. The exact (erf) GELU stays a
+    kernel: cuBLASLt offers only the tanh form. Run it right after
+    `convert-loom-to-loomrt`.
   }];
 }
 
