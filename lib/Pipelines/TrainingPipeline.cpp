@@ -22,9 +22,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createLoomShapeInference());
-  // Spelled-out GELU and SiLU as one op each: their gradient keeps only the
-  // input.
-  pm.addNestedPass<func::FuncOp>(createLoomRaiseActivations());
+  // Spelled-out GELU, SiLU and RMSNorm as one op each: their gradients
+  // keep only the input (and scale).
+  pm.addNestedPass<func::FuncOp>(createLoomRaiseComposites());
 
   // Tensor parallelism on the forward function, before differentiation:
   // the Megatron blocks, then the vocabulary tables.

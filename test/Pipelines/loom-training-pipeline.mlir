@@ -32,7 +32,7 @@
 //
 // The pipeline, pass by pass, with the typed options spelled out.
 // PIPE: builtin.module(inline{
-// PIPE-SAME: symbol-dce,loom-shape-inference{ function=},func.func(loom-raise-activations),
+// PIPE-SAME: symbol-dce,loom-shape-inference{ function=},func.func(loom-raise-composites),
 // PIPE-SAME: loom-tensor-parallel{function=main tp=2},loom-vocab-parallel{function=main tp=2},
 // PIPE-SAME: loom-report-sharding{function=main min-fraction=1.000000e-02 report={{[^ ]*}}sharding.json require-sharded=false},
 // PIPE-SAME: loom-pipeline-partition{function=main memory-budget=0 report={{[^ ]*}}partition.json stages=2},

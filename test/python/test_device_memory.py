@@ -41,7 +41,7 @@ OPTIONS = dict(mesh="pp=2", microbatches=4, schedule="1f1b", optimizer="adamw", 
 # gradients, make stage 0's peak larger than stage 1's (about 25 % here).
 MICRO = 8
 # Rows per micro-batch of the swap tests: enough that under 1F1B stage 0's
-# peak is about 1.5 times stage 1's (since loom-raise-activations keeps
+# peak is about 1.5 times stage 1's (since loom-raise-composites keeps
 # only GELU's input for the backward pass, 16 rows give 1.45), so that
 # stage 1 has room for stage 0's excess.
 WIDE = 4 * MICRO

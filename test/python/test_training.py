@@ -108,7 +108,7 @@ def test_pytorch_training_parity(example, opt, tmp_path):
     program = m.compile(outdir=tmp_path / "out", **options)
     # The linear layers' biases are added by their gemms
     # (loom-fuse-gemm-bias), and GPT's tanh GELU (raised from its exported
-    # formula by loom-raise-activations) is its fc gemm's epilogue too, so
+    # formula by loom-raise-composites) is its fc gemm's epilogue too, so
     # the parity covers both.
     step = (tmp_path / "out" / "step.cpp").read_text()
     assert "cpu::gemmBias(" in step

@@ -1280,16 +1280,17 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
   }];
 }
 
-def LoomRaiseActivations : Pass<"loom-raise-activations", "::mlir::func::FuncOp"> {
-  let summary = "GELU and SiLU spelled out in elementwise ops become one op";
+def LoomRaiseComposites : Pass<"loom-raise-composites", "::mlir::func::FuncOp"> {
+  let summary = "GELU, SiLU and RMSNorm spelled out in elementwise ops become one op";
   let description = [{
-    Exporters write activations out: PyTorch's TorchScript ONNX export of
-    GPT-2's `gelu_new` is `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715
-    * x^3)))` in eight ops, of the exact GELU `x * 0.5 * (1 + erf(x /
-    sqrt 2))`, of SiLU `x * sigmoid(x)`. Differentiated op by op, such a
-    chain keeps several of its intermediates for the backward pass (each
-    the activation's size); `loom.gelu` and `loom.silu` keep only `x`, and
-    are one kernel each way.
+    Exporters write activations and norms out: PyTorch's TorchScript ONNX
+    export of GPT-2's `gelu_new` is `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x
+    + 0.044715 * x^3)))` in eight ops, of the exact GELU `x * 0.5 * (1 +
+    erf(x / sqrt 2))`, of SiLU `x * sigmoid(x)`, of LLaMA's RMSNorm `w * (x
+    * (1 / sqrt(mean(x^2) + eps)))`. Differentiated op by op, such a chain
+    keeps several of its intermediates for the backward pass (each the
+    activation's size); `loom.gelu`, `loom.silu` and `loom.rms_norm` keep
+    only `x` (and the scale), and are one kernel each way.
 
     The pass reads the outermost `loom.mul` of each candidate as a monomial:
     a constant times a product of factors, through `loom.mul`, `loom.div`
@@ -1301,12 +1302,19 @@ def LoomRaiseActivations : Pass<"loom-raise-activations", "::mlir::func::FuncOp"
     * `0.5 * x * (1 + erf(x / sqrt 2))` (or `x * (1 / sqrt 2)`) to
       `loom.gelu %x`;
     * `x * sigmoid(x)` to `loom.silu %x`;
+    * `x * broadcast(r)` times, optionally, the broadcast of a scale `w` of
+      the normalised shape along the leading dimensions, where `r = 1 /
+      sqrt(s)` or `rsqrt(s)`, `s = reduce_mean(x * x or x^2, dims = [a,
+      rank), keepdims) + eps`, and the broadcast puts `r` back in place, to
+      `loom.rms_norm %x scale %w axis = a epsilon = eps`;
 
     the constants splats (or broadcasts of splats) equal to f32 precision
     (relative 1e-6), `x` of the product's type. The ops of the formula that
     nothing else reads are erased. Values are those of the formula to
-    rounding (the raised op evaluates it in its own order). Run before the
-    training passes (loomc runs it right after shape inference).
+    rounding (the raised op evaluates it in its own order: the RMS norm
+    divides by the root where the formula multiplies by its reciprocal).
+    Run before the training passes (loomc runs it right after shape
+    inference).
 
     ```mlir
     %h = loom.mul %x, %half : tensor<4x128xf32>

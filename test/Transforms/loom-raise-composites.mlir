@@ -1,10 +1,11 @@
-// RUN: loom-opt %s --split-input-file --loom-raise-activations | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-raise-composites | FileCheck %s
 //
-// GELU and SiLU as exporters write them become loom.gelu / loom.silu; the
-// formula's other ops are erased. Whether the raised ops compute what the
-// formulas do is checked end to end: test_hf_models.py trains GPT-2
-// (tanh GELU), BERT and GPT-NeoX (erf GELU), LLaMA and Qwen2 (SiLU)
-// through this pass against PyTorch's losses.
+// GELU, SiLU and RMSNorm as exporters write them become loom.gelu,
+// loom.silu and loom.rms_norm; the formula's other ops are erased. Whether
+// the raised ops compute what the formulas do is checked end to end:
+// test_hf_models.py trains GPT-2 (tanh GELU), BERT and GPT-NeoX (erf
+// GELU), LLaMA and Qwen2 (SiLU, RMSNorm) through this pass against
+// PyTorch's losses.
 
 // GPT-2's gelu_new as the TorchScript exporter writes it.
 // CHECK-LABEL: func.func @gelu_new(
@@ -126,4 +127,64 @@ func.func @gate(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = loom.sigmoid %g : tensor<4x8xf32>
   %y = loom.mul %s, %x : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// LLaMA's RMSNorm as the TorchScript exporter writes it: x^2, its mean
+// over the last dimension kept, + eps, 1 / sqrt, broadcast back, times x,
+// times the broadcast weight.
+// CHECK-LABEL: func.func @rms_norm(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8xf32>
+// CHECK-NEXT: %[[Y:.*]] = loom.rms_norm %[[X]] scale %[[W]] axis = 2 epsilon = 9.9999999747524271E-7 : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %two = loom.constant dense<2.000000e+00> : tensor<2x4x8xf32>
+  %eps = loom.constant dense<9.99999997E-7> : tensor<2x4x1xf32>
+  %one = loom.constant dense<1.000000e+00> : tensor<2x4x1xf32>
+  %p = loom.pow %x, %two : tensor<2x4x8xf32>
+  %m = loom.reduce_mean %p, dims = [2] keepdims : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+  %s = loom.add %m, %eps : tensor<2x4x1xf32>
+  %q = loom.sqrt %s : tensor<2x4x1xf32>
+  %r = loom.div %one, %q : tensor<2x4x1xf32>
+  %b = loom.broadcast %r, dims = [0, 1, 2] : tensor<2x4x1xf32> -> tensor<2x4x8xf32>
+  %n = loom.mul %x, %b : tensor<2x4x8xf32>
+  %wb = loom.broadcast %w, dims = [2] : tensor<8xf32> -> tensor<2x4x8xf32>
+  %y = loom.mul %wb, %n : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Without a scale, rsqrt of x * x's mean, over the last two dimensions.
+// CHECK-LABEL: func.func @rms_norm_rsqrt(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = loom.rms_norm %[[X]] axis = 1 epsilon = 9.9999997473787516E-6 : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_rsqrt(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %eps = loom.constant dense<9.99999974E-6> : tensor<2x1x1xf32>
+  %p = loom.mul %x, %x : tensor<2x4x8xf32>
+  %m = loom.reduce_mean %p, dims = [1, 2] keepdims : tensor<2x4x8xf32> -> tensor<2x1x1xf32>
+  %s = loom.add %eps, %m : tensor<2x1x1xf32>
+  %r = loom.rsqrt %s : tensor<2x1x1xf32>
+  %b = loom.broadcast %r, dims = [0, 1, 2] : tensor<2x1x1xf32> -> tensor<2x4x8xf32>
+  %y = loom.mul %b, %x : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Not an RMS norm: the mean of another value's squares.
+// CHECK-LABEL: func.func @not_rms_norm(
+// CHECK-NOT: loom.rms_norm
+// CHECK: loom.reduce_mean
+func.func @not_rms_norm(%x: tensor<2x8xf32>, %z: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %eps = loom.constant dense<9.99999974E-6> : tensor<2x1xf32>
+  %p = loom.mul %z, %z : tensor<2x8xf32>
+  %m = loom.reduce_mean %p, dims = [1] keepdims : tensor<2x8xf32> -> tensor<2x1xf32>
+  %s = loom.add %m, %eps : tensor<2x1xf32>
+  %r = loom.rsqrt %s : tensor<2x1xf32>
+  %b = loom.broadcast %r, dims = [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
+  %y = loom.mul %x, %b : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
 }

@@ -1,11 +1,12 @@
-//===- RaiseActivations.cpp - Spelled-out GELU and SiLU as one op ---------===//
+//===- RaiseComposites.cpp - Spelled-out GELU, SiLU, RMSNorm as one op ----===//
 //
-// Implements -loom-raise-activations (see Passes.td for the contract):
-// the GELU and SiLU formulas that exporters write out in elementwise ops
-// become loom.gelu and loom.silu, whose gradient needs only their input.
-// Each candidate is read as a monomial, a constant times a product of
-// factors (through mul, div by a constant and small integer powers), so
-// the orders and groupings different exporters use all match.
+// Implements -loom-raise-composites (see Passes.td for the contract):
+// the GELU, SiLU and RMSNorm formulas that exporters write out in
+// elementwise ops and reductions become loom.gelu, loom.silu and
+// loom.rms_norm, whose gradients need only their input (and scale). Each
+// candidate is read as a monomial, a constant times a product of factors
+// (through mul, div by a constant and small integer powers), so the
+// orders and groupings different exporters use all match.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -24,7 +26,7 @@
 
 namespace mlir {
 namespace loom {
-#define GEN_PASS_DEF_LOOMRAISEACTIVATIONS
+#define GEN_PASS_DEF_LOOMRAISECOMPOSITES
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 } // namespace loom
 } // namespace mlir
@@ -138,6 +140,90 @@ OpT onePlus(Value value) {
   return nullptr;
 }
 
+/// For `1 / sqrt(s)` (a div of a splat 1 by a sqrt, or an rsqrt): s.
+Value reciprocalSqrtOf(Value value) {
+  if (auto rsqrt = value.getDefiningOp<RsqrtOp>())
+    return rsqrt.getOperand();
+  auto div = value.getDefiningOp<DivOp>();
+  std::optional<double> one = div ? splatValue(div.getLhs()) : std::nullopt;
+  auto sqrt = div ? div.getRhs().getDefiningOp<SqrtOp>() : nullptr;
+  return one && *one == 1.0 && sqrt ? sqrt.getOperand() : Value();
+}
+
+/// An RMS norm of `x` over its trailing dimensions from `axis`, with
+/// `epsilon` and an optional `scale` (the parameter of the normalised
+/// shape).
+struct RmsNorm {
+  Value x, scale;
+  int64_t axis;
+  double epsilon;
+};
+
+/// Whether `value` is `x * broadcast(1 / sqrt(mean(x^2) + eps))` over
+/// trailing dimensions (a statistic kept with size-1 dimensions, broadcast
+/// back), times a broadcast scale when `m` has a third factor.
+std::optional<RmsNorm> matchRmsNorm(const Monomial &m, Type type) {
+  if (!near(m.coefficient, 1.0) || m.factors.size() < 2 ||
+      m.factors.size() > 3)
+    return std::nullopt;
+  for (Value factor : m.factors) {
+    auto broadcast = factor.getDefiningOp<BroadcastOp>();
+    if (!broadcast)
+      continue;
+    Value s = reciprocalSqrtOf(broadcast.getOperand());
+    auto sum = s ? s.getDefiningOp<AddOp>() : nullptr;
+    if (!sum)
+      continue;
+    for (auto [meanValue, eps] : {std::pair(sum.getLhs(), sum.getRhs()),
+                                  std::pair(sum.getRhs(), sum.getLhs())}) {
+      auto mean = meanValue.getDefiningOp<ReduceMeanOp>();
+      std::optional<double> epsilon = splatValue(eps);
+      if (!mean || !epsilon || !mean.getKeepdims())
+        continue;
+      auto xType = dyn_cast<RankedTensorType>(mean.getOperand().getType());
+      if (!xType || xType != type)
+        continue;
+      // Reduced over the trailing dimensions [axis, rank), broadcast back
+      // in place.
+      int64_t rank = xType.getRank(), axis = rank - mean.getDims().size();
+      if (axis <= 0 || axis >= rank ||
+          !llvm::equal(mean.getDims(), llvm::seq<int64_t>(axis, rank)) ||
+          !llvm::equal(broadcast.getDims(), llvm::seq<int64_t>(0, rank)))
+        continue;
+      Monomial squares = monomial(mean.getOperand());
+      if (squares.factors.size() != 2 ||
+          squares.factors[0] != squares.factors[1] ||
+          !near(squares.coefficient, 1.0))
+        continue;
+      Value x = squares.factors[0];
+      SmallVector<Value, 2> rest;
+      for (Value other : m.factors)
+        if (other != factor)
+          rest.push_back(other);
+      auto xAt = llvm::find(rest, x);
+      if (xAt == rest.end())
+        continue;
+      rest.erase(xAt);
+      RmsNorm norm{x, Value(), axis, *epsilon};
+      if (rest.empty())
+        return norm;
+      // The scale: a value of the normalised shape broadcast along the
+      // leading dimensions.
+      auto scaled = rest[0].getDefiningOp<BroadcastOp>();
+      auto scaleType =
+          scaled ? dyn_cast<RankedTensorType>(scaled.getOperand().getType())
+                 : nullptr;
+      if (!scaleType ||
+          scaleType.getShape() != xType.getShape().drop_front(axis) ||
+          !llvm::equal(scaled.getDims(), llvm::seq<int64_t>(axis, rank)))
+        continue;
+      norm.scale = scaled.getOperand();
+      return norm;
+    }
+  }
+  return std::nullopt;
+}
+
 /// The value `x` of which `root` computes one of the recognised
 /// activations, and which one.
 enum class Activation { GeluErf, GeluTanh, Silu };
@@ -181,9 +267,9 @@ std::optional<std::pair<Value, Activation>> match(MulOp root) {
   return std::nullopt;
 }
 
-struct LoomRaiseActivationsPass
-    : public mlir::loom::impl::LoomRaiseActivationsBase<
-          LoomRaiseActivationsPass> {
+struct LoomRaiseCompositesPass
+    : public mlir::loom::impl::LoomRaiseCompositesBase<
+          LoomRaiseCompositesPass> {
   void runOnOperation() override {
     // Outermost products first (program order puts a formula's final mul
     // last, so walk backwards): a raised formula's inner muls are then
@@ -194,12 +280,21 @@ struct LoomRaiseActivationsPass
     for (MulOp mul : llvm::reverse(muls)) {
       if (erased.contains(mul))
         continue;
+      OpBuilder builder(mul);
+      Value raised;
+      if (std::optional<RmsNorm> norm =
+              matchRmsNorm(monomial(mul.getResult()), mul.getType())) {
+        raised = RmsNormOp::create(
+            builder, mul.getLoc(), mul.getType(), norm->x, norm->scale,
+            builder.getI64IntegerAttr(norm->axis),
+            builder.getF64FloatAttr(norm->epsilon));
+        replace(mul, raised, erased);
+        continue;
+      }
       std::optional<std::pair<Value, Activation>> found = match(mul);
       if (!found)
         continue;
       auto [x, kind] = *found;
-      OpBuilder builder(mul);
-      Value raised;
       if (kind == Activation::Silu)
         raised = SiluOp::create(builder, mul.getLoc(), x);
       else
@@ -207,12 +302,19 @@ struct LoomRaiseActivationsPass
                                 kind == Activation::GeluTanh
                                     ? GeluApproximation::tanh
                                     : GeluApproximation::none);
-      // Discardable attributes (layer marks, pipeline stages) stay.
-      for (NamedAttribute attr : mul->getDiscardableAttrs())
-        raised.getDefiningOp()->setAttr(attr.getName(), attr.getValue());
-      mul.getResult().replaceAllUsesWith(raised);
-      eraseDeadChain(mul, erased);
+      replace(mul, raised, erased);
     }
+  }
+
+  /// Replaces `mul`, the formula's last op, by `raised`, and erases the
+  /// formula's ops nothing else reads.
+  static void replace(MulOp mul, Value raised,
+                      llvm::SmallPtrSetImpl<Operation *> &erased) {
+    // Discardable attributes (layer marks, pipeline stages) stay.
+    for (NamedAttribute attr : mul->getDiscardableAttrs())
+      raised.getDefiningOp()->setAttr(attr.getName(), attr.getValue());
+    mul.getResult().replaceAllUsesWith(raised);
+    eraseDeadChain(mul, erased);
   }
 
   /// Erases `op` and the ops feeding it that nothing else reads, adding
