@@ -146,7 +146,8 @@ def check_names(model, m):
 # GPT-2's TorchScript export (each family's TorchScript export runs on tp=2,
 # which checks PyTorch's losses just as well).
 @pytest.mark.parametrize("family,exporter", [
-    ("gpt2", "torchscript"), ("bert", "dynamo"), ("qwen2", "dynamo"), ("neox", "dynamo")])
+    ("gpt2", "torchscript"), ("llama", "torchscript"), ("bert", "dynamo"),
+    ("qwen2", "dynamo"), ("neox", "dynamo")])
 def test_stock_model_trains_like_pytorch(family, exporter, tmp_path):
     if exporter == "dynamo":
         pytest.importorskip("onnxscript")
@@ -286,7 +287,7 @@ def accumulated_losses(model, data, steps, global_batch, micro, make_opt):
     return losses
 
 
-@pytest.mark.parametrize("family", ["llama"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_stock_model_3d_parallel(family, tmp_path):
     """dp=2 x tp=2 x pp=2 (8 ranks, 2 micro-batches of 2 rows per data-
     parallel rank) with AdamW: PyTorch's losses, and the tensor-parallel

@@ -35,7 +35,8 @@ BlockArgument tensor_parallel::getParam(func::FuncOp func, Value value,
   if (!layer)
     return {};
   auto reshape = value.getDefiningOp<ReshapeOp>();
-  auto slice = (reshape ? reshape.getOperand() : value).getDefiningOp<SliceOp>();
+  Value sliced = reshape ? reshape.getOperand() : value;
+  auto slice = sliced.getDefiningOp<SliceOp>();
   BlockArgument stacked = slice ? getParam(func, slice.getOperand()) : nullptr;
   if (!stacked)
     return {};
