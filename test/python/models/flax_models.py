@@ -43,18 +43,42 @@ class Block(nn.Module):
         return x + nn.Dense(self.hidden)(nn.gelu(y))
 
 
+class ScanGPTBlock(nn.Module):
+    """A Block as nn.scan calls it: (carry, input) -> (carry, output)."""
+    @nn.compact
+    def __call__(self, x, _):
+        return Block(HIDDEN, HEADS)(x), None
+
+
 class GPT(nn.Module):
+    # The blocks applied by nn.scan, their parameters stacked on a leading
+    # layer axis, instead of written out.
+    scan: bool = False
+
     @nn.compact
     def __call__(self, ids):
         embed = nn.Embed(VOCAB, HIDDEN)
         pos = self.param("pos", nn.initializers.normal(0.02), (SEQ, HIDDEN))
         x = embed(ids) + pos[None, :ids.shape[1]]
-        for _ in range(LAYERS):
-            x = Block(HIDDEN, HEADS)(x)
+        if self.scan:
+            blocks = nn.scan(ScanGPTBlock, variable_axes={"params": 0},
+                             split_rngs={"params": True}, length=LAYERS)
+            x, _ = blocks()(x, None)
+        else:
+            for _ in range(LAYERS):
+                x = Block(HIDDEN, HEADS)(x)
         return embed.attend(nn.LayerNorm()(x))
 
 
 _GPT = GPT()
+_SCAN_GPT = GPT(scan=True)
+
+
+def _gpt_example(model, batch, seed):
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
+    ids = jax.random.randint(k1, (batch, SEQ), 0, VOCAB)
+    labels = jax.random.randint(k2, (batch, SEQ), 0, VOCAB)
+    return model.init(k3, ids), ids, labels
 
 
 def linen_gpt(params, ids, labels):
@@ -62,10 +86,15 @@ def linen_gpt(params, ids, labels):
 
 
 def linen_gpt_example(batch=2, seed=0):
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
-    ids = jax.random.randint(k1, (batch, SEQ), 0, VOCAB)
-    labels = jax.random.randint(k2, (batch, SEQ), 0, VOCAB)
-    return _GPT.init(k3, ids), ids, labels
+    return _gpt_example(_GPT, batch, seed)
+
+
+def linen_scan_gpt(params, ids, labels):
+    return cross_entropy(_SCAN_GPT.apply(params, ids), labels)
+
+
+def linen_scan_gpt_example(batch=2, seed=0):
+    return _gpt_example(_SCAN_GPT, batch, seed)
 
 
 class MLP(nnx.Module):
@@ -120,34 +149,3 @@ def linen_scan_mlp_example(batch=4, seed=0):
     labels = jax.random.randint(k2, (batch,), 0, 10)
     return _SCAN_MLP.init(k3, x), x, labels
 
-
-class ScanGPTBlock(nn.Module):
-    @nn.compact
-    def __call__(self, x, _):
-        return Block(HIDDEN, HEADS)(x), None
-
-
-class ScanGPT(nn.Module):
-    @nn.compact
-    def __call__(self, ids):
-        embed = nn.Embed(VOCAB, HIDDEN)
-        pos = self.param("pos", nn.initializers.normal(0.02), (SEQ, HIDDEN))
-        x = embed(ids) + pos[None, :ids.shape[1]]
-        blocks = nn.scan(ScanGPTBlock, variable_axes={"params": 0},
-                         split_rngs={"params": True}, length=LAYERS)
-        x, _ = blocks()(x, None)
-        return embed.attend(nn.LayerNorm()(x))
-
-
-_SCAN_GPT = ScanGPT()
-
-
-def linen_scan_gpt(params, ids, labels):
-    return cross_entropy(_SCAN_GPT.apply(params, ids), labels)
-
-
-def linen_scan_gpt_example(batch=2, seed=0):
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
-    ids = jax.random.randint(k1, (batch, SEQ), 0, VOCAB)
-    labels = jax.random.randint(k2, (batch, SEQ), 0, VOCAB)
-    return _SCAN_GPT.init(k3, ids), ids, labels
