@@ -137,9 +137,10 @@ bool isTanhGelu(loomrt::KernelOp kernel) {
   });
 }
 
-/// The tanh GELU kernel that is the only reader of the product of `gemm`
-/// (which has its bias epilogue), reading it densely; null when the pair
-/// does not fuse.
+/// The tanh GELU kernel that is the first reader of the product of `gemm`
+/// (which has its bias epilogue), reading it densely; later readers (the
+/// GELU's gradient) read the product as the fused gemm's gelu_input. Null
+/// when the pair does not fuse.
 loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
   if (!gemm.getBias() || gemm.getGeluInput())
     return nullptr;
