@@ -101,26 +101,12 @@ Monomial monomial(Value value) {
   return m;
 }
 
-/// Whether `m` is `coefficient` times `x` to the power `power` times the
-/// other `rest` factors (in any order).
-bool isMonomial(const Monomial &m, double coefficient, Value x, int64_t power,
-                ArrayRef<Value> rest = {}) {
-  if (!near(m.coefficient, coefficient) ||
-      static_cast<int64_t>(m.factors.size()) !=
-          power + static_cast<int64_t>(rest.size()))
-    return false;
-  SmallVector<Value, 4> left(m.factors);
-  auto take = [&](Value v) {
-    auto it = llvm::find(left, v);
-    if (it == left.end())
-      return false;
-    left.erase(it);
-    return true;
-  };
-  for (int64_t i = 0; i < power; ++i)
-    if (!take(x))
-      return false;
-  return llvm::all_of(rest, take);
+/// Whether `m` is `coefficient` times `x` to the power `power`.
+bool isMonomial(const Monomial &m, double coefficient, Value x,
+                int64_t power) {
+  return near(m.coefficient, coefficient) &&
+         static_cast<int64_t>(m.factors.size()) == power &&
+         llvm::all_of(m.factors, [&](Value v) { return v == x; });
 }
 
 /// For `1 + f(t)` (an add of a splat 1 and the result of an op of type
@@ -191,11 +177,9 @@ std::optional<RmsNorm> matchRmsNorm(const Monomial &m, Type type) {
           !llvm::equal(broadcast.getDims(), llvm::seq<int64_t>(0, rank)))
         continue;
       Monomial squares = monomial(mean.getOperand());
-      if (squares.factors.size() != 2 ||
-          squares.factors[0] != squares.factors[1] ||
-          !near(squares.coefficient, 1.0))
+      Value x = squares.factors.empty() ? Value() : squares.factors[0];
+      if (!x || !isMonomial(squares, 1.0, x, 2))
         continue;
-      Value x = squares.factors[0];
       SmallVector<Value, 2> rest;
       for (Value other : m.factors)
         if (other != factor)

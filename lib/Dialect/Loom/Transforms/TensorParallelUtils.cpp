@@ -91,10 +91,8 @@ static int64_t getContractedWeightDim(func::FuncOp func, DotGeneralOp dot,
 }
 
 int64_t tensor_parallel::getLinearContractedDim(func::FuncOp func,
-                                                DotGeneralOp dot,
-                                                ParamLayer *layer) {
-  int64_t contracted = getContractedWeightDim(func, dot, layer);
-  return contracted < 0 || !layer ? contracted : layer->paramDim(contracted);
+                                                DotGeneralOp dot) {
+  return getContractedWeightDim(func, dot, /*layer=*/nullptr);
 }
 
 /// A parameter of rank >= 3, or one layer of a stacked one (see getParam),
@@ -133,10 +131,10 @@ int64_t tensor_parallel::getRowParallelDim(func::FuncOp func, DotGeneralOp dot,
                                            int64_t rhsDim, ParamLayer &layer) {
   if (isDenseGeneralWeight(func, dot, layer))
     return layer.paramDim(rhsDim);
-  int64_t contracted = getLinearContractedDim(func, dot, &layer);
+  int64_t contracted = getContractedWeightDim(func, dot, &layer);
   if (contracted < 0 || dot.getRhsContractingDims()[0] != rhsDim)
     return -1;
-  return contracted;
+  return layer.paramDim(contracted);
 }
 
 FailureOr<func::FuncOp>

@@ -70,10 +70,8 @@ BlockArgument getLinearWeight(func::FuncOp func, Value rhs,
 /// The dimension of the rank-2 weight parameter of `dot` (see
 /// getLinearWeight) that is contracted with the lhs's last dimension, when
 /// `dot` is a linear layer; else -1. Through a transpose the dimension is
-/// the parameter's, not the rhs's. With `layer`, the weight may be one
-/// layer of a stacked parameter, and the dimension is the parameter's.
-int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot,
-                               ParamLayer *layer = nullptr);
+/// the parameter's, not the rhs's.
+int64_t getLinearContractedDim(func::FuncOp func, DotGeneralOp dot);
 
 /// The dimension of the weight parameter of `dot` that a column-parallel
 /// cut splits, when `dot` is a linear layer whose output features start at
