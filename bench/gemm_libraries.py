@@ -53,12 +53,16 @@ def mkl_link(d):
 
 def libraries(args):
     found = {}
+    # Linked by path, a library still loads by its soname, which Debian's
+    # alternatives may point at another build (libopenblas.so.0 at the
+    # pthread build, whose threads spin against the OpenMP pool): the rpath
+    # makes the loader find the named build first.
     openblas = Path(f"/usr/lib/{ARCH}/openblas-openmp/libopenblas.so.0")
     if openblas.exists():
-        found["openblas"] = [str(openblas)]
+        found["openblas"] = [str(openblas), f"-Wl,-rpath,{openblas.parent}"]
     blis = Path(f"/usr/lib/{ARCH}/blis-openmp/libblis.so.4")
     if blis.exists():
-        found["blis"] = [str(blis)]
+        found["blis"] = [str(blis), f"-Wl,-rpath,{blis.parent}"]
     if Path("/usr/include/dnnl.h").exists():
         found["onednn"] = ["-DLOOM_BENCH_DNNL", "-ldnnl"]
     d = mkl_dir(args.mkl_dir)

@@ -3,14 +3,19 @@
 #
 # oneDNN's dnnl_sgemm (Debian libdnnl-dev), chosen by measurement:
 # bench/gemm_libraries.py times the GEMMs of a transformer step with each
-# library installed here. On this project's 2-core AVX-512 machines
-# (2026-12-05, hidden 256 and 768) oneDNN 2.6 and MKL 2026.2 ran within 5 %
-# of each other: 0-35 % ahead of OpenBLAS 0.3.21 on the projections and
-# 10-20x on attention's heads (one 128x128 GEMM per thread, where OpenBLAS's
-# OpenMP build crawls); geomean 1.60-1.87x (oneDNN), 1.65-1.91x (MKL), BLIS
-# 0.96-1.11x. oneDNN is free software in Debian and runs on the programs'
-# OpenMP pool (libgomp); MKL is a 229 MB proprietary wheel. Without oneDNN the runtime falls back
-# to the OpenMP build of OpenBLAS (libopenblas0-openmp), then to -lopenblas.
+# library installed here. On a 2-core AVX-512 machine (2026-12-05, hidden
+# 256 and 768) oneDNN 2.6 and MKL 2026.2 ran within 5 % of each other and
+# 0-35 % ahead of OpenBLAS 0.3.21 on the projections; BLIS 0.96-1.11x
+# OpenBLAS. The 10-20x on attention's heads (one GEMM per thread) measured
+# then was OpenBLAS's pthread build, which the soname had loaded in place
+# of the OpenMP one (the bench now sets the rpath). On a 2-core AVX2 AMD
+# EPYC (2026-12-06) against the OpenMP build: oneDNN 1.10x (hidden 256)
+# and 1.14x (768) geomean, 1.3x on attention's heads, but half OpenBLAS's
+# speed where an operand's rows lie 4 KiB apart, which the runtime's
+# critical-stride copies (CpuKernels.cpp) repair. oneDNN is free software
+# in Debian and runs on the programs' OpenMP pool (libgomp); MKL is a
+# 229 MB proprietary wheel. Without oneDNN the runtime falls back to the
+# OpenMP build of OpenBLAS (libopenblas0-openmp), then to -lopenblas.
 #
 # Sets LOOM_GEMM (dnnl or cblas), LOOM_GEMM_LIBRARY (what LoomRuntime and
 # the programs loomc builds link), LOOM_GEMM_INCLUDE_DIR and, below,

@@ -26,10 +26,15 @@
 #include <omp.h>
 #endif
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -114,7 +119,7 @@ namespace {
 
 /// One row-major C = op(A) op(B) + beta C through the GEMM library; the
 /// caller checked the sizes (k >= 1, all within int).
-void libraryGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+void callLibrary(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                  const float *a, int64_t lda, const float *b, int64_t ldb,
                  float beta, float *c, int64_t ldc) {
 #ifdef LOOM_GEMM_DNNL
@@ -133,6 +138,148 @@ void libraryGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 #endif
 }
 
+// Critical strides. Rows a multiple of 256 floats (1 KiB) apart fall into
+// few cache sets, and on some CPUs a library's kernels then run at half
+// speed: oneDNN 2.6 on an AVX2 AMD EPYC ran C = A^T B at 70 GFLOP/s with
+// B's rows 4 KiB apart (256 x 1024 x 1024) and at 147 with them copied 16
+// floats apart, copy included, while OpenBLAS packs and is immune. Whether
+// the copy pays depends on the CPU, the library and the shape, so each
+// shape (transposes, sizes, leading dimensions) called outside a parallel
+// region is run as it is and with each such operand copied, twice each,
+// and the fastest kept. The variants call the same kernel on the same
+// values with only the rows' addresses moved, so the choice changes no
+// bits (RuntimeKernelsTest's critical-stride tests check it).
+
+/// The variants, in the order they are tried.
+enum Variant { kDirect, kPadA, kPadB, kVariants };
+constexpr int kRounds = 2;
+/// Floats added to a copied operand's rows.
+constexpr int64_t kPad = 16;
+/// The largest operand copied (floats: 16 MiB).
+constexpr int64_t kMaxCopy = int64_t(1) << 22;
+
+std::atomic<GemmStridePolicy> stridePolicy{GemmStridePolicy::Tune};
+
+bool critical(int64_t rows, int64_t ld) {
+  return ld % 256 == 0 && rows >= 64 && rows * ld <= kMaxCopy;
+}
+
+/// The rows of a matrix (`rows` x `cols`, `ld` apart) copied into this
+/// thread's scratch `slot` with rows `cols + kPad` apart.
+const float *padRows(const float *x, int64_t rows, int64_t cols, int64_t ld,
+                     int slot) {
+  thread_local std::vector<float> scratch[2];
+  std::vector<float> &buffer = scratch[slot];
+  const int64_t to = cols + kPad;
+  buffer.resize(static_cast<size_t>(rows * to));
+  float *out = buffer.data();
+  LOOM_PARALLEL_FOR(rows * cols)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + r * to, x + r * ld,
+                static_cast<size_t>(cols) * sizeof(float));
+  return out;
+}
+
+/// What has been measured of one shape.
+struct Trials {
+  double seconds[kVariants] = {}; // the fastest run of each variant
+  int runs = 0;                   // of the eligible variants, in turn
+  int choice = -1;                // once every round has run
+};
+
+/// The shapes seen so far and their trials; one per process.
+class StrideTuner {
+public:
+  using Key = std::array<int64_t, 7>;
+
+  /// The variant to run now among `eligible` (a bit per variant).
+  int pick(const Key &key, unsigned eligible) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Trials &t = shapes[key];
+    if (t.choice >= 0)
+      return t.choice;
+    int turn = t.runs % __builtin_popcount(eligible);
+    for (int v = 0; v < kVariants; ++v)
+      if (eligible & (1u << v) && turn-- == 0)
+        return v;
+    return kDirect;
+  }
+
+  void record(const Key &key, unsigned eligible, int variant,
+              double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Trials &t = shapes[key];
+    if (t.choice >= 0)
+      return;
+    double &best = t.seconds[variant];
+    best = best == 0 ? seconds : std::min(best, seconds);
+    if (++t.runs < kRounds * __builtin_popcount(eligible))
+      return;
+    t.choice = kDirect;
+    for (int v = 0; v < kVariants; ++v)
+      if (eligible & (1u << v) && t.seconds[v] < t.seconds[t.choice])
+        t.choice = v;
+  }
+
+private:
+  std::mutex mutex;
+  std::map<Key, Trials> shapes;
+};
+
+StrideTuner &strideTuner() {
+  static StrideTuner tuner;
+  return tuner;
+}
+
+/// callLibrary, with an operand whose rows lie a critical stride apart
+/// copied first when that has been measured faster for this shape (or
+/// always, or never, as setGemmStridePolicy says).
+void libraryGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 const float *a, int64_t lda, const float *b, int64_t ldb,
+                 float beta, float *c, int64_t ldc) {
+  GemmStridePolicy policy = stridePolicy.load(std::memory_order_relaxed);
+  const int64_t aRows = transA ? k : m, aCols = transA ? m : k;
+  const int64_t bRows = transB ? n : k, bCols = transB ? k : n;
+  unsigned eligible = 1u << kDirect;
+  if (critical(aRows, lda))
+    eligible |= 1u << kPadA;
+  if (critical(bRows, ldb))
+    eligible |= 1u << kPadB;
+  bool inParallel = false;
+#ifdef _OPENMP
+  inParallel = omp_in_parallel();
+#endif
+  if (eligible == 1u << kDirect || policy == GemmStridePolicy::Direct ||
+      (policy == GemmStridePolicy::Tune && inParallel)) {
+    callLibrary(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  auto run = [&](int variant) {
+    const float *ua = a, *ub = b;
+    int64_t ulda = lda, uldb = ldb;
+    if (variant == kPadA) {
+      ua = padRows(a, aRows, aCols, lda, 0);
+      ulda = aCols + kPad;
+    }
+    if (variant == kPadB) {
+      ub = padRows(b, bRows, bCols, ldb, 1);
+      uldb = bCols + kPad;
+    }
+    callLibrary(transA, transB, m, n, k, ua, ulda, ub, uldb, beta, c, ldc);
+  };
+  if (policy == GemmStridePolicy::Pad) {
+    run(eligible & (1u << kPadA) ? kPadA : kPadB);
+    return;
+  }
+  const StrideTuner::Key key = {transA, transB, m, n, k, lda, ldb};
+  StrideTuner &tuner = strideTuner();
+  int variant = tuner.pick(key, eligible);
+  auto start = std::chrono::steady_clock::now();
+  run(variant);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  tuner.record(key, eligible, variant, took.count());
+}
+
 /// gemm as the strided form with dense matrices (either element type).
 template <typename T>
 void denseGemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
@@ -146,6 +293,10 @@ void denseGemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
 }
 
 } // namespace
+
+GemmStridePolicy setGemmStridePolicy(GemmStridePolicy policy) {
+  return stridePolicy.exchange(policy);
+}
 
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t strideA, const float *b,

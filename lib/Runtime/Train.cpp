@@ -1,6 +1,7 @@
 //===- Train.cpp - trainMain: options, setup, the step loop ---------------===//
 
 #include "RuntimeImpl.h"
+#include "loom/Runtime/CpuKernels.h"
 
 #include "loom/Support/ByteSize.h"
 #include "loom/Support/AtomicFile.h"
@@ -38,6 +39,8 @@ struct Options {
   double commTimeout = 30;
   /// --host-link: bytes per second of the device<->host link (0: none).
   double hostLink = 0;
+  /// --gemm-strides: cpu::gemm's critical-stride policy.
+  cpu::GemmStridePolicy gemmStrides = cpu::GemmStridePolicy::Tune;
   bool quiet = false;
   bool help = false;
 };
@@ -103,6 +106,14 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "                          (e.g. 12GiB; suffixes as loomc "
       "--device-memory; default:\n"
       "                          unlimited)\n"
+      "  --gemm-strides POLICY   tune (default), direct or pad: whether a "
+      "CPU GEMM\n"
+      "                          operand whose rows lie a multiple of 1 KiB "
+      "apart is\n"
+      "                          copied to padded rows first (tune: when "
+      "timed faster\n"
+      "                          on its first calls; the bits are the "
+      "same)\n"
       "  --quiet                 no progress line\n"
       "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
@@ -232,6 +243,17 @@ std::string parseOptions(int argc, char **argv, Options &options) {
                            : e);
         options.hostLink = static_cast<double>(rate);
       }
+    } else if (arg == "--gemm-strides") {
+      std::string v;
+      err = text(v);
+      if (v == "tune")
+        options.gemmStrides = cpu::GemmStridePolicy::Tune;
+      else if (v == "direct")
+        options.gemmStrides = cpu::GemmStridePolicy::Direct;
+      else if (v == "pad")
+        options.gemmStrides = cpu::GemmStridePolicy::Pad;
+      else if (err.empty())
+        err = arg + " expects tune, direct or pad, got '" + v + "'";
     } else if (arg == "--quiet")
       err = flag(options.quiet);
     else
@@ -771,6 +793,7 @@ int trainMainStages(int argc, char **argv, const ProgramSpec *const *stages,
     ctx.initComm();
     ctx.commTimeoutSeconds = options.commTimeout;
     ctx.hostLinkBytesPerSecond = options.hostLink;
+    cpu::setGemmStridePolicy(options.gemmStrides);
     ctx.recorder.tracing = !options.trace.empty();
     if (ctx.recorder.tracing)
       alignClocks(ctx);

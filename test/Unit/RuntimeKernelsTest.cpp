@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -124,6 +125,72 @@ TEST(GemmTest, StridedReadsHeadsInPlace) {
         EXPECT_EQ(c[(b * H + h) * S * ldc + i * ldc + S], -7.0f);
       }
   expectClose(got, ref, 1e-5);
+}
+
+/// Sets cpu::gemm's critical-stride policy for one test.
+class StridePolicyScope {
+public:
+  explicit StridePolicyScope(GemmStridePolicy policy)
+      : saved(setGemmStridePolicy(policy)) {}
+  ~StridePolicyScope() { setGemmStridePolicy(saved); }
+
+private:
+  GemmStridePolicy saved;
+};
+
+TEST(GemmTest, CriticalStrideCopiesGiveTheSameBits) {
+  // Both operands' rows 512 floats apart (a critical stride) and wider than
+  // the matrices they hold, so the padded copy must take only each row's
+  // columns. Copied or not, and whatever tuning picks on each call, the
+  // library sees the same values: the same bits, the right product.
+  const int64_t m = 64, n = 256, k = 128, ld = 512;
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      SCOPED_TRACE(std::string("transA ") + (transA ? "1" : "0") +
+                   ", transB " + (transB ? "1" : "0"));
+      std::vector<float> a = randomFloats((transA ? k : m) * ld, 11);
+      std::vector<float> b = randomFloats((transB ? n : k) * ld, 12);
+      auto product = [&](GemmStridePolicy policy) {
+        StridePolicyScope scope(policy);
+        std::vector<float> c(m * n, -1.0f);
+        gemmStrided(transA, transB, 1, 1, m, n, k, a.data(), 0, 0, ld,
+                    b.data(), 0, 0, ld, c.data(), 0, 0, n);
+        return c;
+      };
+      std::vector<float> direct = product(GemmStridePolicy::Direct);
+      EXPECT_EQ(product(GemmStridePolicy::Pad), direct);
+      for (int call = 0; call < 6; ++call)
+        EXPECT_EQ(product(GemmStridePolicy::Tune), direct) << "call " << call;
+      std::vector<double> ref(m * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < k; ++l)
+            sum += static_cast<double>(transA ? a[l * ld + i]
+                                              : a[i * ld + l]) *
+                   (transB ? b[j * ld + l] : b[l * ld + j]);
+          ref[i * n + j] = sum;
+        }
+      expectClose(direct, ref, 1e-4); // 128 float products of up to 4
+    }
+}
+
+TEST(GemmBiasTest, CriticalStrideCopiesKeepTheBias) {
+  // gemmBias accumulates onto the bias (beta 1): a copied operand must not
+  // change what is added to what.
+  const int64_t m = 64, n = 256, k = 256;
+  std::vector<float> a = randomFloats(m * k, 13);
+  std::vector<float> b = randomFloats(k * n, 14);
+  std::vector<float> bias = randomFloats(n, 15);
+  auto product = [&](GemmStridePolicy policy) {
+    StridePolicyScope scope(policy);
+    std::vector<float> c(m * n, -1.0f);
+    gemmBias(false, false, m, n, k, a.data(), b.data(), bias.data(),
+             c.data());
+    return c;
+  };
+  EXPECT_EQ(product(GemmStridePolicy::Pad),
+            product(GemmStridePolicy::Direct));
 }
 
 TEST(GemmTest, Bf16StridedIsTheExactProductRoundedOnce) {

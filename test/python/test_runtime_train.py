@@ -265,6 +265,8 @@ def test_checkpoint_directories_are_never_mixed_up(work):
     (["--data", "d", "--steps", "1", "--frobnicate"], "unknown option '--frobnicate'"),
     (["--data", "d", "--steps=1", "--quiet=yes"], "--quiet takes no value"),
     (["--data"], "--data needs a value"),
+    (["--data", "d", "--steps", "1", "--gemm-strides", "fast"],
+     "--gemm-strides expects tune, direct or pad, got 'fast'"),
 ])
 def test_usage_errors(args, message):
     proc = subprocess.run([str(LINEAR), *args], capture_output=True, text=True, timeout=60)
@@ -278,7 +280,7 @@ def test_help_lists_options_and_inputs():
     assert proc.returncode == 0
     for text in ["--data DIR", "--steps N", "--log FILE", "--weights FILE",
                  "--checkpoint-dir DIR", "--checkpoint-every K", "--resume",
-                 "--memory-counters FILE", "--quiet", "data   x float32 [8, 4]",
+                 "--memory-counters FILE", "--gemm-strides POLICY", "--quiet", "data   x float32 [8, 4]",
                  "param  w float32 [4, 1]"]:
         assert text in proc.stdout
 

@@ -27,6 +27,17 @@ void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t strideA, const float *b,
           int64_t strideB, float *c, int64_t strideC);
 
+/// How the f32 gemms treat an operand whose rows lie a multiple of 256
+/// floats apart (a critical stride: few cache sets, which slows some
+/// libraries' kernels on some CPUs). Tune (the default): each shape called
+/// outside a parallel region is timed as it is and with such an operand
+/// copied to rows 16 floats further apart, twice each, and the fastest
+/// kept. Direct: never copy. Pad: always copy (the first such operand).
+/// The variants give the same bits. Returns the previous policy; for
+/// tests and benchmarks.
+enum class GemmStridePolicy { Tune, Direct, Pad };
+GemmStridePolicy setGemmStridePolicy(GemmStridePolicy policy);
+
 /// The strided form of gemm, for operands read in place from a larger
 /// tensor (attention's heads: [batch, seq, heads, dim] read as
 /// batch x heads matrices of seq x dim). The batch is outer x inner
