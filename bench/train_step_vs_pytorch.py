@@ -114,9 +114,9 @@ def bench_one(args, kind, hidden, threads):
 
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
 
-    def run(steps):
+    def run(steps, *extra):
         cmd = [str(program.executable), "--data", str(data), "--steps", str(steps),
-               "--log", str(work / f"loss{steps}.csv"), "--quiet"]
+               "--log", str(work / f"loss{steps}.csv"), "--quiet", *extra]
         t = time.perf_counter()
         subprocess.run(cmd, check=True, env=env)
         return time.perf_counter() - t
@@ -127,6 +127,12 @@ def bench_one(args, kind, hidden, threads):
     short = min(run(n) for _ in range(args.repeat))
     long = min(run(2 * n) for _ in range(args.repeat))
     loom_step = (long - short) / n
+    direct_step = float("nan")
+    if args.gemm_strides_peer:
+        # The same program without the runtime's critical-stride copies.
+        direct = ("--gemm-strides", "direct")
+        direct_step = (min(run(2 * n, *direct) for _ in range(args.repeat))
+                       - min(run(n, *direct) for _ in range(args.repeat))) / n
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
     loom_gemm = float("nan")
     if args.profile:
@@ -164,6 +170,9 @@ def bench_one(args, kind, hidden, threads):
     print(f"  loom OUTDIR/train: {loom_step * 1e3:8.2f} ms/step")
     print(f"  PyTorch eager:     {eager_step * 1e3:8.2f} ms/step   "
           f"ratio loom/eager (steps/s): {eager_step / loom_step:.2f}x")
+    if args.gemm_strides_peer:
+        print(f"  loom --gemm-strides direct: {direct_step * 1e3:8.2f} ms/step   "
+              f"ratio tune/direct (steps/s): {direct_step / loom_step:.2f}x")
     if not args.no_compile:
         print(f"  torch.compile:     {compiled_step * 1e3:8.2f} ms/step   "
               f"ratio loom/compile (steps/s): {compiled_step / loom_step:.2f}x")
@@ -194,6 +203,9 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--no-compile", action="store_true",
                         help="leave out torch.compile (its compilation takes a while)")
+    parser.add_argument("--gemm-strides-peer", action="store_true",
+                        help="also time Loom's program with --gemm-strides direct (no "
+                             "critical-stride copies) and print the ratio")
     parser.add_argument("--profile", action="store_true",
                         help="also print the time each side spends in GEMMs (Loom: the "
                              "gemm spans of train --trace; eager: torch.profiler's self "
