@@ -145,6 +145,11 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomTwoWeightVersions(versions));
   }
 
+  // The sub-batches take turns between their collectives, in the backward
+  // pass too.
+  if (o.overlapSplit > 1)
+    pm.addNestedPass<func::FuncOp>(createLoomOverlapOrder());
+
   // Transposed products computed directly; elementwise chains as one loop
   // each; buffers, kernels and library calls; the arena; the mesh check.
   OpPassManager &perFunction = pm.nest<func::FuncOp>();

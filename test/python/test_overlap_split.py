@@ -38,11 +38,45 @@ STEPS = 8
 K = 2
 
 
+def unrolled(step_cpp):
+    """The lines of step.cpp with each loop the emitter rolled repeats into
+    (lib/Target/Common/Repeats.cpp: `for (int64_t rep = 0; rep < R; ++rep)`
+    over `kRepeatN[rep][j]` table entries) written out R times, the table's
+    values in place."""
+    lines = step_cpp.splitlines()
+    tables, out, i = {}, [], 0
+    while i < len(lines):
+        table = re.match(r"\s*static const int64_t (kRepeat\d+)\[\d+\]\[\d+\] = \{",
+                         lines[i])
+        if table:
+            rows = []
+            i += 1
+            while not lines[i].strip().startswith("};"):
+                rows.append([int(v) for v in re.findall(r"-?\d+", lines[i])])
+                i += 1
+            tables[table.group(1)] = rows
+            i += 1
+            continue
+        loop = re.match(r"(\s*)for \(int64_t rep = 0; rep < (\d+); \+\+rep\) \{$",
+                        lines[i])
+        if not loop:
+            out.append(lines[i])
+            i += 1
+            continue
+        end = lines.index(loop.group(1) + "}", i + 1)
+        for rep in range(int(loop.group(2))):
+            out.extend(re.sub(r"(kRepeat\d+)\[rep\]\[(\d+)\]",
+                              lambda m: str(tables[m.group(1)][rep][int(m.group(2))]),
+                              line) for line in lines[i + 1:end])
+        i = end + 1
+    return out
+
+
 def tp_all_reduces(step_cpp):
     """Per tensor-parallel all-reduce, in program order: the statements
     between its start and its wait, and how many tp all-reduces were in
     flight when it started (itself included)."""
-    lines = step_cpp.splitlines()
+    lines = unrolled(step_cpp)
     started, spans = {}, []
     for i, line in enumerate(lines):
         start = re.search(r"(comm\[\S+\]) = allReduceStart\(.*Group::Tp\);", line)
