@@ -63,7 +63,7 @@ bool isBarrier(Operation *op) {
 
 /// Whether a sub-batch's turn ends after `op`: a communication op.
 bool endsTurn(Operation *op) {
-  return isa<shard::ShardDialect>(op->getDialect());
+  return isa_and_nonnull<shard::ShardDialect>(op->getDialect());
 }
 
 /// Reorders `ops` (pure, consecutive, in program order) in front of
