@@ -71,7 +71,8 @@ bool endsTurn(Operation *op) {
 /// as soon as their operands exist (a gradient sum frees its terms); ops of
 /// none (weight transposes, fills, constants) run right before their first
 /// user, so that they do not hold memory from the start, or, with no user
-/// here, where nothing else can run.
+/// here (an optimizer's update of a parameter), as soon as they can, so
+/// that what they read (the parameter's gradient) is freed.
 class Stretch {
 public:
   Stretch(ArrayRef<Operation *> ops,
@@ -83,19 +84,29 @@ public:
       if (kind[i] >= 0)
         queues[kind[i]].push_back(i);
       else if (kind[i] == kSeveral)
-        joins.push_back(i);
+        early.push_back(i);
     }
+    // Ops of none that no op here reads run early too (they pull in the
+    // ops of none they read).
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (kind[i] == kNone && llvm::none_of(op->getUsers(), [&](Operation *u) {
+            return position.count(u);
+          }))
+        early.push_back(i);
+    llvm::sort(early);
   }
 
   void reorder(Operation *anchor) {
     if (queues.size() < 2)
       return;
     while (order.size() < ops.size()) {
-      emitReadyJoins();
+      emitReadyEarly();
+      if (order.size() == ops.size())
+        break;
       std::optional<int64_t> next = nextTurn();
       if (!next) {
         // The first op not yet placed can run: the old order is a valid
-        // one. What remains are ops of none without users here.
+        // one (not reached: every op is queued, early or read by one).
         size_t first = 0;
         while (done[first])
           ++first;
@@ -145,17 +156,17 @@ private:
     order.push_back(i);
   }
 
-  /// Places every op combining sub-batches that can run, until none can.
-  void emitReadyJoins() {
+  /// Places every op placed early that can run, until none can.
+  void emitReadyEarly() {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (auto it = joins.begin(); it != joins.end();) {
+      for (auto it = early.begin(); it != early.end();) {
         if (done[*it]) {
-          it = joins.erase(it);
+          it = early.erase(it);
         } else if (ready(*it)) {
           place(*it);
-          it = joins.erase(it);
+          it = early.erase(it);
           progress = true;
         } else {
           ++it;
@@ -186,7 +197,8 @@ private:
   std::vector<bool> done;
   llvm::DenseMap<Operation *, size_t> position;
   std::map<int64_t, std::deque<size_t>> queues;
-  std::deque<size_t> joins;
+  /// Ops of several sub-batches, and ops of none that no op here reads.
+  std::deque<size_t> early;
   std::vector<size_t> order;
   int64_t current = kNone;
 };

@@ -1299,10 +1299,12 @@ def LoomOverlapOrder : Pass<"loom-overlap-order", "::mlir::func::FuncOp"> {
     next sub-batch takes over: a sub-batch's ops that read a collective
     start only after the other sub-batches' work up to their own next
     collective. An op's sub-batch is its `loom.sub_batch` attribute, else
-    the one sub-batch its operands belong to; ops of several sub-batches
-    (gradient sums, the loss) and of none run as soon as their operands
-    exist. Turns go to the sub-batch whose next op comes first in the
-    original order. Ops with memory effects (sends, receives) keep their
+    the one sub-batch its operands belong to. Ops of several sub-batches
+    (gradient sums, the loss) run as soon as their operands exist, so that
+    the terms are freed; ops of none (weight transposes, fills) right
+    before their first user, or, when no op here reads them (an
+    optimizer's update), as soon as they can. Turns go to the sub-batch
+    whose next op comes first in the original order. Ops with memory effects (sends, receives) keep their
     place: only the ops between two of them move. Values are unchanged
     (only the order of independent ops is); `--max-inflight-collectives`
     then bounds what is in flight. loomc runs it after the optimizer when
