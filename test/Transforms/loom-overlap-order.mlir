@@ -15,6 +15,15 @@
 // RUN: loom-opt %s --loom-tensor-parallel=tp=2 --loom-overlap-split=k=2 --loom-autodiff \
 // RUN:   --loom-overlap-order | FileCheck %s
 //
+//
+// With the optimizer, a parameter's update runs as soon as its gradient
+// is complete (the gradient is freed), not at the end of the step: the
+// second block's weights are updated before the first block's backward
+// reads its all-reduce (OPT).
+// RUN: loom-opt %s --loom-tensor-parallel=tp=2 --loom-overlap-split=k=2 --loom-autodiff \
+// RUN:   "--loom-optimizer=function=main_grad optimizer=sgd lr=0.1" --loom-overlap-order \
+// RUN:   | FileCheck %s --check-prefix=OPT
+//
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %loompy %S/Inputs/tensor_parallel.py make %t %s --classes 8
 // RUN: loom-opt %s --loom-autodiff -o %t/ref.mlir
@@ -56,6 +65,14 @@
 // CHECK:       %[[B0]]
 // CHECK:       %[[B1]]
 // CHECK:       return
+//
+// OPT-LABEL: func.func @main_step(
+// OPT:       %[[B0:.*]] = shard.all_reduce {{.*}}loom.phase = "backward"
+// OPT:       shard.all_reduce {{.*}}loom.phase = "backward"
+// OPT:       loom.sub %{{.*}}loom.phase = "optimizer"
+// OPT:       loom.sub %{{.*}}loom.phase = "optimizer"
+// OPT:       %[[B0]]
+// OPT:       return
 //
 // EQ: equivalent: yes
 
