@@ -400,7 +400,7 @@ void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   const int64_t count = m * n;
   // The operations and constants of convert-loom-to-loomrt's loom.gelu
   // (approximate = tanh), in its order.
-#pragma omp parallel for
+  LOOM_PARALLEL_FOR(count)
   for (int64_t i = 0; i < count; ++i) {
     const float x = pre[i];
     const float inner = 0.797884583f * (x + 0.0447149985f * (x * (x * x)));
