@@ -159,6 +159,7 @@ constexpr int64_t kPad = 16;
 constexpr int64_t kMaxCopy = int64_t(1) << 22;
 
 std::atomic<GemmStridePolicy> stridePolicy{GemmStridePolicy::Tune};
+std::atomic<int64_t> strideCopies{0};
 
 bool critical(int64_t rows, int64_t ld) {
   return ld % 256 == 0 && rows >= 64 && rows * ld <= kMaxCopy;
@@ -170,6 +171,7 @@ const float *padRows(const float *x, int64_t rows, int64_t cols, int64_t ld,
                      int slot) {
   thread_local std::vector<float> scratch[2];
   std::vector<float> &buffer = scratch[slot];
+  strideCopies.fetch_add(1, std::memory_order_relaxed);
   const int64_t to = cols + kPad;
   buffer.resize(static_cast<size_t>(rows * to));
   float *out = buffer.data();
@@ -296,6 +298,10 @@ void denseGemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
 
 GemmStridePolicy setGemmStridePolicy(GemmStridePolicy policy) {
   return stridePolicy.exchange(policy);
+}
+
+int64_t gemmStrideCopies() {
+  return strideCopies.load(std::memory_order_relaxed);
 }
 
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,

@@ -175,6 +175,29 @@ TEST(GemmTest, CriticalStrideCopiesGiveTheSameBits) {
     }
 }
 
+TEST(GemmTest, CriticalStrideTuningTriesBothThenKeepsOne) {
+  // Both operands at a critical stride (a shape no other test uses): Tune
+  // runs each of the three variants twice (4 copies), then one variant
+  // for good (0 or 1 copy per call); Direct never copies, Pad always.
+  const int64_t m = 256, n = 256, k = 80; // A^T: rows of m floats
+  std::vector<float> a = randomFloats(m * k, 16);
+  std::vector<float> b = randomFloats(k * n, 17);
+  std::vector<float> c(m * n);
+  auto copiesOf = [&](GemmStridePolicy policy, int calls) {
+    StridePolicyScope scope(policy);
+    int64_t before = gemmStrideCopies();
+    for (int call = 0; call < calls; ++call)
+      gemmStrided(true, false, 1, 1, m, n, k, a.data(), 0, 0, m, b.data(), 0,
+                  0, n, c.data(), 0, 0, n);
+    return gemmStrideCopies() - before;
+  };
+  EXPECT_EQ(copiesOf(GemmStridePolicy::Direct, 3), 0);
+  EXPECT_EQ(copiesOf(GemmStridePolicy::Pad, 3), 3);
+  EXPECT_EQ(copiesOf(GemmStridePolicy::Tune, 6), 4);
+  int64_t settled = copiesOf(GemmStridePolicy::Tune, 4);
+  EXPECT_TRUE(settled == 0 || settled == 4) << settled;
+}
+
 TEST(GemmBiasTest, CriticalStrideCopiesKeepTheBias) {
   // gemmBias accumulates onto the bias (beta 1): a copied operand must not
   // change what is added to what.

@@ -37,6 +37,9 @@ void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
 /// tests and benchmarks.
 enum class GemmStridePolicy { Tune, Direct, Pad };
 GemmStridePolicy setGemmStridePolicy(GemmStridePolicy policy);
+/// The operands the f32 gemms have copied to padded rows so far (all
+/// threads); for tests.
+int64_t gemmStrideCopies();
 
 /// The strided form of gemm, for operands read in place from a larger
 /// tensor (attention's heads: [batch, seq, heads, dim] read as
