@@ -122,18 +122,19 @@ def bench_one(args, kind, hidden, threads):
         return time.perf_counter() - t
 
     n = args.steps
-    # Best of the repeats for each run length, then the difference (the
-    # best difference of pairs would favour a slow short run).
-    short = min(run(n) for _ in range(args.repeat))
-    long = min(run(2 * n) for _ in range(args.repeat))
-    loom_step = (long - short) / n
-    direct_step = float("nan")
-    if args.gemm_strides_peer:
-        # The same program without the runtime's critical-stride copies.
-        direct = ("--gemm-strides", "direct")
-        direct_step = (min(run(2 * n, *direct) for _ in range(args.repeat))
-                       - min(run(n, *direct) for _ in range(args.repeat))) / n
+
+    def per_step(*extra):
+        # Best of the repeats for each run length, then the difference (the
+        # best difference of pairs would favour a slow short run).
+        short = min(run(n, *extra) for _ in range(args.repeat))
+        long = min(run(2 * n, *extra) for _ in range(args.repeat))
+        return (long - short) / n
+
+    loom_step = per_step()
     loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
+    # The same program without the runtime's critical-stride copies.
+    direct_step = (per_step("--gemm-strides", "direct") if args.gemm_strides_peer
+                   else float("nan"))
     loom_gemm = float("nan")
     if args.profile:
         # Loom's time in GEMMs: the gemm spans of a --trace timeline.
