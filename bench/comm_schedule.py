@@ -19,8 +19,8 @@ For each configuration:
   step's forward and backward; the weights follow W(t+1) = W(t) -
   lr grad f(W(t-1)), so only the first loss is the same).
 
-it prints the step time ((time of 2N steps - time of N) / N, min of
---repeat), the data-parallel and pipeline bytes a rank sends in the first
+it prints the step time (the median of a 2N-step run's step times,
+min of --repeat), the data-parallel and pipeline bytes a rank sends in the first
 step (`--comm-stats` of a one-step run; with two weight versions that
 step exchanges the zero pending gradient, so its row-sparse table
 exchange sends nothing), the first loss (all must agree), and writes one step's
@@ -104,7 +104,7 @@ def main():
         ranks = json.loads(stats.read_text())["ranks"]
         sent = {g: max(r["groups"].get(g, {}).get("bytes", 0) for r in ranks)
                 for g in ("dp", "pp")}
-        log = out / f"{args.link}-{args.steps}.csv"
+        log = out / f"{args.link}-{2 * args.steps}.csv"
         loss = float(log.read_text().splitlines()[1].split(",")[1])
         results[label] = step
         print(f"  {label:>22}: {step * 1e3:8.1f} ms/step, dp {sent['dp'] / 1e6:6.2f} MB, "

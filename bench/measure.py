@@ -7,6 +7,7 @@ with a copy of the parent's resident pages, which would count as its own.
 """
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -79,25 +80,44 @@ def run_comm_bench(name, mode, rate, **settings):
     return json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("{")))
 
 
-def timed_run(program, data, steps, *, hosts=2, rate=None, extra=(), threads=1):
-    """Seconds one run of `program` (a loom.Program) takes for `steps`
-    steps on `hosts` virtual hosts over links of `rate`; its loss log is
-    OUTDIR/<rate>-<steps>.csv."""
-    import subprocess
-    import time
+def _run_on_vcluster(program, data, steps, hosts, rate, extra, threads, quiet):
+    """One run of `program` (a loom.Program) for `steps` steps on `hosts`
+    virtual hosts over links of `rate`; (wall seconds, its stderr). Its
+    loss log is OUTDIR/<rate>-<steps>.csv."""
     log = program.outdir / f"{rate or 'unlimited'}-{steps}.csv"
     cmd = vcluster_command([str(program.executable), "--data", str(data), "--steps",
-                            str(steps), "--log", str(log), "--quiet", *extra],
-                           hosts=hosts, rate=rate)
+                            str(steps), "--log", str(log), *(["--quiet"] if quiet else []),
+                            *extra], hosts=hosts, rate=rate)
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, env=vcluster_env(OMP_NUM_THREADS=threads),
-                   capture_output=True, cwd=program.outdir)
-    return time.perf_counter() - start
+    proc = subprocess.run(cmd, env=vcluster_env(OMP_NUM_THREADS=threads),
+                          capture_output=True, text=True, cwd=program.outdir)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd)} exited with {proc.returncode}:\n{proc.stderr}")
+    return wall, proc.stderr
 
 
-def per_step(program, data, steps, repeat, **run):
-    """Seconds per step without start-up: (time of 2N steps - time of N
-    steps) / N, each the minimum of `repeat` runs (timed_run's keywords)."""
-    short = min(timed_run(program, data, steps, **run) for _ in range(repeat))
-    long = min(timed_run(program, data, 2 * steps, **run) for _ in range(repeat))
-    return (long - short) / steps
+def timed_run(program, data, steps, *, hosts=2, rate=None, extra=(), threads=1):
+    """Seconds one run of `program` (a loom.Program) takes for `steps`
+    steps on `hosts` virtual hosts over links of `rate`, start-up
+    included; its loss log is OUTDIR/<rate>-<steps>.csv."""
+    return _run_on_vcluster(program, data, steps, hosts, rate, extra, threads, True)[0]
+
+
+def median_step(stderr):
+    """The median step time in seconds from a train run's closing line
+    ("loom-train: N steps; median step X ms, ..."); exits when missing."""
+    match = re.search(r"loom-train: \d+ steps; median step ([0-9.]+) ms", stderr)
+    if not match:
+        sys.exit(f"error: no 'median step' line in the run's output:\n{stderr}")
+    return float(match.group(1)) / 1e3
+
+
+def per_step(program, data, steps, repeat, *, hosts=2, rate=None, extra=(), threads=1):
+    """Seconds per step in the steady state: the median of the step times
+    the program itself measures over 2 * `steps` steps (which leaves out
+    start-up, whose time on virtual hosts varies by tens of milliseconds,
+    and the first steps' warm-up), the minimum of `repeat` runs."""
+    return min(median_step(_run_on_vcluster(program, data, 2 * steps, hosts, rate,
+                                            extra, threads, False)[1])
+               for _ in range(repeat))

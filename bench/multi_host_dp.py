@@ -6,8 +6,8 @@ heads, seq 64, vocabulary 512; AdamW, global batch --global-batch, default
 16) compiled for dp=2, run with one rank on each of two virtual hosts
 (`python -m loom.vcluster`, root) over unlimited links and over links of
 each --rates rate; its gradients (about 1.9 MB per step) cross the link.
-Per-step time is (time of 2N steps - time of N steps) / N, min of
---repeat. Prints steps/s per link and the ratio to the unlimited link;
+Per-step time is the median of a 2N-step run's step times (the
+program's own closing line), min of --repeat. Prints steps/s per link and the ratio to the unlimited link;
 checks that the first losses agree. Never fails on a timing.
 """
 
@@ -62,7 +62,7 @@ def main():
     def step_time(rate):
         return per_step(program, data, args.steps, args.repeat, rate=rate, threads=threads)
 
-    first = lambda rate: float((program.outdir / f"{rate or 'unlimited'}-{args.steps}.csv")
+    first = lambda rate: float((program.outdir / f"{rate or 'unlimited'}-{2 * args.steps}.csv")
                                .read_text().splitlines()[1].split(",")[1])
     base = step_time(None)
     print(f"GPT-2-style model, dp=2 on 2 virtual hosts, global batch {args.global_batch}, "

@@ -11,7 +11,7 @@ time (the unsplit step on an unlimited link), or --link.
 
 For each recompute policy {none, full, comm-free} and overlap split
 {1, K} (`loomc --overlap-split K`, when this build has it): the step time
-((time of 2N steps - time of N steps) / N, min of --repeat), the planned
+(the median of a 2N-step run's step times, min of --repeat), the planned
 activation peak (memory.json), and the share of the communication hidden
 behind compute: (compute + comm - step) / min(compute, comm), with compute
 the same program's step on an unlimited link and comm the all-reduce bytes
@@ -96,7 +96,7 @@ def main():
         return rank0["groups"]["tp"]["bytes"]
 
     def first_loss(program, rate):
-        log = program.outdir / f"{rate or 'unlimited'}-{args.steps}.csv"
+        log = program.outdir / f"{rate or 'unlimited'}-{2 * args.steps}.csv"
         return float(log.read_text().splitlines()[1].split(",")[1])
 
     def peak(program):

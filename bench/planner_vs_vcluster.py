@@ -12,7 +12,7 @@ seq 128, 4 layers, 4 heads, vocabulary 512, micro-batch 4, AdamW) is
 compiled with the plan loom-plan writes for it (`-o`, its stage cut
 too) and run with one rank on each of two virtual hosts
 (`python -m loom.vcluster`) over links throttled to the plan's rate; the
-measured step time ((time of 2N steps - time of N steps) / N, min of
+measured step time (the median of a 2N-step run's step times, min of
 --repeat) is printed next to loom-plan's prediction for the same plan
 (`--mesh ... --json`, with the calibrated spec at that rate) and the
 error, and beside them the play of the compiled program itself on the same

@@ -6,12 +6,14 @@
 #include "loom/Support/ByteSize.h"
 #include "loom/Support/AtomicFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace loom {
 namespace rt {
@@ -375,10 +377,12 @@ public:
       : enabled(enabled), first(first), total(total), batch(batch),
         start(Clock::now()), tty(::isatty(STDERR_FILENO)) {}
 
-  /// After step `step` (0-based) with `loss`.
-  void update(int64_t step, float loss) {
+  /// After step `step` (0-based) with `loss`; `seconds` is the step's
+  /// own time (batch load, step, log; not a checkpoint).
+  void update(int64_t step, float loss, double seconds) {
     if (!enabled)
       return;
+    stepSeconds.push_back(seconds);
     Clock::time_point now = Clock::now();
     bool last = step + 1 == total;
     if (!last && printed && now - lastPrint < std::chrono::seconds(1))
@@ -399,12 +403,30 @@ public:
     std::fflush(stderr);
   }
 
+  /// The last line: how many steps ran and their median time, which
+  /// leaves out the first steps' warm-up (page faults, GEMM tuning) as
+  /// the mean would not; what benchmarks read.
+  void summary() const {
+    if (!enabled || stepSeconds.empty())
+      return;
+    std::vector<double> sorted = stepSeconds;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median = n % 2 ? sorted[n / 2]
+                          : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    std::fprintf(stderr,
+                 "loom-train: %zu steps; median step %.3f ms, first %.3f ms, "
+                 "fastest %.3f ms\n",
+                 n, median * 1e3, stepSeconds.front() * 1e3, sorted[0] * 1e3);
+  }
+
 private:
   bool enabled;
   int64_t first, total, batch;
   Clock::time_point start, lastPrint;
   bool tty;
   bool printed = false;
+  std::vector<double> stepSeconds;
 };
 
 //===----------------------------------------------------------------------===//
@@ -646,6 +668,7 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
                     spec.batchSize);
   char *arena = static_cast<char *>(buffers.arena.get());
   for (int64_t step = startStep; step < options.steps; ++step) {
+    Clock::time_point stepStart = Clock::now();
     {
       TraceScope scope(ctx, "load batch");
       for (const auto &[index, dataset] : datasets)
@@ -678,12 +701,15 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
         std::swap(buffers.argPtrs[static_cast<size_t>(target)],
                   buffers.resultPtrs[static_cast<size_t>(j)]);
     }
-    progress.update(step, loss);
+    progress.update(step, loss,
+                    std::chrono::duration<double>(Clock::now() - stepStart)
+                        .count());
     if (checkpoint) {
       TraceScope scope(ctx, "checkpoint");
       writeCheckpointAndPrune(ctx, spec, options, step + 1, buffers);
     }
   }
+  progress.summary();
   if (startStep >= options.steps && lead && !options.quiet)
     std::fprintf(stderr,
                  "loom-train: the checkpoint is at step %lld, not before "

@@ -106,6 +106,37 @@ def test_trains_like_a_numpy_replay_and_the_loss_falls(work):
     assert mem["batch_bytes"] == 4 * BATCH * (FEATURES + 1)
 
 
+def test_progress_ends_with_the_median_step_of_the_steps_run(work):
+    import re
+    import time
+
+    def run(*extra):
+        cmd = [str(LINEAR), "--data", str(work / "data"), "--weights",
+               str(work / "weights.safetensors"), *extra]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stderr, time.perf_counter() - start
+
+    line = re.compile(r"loom-train: (\d+) steps; median step ([0-9.]+) ms, "
+                      r"first ([0-9.]+) ms, fastest ([0-9.]+) ms")
+    stderr, wall = run("--steps", "9", "--checkpoint-dir", "ck")
+    assert "step 9/9" in stderr
+    last = stderr.strip().splitlines()[-1]
+    m = line.fullmatch(last)
+    assert m, stderr
+    n, median, first, fastest = int(m[1]), *(float(m[i]) / 1e3 for i in (2, 3, 4))
+    assert n == 9
+    assert 0 < fastest <= median and fastest <= first
+    # Half the steps take at least the median: they fit in the wall time.
+    assert median * (n // 2) < wall
+    # A resumed run (from the last checkpoint, at step 9) counts only the
+    # steps it ran.
+    stderr, _ = run("--steps", "11", "--checkpoint-dir", "ck", "--resume")
+    assert line.fullmatch(stderr.strip().splitlines()[-1])[1] == "2", stderr
+    assert "median step" not in run("--steps", "2", "--quiet")[0]
+
+
 @needs_mpirun
 def test_mpirun_one_and_two_ranks_give_the_same_run(work):
     train(work, "--steps", "12", "--log", "direct.csv")
