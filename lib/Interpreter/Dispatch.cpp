@@ -94,6 +94,11 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
                            ? UnaryKind::GeluTanh
                            : UnaryKind::GeluErf);
       })
+      .Case([&](GeluGradOp g) {
+        return binaryOp(g.getApproximate() == GeluApproximation::tanh
+                            ? BinaryKind::GeluGradTanh
+                            : BinaryKind::GeluGradErf);
+      })
       .Case([&](CompareOp c) {
         return compare(toCompareKind(c.getDirection()), *in[0], *in[1], out);
       })

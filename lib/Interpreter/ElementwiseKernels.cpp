@@ -151,6 +151,18 @@ double applyFloat(BinaryKind kind, double a, double b) {
     if (std::isnan(a) || std::isnan(b))
       return std::numeric_limits<double>::quiet_NaN();
     return a < b ? a : b;
+  case BinaryKind::GeluGradErf: {
+    // b * (Phi(a) + a phi(a))
+    double cdf = 0.5 * (1.0 + std::erf(a / kSqrt2));
+    double pdf = std::exp(-0.5 * a * a) * (0.5 * kSqrt2OverPi); // 1/sqrt(2 pi)
+    return b * (cdf + a * pdf);
+  }
+  case BinaryKind::GeluGradTanh: {
+    // b * ((1 + t) / 2 + a (1 - t^2) k (1 + 3c a^2) / 2)
+    double t = std::tanh(kSqrt2OverPi * (a + 0.044715 * a * a * a));
+    double inner = kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * a * a);
+    return b * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * inner);
+  }
   }
   return a;
 }
@@ -183,6 +195,9 @@ std::string applyInt(BinaryKind kind, int64_t a, int64_t b, int64_t &r) {
   case BinaryKind::Min:
     r = a < b ? a : b;
     return "";
+  case BinaryKind::GeluGradErf:
+  case BinaryKind::GeluGradTanh:
+    return "gelu_grad of integers";
   }
   return "";
 }

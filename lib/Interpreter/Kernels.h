@@ -37,7 +37,10 @@ enum class UnaryKind {
   Silu,
   GeluErf, GeluTanh
 };
-enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };
+/// GeluGrad*: lhs is GELU's input, rhs the cotangent (loom.gelu_grad).
+enum class BinaryKind {
+  Add, Sub, Mul, Div, Pow, Max, Min, GeluGradErf, GeluGradTanh
+};
 enum class CompareKind { Eq, Ne, Lt, Le, Gt, Ge };
 
 std::string unary(UnaryKind kind, const Tensor &x, Tensor &out);

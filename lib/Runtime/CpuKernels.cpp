@@ -414,6 +414,27 @@ void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   }
 }
 
+void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+               const float *a, const float *b, const float *pre, float *c) {
+  stridedGemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
+              transB ? k : n, c, 0, 0, n, /*bias=*/nullptr);
+  const int64_t count = m * n;
+  // The operations and constants of convert-loom-to-loomrt's
+  // loom.gelu_grad (approximate = tanh), in its order.
+  const float kK = static_cast<float>(0.7978845608028654);
+  const float kC = static_cast<float>(0.044715);
+  const float kC3 = static_cast<float>(3 * 0.044715);
+  LOOM_PARALLEL_FOR(count)
+  for (int64_t i = 0; i < count; ++i) {
+    const float x = pre[i];
+    const float x2 = x * x;
+    const float t = vm::tanh(kK * (x + kC * (x * x2)));
+    const float dInner = kK * (1.0f + kC3 * x2);
+    const float slope = (x * (1.0f - t * t)) * dInner;
+    c[i] = c[i] * (0.5f * ((1.0f + t) + slope));
+  }
+}
+
 namespace {
 
 /// Elements from the first to the last one that `outer` x `inner` matrices

@@ -140,6 +140,21 @@ int main(int argc, char **argv) {
     compare((what + " output").c_str(), download(ctx, dact, act.size()), act, 1e-3);
   }
 
+  // gemmDGelu: n = 32 runs cuBLASLt's DGELU epilogue, n = 29 the gemm and
+  // the derivative kernel.
+  for (int64_t n : {32, 29}) {
+    const int64_t m = 37, k = 41;
+    std::vector<float> a = randomFloats(m * k, 10), b = randomFloats(n * k, 11);
+    std::vector<float> pre = randomFloats(m * n, 12), grad(m * n);
+    cpu::gemmDGelu(false, true, m, n, k, a.data(), b.data(), pre.data(),
+                   grad.data());
+    float *da = upload(ctx, a), *db = upload(ctx, b), *dpre = upload(ctx, pre);
+    float *dgrad = upload(ctx, std::vector<float>(grad.size()));
+    cuda::gemmDGelu(ctx, false, true, m, n, k, da, db, dpre, dgrad);
+    compare(("gemmDGelu n=" + std::to_string(n)).c_str(),
+            download(ctx, dgrad, grad.size()), grad, 1e-3);
+  }
+
   // softmax / log_softmax along a middle axis, and a long row.
   const int64_t shapes[][3] = {{3, 50, 7}, {2, 5000, 1}};
   for (int log = 0; log < 2; ++log)

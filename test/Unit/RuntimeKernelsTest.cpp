@@ -326,6 +326,30 @@ TEST(GemmBiasTest, GeluEpilogueWritesThePreActivationAndItsGelu) {
   expectClose(act, ref, 1e-6);
 }
 
+TEST(GemmBiasTest, DGeluEpilogueScalesTheProductByGelusDerivative) {
+  const int64_t m = 6, n = 9, k = 5;
+  std::vector<float> a = randomFloats(m * k, 9), b = randomFloats(n * k, 10);
+  std::vector<float> pre = randomFloats(m * n, 11);
+  for (float &x : pre)
+    x *= 4.0f; // the derivative's whole range, its dip below 0 included
+  std::vector<float> product(m * n), grad(m * n, -7.0f);
+  gemm(false, true, 1, m, n, k, a.data(), 0, b.data(), 0, product.data(), 0);
+  gemmDGelu(false, true, m, n, k, a.data(), b.data(), pre.data(), grad.data());
+  // The derivative of PyTorch's gelu(approximate="tanh"), in double: a
+  // central difference of the GELU itself (step 1e-5), not the formula
+  // the kernel evaluates.
+  auto gelu = [](double x) {
+    return 0.5 * x *
+           (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  };
+  std::vector<double> ref(grad.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double x = pre[i], h = 1e-5;
+    ref[i] = product[i] * (gelu(x + h) - gelu(x - h)) / (2 * h);
+  }
+  expectClose(grad, ref, 1e-5);
+}
+
 //===----------------------------------------------------------------------===//
 // softmax / log_softmax
 //===----------------------------------------------------------------------===//

@@ -57,8 +57,10 @@ def check_source(source, example, dp):
     assert "cuda::gemmBias(ctx, " in source
     assert "cpu::gemm" not in source
     if example == "gpt_example":
-        # The MLP's tanh GELU is its fc gemm's GELU_AUX_BIAS epilogue.
+        # The MLP's tanh GELU is its fc gemm's GELU_AUX_BIAS epilogue, its
+        # gradient the DGELU epilogue of the gemm into the GELU's output.
         assert "cuda::gemmBiasGelu(ctx, " in source
+        assert "cuda::gemmDGelu(ctx, " in source
         assert "cuda::gather(ctx, " in source
         assert "cuda::scatterAdd(ctx, " in source
         assert "cuda::softmax(ctx, " in source or "cuda::layerNorm(ctx, " in source

@@ -108,12 +108,14 @@ def test_pytorch_training_parity(example, opt, tmp_path):
     program = m.compile(outdir=tmp_path / "out", **options)
     # The linear layers' biases are added by their gemms
     # (loom-fuse-gemm-bias), and GPT's tanh GELU (raised from its exported
-    # formula by loom-raise-composites) is its fc gemm's epilogue too, so
-    # the parity covers both.
+    # formula by loom-raise-composites) is its fc gemm's epilogue too, and
+    # its gradient that of the backward gemm into the GELU's output, so the
+    # parity covers all three.
     step = (tmp_path / "out" / "step.cpp").read_text()
     assert "cpu::gemmBias(" in step
     if example == "gpt_example":
         assert step.count("cpu::gemmBiasGelu(") == 2, "one per block"
+        assert step.count("cpu::gemmDGelu(") == 2, "one per block"
     got = program.train(write_data(tmp_path / "data", data), STEPS)
     assert len(got) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-4)

@@ -69,6 +69,14 @@ void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const float *a, const float *b, const float *bias,
                   float *pre, float *c);
 
+/// C (M x N) = op(A) * op(B), each element then multiplied by the
+/// derivative of the tanh GELU at the same element of `pre` (the forward's
+/// gelu_input), evaluated as the generated elementwise kernels evaluate
+/// loom.gelu_grad (loomrt.gemm's dgelu_input epilogue: the backward pass's
+/// GELU gradient written with the product).
+void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+               const float *a, const float *b, const float *pre, float *c);
+
 /// bf16 operands and result (--precision bf16): each product of two bf16
 /// values is exact in f32, so the operands are widened and multiplied by
 /// the f32 gemm (f32 accumulation, as tensor cores do), and C is rounded

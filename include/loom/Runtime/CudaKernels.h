@@ -87,6 +87,12 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
 void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
                   int64_t n, int64_t k, const float *a, const float *b,
                   const float *bias, float *pre, float *c);
+/// cpu::gemmDGelu's on the device: one cuBLASLt matmul with the
+/// CUBLASLT_EPILOGUE_DGELU epilogue (`pre` its aux input) when n is a
+/// multiple of 8, else the gemm and a kernel scaling C.
+void gemmDGelu(Context &ctx, bool transA, bool transB, int64_t m,
+               int64_t n, int64_t k, const float *a, const float *b,
+               const float *pre, float *c);
 /// bf16 operands and result, f32 accumulation (--precision bf16).
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
           int64_t n, int64_t k, const bf16 *a, int64_t strideA,

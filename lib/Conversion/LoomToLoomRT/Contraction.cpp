@@ -188,7 +188,7 @@ public:
         layout.lhs.transposed, layout.rhs.transposed, /*a_batched=*/batched,
         /*b_batched=*/batched, originOf(op), /*batch_outer=*/nullptr,
         /*a_strides=*/nullptr, /*b_strides=*/nullptr, /*bias=*/Value(),
-        /*gelu_input=*/Value());
+        /*gelu_input=*/Value(), /*dgelu_input=*/Value());
     if (layout.strided) {
       auto strides = [&](const OperandLayout &plan) {
         return rewriter.getDenseI64ArrayAttr(

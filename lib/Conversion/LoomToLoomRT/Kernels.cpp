@@ -183,6 +183,38 @@ Value scalarize(Operation *op, ArrayRef<Value> v, OpBuilder &b) {
         return arith::MulFOp::create(
             b, loc, arith::MulFOp::create(b, loc, floatConst(0.5), x), onePlus);
       })
+      .Case([&](GeluGradOp grad) -> Value {
+        Value x = v[0], dy = v[1];
+        auto mul = [&](Value l, Value r) -> Value {
+          return arith::MulFOp::create(b, loc, l, r);
+        };
+        auto add = [&](Value l, Value r) -> Value {
+          return arith::AddFOp::create(b, loc, l, r);
+        };
+        Value half = floatConst(0.5), one = floatConst(1.0);
+        Value x2 = mul(x, x);
+        Value derivative;
+        if (grad.getApproximate() == GeluApproximation::tanh) {
+          // (1 + t) / 2 + x (1 - t^2) k (1 + 3c x^2) / 2,
+          // t = tanh(k (x + c x^3)), k = sqrt(2/pi), c = 0.044715
+          Value k = floatConst(0.7978845608028654);
+          Value t = math::TanhOp::create(
+              b, loc, mul(k, add(x, mul(floatConst(0.044715), mul(x, x2)))));
+          Value dInner = mul(k, add(one, mul(floatConst(3 * 0.044715), x2)));
+          Value oneMinusT2 = arith::SubFOp::create(b, loc, one, mul(t, t));
+          derivative = mul(half, add(add(one, t),
+                                     mul(mul(x, oneMinusT2), dInner)));
+        } else {
+          // Phi(x) + x phi(x) = (1 + erf(x / sqrt 2)) / 2
+          //                     + x exp(-x^2 / 2) / sqrt(2 pi)
+          Value erf = math::ErfOp::create(
+              b, loc, mul(x, floatConst(0.7071067811865476)));
+          Value pdf = mul(math::ExpOp::create(b, loc, mul(floatConst(-0.5), x2)),
+                          floatConst(0.3989422804014327));
+          derivative = add(mul(half, add(one, erf)), mul(x, pdf));
+        }
+        return mul(dy, derivative);
+      })
       .Case([&](CompareOp cmp) -> Value {
         Type operandType = v[0].getType();
         if (isa<FloatType>(operandType)) {

@@ -206,6 +206,20 @@ __global__ void geluTanhKernel(const float *pre, float *out, int64_t n) {
   }
 }
 
+/// `c` times the tanh GELU's derivative at `pre`, as cpu::gemmDGelu
+/// computes it.
+__global__ void dGeluTanhKernel(const float *pre, float *c, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const float x = pre[i];
+    const float x2 = x * x;
+    const float t = ::tanhf(0.797884583f * (x + 0.0447149985f * (x * x2)));
+    const float dInner = 0.797884583f * (1.0f + 0.134145007f * x2);
+    const float slope = (x * (1.0f - t * t)) * dInner;
+    c[i] = c[i] * (0.5f * ((1.0f + t) + slope));
+  }
+}
+
 __global__ void roundLossesKernel(const double *losses, float *out, int64_t n) {
   for (int64_t s = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; s < n;
        s += int64_t(gridDim.x) * blockDim.x)
@@ -395,11 +409,12 @@ void checkLt(Context &ctx, cublasStatus_t status) {
 
 namespace {
 
-/// One cuBLASLt matmul of gemmBias's operands with `epilogue` (BIAS, or
-/// GELU_AUX_BIAS writing the biased product to `aux`, rows n apart).
+/// One cuBLASLt matmul of gemmBias's operands with `epilogue` (BIAS;
+/// GELU_AUX_BIAS writing the biased product to `aux`, rows n apart; or
+/// DGELU reading the pre-activation from `aux`, with no bias).
 void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const float *a, const float *b, const float *bias,
-              float *c, cublasLtEpilogue_t epilogue, float *aux) {
+              float *c, cublasLtEpilogue_t epilogue, const float *aux) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "gemm", {m, n, k});
   if (m == 0 || n == 0)
@@ -429,9 +444,11 @@ void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   set(CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst));
   set(CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond));
   set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
-  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  if (bias)
+    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   if (aux) {
-    // The pre-activation, column-major n x m: its leading dimension is n.
+    // The pre-activation (written by GELU_AUX_BIAS, read by DGELU),
+    // column-major n x m: its leading dimension is n.
     const int64_t ld = n;
     set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));
     set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld));
@@ -480,6 +497,25 @@ void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
     return;
   CudaState &s = state(ctx);
   geluTanhKernel<<<blocksFor(m * n, kThreads), kThreads, 0, s.compute>>>(
+      pre, c, m * n);
+  checkLaunch(ctx, "gemm");
+}
+
+void gemmDGelu(Context &ctx, bool transA, bool transB, int64_t m,
+               int64_t n, int64_t k, const float *a, const float *b,
+               const float *pre, float *c) {
+  // As gemmBiasGelu: the aux leading dimension a multiple of 8, and a
+  // matmul to attach the epilogue to.
+  if (n % 8 == 0 && k > 0) {
+    matmulLt(ctx, transA, transB, m, n, k, a, b, /*bias=*/nullptr, c,
+             CUBLASLT_EPILOGUE_DGELU, pre);
+    return;
+  }
+  gemm(ctx, transA, transB, 1, m, n, k, a, 0, b, 0, c, 0);
+  if (m == 0 || n == 0)
+    return;
+  CudaState &s = state(ctx);
+  dGeluTanhKernel<<<blocksFor(m * n, kThreads), kThreads, 0, s.compute>>>(
       pre, c, m * n);
   checkLaunch(ctx, "gemm");
 }

@@ -120,6 +120,13 @@ void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
   cpu::gemmBiasGelu(transA, transB, m, n, k, a, b, bias, pre, c);
 }
 
+void gemmDGelu(Context &ctx, bool transA, bool transB, int64_t m,
+               int64_t n, int64_t k, const float *a, const float *b,
+               const float *pre, float *c) {
+  state(ctx);
+  cpu::gemmDGelu(transA, transB, m, n, k, a, b, pre, c);
+}
+
 void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
                  int64_t inner, int64_t m, int64_t n, int64_t k,
                  const float *a, int64_t aOuter, int64_t aInner, int64_t lda,

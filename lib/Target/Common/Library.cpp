@@ -55,6 +55,16 @@ LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
     os << name(gemm.getC()) << ");\n";
     return success();
   }
+  if (Value pre = gemm.getDgeluInput()) {
+    // The GELU gradient epilogue (loom-fuse-gemm-bias): one f32 matrix.
+    line() << libraryCall("gemmDGelu", false)
+           << (gemm.getTransA() ? "true" : "false") << ", "
+           << (gemm.getTransB() ? "true" : "false") << ", " << m << ", " << n
+           << ", " << k << ", " << name(gemm.getA()) << ", "
+           << name(gemm.getB()) << ", " << name(pre) << ", "
+           << name(gemm.getC()) << ");\n";
+    return success();
+  }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
          << ", " << (gemm.getTransB() ? "true" : "false") << ", "
          << gemm.getBatch() << ", " << m << ", " << n << ", " << k << ", "

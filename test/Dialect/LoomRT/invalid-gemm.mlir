@@ -69,3 +69,21 @@ func.func @gemm_gelu_input_type(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias:
   loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x4xf32>) gelu_input(%pre : memref<8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
+
+// -----
+
+// The GELU gradient epilogue (cuBLASLt's DGELU) takes no bias.
+func.func @gemm_dgelu_with_bias(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memref<4xf32>, %pre: memref<2x4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op takes a dgelu_input only in the plain form of one f32 matrix without a bias (cuBLASLt's DGELU epilogue)}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x4xf32>) dgelu_input(%pre : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// GELU's input is read after the product is written: another buffer.
+func.func @gemm_dgelu_in_place(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op dgelu_input must be another buffer of the output's type 'memref<2x4xf32>'}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x4xf32>) dgelu_input(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}

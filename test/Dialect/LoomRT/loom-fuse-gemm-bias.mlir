@@ -228,3 +228,197 @@ func.func @read_before_gelu(%x: memref<4x3xf32>, %w: memref<3x8xf32>, %b: memref
   "test.use"(%a, %y) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
   return
 }
+
+// -----
+
+// The backward pass of a linear layer after a tanh GELU: the input
+// gradient's product is the tanh GELU gradient's cotangent and only that
+// kernel reads it, so the gemm applies the gradient as it writes the
+// kernel's output, GELU's input (the forward's gelu_input) as its
+// dgelu_input; the product's buffer and the kernel are gone.
+// CHECK-LABEL: func.func @linear_gelu_grad
+// CHECK-NEXT: %[[G:.*]] = loomrt.alloc
+// CHECK-NEXT: loomrt.gemm ins(%arg0, %arg1 : memref<4x5xf32>, memref<8x5xf32>) outs(%[[G]] : memref<4x8xf32>) dgelu_input(%arg2 : memref<4x8xf32>)
+// CHECK-SAME: origin = "dot_general+gelu_grad"
+// CHECK-SAME: trans_b = true
+// CHECK-NOT: loomrt.kernel
+// CHECK: "test.use"(%[[G]])
+func.func @linear_gelu_grad(%dy: memref<4x5xf32>, %w: memref<8x5xf32>, %pre: memref<4x8xf32>) {
+  %p = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.gemm ins(%dy, %w : memref<4x5xf32>, memref<8x5xf32>) outs(%p : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 5 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  %g0 = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.kernel ins(%pre, %p : memref<4x8xf32>, memref<4x8xf32>) outs(%g0 : memref<4x8xf32>) attributes {origin = "gelu_grad"} {
+  ^bb0(%u: f32, %v: f32):
+    %h = arith.constant 5.000000e-01 : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %x2 = arith.mulf %u, %u : f32
+    %k = arith.constant 0.797884583 : f32
+    %x3 = arith.mulf %u, %x2 : f32
+    %c = arith.constant 4.471500e-02 : f32
+    %cx3 = arith.mulf %c, %x3 : f32
+    %s = arith.addf %u, %cx3 : f32
+    %ks = arith.mulf %k, %s : f32
+    %t = math.tanh %ks : f32
+    %c3 = arith.constant 1.341450e-01 : f32
+    %c3x2 = arith.mulf %c3, %x2 : f32
+    %di = arith.addf %one, %c3x2 : f32
+    %kdi = arith.mulf %k, %di : f32
+    %t2 = arith.mulf %t, %t : f32
+    %omt2 = arith.subf %one, %t2 : f32
+    %xo = arith.mulf %u, %omt2 : f32
+    %r = arith.mulf %xo, %kdi : f32
+    %opt = arith.addf %one, %t : f32
+    %sum = arith.addf %opt, %r : f32
+    %d = arith.mulf %h, %sum : f32
+    %g = arith.mulf %v, %d : f32
+    loomrt.yield %g : f32
+  }
+  "test.use"(%g0) : (memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The exact (erf) GELU's gradient stays a kernel: cuBLASLt offers only
+// the tanh form.
+// CHECK-LABEL: func.func @erf_gelu_grad
+// CHECK-NOT: dgelu_input
+// CHECK: origin = "gelu_grad"
+func.func @erf_gelu_grad(%dy: memref<4x5xf32>, %w: memref<8x5xf32>, %pre: memref<4x8xf32>) {
+  %p = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.gemm ins(%dy, %w : memref<4x5xf32>, memref<8x5xf32>) outs(%p : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 5 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  %g0 = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.kernel ins(%pre, %p : memref<4x8xf32>, memref<4x8xf32>) outs(%g0 : memref<4x8xf32>) attributes {origin = "gelu_grad"} {
+  ^bb0(%u: f32, %v: f32):
+    %h = arith.constant 5.000000e-01 : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %r2 = arith.constant 0.707106769 : f32
+    %s = arith.mulf %u, %r2 : f32
+    %e = math.erf %s : f32
+    %ope = arith.addf %one, %e : f32
+    %cdf = arith.mulf %h, %ope : f32
+    %d = arith.addf %cdf, %u : f32
+    %g = arith.mulf %v, %d : f32
+    loomrt.yield %g : f32
+  }
+  "test.use"(%g0) : (memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The product as GELU's input, not as the cotangent: no fusion.
+// CHECK-LABEL: func.func @product_is_gelu_input
+// CHECK-NOT: dgelu_input
+// CHECK: origin = "gelu_grad"
+func.func @product_is_gelu_input(%dy: memref<4x5xf32>, %w: memref<8x5xf32>, %pre: memref<4x8xf32>) {
+  %p = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.gemm ins(%dy, %w : memref<4x5xf32>, memref<8x5xf32>) outs(%p : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 5 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  %g0 = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.kernel ins(%p, %pre : memref<4x8xf32>, memref<4x8xf32>) outs(%g0 : memref<4x8xf32>) attributes {origin = "gelu_grad"} {
+  ^bb0(%u: f32, %v: f32):
+    %h = arith.constant 5.000000e-01 : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %x2 = arith.mulf %u, %u : f32
+    %k = arith.constant 0.797884583 : f32
+    %x3 = arith.mulf %u, %x2 : f32
+    %c = arith.constant 4.471500e-02 : f32
+    %cx3 = arith.mulf %c, %x3 : f32
+    %s = arith.addf %u, %cx3 : f32
+    %ks = arith.mulf %k, %s : f32
+    %t = math.tanh %ks : f32
+    %c3 = arith.constant 1.341450e-01 : f32
+    %c3x2 = arith.mulf %c3, %x2 : f32
+    %di = arith.addf %one, %c3x2 : f32
+    %kdi = arith.mulf %k, %di : f32
+    %t2 = arith.mulf %t, %t : f32
+    %omt2 = arith.subf %one, %t2 : f32
+    %xo = arith.mulf %u, %omt2 : f32
+    %r = arith.mulf %xo, %kdi : f32
+    %opt = arith.addf %one, %t : f32
+    %sum = arith.addf %opt, %r : f32
+    %d = arith.mulf %h, %sum : f32
+    %g = arith.mulf %v, %d : f32
+    loomrt.yield %g : f32
+  }
+  "test.use"(%g0) : (memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// Another reader of the product, or a write of GELU's input between the
+// gemm and the gradient (the fused gemm would read the new values): the
+// kernels stay.
+// CHECK-LABEL: func.func @read_again_or_written_between
+// CHECK-NOT: dgelu_input
+// CHECK: origin = "gelu_grad"
+// CHECK-NOT: dgelu_input
+// CHECK: origin = "gelu_grad"
+func.func @read_again_or_written_between(%dy: memref<4x5xf32>, %w: memref<8x5xf32>, %pre: memref<4x8xf32>) {
+  %p = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.gemm ins(%dy, %w : memref<4x5xf32>, memref<8x5xf32>) outs(%p : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 5 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  %g0 = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.kernel ins(%pre, %p : memref<4x8xf32>, memref<4x8xf32>) outs(%g0 : memref<4x8xf32>) attributes {origin = "gelu_grad"} {
+  ^bb0(%u: f32, %v: f32):
+    %h = arith.constant 5.000000e-01 : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %x2 = arith.mulf %u, %u : f32
+    %k = arith.constant 0.797884583 : f32
+    %x3 = arith.mulf %u, %x2 : f32
+    %c = arith.constant 4.471500e-02 : f32
+    %cx3 = arith.mulf %c, %x3 : f32
+    %s = arith.addf %u, %cx3 : f32
+    %ks = arith.mulf %k, %s : f32
+    %t = math.tanh %ks : f32
+    %c3 = arith.constant 1.341450e-01 : f32
+    %c3x2 = arith.mulf %c3, %x2 : f32
+    %di = arith.addf %one, %c3x2 : f32
+    %kdi = arith.mulf %k, %di : f32
+    %t2 = arith.mulf %t, %t : f32
+    %omt2 = arith.subf %one, %t2 : f32
+    %xo = arith.mulf %u, %omt2 : f32
+    %r = arith.mulf %xo, %kdi : f32
+    %opt = arith.addf %one, %t : f32
+    %sum = arith.addf %opt, %r : f32
+    %d = arith.mulf %h, %sum : f32
+    %g = arith.mulf %v, %d : f32
+    loomrt.yield %g : f32
+  }
+  "test.use"(%g0, %p) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  %q = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.gemm ins(%dy, %w : memref<4x5xf32>, memref<8x5xf32>) outs(%q : memref<4x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 5 : i64, m = 4 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = true}
+  loomrt.kernel ins(%g0 : memref<4x8xf32>) outs(%pre : memref<4x8xf32>) attributes {origin = "copy"} {
+  ^bb0(%u: f32):
+    loomrt.yield %u : f32
+  }
+  %g1 = loomrt.alloc {category = "gradient"} : memref<4x8xf32>
+  loomrt.kernel ins(%pre, %q : memref<4x8xf32>, memref<4x8xf32>) outs(%g1 : memref<4x8xf32>) attributes {origin = "gelu_grad"} {
+  ^bb0(%u: f32, %v: f32):
+    %h = arith.constant 5.000000e-01 : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %x2 = arith.mulf %u, %u : f32
+    %k = arith.constant 0.797884583 : f32
+    %x3 = arith.mulf %u, %x2 : f32
+    %c = arith.constant 4.471500e-02 : f32
+    %cx3 = arith.mulf %c, %x3 : f32
+    %s = arith.addf %u, %cx3 : f32
+    %ks = arith.mulf %k, %s : f32
+    %t = math.tanh %ks : f32
+    %c3 = arith.constant 1.341450e-01 : f32
+    %c3x2 = arith.mulf %c3, %x2 : f32
+    %di = arith.addf %one, %c3x2 : f32
+    %kdi = arith.mulf %k, %di : f32
+    %t2 = arith.mulf %t, %t : f32
+    %omt2 = arith.subf %one, %t2 : f32
+    %xo = arith.mulf %u, %omt2 : f32
+    %r = arith.mulf %xo, %kdi : f32
+    %opt = arith.addf %one, %t : f32
+    %sum = arith.addf %opt, %r : f32
+    %d = arith.mulf %h, %sum : f32
+    %g = arith.mulf %v, %d : f32
+    loomrt.yield %g : f32
+  }
+  "test.use"(%g1) : (memref<4x8xf32>) -> ()
+  return
+}

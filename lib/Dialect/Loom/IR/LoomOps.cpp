@@ -967,6 +967,12 @@ std::optional<int64_t> GeluOp::getFlopCount() {
   return detail::getElementwiseFlopCount(
       *this, getApproximate() == GeluApproximation::tanh ? 9 : 5);
 }
+std::optional<int64_t> GeluGradOp::getFlopCount() {
+  // tanh form: the forward's 9, then 1 - t^2, 3c x^2 + 1, 4 mul, add, the
+  // cotangent's mul; erf form: cdf (4), pdf (exp and 3 mul), mul, add, mul
+  return detail::getElementwiseFlopCount(
+      *this, getApproximate() == GeluApproximation::tanh ? 18 : 11);
+}
 std::optional<int64_t> SoftmaxOp::getFlopCount() {
   return detail::getElementwiseFlopCount(*this, 5); // max, sub, exp, sum, div
 }

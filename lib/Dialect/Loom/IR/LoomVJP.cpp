@@ -438,30 +438,19 @@ LogicalResult SiluOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
 
 LogicalResult GeluOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
                                SmallVectorImpl<Value> &out) {
-  if (getApproximate() == GeluApproximation::none) {
-    // Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
-    // phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
-    return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
-      Value erf = ErfOp::create(v.b, v.scale(x, llvm::numbers::inv_sqrt2));
-      Value cdf = v.scale(v.addScalar(erf, 1.0), 0.5);
-      Value pdf = v.scale(ExpOp::create(v.b, v.scale(v.mul(x, x), -0.5)),
-                          llvm::numbers::inv_sqrt2 * llvm::numbers::inv_sqrtpi);
-      return v.add(cdf, v.mul(x, pdf));
-    });
-  }
-  // y = x (1 + t) / 2 with t = tanh(k (x + c x^3)), k = sqrt(2 / pi):
-  // dy/dx = (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2.
-  return unaryVJP(*this, builder, cts, out, [](VJP &v, Value x, Value) {
-    const double k = llvm::numbers::sqrt2 * llvm::numbers::inv_sqrtpi;
-    const double c = 0.044715;
-    Value x2 = v.mul(x, x);
-    Value inner = v.scale(v.add(x, v.scale(v.mul(x, x2), c)), k);
-    Value t = TanhOp::create(v.b, inner);
-    Value left = v.scale(v.addScalar(t, 1.0), 0.5);
-    Value dInner = v.scale(v.addScalar(v.scale(x2, 3.0 * c), 1.0), 0.5 * k);
-    Value right = v.mul(v.mul(x, v.rsubScalar(1.0, v.mul(t, t))), dInner);
-    return v.add(left, right);
-  });
+  // One loom.gelu_grad (its description has both derivatives): a backward
+  // gemm can apply it as an epilogue (loom-fuse-gemm-bias).
+  VJP v(*this, builder, cts, out);
+  if (v.anyDifferentiable())
+    v.set(0, GeluGradOp::create(v.b, getOperand(), v.cotangent(),
+                                getApproximate()));
+  return success();
+}
+
+LogicalResult GeluGradOp::buildVJP(OpBuilder &, ArrayRef<Value>,
+                                   SmallVectorImpl<Value> &) {
+  return emitOpError() << "has no vector-Jacobian product: second "
+                          "derivatives are not supported";
 }
 
 //===----------------------------------------------------------------------===//

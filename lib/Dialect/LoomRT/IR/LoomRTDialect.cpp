@@ -247,6 +247,17 @@ LogicalResult GemmOp::verify() {
                          "type ")
              << getC().getType();
   }
+  if (Value pre = getDgeluInput()) {
+    if (outer || aStrides || bStrides || batch != 1 || getBias() ||
+        !c.getElementType().isF32())
+      return emitOpError("takes a dgelu_input only in the plain form of one "
+                         "f32 matrix without a bias (cuBLASLt's DGELU "
+                         "epilogue)");
+    if (pre.getType() != getC().getType() || pre == getC())
+      return emitOpError("dgelu_input must be another buffer of the "
+                         "output's type ")
+             << getC().getType();
+  }
   if (!outer && !aStrides && !bStrides)
     return success();
   if (!outer || !aStrides || !bStrides)

@@ -3,7 +3,8 @@
 // Implements -loom-fuse-gemm-bias (see Passes.td for the contract): a
 // gemm whose product only a broadcast bias add reads writes the sum
 // itself, in the add's output; a tanh GELU of that sum then becomes the
-// gemm's output, the sum its gelu_input.
+// gemm's output, the sum its gelu_input; a tanh GELU gradient that is the
+// only reader of a product is applied by the gemm (dgelu_input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,17 +183,87 @@ loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
   return gelu;
 }
 
-/// `gemm`'s attributes on a new gemm at `builder`'s point with `c`, `bias`
-/// and `geluInput`, and the origins of the ops it replaces.
+/// The cotangent input of `kernel` when its body is convert-loom-to-
+/// loomrt's loom.gelu_grad with approximate = tanh, alone: origin
+/// "gelu_grad", two inputs, a math.tanh, and the cotangent argument times
+/// the derivative yielded. Null otherwise.
+Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
+  if (kernel.getOrigin() != "gelu_grad" || kernel.getIns().size() != 2 ||
+      kernel.getOuts().size() != 1)
+    return nullptr;
+  Block &body = kernel.getBody().front();
+  if (!llvm::any_of(body, [](Operation &op) {
+        return op.getName().getStringRef() == "math.tanh";
+      }))
+    return nullptr;
+  auto yield = dyn_cast<loomrt::YieldOp>(body.getTerminator());
+  if (!yield || yield.getValues().size() != 1)
+    return nullptr;
+  auto mul = yield.getValues()[0].getDefiningOp<arith::MulFOp>();
+  auto arg = mul ? dyn_cast<BlockArgument>(mul.getLhs()) : nullptr;
+  if (!arg || arg.getOwner() != &body)
+    return nullptr;
+  return kernel.getIns()[arg.getArgNumber()];
+}
+
+/// The tanh GELU gradient kernel that is the only reader of the product
+/// of `gemm` (the plain form of one f32 matrix, no epilogue), reading it
+/// and GELU's input densely; null when the pair does not fuse.
+loomrt::KernelOp geluGradOf(loomrt::GemmOp gemm) {
+  if (gemm.getBias() || gemm.getDgeluInput() || gemm.getBatch() != 1 ||
+      gemm.getBatchOuterAttr())
+    return nullptr;
+  Value product = gemm.getC();
+  auto type = cast<MemRefType>(product.getType());
+  if (!type.getElementType().isF32() ||
+      !product.getDefiningOp<loomrt::AllocOp>() ||
+      !llvm::hasNItems(product.getUsers(), 2))
+    return nullptr;
+  loomrt::KernelOp grad;
+  for (Operation *user : product.getUsers())
+    if (user != gemm.getOperation())
+      grad = dyn_cast<loomrt::KernelOp>(user);
+  if (!grad || grad->getBlock() != gemm->getBlock() ||
+      !gemm->isBeforeInBlock(grad) || tanhGeluGradCotangent(grad) != product)
+    return nullptr;
+  Value pre = grad.getIns()[0] == product ? grad.getIns()[1]
+                                          : grad.getIns()[0];
+  Value out = grad.getOuts()[0];
+  if (pre == product || pre.getType() != type || out.getType() != type ||
+      !out.getDefiningOp<loomrt::AllocOp>())
+    return nullptr;
+  if (ArrayAttr strides = grad.getInStridesAttr())
+    for (Attribute in : strides)
+      if (cast<DenseI64ArrayAttr>(in).asArrayRef() !=
+          ArrayRef(computeStrides(type.getShape())))
+        return nullptr;
+  // The fused gemm runs where the gradient did: nothing in between may
+  // write its operands or GELU's input, nor touch the product or the
+  // gradient.
+  SmallVector<Value> written{loomrt::rootBuffer(gemm.getA()),
+                             loomrt::rootBuffer(gemm.getB()),
+                             loomrt::rootBuffer(pre)};
+  SmallVector<Value> touched{loomrt::rootBuffer(product),
+                             loomrt::rootBuffer(out)};
+  if (writtenBetween(gemm, grad, written) ||
+      writtenBetween(gemm, grad, touched, /*orRead=*/true))
+    return nullptr;
+  return grad;
+}
+
+/// `gemm`'s attributes on a new gemm at `builder`'s point with `c`,
+/// `bias`, `geluInput` and `dgeluInput`, and the origins of the ops it
+/// replaces.
 loomrt::GemmOp rebuild(OpBuilder &builder, loomrt::GemmOp gemm, Location loc,
-                       Value c, Value bias, Value geluInput,
+                       Value c, Value bias, Value geluInput, Value dgeluInput,
                        StringRef origin) {
   auto fused = loomrt::GemmOp::create(
       builder, loc, gemm.getA(), gemm.getB(), c, gemm.getBatch(), gemm.getM(),
       gemm.getN(), gemm.getK(), gemm.getTransA(), gemm.getTransB(),
       gemm.getABatched(), gemm.getBBatched(),
       (gemm.getOrigin() + "+" + origin).str(), gemm.getBatchOuterAttr(),
-      gemm.getAStridesAttr(), gemm.getBStridesAttr(), bias, geluInput);
+      gemm.getAStridesAttr(), gemm.getBStridesAttr(), bias, geluInput,
+      dgeluInput);
   // Discardable attributes (pipeline stages, marks) stay.
   for (NamedAttribute attr : gemm->getDiscardableAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
@@ -210,7 +281,7 @@ struct FuseGemmBias
         continue;
       OpBuilder builder(add);
       rebuild(builder, gemm, add.getLoc(), add.getOuts()[0],
-              add.getIns()[biasIndex], Value(), add.getOrigin());
+              add.getIns()[biasIndex], Value(), Value(), add.getOrigin());
       Operation *product = gemm.getC().getDefiningOp();
       add.erase();
       gemm.erase();
@@ -229,9 +300,27 @@ struct FuseGemmBias
         continue;
       OpBuilder builder(gelu);
       rebuild(builder, gemm, gelu.getLoc(), gelu.getOuts()[0], gemm.getBias(),
-              gemm.getC(), gelu.getOrigin());
+              gemm.getC(), Value(), gelu.getOrigin());
       gelu.erase();
       gemm.erase();
+    }
+    // The backward pass's tanh GELU gradient of a product: the gemm
+    // applies it as it writes (DGELU, GELU's input as its auxiliary input).
+    SmallVector<loomrt::GemmOp> plain;
+    getOperation().walk([&](loomrt::GemmOp gemm) { plain.push_back(gemm); });
+    for (loomrt::GemmOp gemm : plain) {
+      loomrt::KernelOp grad = geluGradOf(gemm);
+      if (!grad)
+        continue;
+      Value pre = grad.getIns()[0] == gemm.getC() ? grad.getIns()[1]
+                                                  : grad.getIns()[0];
+      OpBuilder builder(grad);
+      rebuild(builder, gemm, grad.getLoc(), grad.getOuts()[0], Value(),
+              Value(), pre, grad.getOrigin());
+      Operation *product = gemm.getC().getDefiningOp();
+      grad.erase();
+      gemm.erase();
+      product->erase();
     }
   }
 };

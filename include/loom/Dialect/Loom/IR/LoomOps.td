@@ -178,6 +178,35 @@ def Loom_GeluOp : Loom_InferOp<"gelu", [Loom_Elementwise, SameOperandsAndResultE
                        "`:` custom<SameTypes>(type($operand), type($result))";
 }
 
+def Loom_GeluGradOp : Loom_InferOp<"gelu_grad", [Loom_Elementwise,
+    SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
+  let summary = "GELU's vector-Jacobian product `cotangent * gelu'(operand)`";
+  let description = [{
+    The gradient that `loom.gelu`'s reverse-mode rule emits, one op rather
+    than the derivative spelled out, so that a backward matrix product
+    whose only reader it is can apply it as it writes (`loom-fuse-gemm-bias`:
+    cuBLASLt's `CUBLASLT_EPILOGUE_DGELU`). With t = tanh(sqrt(2 / pi)
+    (x + 0.044715 x^3)), `approximate = tanh`: `gelu'(x) = (1 + t) / 2 +
+    x (1 - t^2) sqrt(2 / pi) (1 + 3 * 0.044715 x^2) / 2`; `approximate =
+    none`: `Phi(x) + x phi(x)`, the normal distribution's CDF and density.
+    Not differentiable itself (no second derivatives).
+
+    ```mlir
+    %dx = loom.gelu_grad %x, %dy approximate = tanh : tensor<8x3072xf32>
+    ```
+  }];
+  let arguments = (ins Loom_FloatTensor:$operand, Loom_FloatTensor:$cotangent,
+      DefaultValuedAttr<Loom_GeluApproximation,
+                        "::mlir::loom::GeluApproximation::none">:$approximate);
+  let results = (outs Loom_FloatTensor:$result);
+  let extraClassDefinition = !strconcat(loomRefinableResultTypes,
+                                        loomElementwiseInference);
+  let assemblyFormat = "$operand `,` $cotangent (`approximate` `=` $approximate^)? "
+                       "attr-dict `:` custom<SameTypes>(type($operand), "
+                       "type($cotangent), type($result))";
+}
+
 //===----------------------------------------------------------------------===//
 // Comparison, selection, conversion
 //===----------------------------------------------------------------------===//

@@ -265,6 +265,14 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
     `CUBLASLT_EPILOGUE_GELU_AUX_BIAS` on GPUs; on CPUs the bias epilogue,
     then the activation in one pass). `gelu_input` has `c`'s type and is
     another buffer.
+
+    With `dgelu_input` (`loom-fuse-gemm-bias`: a tanh `loom.gelu_grad` that
+    is the only reader of the product): `c[i][j] = (a b)[i][j] *
+    gelu'(dgelu_input[i][j])`, the backward pass's GELU gradient applied as
+    the product is written (cuBLASLt's `CUBLASLT_EPILOGUE_DGELU`, the
+    forward's `gelu_input` as its auxiliary input; on CPUs one pass after
+    the product). Plain form of one f32 matrix, no bias; `dgelu_input` has
+    `c`'s type.
   }];
   let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$a, Arg<LoomRT_GemmBuffer, "", [MemRead]>:$b,
                        Arg<LoomRT_GemmBuffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
@@ -275,12 +283,14 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
                        OptionalAttr<DenseI64ArrayAttr>:$a_strides,
                        OptionalAttr<DenseI64ArrayAttr>:$b_strides,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
-                       Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$gelu_input);
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$gelu_input,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$dgelu_input);
   let assemblyFormat = [{
     `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     `outs` `(` $c `:` type($c) `)`
-    (`gelu_input` `(` $gelu_input^ `:` type($gelu_input) `)`)? attr-dict
+    (`gelu_input` `(` $gelu_input^ `:` type($gelu_input) `)`)?
+    (`dgelu_input` `(` $dgelu_input^ `:` type($dgelu_input) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

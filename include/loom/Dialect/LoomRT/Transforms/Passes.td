@@ -335,7 +335,8 @@ def LoomCommSchedule : Pass<"loom-comm-schedule", "ModuleOp"> {
 }
 
 def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
-  let summary = "Add a linear layer's bias as its gemm writes the product";
+  let summary = "Add a linear layer's bias, GELU and GELU gradient as its "
+                "gemm writes the product";
   let description = [{
     A linear layer's `x w + b` lowers to a `loomrt.gemm` into a buffer and a
     `loomrt.kernel` that adds `b` broadcast over the rows. When that kernel
@@ -382,7 +383,19 @@ def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
     activation and, for the backward pass, the pre-activation in one
     matmul), when no op between them writes the gemm's operands or reads
     or writes the product or the activation. The exact (erf) GELU stays a
-    kernel: cuBLASLt offers only the tanh form. Run it right after
+    kernel: cuBLASLt offers only the tanh form.
+
+    Last, the backward pass's side: a gemm (plain form of one f32 matrix,
+    no epilogue) whose product's only reader is a kernel that is
+    `loom.gelu_grad` with `approximate = tanh` alone (origin `gelu_grad`,
+    a `math.tanh` in its body, the product as the cotangent), reading both
+    inputs densely into a `loomrt.alloc` of the product's type, writes
+    that kernel's output itself with GELU's input as its `dgelu_input`
+    (cuBLASLt's `CUBLASLT_EPILOGUE_DGELU`), when no op between them writes
+    the gemm's operands or GELU's input or touches the product or the
+    gradient; the kernel and the product's buffer go. A gradient whose
+    GELU is recomputed (`--recompute`) has the recomputed bias add in its
+    kernel and stays as it is. Run the pass right after
     `convert-loom-to-loomrt`.
   }];
 }
