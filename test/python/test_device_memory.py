@@ -321,10 +321,13 @@ def test_swap_auto_sends_to_the_neighbour_where_the_play_is_faster(gpt_wide, fas
     and back (hidden behind the slow compute): peer. With a 1 KB/s
     pipeline link and fast GEMMs the extra messages cost more than the
     recomputation: stage 0 recomputes. Either way both stages fit and the
-    losses are bitwise the unconstrained run's."""
+    losses are bitwise the unconstrained run's. The budget is 17 % under
+    stage 0's peak: at 15 % the recomputation still hides in stage 0's
+    1F1B bubble and both ways play the same."""
     from test_planner import GOOD_SPEC
     tmp, m, data_dir, free_program, free_losses, planned = gpt_wide
-    budget = stage0_budget(planned)
+    budget = int(planned[0]["device_peak_bytes"] / 1.17)
+    assert planned[1]["device_peak_bytes"] < budget
     spec = json.loads(json.dumps(GOOD_SPEC))
     spec["host_link"] = {"link": "test", "bandwidth_gbytes_per_s": 1e-6, "latency_us": 1}
     if fast == "pipeline":
@@ -527,13 +530,15 @@ def compile_swap_auto(m, budget, link, tmp_path):
 def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
     """--swap auto also mixes both ways within a stage: its cheapest
     tensors recomputed up to a share of its excess, the rest swapped. At a
-    budget stage 0 exceeds by 30 %, recomputation alone cannot fit it, and
+    budget stage 0 exceeds by 27 %, recomputation alone cannot fit it, and
     over a 0.1 GB/s host link swapping alone leaves copies exposed; the mix
     is priced below swapping and chosen. Stage 0 then both recomputes and
     swaps, fits, and the losses are bitwise the unconstrained run's."""
     tmp, m, data_dir = gpt
     _, free_losses, planned = free
-    budget = int(planned[0]["device_peak_bytes"] / 1.3)
+    # (Between 26 and 28 % on this model: 25 % recomputation fits, and at
+    # 29 % swapping alone no longer does.)
+    budget = int(planned[0]["device_peak_bytes"] / 1.27)
     assert planned[1]["device_peak_bytes"] < budget
     out, proc = compile_swap_auto(m, budget, 0.1, tmp_path)
     line = re.search(r"--swap auto: stage 0: recompute (\d+) % of the excess, swap the rest "

@@ -766,9 +766,12 @@ int run(int argc, char **argv) {
                                                       "rest",
                                                       d.mixedFraction * 100)
                                             .str();
+        std::string swap = d.exposedSwap < 0
+                               ? std::string("swap cannot fit")
+                               : "swap copies " + ms(d.exposedSwap) +
+                                     " exposed per step";
         llvm::errs() << "loomc: --swap auto: stage " << d.stage << ": " << way
-                     << " (swap copies " << ms(d.exposedSwap)
-                     << " exposed per step, recompute " << ms(d.recompute)
+                     << " (" << swap << ", recompute " << ms(d.recompute)
                      << ", both " << ms(d.mixed) << " on " << spec->name
                      << ")\n";
       }
