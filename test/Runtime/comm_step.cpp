@@ -103,13 +103,22 @@ void checkReceiveAfterUnmatchedSend(Context &ctx) {
 void checkProgress(Context &ctx) {
   const int rank = worldRank(ctx), size = worldSize(ctx);
   const int64_t n = 8 << 20;
-  std::vector<float> big(static_cast<size_t>(n), 1.0f);
+  // Element i is (rank + 1) * (i % 4099 + 1) on each rank: a chunk summed
+  // with another rank's chunk at a different offset (the pair all-reduce
+  // sends 1 MiB chunks) gives wrong sums.
+  std::vector<float> big(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    big[static_cast<size_t>(i)] =
+        static_cast<float>((rank + 1) * (i % 4099 + 1));
   CommHandle h = allReduceStart(ctx, big.data(), n, ReduceOp::Sum);
   spinUntilComplete(ctx, h, "an all-reduce of 32 MiB");
   wait(ctx, h);
-  expect(ctx, big[0] == static_cast<float>(size) &&
-                  big[static_cast<size_t>(n - 1)] == static_cast<float>(size),
-         "big all-reduce wrong");
+  const float ranks = static_cast<float>(size * (size + 1) / 2);
+  bool sums = true;
+  for (int64_t i = 0; i < n; ++i)
+    sums &= big[static_cast<size_t>(i)] ==
+             ranks * static_cast<float>(i % 4099 + 1);
+  expect(ctx, sums, "big all-reduce wrong");
   if (size < 2)
     return;
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
