@@ -69,27 +69,38 @@ bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
   return false;
 }
 
+/// The kernel after `gemm` in its block that is the only other user of its
+/// product, when `gemm` is the plain form of one f32 matrix without an
+/// epilogue writing a loomrt.alloc; null otherwise.
+loomrt::KernelOp soleReaderOfProduct(loomrt::GemmOp gemm) {
+  if (gemm.getBias() || gemm.getGeluInput() || gemm.getDgeluInput() ||
+      gemm.getBatch() != 1 || gemm.getBatchOuterAttr())
+    return nullptr;
+  Value product = gemm.getC();
+  if (!cast<MemRefType>(product.getType()).getElementType().isF32() ||
+      !product.getDefiningOp<loomrt::AllocOp>() ||
+      !llvm::hasNItems(product.getUsers(), 2))
+    return nullptr;
+  loomrt::KernelOp reader;
+  for (Operation *user : product.getUsers())
+    if (user != gemm.getOperation())
+      reader = dyn_cast<loomrt::KernelOp>(user);
+  if (!reader || reader->getBlock() != gemm->getBlock() ||
+      !gemm->isBeforeInBlock(reader))
+    return nullptr;
+  return reader;
+}
+
 /// The bias add that is the only reader of `gemm`'s product, and which of
 /// its inputs is the bias; null when the pair does not fuse.
 std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   auto none = std::make_pair(loomrt::KernelOp(), 0u);
-  if (gemm.getBias() || gemm.getBatch() != 1 || gemm.getBatchOuterAttr())
+  loomrt::KernelOp add = soleReaderOfProduct(gemm);
+  if (!add || add.getIns().size() != 2 || add.getOuts().size() != 1 ||
+      !isPlainAdd(add))
     return none;
   Value product = gemm.getC();
   auto productType = cast<MemRefType>(product.getType());
-  if (!productType.getElementType().isF32() ||
-      !product.getDefiningOp<loomrt::AllocOp>() ||
-      !llvm::hasNItems(product.getUsers(), 2))
-    return none;
-  loomrt::KernelOp add;
-  for (Operation *user : product.getUsers())
-    if (user != gemm.getOperation())
-      add = dyn_cast<loomrt::KernelOp>(user);
-  if (!add || add->getBlock() != gemm->getBlock() ||
-      !gemm->isBeforeInBlock(add) || add.getIns().size() != 2 ||
-      add.getOuts().size() != 1 || !isPlainAdd(add))
-    return none;
-
   unsigned productIndex = add.getIns()[0] == product ? 0 : 1;
   unsigned biasIndex = 1 - productIndex;
   Value bias = add.getIns()[biasIndex], out = add.getOuts()[0];
@@ -208,35 +219,26 @@ Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
 
 /// The tanh GELU gradient kernel that is the only reader of the product
 /// of `gemm` (the plain form of one f32 matrix, no epilogue), reading it
-/// and GELU's input densely; null when the pair does not fuse.
-loomrt::KernelOp geluGradOf(loomrt::GemmOp gemm) {
-  if (gemm.getBias() || gemm.getDgeluInput() || gemm.getBatch() != 1 ||
-      gemm.getBatchOuterAttr())
-    return nullptr;
+/// and GELU's input densely, and that input; null when the pair does not
+/// fuse.
+std::pair<loomrt::KernelOp, Value> geluGradOf(loomrt::GemmOp gemm) {
+  auto none = std::make_pair(loomrt::KernelOp(), Value());
+  loomrt::KernelOp grad = soleReaderOfProduct(gemm);
   Value product = gemm.getC();
+  if (!grad || tanhGeluGradCotangent(grad) != product)
+    return none;
   auto type = cast<MemRefType>(product.getType());
-  if (!type.getElementType().isF32() ||
-      !product.getDefiningOp<loomrt::AllocOp>() ||
-      !llvm::hasNItems(product.getUsers(), 2))
-    return nullptr;
-  loomrt::KernelOp grad;
-  for (Operation *user : product.getUsers())
-    if (user != gemm.getOperation())
-      grad = dyn_cast<loomrt::KernelOp>(user);
-  if (!grad || grad->getBlock() != gemm->getBlock() ||
-      !gemm->isBeforeInBlock(grad) || tanhGeluGradCotangent(grad) != product)
-    return nullptr;
   Value pre = grad.getIns()[0] == product ? grad.getIns()[1]
                                           : grad.getIns()[0];
   Value out = grad.getOuts()[0];
   if (pre == product || pre.getType() != type || out.getType() != type ||
       !out.getDefiningOp<loomrt::AllocOp>())
-    return nullptr;
+    return none;
   if (ArrayAttr strides = grad.getInStridesAttr())
     for (Attribute in : strides)
       if (cast<DenseI64ArrayAttr>(in).asArrayRef() !=
           ArrayRef(computeStrides(type.getShape())))
-        return nullptr;
+        return none;
   // The fused gemm runs where the gradient did: nothing in between may
   // write its operands or GELU's input, nor touch the product or the
   // gradient.
@@ -247,8 +249,8 @@ loomrt::KernelOp geluGradOf(loomrt::GemmOp gemm) {
                              loomrt::rootBuffer(out)};
   if (writtenBetween(gemm, grad, written) ||
       writtenBetween(gemm, grad, touched, /*orRead=*/true))
-    return nullptr;
-  return grad;
+    return none;
+  return {grad, pre};
 }
 
 /// `gemm`'s attributes on a new gemm at `builder`'s point with `c`,
@@ -309,11 +311,9 @@ struct FuseGemmBias
     SmallVector<loomrt::GemmOp> plain;
     getOperation().walk([&](loomrt::GemmOp gemm) { plain.push_back(gemm); });
     for (loomrt::GemmOp gemm : plain) {
-      loomrt::KernelOp grad = geluGradOf(gemm);
+      auto [grad, pre] = geluGradOf(gemm);
       if (!grad)
         continue;
-      Value pre = grad.getIns()[0] == gemm.getC() ? grad.getIns()[1]
-                                                  : grad.getIns()[0];
       OpBuilder builder(grad);
       rebuild(builder, gemm, grad.getLoc(), grad.getOuts()[0], Value(),
               Value(), pre, grad.getOrigin());
