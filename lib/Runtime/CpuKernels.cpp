@@ -550,6 +550,30 @@ void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
     y[i] = wide[i];
 }
 
+namespace {
+
+/// The sum of term(j) for j in [0, n), in double, as 8 interleaved partial
+/// sums added in a fixed order at the end: independent chains the compiler
+/// keeps in vector registers, where one running sum waits on each add
+/// (layerNorm of 256 columns took 0.2 ms a call that way). The order
+/// depends only on n: the same bits on every rank and run.
+template <typename Term> double laneSum(int64_t n, Term term) {
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += term(j + l);
+  for (int64_t l = 0; j < n; ++j, ++l)
+    lanes[l] += term(j);
+  double sum = 0.0;
+  for (double lane : lanes)
+    sum += lane;
+  return sum;
+}
+
+} // namespace
+
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,
                int64_t rows, int64_t cols, double eps) {
   if (rows < 0 || cols < 0)
@@ -560,13 +584,14 @@ void layerNorm(const float *x, const float *scale, const float *bias, float *y,
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * cols;
     float *out = y + r * cols;
-    double sum = 0.0;
-    for (int64_t j = 0; j < cols; ++j)
-      sum += row[j];
-    double mean = sum / static_cast<double>(cols);
-    double squares = 0.0;
-    for (int64_t j = 0; j < cols; ++j)
-      squares += (row[j] - mean) * (row[j] - mean);
+    double mean = laneSum(cols, [&](int64_t j) {
+                    return static_cast<double>(row[j]);
+                  }) /
+                  static_cast<double>(cols);
+    double squares = laneSum(cols, [&](int64_t j) {
+      double d = row[j] - mean;
+      return d * d;
+    });
     double rstd = 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps);
     for (int64_t j = 0; j < cols; ++j) {
       double v = (row[j] - mean) * rstd;
@@ -589,9 +614,9 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * cols;
     float *out = y + r * cols;
-    double squares = 0.0;
-    for (int64_t j = 0; j < cols; ++j)
-      squares += static_cast<double>(row[j]) * row[j];
+    double squares = laneSum(cols, [&](int64_t j) {
+      return static_cast<double>(row[j]) * row[j];
+    });
     double rms = 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps);
     for (int64_t j = 0; j < cols; ++j) {
       double v = row[j] * rms;
