@@ -399,37 +399,43 @@ void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               transB ? k : n, c, 0, 0, n, bias);
 }
 
+namespace {
+
+// The tanh GELU's constants as convert-loom-to-loomrt's f32 constants
+// round them: sqrt(2 / pi), 0.044715 and 3 * 0.044715.
+constexpr float kGeluK = 0.797884583f;
+constexpr float kGeluC = 0.0447149985f;
+constexpr float kGeluC3 = 0.134145007f;
+
+} // namespace
+
 void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const float *a, const float *b, const float *bias,
                   float *pre, float *c) {
   gemmBias(transA, transB, m, n, k, a, b, bias, pre);
   const int64_t count = m * n;
-  // The operations and constants of convert-loom-to-loomrt's loom.gelu
-  // (approximate = tanh), in its order.
+  // The operations of convert-loom-to-loomrt's loom.gelu (approximate =
+  // tanh), in its order.
   LOOM_PARALLEL_FOR(count)
   for (int64_t i = 0; i < count; ++i) {
     const float x = pre[i];
-    const float inner = 0.797884583f * (x + 0.0447149985f * (x * (x * x)));
+    const float inner = kGeluK * (x + kGeluC * (x * (x * x)));
     c[i] = (0.5f * x) * (1.0f + vm::tanh(inner));
   }
 }
 
 void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                const float *a, const float *b, const float *pre, float *c) {
-  stridedGemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
-              transB ? k : n, c, 0, 0, n, /*bias=*/nullptr);
+  gemm(transA, transB, 1, m, n, k, a, 0, b, 0, c, 0);
   const int64_t count = m * n;
-  // The operations and constants of convert-loom-to-loomrt's
-  // loom.gelu_grad (approximate = tanh), in its order.
-  const float kK = static_cast<float>(0.7978845608028654);
-  const float kC = static_cast<float>(0.044715);
-  const float kC3 = static_cast<float>(3 * 0.044715);
+  // The operations of convert-loom-to-loomrt's loom.gelu_grad
+  // (approximate = tanh), in its order.
   LOOM_PARALLEL_FOR(count)
   for (int64_t i = 0; i < count; ++i) {
     const float x = pre[i];
     const float x2 = x * x;
-    const float t = vm::tanh(kK * (x + kC * (x * x2)));
-    const float dInner = kK * (1.0f + kC3 * x2);
+    const float t = vm::tanh(kGeluK * (x + kGeluC * (x * x2)));
+    const float dInner = kGeluK * (1.0f + kGeluC3 * x2);
     const float slope = (x * (1.0f - t * t)) * dInner;
     c[i] = c[i] * (0.5f * ((1.0f + t) + slope));
   }

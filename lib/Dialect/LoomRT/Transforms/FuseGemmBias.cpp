@@ -275,17 +275,28 @@ loomrt::GemmOp rebuild(OpBuilder &builder, loomrt::GemmOp gemm, Location loc,
 struct FuseGemmBias
     : public mlir::loomrt::impl::LoomFuseGemmBiasBase<FuseGemmBias> {
   void runOnOperation() override {
+    // A product's only reader, a bias add or the backward pass's tanh GELU
+    // gradient, applied by the gemm as it writes the reader's output; the
+    // reader and the product's buffer go.
     SmallVector<loomrt::GemmOp> gemms;
     getOperation().walk([&](loomrt::GemmOp gemm) { gemms.push_back(gemm); });
     for (loomrt::GemmOp gemm : gemms) {
-      auto [add, biasIndex] = biasAddOf(gemm);
-      if (!add)
+      loomrt::KernelOp reader;
+      Value bias, dgeluInput;
+      if (auto [add, biasIndex] = biasAddOf(gemm); add) {
+        reader = add;
+        bias = add.getIns()[biasIndex];
+      } else if (auto [grad, pre] = geluGradOf(gemm); grad) {
+        reader = grad;
+        dgeluInput = pre;
+      } else {
         continue;
-      OpBuilder builder(add);
-      rebuild(builder, gemm, add.getLoc(), add.getOuts()[0],
-              add.getIns()[biasIndex], Value(), Value(), add.getOrigin());
+      }
+      OpBuilder builder(reader);
+      rebuild(builder, gemm, reader.getLoc(), reader.getOuts()[0], bias,
+              Value(), dgeluInput, reader.getOrigin());
       Operation *product = gemm.getC().getDefiningOp();
-      add.erase();
+      reader.erase();
       gemm.erase();
       product->erase();
     }
@@ -305,22 +316,6 @@ struct FuseGemmBias
               gemm.getC(), Value(), gelu.getOrigin());
       gelu.erase();
       gemm.erase();
-    }
-    // The backward pass's tanh GELU gradient of a product: the gemm
-    // applies it as it writes (DGELU, GELU's input as its auxiliary input).
-    SmallVector<loomrt::GemmOp> plain;
-    getOperation().walk([&](loomrt::GemmOp gemm) { plain.push_back(gemm); });
-    for (loomrt::GemmOp gemm : plain) {
-      auto [grad, pre] = geluGradOf(gemm);
-      if (!grad)
-        continue;
-      OpBuilder builder(grad);
-      rebuild(builder, gemm, grad.getLoc(), grad.getOuts()[0], Value(),
-              Value(), pre, grad.getOrigin());
-      Operation *product = gemm.getC().getDefiningOp();
-      grad.erase();
-      gemm.erase();
-      product->erase();
     }
   }
 };

@@ -385,7 +385,7 @@ def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
     or writes the product or the activation. The exact (erf) GELU stays a
     kernel: cuBLASLt offers only the tanh form.
 
-    Last, the backward pass's side: a gemm (plain form of one f32 matrix,
+    On the backward pass's side, a gemm (plain form of one f32 matrix,
     no epilogue) whose product's only reader is a kernel that is
     `loom.gelu_grad` with `approximate = tanh` alone (origin `gelu_grad`,
     a `math.tanh` in its body, the product as the cotangent), reading both
