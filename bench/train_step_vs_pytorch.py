@@ -8,15 +8,16 @@ vocabulary 1000, batch 8), with AdamW, on the same data and the same thread
 count (--threads, default: all cores; OMP_NUM_THREADS/OPENBLAS_NUM_THREADS
 for OUTDIR/train, torch.set_num_threads for PyTorch):
 
-* Loom: loomc builds OUTDIR/train; the per-step time is
-  (time of 2N steps - time of N steps) / N, each the best of --repeat runs,
-  so process start-up, weight and data loading are left out;
-* PyTorch eager: N steps (zero_grad, forward, backward, optimizer.step)
-  after warm-up steps, in a child process;
+* Loom: loomc builds OUTDIR/train; the per-step time is the median step
+  of a 2N-step run, as train measures it (its closing "loom-train: ...
+  median step" line), so process start-up, weight and data loading are
+  left out;
+* PyTorch eager: the median of 2N timed steps (zero_grad, forward,
+  backward, optimizer.step) after warm-up steps, in a child process;
 * torch.compile (default inductor backend, model compiled, optimizer
   eager): the same, after warm-up steps that include the compilation.
 
-Each figure is the best of --repeat runs (default one). Prints ms/step of
+Each figure is the minimum over --repeat runs (default one). Prints ms/step of
 each and the ratios in steps/s (goals: >= 1.5x eager, >= 1.2x torch.compile), and
 checks that the first losses agree (relative 1e-4). Never fails on a timing.
 """
@@ -34,9 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("LOOM_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+from measure import median_step  # noqa: E402
 
 TORCH_STEPS = """
-import sys, time
+import statistics, sys, time
 sys.path.insert(0, {tests!r})
 import numpy as np, torch
 from models.torch_models import GPT, Llama
@@ -56,12 +59,17 @@ def measure(compiled):
         return float(loss)
     first = step(0)
     for s in range(1, 4): step(s)
+    # The median step of 2 * steps, the minimum of the repeats: the same
+    # statistic as Loom's (its train's closing line).
     best = float("inf")
     for r in range({repeat}):
-        t = time.perf_counter()
-        for s in range({steps}): step(s)
-        best = min(best, time.perf_counter() - t)
-    return first, best / {steps}
+        times = []
+        for s in range(2 * {steps}):
+            t = time.perf_counter()
+            step(s)
+            times.append(time.perf_counter() - t)
+        best = min(best, statistics.median(times))
+    return first, best
 
 eager = measure(False)
 comp = measure(True) if {compile} else (float("nan"), float("nan"))
@@ -115,23 +123,24 @@ def bench_one(args, kind, hidden, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
 
     def run(steps, *extra):
+        """The median step time of one run (train's closing line)."""
         cmd = [str(program.executable), "--data", str(data), "--steps", str(steps),
-               "--log", str(work / f"loss{steps}.csv"), "--quiet", *extra]
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env)
-        return time.perf_counter() - t
+               "--log", str(work / f"loss{steps}.csv"), *extra]
+        done = subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        return median_step(done.stderr)
 
     n = args.steps
 
     def per_step(*extra):
-        # Best of the repeats for each run length, then the difference (the
-        # best difference of pairs would favour a slow short run).
-        short = min(run(n, *extra) for _ in range(args.repeat))
-        long = min(run(2 * n, *extra) for _ in range(args.repeat))
-        return (long - short) / n
+        # The median of 2n steps, the minimum of the repeats (the same
+        # statistic as PyTorch's below). The difference of two runs' wall
+        # times, used before, carried the start-up's variation.
+        return min(run(2 * n, *extra) for _ in range(args.repeat))
 
     loom_step = per_step()
-    loom_first = float((work / f"loss{n}.csv").read_text().splitlines()[1].split(",")[1])
+    loom_first = float((work / f"loss{2 * n}.csv").read_text().splitlines()[1]
+                       .split(",")[1])
     # The same program without the runtime's critical-stride copies.
     direct_step = (per_step("--gemm-strides", "direct") if args.gemm_strides_peer
                    else float("nan"))
