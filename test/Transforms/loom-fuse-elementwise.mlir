@@ -18,15 +18,87 @@ func.func @chain(%x: tensor<2x8xf32>, %y: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
-// A value read twice is computed once, in its own loop: not marked.
+// A value read twice by one loop (a diamond) is computed once in it.
 // CHECK-LABEL: func.func @used_twice
-// CHECK-NEXT: loom.exp %arg0 : tensor<4xf32>
-// CHECK-NEXT: loom.mul
-// CHECK-NOT: loom.fused
+// CHECK-NEXT: loom.exp %arg0 {loom.fused} : tensor<4xf32>
+// CHECK-NEXT: loom.mul %{{.*}}, %{{.*}} : tensor<4xf32>
 func.func @used_twice(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = loom.exp %x : tensor<4xf32>
   %m = loom.mul %e, %e : tensor<4xf32>
   return %m : tensor<4xf32>
+}
+
+// -----
+
+// SiLU's gradient as autodiff writes it: the sigmoid is read twice, both
+// times inside the group the last mul roots, so the whole gradient is one
+// loop and the sigmoid is never written.
+// CHECK-LABEL: func.func @silu_gradient
+// CHECK-NEXT: loom.sigmoid %arg0 {loom.fused}
+// CHECK-NEXT: loom.constant
+// CHECK-NEXT: loom.sub {{.*}} {loom.fused}
+// CHECK-NEXT: loom.mul {{.*}} {loom.fused}
+// CHECK-NEXT: loom.add {{.*}} {loom.fused}
+// CHECK-NEXT: loom.mul {{.*}} {loom.fused}
+// CHECK-NEXT: loom.mul %arg1, %{{.*}} : tensor<4xf32>
+func.func @silu_gradient(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
+  %s = loom.sigmoid %x : tensor<4xf32>
+  %one = loom.constant dense<1.0> : tensor<4xf32>
+  %a = loom.sub %one, %s : tensor<4xf32>
+  %b = loom.mul %x, %a : tensor<4xf32>
+  %c = loom.add %b, %one : tensor<4xf32>
+  %d = loom.mul %s, %c : tensor<4xf32>
+  %g = loom.mul %dy, %d : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Read by two loops: cheap arithmetic on one dense input (the broadcast
+// reads a smaller tensor) is computed in both; an exp is not repeated.
+// CHECK-LABEL: func.func @shared_by_two_loops
+// CHECK: loom.mul %arg0, %{{.*}} {loom.fused} : tensor<2x4xf32>
+// CHECK-NEXT: loom.add
+// CHECK-NEXT: loom.sub
+// CHECK-NEXT: loom.exp %arg0 : tensor<2x4xf32>
+// CHECK-NEXT: loom.add
+// CHECK-NEXT: loom.sub
+func.func @shared_by_two_loops(%x: tensor<2x4xf32>, %r: tensor<2x1xf32>,
+                               %y: tensor<2x4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %rb = loom.broadcast %r, dims = [0, 1] : tensor<2x1xf32> -> tensor<2x4xf32>
+  %p = loom.mul %x, %rb : tensor<2x4xf32>
+  %a = loom.add %p, %y : tensor<2x4xf32>
+  %b = loom.sub %y, %p : tensor<2x4xf32>
+  %e = loom.exp %x : tensor<2x4xf32>
+  %c = loom.add %e, %y : tensor<2x4xf32>
+  %d = loom.sub %y, %e : tensor<2x4xf32>
+  return %a, %b, %c, %d : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Not repeated: a product of two dense inputs read by four loops (each
+// would read both inputs: 2 * 3 > 4 + 1), nor a value one of whose
+// readers is a reduction that would read a broadcast through strides.
+// CHECK-LABEL: func.func @shared_not_repeated
+// CHECK: loom.mul %arg0, %arg1 : tensor<2x4xf32>
+// CHECK: loom.mul %arg0, %{{.*}} : tensor<2x4xf32>
+// CHECK-NOT: loom.fused
+func.func @shared_not_repeated(%x: tensor<2x4xf32>, %y: tensor<2x4xf32>,
+                               %r: tensor<2x1xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>,
+        tensor<2x4xf32>, tensor<2xf32>) {
+  %p = loom.mul %x, %y : tensor<2x4xf32>
+  %a = loom.add %p, %x : tensor<2x4xf32>
+  %b = loom.sub %p, %x : tensor<2x4xf32>
+  %c = loom.max %p, %x : tensor<2x4xf32>
+  %d = loom.min %p, %x : tensor<2x4xf32>
+  %rb = loom.broadcast %r, dims = [0, 1] : tensor<2x1xf32> -> tensor<2x4xf32>
+  %q = loom.mul %x, %rb : tensor<2x4xf32>
+  %e = loom.add %q, %y : tensor<2x4xf32>
+  %s = loom.reduce_sum %q, dims = [1] : tensor<2x4xf32> -> tensor<2xf32>
+  return %a, %b, %c, %d, %e, %s : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xf32>
 }
 
 // -----
@@ -163,4 +235,23 @@ func.func @unary_apart(%a: tensor<4x4xf32>, %x: tensor<4x4xf32>) -> tensor<4x4xf
   %d = loom.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %s = loom.add %n, %d : tensor<4x4xf32>
   return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// Not when a reader's loop runs after other work that %x would otherwise
+// not live through: repeating the product there would keep %x live across
+// the matmul. Without the matmul in between it is repeated (above).
+// CHECK-LABEL: func.func @shared_across_work
+// CHECK: loom.mul %arg0, %{{.*}} : tensor<4x4xf32>
+// CHECK-NOT: loom.fused
+func.func @shared_across_work(%x: tensor<4x4xf32>, %r: tensor<4x1xf32>,
+                              %y: tensor<4x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %rb = loom.broadcast %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x4xf32>
+  %p = loom.mul %x, %rb : tensor<4x4xf32>
+  %a = loom.add %p, %y : tensor<4x4xf32>
+  %d = loom.dot_general %y, %y, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = loom.sub %d, %p : tensor<4x4xf32>
+  return %a, %b, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -487,19 +487,21 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
 }
 
 /// The fusion group whose root (last op) is `root`: `root` and the ops
-/// marked loom.fused that feed it, directly or through other members, in
-/// program order.
+/// marked loom.fused that feed it, directly or through other members, each
+/// once (a member may feed several others), in program order.
 SmallVector<Operation *> groupOf(Operation *root) {
-  SmallVector<Operation *> members{root};
+  llvm::SetVector<Operation *> members;
+  members.insert(root);
   for (size_t i = 0; i < members.size(); ++i)
     for (Value operand : members[i]->getOperands())
       if (Operation *producer = operand.getDefiningOp();
           producer && isFusedIntoUser(producer))
-        members.push_back(producer);
-  llvm::sort(members, [](Operation *a, Operation *b) {
+        members.insert(producer);
+  SmallVector<Operation *> ordered = members.takeVector();
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
-  return members;
+  return ordered;
 }
 
 /// An elementwise op: computed inside its user's loop when marked

@@ -55,16 +55,37 @@ func.func @fused_broadcast(%h: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8
 
 // -----
 
-// A value read twice is materialised; its readers' kernel reads the buffer.
+// A value read twice in one loop is computed once there: no buffer for it,
+// one exp in the body.
 // CHECK-LABEL: func.func @used_twice
-// CHECK: %[[E:.*]] = loomrt.alloc {{.*}} : memref<3x2xf32>
-// CHECK: loomrt.kernel ins(%arg0 : memref<3x2xf32>) outs(%[[E]] : memref<3x2xf32>) attributes {origin = "exp"}
-// CHECK: loomrt.kernel ins(%[[E]] : memref<3x2xf32>) outs(%arg1 : memref<3x2xf32>) attributes {origin = "mul+neg"}
+// CHECK-NOT: loomrt.alloc
+// CHECK: loomrt.kernel ins(%arg0 : memref<3x2xf32>) outs(%arg1 : memref<3x2xf32>) attributes {origin = "exp+mul+neg"}
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[E]], %[[E]] : f32
+// CHECK-NEXT: arith.negf %[[M]] : f32
 func.func @used_twice(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %e = loom.exp %x : tensor<3x2xf32>
   %m = loom.mul %e, %e : tensor<3x2xf32>
   %n = loom.neg %m : tensor<3x2xf32>
   return %n : tensor<3x2xf32>
+}
+
+// -----
+
+// Cheap arithmetic read by two loops is computed in each: the product of
+// %x and the broadcast %s is never written.
+// CHECK-LABEL: func.func @shared_cheap
+// CHECK-NOT: loomrt.alloc
+// CHECK: loomrt.kernel ins(%arg0, %arg1, %arg2 : {{.*}}) outs(%arg3 : memref<3x2xf32>) attributes {in_strides = {{.*}}, origin = "mul+add"}
+// CHECK: loomrt.kernel ins(%arg0, %arg1 : {{.*}}) outs(%arg4 : memref<3x2xf32>) attributes {in_strides = {{.*}}, origin = "mul+mul"}
+func.func @shared_cheap(%x: tensor<3x2xf32>, %s: tensor<3x1xf32>,
+                        %y: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %sb = loom.broadcast %s, dims = [0, 1] : tensor<3x1xf32> -> tensor<3x2xf32>
+  %p = loom.mul %x, %sb : tensor<3x2xf32>
+  %a = loom.add %p, %y : tensor<3x2xf32>
+  %q = loom.mul %p, %p : tensor<3x2xf32>
+  return %a, %q : tensor<3x2xf32>, tensor<3x2xf32>
 }
 
 // -----

@@ -1101,7 +1101,7 @@ func.func @shard_on_result(%w: tensor<4xf32>) -> (tensor<4xf32> {loom.shard = #l
 // -----
 
 func.func @fused_not_elementwise(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loom.reduce_sum' op is marked 'loom.fused' (computed inside its user's loop) but it is not an elementwise op with one result; remove the mark or rerun loom-fuse-elementwise on the unmarked program}}
+  // expected-error @+1 {{'loom.reduce_sum' op is marked 'loom.fused' (computed inside its users' loops) but it is not an elementwise op with one result; remove the mark or rerun loom-fuse-elementwise on the unmarked program}}
   %s = loom.reduce_sum %x, dims = [0] {loom.fused} : tensor<4xf32> -> tensor<f32>
   %b = loom.broadcast %s, dims = [] : tensor<f32> -> tensor<4xf32>
   return %b : tensor<4xf32>
@@ -1109,17 +1109,25 @@ func.func @fused_not_elementwise(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @fused_used_twice(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but its result does not have exactly one use}}
+func.func @fused_also_returned(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its users' loops) but a user ('func.return') is not an elementwise op of the same shape}}
   %e = loom.exp %x {loom.fused} : tensor<4xf32>
   %m = loom.mul %e, %e : tensor<4xf32>
-  return %m : tensor<4xf32>
+  return %m, %e : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_unused(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its users' loops) but its result has no use}}
+  %e = loom.exp %x {loom.fused} : tensor<4xf32>
+  return %x : tensor<4xf32>
 }
 
 // -----
 
 func.func @fused_returned(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but its user is not an elementwise op of the same shape}}
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its users' loops) but a user ('func.return') is not an elementwise op of the same shape}}
   %e = loom.exp %x {loom.fused} : tensor<4xf32>
   return %e : tensor<4xf32>
 }
@@ -1127,7 +1135,7 @@ func.func @fused_returned(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @fused_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its user's loop) but the mark is not a unit attribute}}
+  // expected-error @+1 {{'loom.exp' op is marked 'loom.fused' (computed inside its users' loops) but the mark is not a unit attribute}}
   %e = loom.exp %x {loom.fused = 1 : i64} : tensor<4xf32>
   %n = loom.neg %e : tensor<4xf32>
   return %n : tensor<4xf32>

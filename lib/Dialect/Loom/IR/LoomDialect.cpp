@@ -165,8 +165,8 @@ LogicalResult LoomDialect::verifyRegionResultAttribute(Operation *op, unsigned,
   return verifyValueAttr(op, attr, /*isArgument=*/false, resultIndex);
 }
 
-/// `loom.fused` marks an elementwise op computed inside the loop of its one
-/// user: the user must be an elementwise op with a result of the same shape,
+/// `loom.fused` marks an elementwise op computed inside the loops of its
+/// users: each must be an elementwise op with a result of the same shape,
 /// or a reduction (reduce_sum, reduce_mean, reduce_max) of it.
 LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
@@ -175,7 +175,7 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
   auto fail = [&](const Twine &why) {
     return op->emitOpError()
            << "is marked '" << attr.getName().getValue()
-           << "' (computed inside its user's loop) but " << why
+           << "' (computed inside its users' loops) but " << why
            << "; remove the mark or rerun loom-fuse-elementwise on the "
               "unmarked program";
   };
@@ -185,16 +185,18 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
       op->getNumResults() != 1)
     return fail("it is not an elementwise op with one result");
   Value result = op->getResult(0);
-  if (!result.hasOneUse())
-    return fail("its result does not have exactly one use");
-  Operation *user = *result.user_begin();
-  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(user))
-    return success(); // folded as the reduction reads it
-  if (!user->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
-      user->getNumResults() != 1 ||
-      cast<ShapedType>(result.getType()).getShape() !=
-          cast<ShapedType>(user->getResult(0).getType()).getShape())
-    return fail("its user is not an elementwise op of the same shape");
+  if (result.use_empty())
+    return fail("its result has no use");
+  for (Operation *user : result.getUsers()) {
+    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(user))
+      continue; // folded as the reduction reads it
+    if (!user->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>() ||
+        user->getNumResults() != 1 ||
+        cast<ShapedType>(result.getType()).getShape() !=
+            cast<ShapedType>(user->getResult(0).getType()).getShape())
+      return fail("a user ('" + user->getName().getStringRef() +
+                  "') is not an elementwise op of the same shape");
+  }
   return success();
 }
 

@@ -139,6 +139,142 @@ struct LoomFuseElementwisePass
         fused.setAttr(producer, UnitAttr::get(ctx));
       }
     }
+    // Computing a shared value in its readers' loops moves the reads of
+    // its group's inputs to the last of those loops: not past other work
+    // when that outlives an input's last reader (the input would stay live
+    // across it, which can cost more than the buffer saved).
+    auto keepsInputsLive = [&](Operation *producer, int64_t until) {
+      SmallVector<Operation *> group{producer};
+      for (size_t i = 0; i < group.size(); ++i)
+        for (Value operand : group[i]->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
+            group.push_back(def);
+            continue;
+          }
+          // Splats are scalars; a broadcast's source is smaller.
+          if (isa_and_nonnull<ConstantOp, BroadcastOp>(def))
+            continue;
+          int64_t last = lastReader(operand);
+          if (last < until && others[until] != others[last + 1])
+            return true;
+        }
+      return false;
+    };
+    fuseSharedProducers(body, returned, position, readsDense,
+                        keepsInputsLive);
+  }
+
+  /// The second rule: an elementwise value with several readers, all of
+  /// which compute it in their loops. In reverse program order, so that
+  /// every reader's group is final when its producer is decided.
+  template <typename ReadsDense, typename KeepsInputsLive>
+  void fuseSharedProducers(Block &body, const DenseSet<Value> &returned,
+                           const DenseMap<Operation *, int64_t> &position,
+                           ReadsDense &readsDense,
+                           KeepsInputsLive &keepsInputsLive) {
+    MLIRContext *ctx = body.getParentOp()->getContext();
+    LoomDialect::FusedAttrHelper fused(ctx);
+    auto isMarked = [&](Operation *op) {
+      return op->hasAttr(LoomDialect::FusedAttrHelper::getNameStr());
+    };
+    // The roots whose loops compute `op`: itself when unmarked, else the
+    // roots of its readers.
+    using Roots = SmallVector<Operation *, 2>;
+    DenseMap<Operation *, Roots> rootCache;
+    std::function<Roots(Operation *)> rootsOf = [&](Operation *op) {
+      if (auto it = rootCache.find(op); it != rootCache.end())
+        return it->second;
+      llvm::SetVector<Operation *, Roots> roots;
+      if (!isMarked(op))
+        roots.insert(op);
+      else
+        for (Operation *user : op->getResult(0).getUsers())
+          for (Operation *root : rootsOf(user))
+            roots.insert(root);
+      Roots result = roots.takeVector();
+      rootCache[op] = result;
+      return result;
+    };
+    for (Operation &op : llvm::reverse(body)) {
+      if (!isElementwise(&op) || op.getNumResults() != 1 || isMarked(&op))
+        continue;
+      Value result = op.getResult(0);
+      if (result.hasOneUse() || result.use_empty() || returned.contains(result))
+        continue;
+      auto shape = cast<ShapedType>(result.getType()).getShape();
+      bool readersFuse = llvm::all_of(result.getUsers(), [&](Operation *user) {
+        if (user->getBlock() != &body)
+          return false;
+        if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(user))
+          return true;
+        return isElementwise(user) && user->getNumResults() == 1 &&
+               cast<ShapedType>(user->getResult(0).getType()).getShape() ==
+                   shape;
+      });
+      if (!readersFuse)
+        continue;
+      llvm::SetVector<Operation *> roots;
+      for (Operation *user : result.getUsers())
+        for (Operation *root : rootsOf(user))
+          roots.insert(root);
+      // A reduction reads the group it computes densely (no strides).
+      if (llvm::any_of(roots,
+                       [](Operation *root) {
+                         return isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+                             root);
+                       }) &&
+          !readsDense(&op))
+        continue;
+      int64_t latest = 0;
+      for (Operation *root : roots)
+        latest = std::max(latest, position.lookup(root));
+      if (keepsInputsLive(&op, latest))
+        continue;
+      // One loop computes every reader (a diamond): the value is computed
+      // once there. Several loops each compute it again: only cheap
+      // arithmetic on few inputs, where a materialized buffer costs more
+      // than recomputing.
+      if (roots.size() > 1 && !cheapToRepeat(&op, roots.size()))
+        continue;
+      fused.setAttr(&op, UnitAttr::get(ctx));
+      rootCache.erase(&op);
+    }
+  }
+
+  /// Whether `op`'s group (it and the marked ops feeding it) is cheap enough
+  /// for `copies` loops to compute it each: at most four arithmetic ops
+  /// without a transcendental or a division, whose dense inputs, read by
+  /// every copy, cost no more than the buffer they save (written once, read
+  /// `copies` times): inputs * (copies - 1) <= copies + 1.
+  static bool cheapToRepeat(Operation *op, size_t copies) {
+    llvm::SetVector<Operation *> group;
+    group.insert(op);
+    llvm::SetVector<Value> inputs;
+    for (size_t i = 0; i < group.size(); ++i) {
+      Operation *member = group[i];
+      if (!isa<AddOp, SubOp, MulOp, NegOp, AbsOp, MaxOp, MinOp, SelectOp,
+               CompareOp, ConvertOp>(member))
+        return false;
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
+          group.insert(def);
+          continue;
+        }
+        // A broadcast reads a smaller tensor; a splat is a scalar.
+        if (isa_and_nonnull<BroadcastOp>(def))
+          continue;
+        if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+          auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+          if (dense && dense.isSplat())
+            continue;
+        }
+        inputs.insert(operand);
+      }
+    }
+    return group.size() <= 4 &&
+           inputs.size() * (copies - 1) <= copies + 1;
   }
 };
 

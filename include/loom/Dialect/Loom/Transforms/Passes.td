@@ -1244,6 +1244,21 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
     (`acc + g_m`, apart by the next micro-batch's backward) would otherwise
     keep every micro-batch's gradients until the last sum.
 
+    A value with several readers is marked too when every reader computes
+    it in its loop (elementwise ops of its shape, or reductions that read
+    it densely), the function does not return it, and computing it there
+    reads none of its inputs later across other work than now:
+    - all readers in one group (a diamond, such as SiLU's gradient reading
+      the sigmoid twice): the loop computes it once;
+    - readers in several groups: each loop computes it again, so only
+      cheap arithmetic (add, sub, mul, neg, abs, max, min, select,
+      compare, convert; at most 4 ops with its marked producers; no
+      transcendental, no division) whose dense inputs cost no more to read
+      in every loop than the buffer saved (inputs * (loops - 1) <= loops +
+      1; a broadcast or a splat costs nothing).
+    These are decided in reverse program order, after the single-reader
+    marks, so that every reader's group is known.
+
     A fusion group is an elementwise op without the mark (its *root*) and
     the marked ops that feed it, directly or through other marked ops;
     `convert-loom-to-loomrt` lowers each group to one `loomrt.kernel` at
