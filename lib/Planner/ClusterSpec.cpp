@@ -231,6 +231,7 @@ mlir::loom::planner::parseClusterSpec(llvm::StringRef text,
                                true, e.gemmHalfFlops / 1e9) *
                       1e9;
     e.memory = r.number(*eff, "memory", "efficiency", 0, 1, true, e.memory);
+    e.vector = r.number(*eff, "vector", "efficiency", 0, 1, true, e.vector);
     e.comm = r.number(*eff, "comm", "efficiency", 0, 1, true, e.comm);
     e.allReduce =
         r.number(*eff, "all_reduce", "efficiency", 0, 1, true, e.comm);
@@ -355,6 +356,7 @@ std::string mlir::loom::planner::printClusterSpec(const ClusterSpec &spec) {
        json::Object{{"gemm", spec.efficiency.gemm},
                     {"gemm_half_gflop", spec.efficiency.gemmHalfFlops / 1e9},
                     {"memory", spec.efficiency.memory},
+                    {"vector", spec.efficiency.vector},
                     {"comm", spec.efficiency.comm},
                     {"all_reduce", spec.efficiency.allReduce < 0
                                        ? spec.efficiency.comm

@@ -13,7 +13,7 @@ double CostModel::kernelTime(double flops, double bytes, bool gemm,
   double overhead = launch ? e.launch : 0.0;
   if (gemm && flops > 0)
     return (flops + e.gemmHalfFlops) / (peak() * e.gemm) + overhead;
-  double compute = flops / spec.peak(NumberFormat::fp32);
+  double compute = flops / (spec.peak(NumberFormat::fp32) * e.vector);
   double memory = bytes / (spec.gpu.memoryBandwidth * e.memory);
   return std::max(compute, memory) + overhead;
 }

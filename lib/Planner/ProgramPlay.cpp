@@ -308,10 +308,15 @@ double mlir::loom::planner::computeOpTime(Operation *op,
   if (!loomrt::isComputeOp(op))
     return 0;
   loomrt::OpWork work = loomrt::computeWork(op);
-  // Elementwise and normalisation work is bound by memory on every spec;
-  // the launch is what small ones cost.
+  // Elementwise and normalisation work: its bytes at the memory rate or
+  // its arithmetic at the vector rate, whichever is slower (a launch each);
+  // a GEMM's epilogue likewise, inside the GEMM's launch.
   CostModel cost(spec, work.bf16 ? NumberFormat::bf16 : NumberFormat::fp32);
-  return cost.kernelTime(work.flops, work.bytes, work.gemm);
+  return cost.kernelTime(work.flops, work.bytes, work.gemm) +
+         (work.epilogueBytes > 0
+              ? cost.kernelTime(work.epilogueFlops, work.epilogueBytes,
+                                /*gemm=*/false, /*launch=*/false)
+              : 0.0);
 }
 
 FailureOr<PhaseTimes>

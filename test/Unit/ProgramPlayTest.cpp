@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/MLIRContext.h"
@@ -188,3 +189,55 @@ TEST(ProgramPlay, SwapCopiesRunOnTheCopyStream) {
 }
 
 } // namespace
+
+// An op's price (computeOpTime) on the round spec with elementwise
+// arithmetic at 1 % of the fp32 peak: 1e11 units per second, memory 1e12
+// bytes per second. Over 1000x1000 elements an add reads and writes 12 MB
+// (12 us) and costs 1e6 units (10 us): memory-bound. A tanh costs 36 units
+// per element (360 us) against 8 MB (8 us): arithmetic-bound. A GEMM with a
+// GELU-gradient epilogue adds that pass, 52 units per element (520 us),
+// to its 200 us.
+TEST(ProgramPlay, ElementwiseArithmeticAndEpiloguesArePriced) {
+  DialectRegistry registry;
+  registry.insert<func::FuncDialect, loomrt::LoomRTDialect,
+                  mlir::loom::LoomDialect, arith::ArithDialect,
+                  math::MathDialect, memref::MemRefDialect>();
+  MLIRContext context(registry);
+  std::string body = R"(
+  loomrt.kernel ins(%a, %b : memref<1000x1000xf32>, memref<1000x1000xf32>)
+      outs(%c : memref<1000x1000xf32>) attributes {origin = "add"} {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    loomrt.yield %s : f32
+  }
+  loomrt.kernel ins(%a : memref<1000x1000xf32>)
+      outs(%c : memref<1000x1000xf32>) attributes {origin = "tanh"} {
+  ^bb0(%p: f32):
+    %one = arith.constant 1.0 : f32
+    %t = math.tanh %p : f32
+    loomrt.yield %t : f32
+  }
+  loomrt.gemm ins(%a, %b : memref<1000x1000xf32>, memref<1000x1000xf32>)
+      outs(%c : memref<1000x1000xf32>) dgelu_input(%x : memref<1000x1000xf32>)
+      {a_batched = false, b_batched = false, batch = 1 : i64, k = 1000 : i64,
+       m = 1000 : i64, n = 1000 : i64, origin = "dot_general",
+       trans_a = false, trans_b = false}
+)";
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(stepFunction("step", "", body), &context);
+  ASSERT_TRUE(module);
+  ClusterSpec spec = roundCluster();
+  spec.efficiency.vector = 0.01;
+  std::vector<Operation *> ops;
+  module->walk([&](Operation *op) {
+    if (loomrt::isComputeOp(op))
+      ops.push_back(op);
+  });
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_NEAR(computeOpTime(ops[0], spec), 12e-6, 1e-12);
+  EXPECT_NEAR(computeOpTime(ops[1], spec), 360e-6, 1e-12);
+  EXPECT_NEAR(computeOpTime(ops[2], spec), 720e-6, 1e-12);
+  // At the default (1: the fp32 peak) the tanh is memory-bound again.
+  spec.efficiency.vector = 1;
+  EXPECT_NEAR(computeOpTime(ops[1], spec), 8e-6, 1e-12);
+}

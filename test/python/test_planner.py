@@ -91,6 +91,7 @@ def test_every_bundled_spec_loads_with_a_priced_source():
                              "latency_us": 1}},
      "intra_node.bridge.gpus: 3 does not divide gpus_per_node (4)"),
     ({"efficiency": {"gemm": 1.5}}, "efficiency.gemm: must be a number > 0 and <= 1"),
+    ({"efficiency": {"vector": 0}}, "efficiency.vector: must be a number > 0 and <= 1"),
     ({"price": {"usd_per_gpu_hour": 1, "date": "x"}}, "price.source: is missing"),
 ])
 def test_bad_specs_name_the_field(tmp_path, model, change, field):
@@ -382,6 +383,9 @@ def test_calibrate_writes_a_spec_the_planner_reads(tmp_path, model):
     # 100 MB/s and 1 TB/s.
     assert 1e-3 < measured["gpu"]["peak_tflops"]["fp32"] < 10
     assert 0.1 < measured["gpu"]["memory_bandwidth_gbytes_per_s"] < 1000
+    # Vectorised elementwise arithmetic (a tanh is tens of simple ops)
+    # runs well below the GEMM rate, which counts each FMA as 2 flops.
+    assert 0.01 < measured["efficiency"]["vector"] < 1
     report = json.loads(plan(model, "--cluster", spec, "--gpus", 2, "--global-batch", 8,
                              "--json", "-q").stdout)
     assert report["step_time_s"] > 0

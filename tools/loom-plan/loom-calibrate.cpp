@@ -9,12 +9,17 @@
 //         out of cache as in a training step;
 //   stream_bytes_per_s: c = a + b over 64 MiB arrays (an emitted
 //         elementwise loop's shape: two reads, one write);
-//   small_kernel_s: the same loop over 256 floats (per-kernel overhead).
+//   small_kernel_s: the same loop over 256 floats (per-kernel overhead);
+//   vector_units_per_s: the tanh GELU an emitted kernel computes, over a
+//         cache-resident array, in loomrt::computeWork's arithmetic units
+//         (8 simple ops and a tanh of 36 per element): the rate at which
+//         compute-bound elementwise kernels run.
 // Each figure is the median of five repetitions (see `typical`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/CpuKernels.h"
+#include "loom/Runtime/VecMath.h"
 
 #include <algorithm>
 #include <tuple>
@@ -49,6 +54,19 @@ __attribute__((noinline)) void add(const float *a, const float *b, float *c,
   for (long i = 0; i < n; ++i)
     c[i] = a[i] + b[i];
 }
+
+/// The tanh GELU as convert-loom-to-loomrt lowers it, in its order.
+__attribute__((noinline)) void gelu(const float *x, float *y, long n) {
+#pragma omp parallel for
+  for (long i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float inner = 0.797884583f * (v + 0.0447149985f * (v * (v * v)));
+    y[i] = (0.5f * v) * (1.0f + loom::rt::vm::tanh(inner));
+  }
+}
+
+/// loomrt::computeWork's units for one element of `gelu`.
+constexpr double kGeluUnits = 8 + 36;
 
 } // namespace
 
@@ -104,7 +122,17 @@ int main() {
     for (int i = 0; i < calls; ++i)
       add(a.data() + (i & 7), b.data(), c.data(), small);
   });
-  std::printf("], \"stream_bytes_per_s\": %.6g, \"small_kernel_s\": %.6g}\n",
-              3.0 * 4.0 * big / stream, tiny / calls);
+  // 256 KiB in and out: in cache, and long enough per call that the
+  // threads' fork and join do not count.
+  long resident = 32L << 10;
+  int passes = 200;
+  double vector = typical(5, [&] {
+    for (int i = 0; i < passes; ++i)
+      gelu(a.data() + (i & 7), c.data(), resident);
+  });
+  std::printf("], \"stream_bytes_per_s\": %.6g, \"small_kernel_s\": %.6g, "
+              "\"vector_units_per_s\": %.6g}\n",
+              3.0 * 4.0 * big / stream, tiny / calls,
+              kGeluUnits * resident * passes / vector);
   return 0;
 }

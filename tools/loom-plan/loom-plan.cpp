@@ -447,7 +447,7 @@ int calibrate(const char *argv0) {
   for (llvm::sys::ProcessInfo &p : procs)
     ok &= llvm::sys::Wait(p, std::nullopt).ReturnCode == 0;
   // Each figure from the slowest copy.
-  double stream = 1e300, launch = 0;
+  double stream = 1e300, launch = 0, vector = 1e300;
   std::map<size_t, double> gemmSeconds;
   std::vector<std::pair<double, double>> gemmFlops; // flops, seconds
   const json::Array *shapes = nullptr;
@@ -470,6 +470,7 @@ int calibrate(const char *argv0) {
     const json::Object *m = v.getAsObject();
     stream = std::min(stream, m->getNumber("stream_bytes_per_s").value_or(0));
     launch = std::max(launch, m->getNumber("small_kernel_s").value_or(0));
+    vector = std::min(vector, m->getNumber("vector_units_per_s").value_or(0));
     if (const json::Array *list = m->getArray("gemm")) {
       shapes = list;
       for (size_t i = 0; i < list->size(); ++i)
@@ -524,6 +525,8 @@ int calibrate(const char *argv0) {
   spec.efficiency.gemm = 1.0;
   spec.efficiency.gemmHalfFlops = std::max(half, 1.0);
   spec.efficiency.memory = 1.0;
+  // Elementwise arithmetic against the GEMM rate (the spec's fp32 peak).
+  spec.efficiency.vector = vector > 0 ? std::min(1.0, vector / best) : 1.0;
   spec.efficiency.comm = 1.0;
   spec.efficiency.allReduce = 1.0;
   if (measureLinks) {

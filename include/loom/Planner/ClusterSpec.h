@@ -78,6 +78,12 @@ struct ClusterSpec {
     double gemmHalfFlops = 2e9;
     /// The fraction of memory bandwidth a streaming kernel reaches.
     double memory = 0.8;
+    /// The fraction of the fp32 peak that elementwise and normalisation
+    /// kernels' arithmetic reaches, in loomrt::computeWork's units (a
+    /// simple scalar op is 1, a transcendental tens: see there). Most GPU
+    /// kernels are bound by memory whatever it is; on the CPU backend a
+    /// GELU or softmax is bound by its exp or tanh.
+    double vector = 1.0;
     /// The fraction of link bandwidth a point-to-point transfer reaches.
     double comm = 0.8;
     /// The fraction an all-reduce reaches (bus bandwidth: 2(n-1)/n of its

@@ -98,9 +98,10 @@ Placement place(const Candidate &c, int64_t peak, int64_t compute,
 }
 
 /// The compute a host copy can hide behind, from the ops' work
-/// (loomrt::computeWork) on a roofline: a GEMM's flops at `gemmFlops`,
-/// any other op's bytes at `memoryBandwidth` (or its flops, if slower),
-/// plus a launch each. Enabled when the link and both rates are known.
+/// (loomrt::computeWork) on a roofline: a GEMM's flops at `gemmFlops` (and
+/// its epilogue's pass), any other op's bytes at `memoryBandwidth` (or its
+/// arithmetic, if slower), plus a launch each. Enabled when the link and
+/// both rates are known.
 struct CopyTiming {
   double hostLink = 0, gemmFlops = 0, memoryBandwidth = 0, launch = 0;
   bool enabled() const {
@@ -110,9 +111,12 @@ struct CopyTiming {
     if (!isComputeOp(op))
       return 0;
     OpWork work = computeWork(op);
-    double compute = work.flops / gemmFlops;
-    return (work.gemm ? compute
-                      : std::max(compute, work.bytes / memoryBandwidth)) +
+    auto pass = [&](double flops, double bytes) {
+      return std::max(flops / gemmFlops, bytes / memoryBandwidth);
+    };
+    return (work.gemm ? work.flops / gemmFlops +
+                            pass(work.epilogueFlops, work.epilogueBytes)
+                      : pass(work.flops, work.bytes)) +
            launch;
   }
 };

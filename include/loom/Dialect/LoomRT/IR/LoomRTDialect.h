@@ -39,16 +39,21 @@ Value rootBuffer(Value value);
 bool isComputeOp(Operation *op);
 
 /// The work of a compute op (isComputeOp), what its time is priced from:
-/// a GEMM's flops; any other op's few flops per element (its fused scalar
-/// ops, a fold, about 5 for softmax, norms and cross-entropy); and the
-/// bytes of every buffer it declares it reads or writes, once per kind (a
-/// copy: its shape's elements, read and written). Zero for other ops. The
-/// planner's play and loom-swap's timed prefetch price the same work.
+/// a GEMM's flops; any other op's arithmetic per element in units of a
+/// simple scalar op (its fused scalar ops, weighted: an exp is 24, a tanh
+/// 36, measured for the CPU backend's vectorised functions; a fold; an
+/// exp and 4 for softmax and cross-entropy, 8 for norms); and the bytes of
+/// every buffer it declares it reads or writes, once per kind (a copy: its
+/// shape's elements, read and written). Zero for other ops. The planner's
+/// play and loom-swap's timed prefetch price the same work.
 struct OpWork {
   double flops = 0, bytes = 0;
   bool gemm = false;
   /// A GEMM on bf16 operands.
   bool bf16 = false;
+  /// A GEMM's bias, GELU or GELU-gradient epilogue: a pass over the
+  /// product (arithmetic units and bytes, as for an elementwise kernel).
+  double epilogueFlops = 0, epilogueBytes = 0;
 };
 OpWork computeWork(Operation *op);
 
