@@ -152,7 +152,7 @@ struct LoomFuseElementwisePass
             group.push_back(def);
             continue;
           }
-          // Splats are scalars; a broadcast's source is smaller.
+          // A constant lives throughout; a broadcast's source is smaller.
           if (isa_and_nonnull<ConstantOp, BroadcastOp>(def))
             continue;
           int64_t last = lastReader(operand);
@@ -237,8 +237,8 @@ struct LoomFuseElementwisePass
       // than recomputing.
       if (roots.size() > 1 && !cheapToRepeat(&op, roots.size()))
         continue;
+      // (No cached roots change: only ops after this one were asked.)
       fused.setAttr(&op, UnitAttr::get(ctx));
-      rootCache.erase(&op);
     }
   }
 
