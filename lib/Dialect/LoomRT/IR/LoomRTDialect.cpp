@@ -59,6 +59,10 @@ bool mlir::loomrt::isComputeOp(Operation *op) {
 // programs' flags): per element an add 0.025 ns, a division 0.18, a square
 // root 0.22, rsqrt 0.38, exp 0.59, log 0.63, tanh 0.94, erf 1.42.
 constexpr double kExpUnits = 24, kTanhUnits = 36;
+// The runtime's row kernels, per element, from their `train --trace` times
+// on that machine (a tp=2 GPT's softmax about 54 units, its layer norm
+// about 35): counting their buffers once had priced them 2-3.6x fast.
+constexpr double kSoftmaxUnits = 48, kNormUnits = 32;
 
 static double scalarOpUnits(Operation &op) {
   return TypeSwitch<Operation *, double>(&op)
@@ -149,10 +153,13 @@ OpWork mlir::loomrt::computeWork(Operation *op) {
                              : 0.0)) *
                  elementCount(reduce.getInput());
   else if (isa<SoftmaxOp, CrossEntropyOp>(op))
-    // An exp per element, a max and a sum.
-    work.flops = (kExpUnits + 4) * elementCount(op->getOperand(0));
+    // An exp per element and three passes over the row in cache (its max,
+    // the exponentials with their double sum, the scaling).
+    work.flops = kSoftmaxUnits * elementCount(op->getOperand(0));
   else if (isa<LayerNormOp>(op))
-    work.flops = 8.0 * elementCount(op->getOperand(0));
+    // Three passes over the row in double (the mean, the squares, the
+    // normalisation).
+    work.flops = kNormUnits * elementCount(op->getOperand(0));
   return work;
 }
 

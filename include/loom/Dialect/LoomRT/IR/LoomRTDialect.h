@@ -41,8 +41,8 @@ bool isComputeOp(Operation *op);
 /// The work of a compute op (isComputeOp), what its time is priced from:
 /// a GEMM's flops; any other op's arithmetic per element in units of a
 /// simple scalar op (its fused scalar ops, weighted: an exp is 24, a tanh
-/// 36, measured for the CPU backend's vectorised functions; a fold; an
-/// exp and 4 for softmax and cross-entropy, 8 for norms); and the bytes of
+/// 36, measured for the CPU backend's vectorised functions; a fold; 48
+/// for softmax and cross-entropy, 32 for norms); and the bytes of
 /// every buffer it declares it reads or writes, once per kind (a copy: its
 /// shape's elements, read and written). Zero for other ops. The planner's
 /// play and loom-swap's timed prefetch price the same work.
