@@ -403,8 +403,9 @@ llvm::Expected<json::Value> vclusterCommBench(llvm::StringRef binDir,
 
 /// loom-plan calibrate: this machine as a cluster spec. Each rank is a
 /// "GPU" running the CPU backend with --threads threads; its GEMM rate,
-/// size-dependent efficiency, streaming bandwidth and per-kernel overhead
-/// are measured by loom-calibrate (the runtime's own kernels); the links
+/// size-dependent efficiency, streaming bandwidth, per-kernel overhead and
+/// elementwise arithmetic rate are measured by loom-calibrate (the
+/// runtime's own kernels, an emitted kernel's GELU); the links
 /// between hosts are what the vcluster configures (--network).
 int calibrate(const char *argv0) {
   std::string self = llvm::sys::fs::getMainExecutable(
@@ -426,8 +427,9 @@ int calibrate(const char *argv0) {
       environmentWith({"OMP_NUM_THREADS=" + n, "OPENBLAS_NUM_THREADS=" + n});
   std::vector<llvm::StringRef> env(envStrings.begin(), envStrings.end());
   if (!quiet)
-    llvm::errs() << "loom-plan: calibrate: timing GEMMs, streaming and small "
-                    "kernels on " << threads << " thread(s), "
+    llvm::errs() << "loom-plan: calibrate: timing GEMMs, streaming, small "
+                    "kernels and elementwise arithmetic on "
+                 << threads << " thread(s), "
                  << concurrent << " rank(s) at once\n";
   // --concurrent copies at once: what one rank gets while the others of
   // this machine compute too.
