@@ -32,6 +32,40 @@ bool isElementwise(Operation *op) {
   return op->hasTrait<::mlir::loom::OpTrait::ElementwiseMapping>();
 }
 
+bool isMarked(Operation *op) {
+  return op->hasAttr(LoomDialect::FusedAttrHelper::getNameStr());
+}
+
+/// What the loop computing `producer` reads for it: its group (it and the
+/// marked ops feeding it, each once) and the values the group reads from
+/// outside, less broadcasts (a smaller tensor, read through strides) and
+/// splat constants (scalars).
+struct GroupReads {
+  llvm::SetVector<Operation *> members;
+  llvm::SetVector<Value> inputs;
+};
+GroupReads groupReads(Operation *producer) {
+  GroupReads reads;
+  reads.members.insert(producer);
+  for (size_t i = 0; i < reads.members.size(); ++i)
+    for (Value operand : reads.members[i]->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && isMarked(def)) {
+        reads.members.insert(def);
+        continue;
+      }
+      if (isa_and_nonnull<BroadcastOp>(def))
+        continue;
+      if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (dense && dense.isSplat())
+          continue;
+      }
+      reads.inputs.insert(operand);
+    }
+  return reads;
+}
+
 struct LoomFuseElementwisePass
     : public mlir::loom::impl::LoomFuseElementwiseBase<LoomFuseElementwisePass> {
   void runOnOperation() override {
@@ -96,7 +130,7 @@ struct LoomFuseElementwisePass
     std::function<bool(Operation *)> readsDense = [&](Operation *member) {
       for (Value operand : member->getOperands()) {
         Operation *def = operand.getDefiningOp();
-        if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
+        if (def && isMarked(def)) {
           if (!readsDense(def))
             return false;
           continue;
@@ -144,22 +178,13 @@ struct LoomFuseElementwisePass
     // when that outlives an input's last reader (the input would stay live
     // across it, which can cost more than the buffer saved).
     auto keepsInputsLive = [&](Operation *producer, int64_t until) {
-      SmallVector<Operation *> group{producer};
-      for (size_t i = 0; i < group.size(); ++i)
-        for (Value operand : group[i]->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
-            group.push_back(def);
-            continue;
-          }
-          // A constant lives throughout; a broadcast's source is smaller.
-          if (isa_and_nonnull<ConstantOp, BroadcastOp>(def))
-            continue;
-          int64_t last = lastReader(operand);
-          if (last < until && others[until] != others[last + 1])
-            return true;
-        }
-      return false;
+      return llvm::any_of(groupReads(producer).inputs, [&](Value input) {
+        // A constant lives throughout.
+        if (input.getDefiningOp<ConstantOp>())
+          return false;
+        int64_t last = lastReader(input);
+        return last < until && others[until] != others[last + 1];
+      });
     };
     fuseSharedProducers(body, returned, position, readsDense,
                         keepsInputsLive);
@@ -175,9 +200,6 @@ struct LoomFuseElementwisePass
                            KeepsInputsLive &keepsInputsLive) {
     MLIRContext *ctx = body.getParentOp()->getContext();
     LoomDialect::FusedAttrHelper fused(ctx);
-    auto isMarked = [&](Operation *op) {
-      return op->hasAttr(LoomDialect::FusedAttrHelper::getNameStr());
-    };
     // The roots whose loops compute `op`: itself when unmarked, else the
     // roots of its readers.
     using Roots = SmallVector<Operation *, 2>;
@@ -248,33 +270,15 @@ struct LoomFuseElementwisePass
   /// every copy, cost no more than the buffer they save (written once, read
   /// `copies` times): inputs * (copies - 1) <= copies + 1.
   static bool cheapToRepeat(Operation *op, size_t copies) {
-    llvm::SetVector<Operation *> group;
-    group.insert(op);
-    llvm::SetVector<Value> inputs;
-    for (size_t i = 0; i < group.size(); ++i) {
-      Operation *member = group[i];
-      if (!isa<AddOp, SubOp, MulOp, NegOp, AbsOp, MaxOp, MinOp, SelectOp,
-               CompareOp, ConvertOp>(member))
-        return false;
-      for (Value operand : member->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (def && def->hasAttr(LoomDialect::FusedAttrHelper::getNameStr())) {
-          group.insert(def);
-          continue;
-        }
-        // A broadcast reads a smaller tensor; a splat is a scalar.
-        if (isa_and_nonnull<BroadcastOp>(def))
-          continue;
-        if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
-          auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-          if (dense && dense.isSplat())
-            continue;
-        }
-        inputs.insert(operand);
-      }
-    }
-    return group.size() <= 4 &&
-           inputs.size() * (copies - 1) <= copies + 1;
+    GroupReads reads = groupReads(op);
+    return reads.members.size() <= 4 &&
+           llvm::all_of(reads.members,
+                        [](Operation *member) {
+                          return isa<AddOp, SubOp, MulOp, NegOp, AbsOp, MaxOp,
+                                     MinOp, SelectOp, CompareOp, ConvertOp>(
+                              member);
+                        }) &&
+           reads.inputs.size() * (copies - 1) <= copies + 1;
   }
 };
 
