@@ -161,6 +161,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createConvertLoomToLoomRT(lower));
   // Linear layers' biases added as their gemms write the products.
   pm.addPass(mlir::loomrt::createLoomFuseGemmBias());
+  // Sums of products (gradients over sub-batches, micro-batches, layers)
+  // collected by the gemms themselves.
+  pm.addPass(mlir::loomrt::createLoomFuseGemmAccumulate());
   if (o.overlapSplit > 1) {
     mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
     inflight.max = o.maxInflightCollectives;

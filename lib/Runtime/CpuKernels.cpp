@@ -314,13 +314,14 @@ void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
 namespace {
 
 /// gemmStrided, and with `bias` (n elements) gemmBias's epilogue: each of
-/// C's rows starts as the bias and the product is added onto it (beta 1).
+/// C's rows starts as the bias and the product is added onto it (beta 1);
+/// with `accumulate`, the product is added onto what C holds (beta 1).
 void stridedGemm(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t m, int64_t n, int64_t k, const float *a,
                  int64_t aOuter, int64_t aInner, int64_t lda, const float *b,
                  int64_t bOuter, int64_t bInner, int64_t ldb, float *c,
                  int64_t cOuter, int64_t cInner, int64_t ldc,
-                 const float *bias) {
+                 const float *bias, bool accumulate = false) {
   if (outer < 0 || inner < 0 || m < 0 || n < 0 || k < 0)
     badCall("gemm", "negative size: batch " + std::to_string(outer) + " x " +
                         std::to_string(inner) + ", m " + std::to_string(m) +
@@ -341,6 +342,8 @@ void stridedGemm(bool transA, bool transB, int64_t outer, int64_t inner,
     }
   };
   if (k == 0) { // an empty sum (BLAS needs k >= 1 for its lda checks)
+    if (accumulate)
+      return; // C + 0
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i)
         startRows(c + o * cOuter + i * cInner);
@@ -361,8 +364,8 @@ void stridedGemm(bool transA, bool transB, int64_t outer, int64_t inner,
     float *ci = c + o * cOuter + i * cInner;
     if (bias)
       startRows(ci);
-    libraryGemm(transA, transB, m, n, k, ai, lda, bi, ldb, bias ? 1.0f : 0.0f,
-                ci, ldc);
+    libraryGemm(transA, transB, m, n, k, ai, lda, bi, ldb,
+                bias || accumulate ? 1.0f : 0.0f, ci, ldc);
   };
 #ifdef _OPENMP
   // A batch of at least one matrix per thread: the matrices in parallel,
@@ -397,6 +400,13 @@ void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, const float *b, const float *bias, float *c) {
   stridedGemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
               transB ? k : n, c, 0, 0, n, bias);
+}
+
+void gemmAccumulate(bool transA, bool transB, int64_t m, int64_t n,
+                    int64_t k, const float *a, const float *b, float *c) {
+  stridedGemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
+              transB ? k : n, c, 0, 0, n, /*bias=*/nullptr,
+              /*accumulate=*/true);
 }
 
 namespace {

@@ -45,6 +45,7 @@
 // PIPE-SAME: func.func(loom-fold-dot-transpose,loom-fuse-elementwise),
 // PIPE-SAME: convert-loom-to-loomrt{function={main_stage0_step,main_stage1_step}},
 // PIPE-SAME: loom-fuse-gemm-bias,
+// PIPE-SAME: loom-fuse-gemm-accumulate,
 // PIPE-SAME: loom-comm-schedule,
 // PIPE-SAME: loom-in-place-updates,
 // PIPE-SAME: loom-memory-plan{alignment=64 device-memory=1073741824 report={{[^ ]*}}memory.json},

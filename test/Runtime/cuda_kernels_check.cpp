@@ -122,6 +122,21 @@ int main(int argc, char **argv) {
             download(ctx, dc, cpu.size()), cpu, 1e-4);
   }
 
+  // gemmAccumulate (cuBLAS with beta = 1): the product added onto C, every
+  // transpose combination, and an empty sum (C unchanged).
+  for (int t = 0; t < 5; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    const int64_t m = 37, n = 29, k = t == 4 ? 0 : 41;
+    std::vector<float> a = randomFloats(m * 41, 13), b = randomFloats(41 * n, 14);
+    std::vector<float> start = randomFloats(m * n, 15), cpu = start;
+    cpu::gemmAccumulate(ta, tb, m, n, k, a.data(), b.data(), cpu.data());
+    float *da = upload(ctx, a), *db = upload(ctx, b), *dc = upload(ctx, start);
+    cuda::gemmAccumulate(ctx, ta, tb, m, n, k, da, db, dc);
+    compare(("gemmAccumulate transA=" + std::to_string(ta) + " transB=" +
+             std::to_string(tb) + " k=" + std::to_string(k)).c_str(),
+            download(ctx, dc, cpu.size()), cpu, 1e-4);
+  }
+
   // gemmBiasGelu: n = 32 runs cuBLASLt's GELU_AUX_BIAS epilogue, n = 29
   // (not a multiple of 8) gemmBias and the GELU kernel. The activation's
   // tolerance allows for cuBLASLt's own tanh.

@@ -299,6 +299,42 @@ INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmBiasTest,
                                            GemmCase{false, true},
                                            GemmCase{true, true}));
 
+class GemmAccumulateTest : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmAccumulateTest, AddsTheProductOntoWhatCHolds) {
+  const GemmCase p = GetParam();
+  // Large enough that the library blocks K (its partial sums go onto C in
+  // turn) and to take the critical-stride path's copies (n = 256).
+  const int64_t m = 33, n = 256, k = 300;
+  std::vector<float> a = randomFloats(m * k, 13), b = randomFloats(k * n, 14);
+  std::vector<float> start = randomFloats(m * n, 15), c = start;
+  gemmAccumulate(p.transA, p.transB, m, n, k, a.data(), b.data(), c.data());
+  std::vector<double> ref(c.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = start[i * n + j];
+      for (int64_t l = 0; l < k; ++l) {
+        float av = p.transA ? a[l * m + i] : a[i * k + l];
+        float bv = p.transB ? b[j * k + l] : b[l * n + j];
+        sum += static_cast<double>(av) * bv;
+      }
+      ref[i * n + j] = sum;
+    }
+  expectClose(c, ref, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmAccumulateTest,
+                         ::testing::Values(GemmCase{false, false},
+                                           GemmCase{true, false},
+                                           GemmCase{false, true},
+                                           GemmCase{true, true}));
+
+TEST(GemmAccumulateTest, EmptyContractionLeavesC) {
+  std::vector<float> c = {1, -2, 3, 4, 5, -6};
+  gemmAccumulate(false, false, 2, 3, 0, nullptr, nullptr, c.data());
+  EXPECT_EQ(c, (std::vector<float>{1, -2, 3, 4, 5, -6}));
+}
+
 TEST(GemmBiasTest, EmptyContractionGivesTheBias) {
   std::vector<float> c(6, 42.0f), bias = {1, -2, 3};
   gemmBias(false, false, 2, 3, 0, nullptr, nullptr, bias.data(), c.data());

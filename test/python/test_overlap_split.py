@@ -241,10 +241,14 @@ def test_overlap_split_llama_with_selective_recompute(mesh, microbatches, tmp_pa
     assert unsplit and len(spans) == K * len(unsplit), (spans, unsplit)
     # SiLU's gradient reads its sigmoid twice; loom-fuse-elementwise
     # computes it inside the gradient's one loop instead of writing it out,
-    # so the parity below covers that loop.
+    # so the parity below covers that loop. The query, key and value
+    # projections' input gradients (and SwiGLU's gate and up) are one sum
+    # that the gemms collect themselves (loom-fuse-gemm-accumulate): the
+    # parity covers that too.
     for program in (split, plain):
         step = (program.outdir / "step.cpp").read_text()
         assert "// kernel sigmoid ->" not in step
         assert re.search(r"// kernel \S*sigmoid\+\S* ->", step)
+        assert "cpu::gemmAccumulate(" in step
     got = split.train(data_dir, STEPS, ranks=axes["tp"] * axes["pp"])
     np.testing.assert_allclose(got, expected, rtol=1e-4)

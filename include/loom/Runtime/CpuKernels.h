@@ -61,6 +61,11 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
 void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, const float *b, const float *bias, float *c);
 
+/// C (M x N) += op(A) * op(B): the product added onto what C holds
+/// (loomrt.gemm's accumulate: BLAS with beta = 1).
+void gemmAccumulate(bool transA, bool transB, int64_t m, int64_t n,
+                    int64_t k, const float *a, const float *b, float *c);
+
 /// gemmBias into `pre` (M x N), then C = the tanh GELU of it, 0.5 x (1 +
 /// tanh(sqrt(2 / pi) (x + 0.044715 x^3))), evaluated as the generated
 /// elementwise kernels evaluate loom.gelu (loomrt.gemm's gelu_input

@@ -80,6 +80,10 @@ void gemmStrided(Context &ctx, bool transA, bool transB, int64_t outer,
 void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const float *a, const float *b, const float *bias,
               float *c);
+/// cpu::gemmAccumulate's on the device: cuBLAS with beta = 1.
+void gemmAccumulate(Context &ctx, bool transA, bool transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, const float *b,
+                    float *c);
 /// cpu::gemmBiasGelu's on the device: one cuBLASLt matmul with the
 /// CUBLASLT_EPILOGUE_GELU_AUX_BIAS epilogue (`pre` its aux output), when n
 /// is a multiple of 8 (cuBLASLt's rule for the aux leading dimension);

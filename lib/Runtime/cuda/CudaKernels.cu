@@ -348,10 +348,11 @@ void gemmStridedImpl(Context &ctx, bool transA, bool transB, int64_t outer,
                      int64_t inner, int64_t m, int64_t n, int64_t k,
                      const T *a, int64_t aOuter, int64_t aInner, int64_t lda,
                      const T *b, int64_t bOuter, int64_t bInner, int64_t ldb,
-                     T *c, int64_t cOuter, int64_t cInner, int64_t ldc) {
+                     T *c, int64_t cOuter, int64_t cInner, int64_t ldc,
+                     bool accumulate = false) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "gemm", {outer, inner, m, n, k});
-  if (outer == 0 || inner == 0 || m == 0 || n == 0)
+  if (outer == 0 || inner == 0 || m == 0 || n == 0 || (k == 0 && accumulate))
     return;
   if (k == 0) {
     for (int64_t o = 0; o < outer; ++o)
@@ -370,14 +371,15 @@ void gemmStridedImpl(Context &ctx, bool transA, bool transB, int64_t outer,
   // row-major buffers read as column-major are the transposes, so B comes
   // first and each keeps its own transpose flag, with the row strides as
   // leading dimensions; one strided-batched call per outer index.
-  const float one = 1.0f, zero = 0.0f;
+  // With accumulate, beta = 1: the product is added onto C.
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   for (int64_t o = 0; o < outer; ++o) {
     cublasStatus_t status = cublasGemmStridedBatchedEx(
         s.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
         transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
         static_cast<int>(m), static_cast<int>(k), &one, b + o * bOuter,
         blasType<T>(), static_cast<int>(ldb), bInner, a + o * aOuter,
-        blasType<T>(), static_cast<int>(lda), aInner, &zero, c + o * cOuter,
+        blasType<T>(), static_cast<int>(lda), aInner, &beta, c + o * cOuter,
         blasType<T>(), static_cast<int>(ldc), cInner, static_cast<int>(inner),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (status != CUBLAS_STATUS_SUCCESS)
@@ -394,6 +396,13 @@ void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
   gemmStridedImpl(ctx, transA, transB, 1, batch, m, n, k, a, 0, strideA,
                   transA ? m : k, b, 0, strideB, transB ? k : n, c, 0,
                   strideC, n);
+}
+
+void gemmAccumulate(Context &ctx, bool transA, bool transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, const float *b,
+                    float *c) {
+  gemmStridedImpl(ctx, transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k,
+                  b, 0, 0, transB ? k : n, c, 0, 0, n, /*accumulate=*/true);
 }
 
 namespace {

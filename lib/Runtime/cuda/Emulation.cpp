@@ -113,6 +113,13 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   cpu::gemmBias(transA, transB, m, n, k, a, b, bias, c);
 }
 
+void gemmAccumulate(Context &ctx, bool transA, bool transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, const float *b,
+                    float *c) {
+  state(ctx);
+  cpu::gemmAccumulate(transA, transB, m, n, k, a, b, c);
+}
+
 void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
                   int64_t n, int64_t k, const float *a, const float *b,
                   const float *bias, float *pre, float *c) {

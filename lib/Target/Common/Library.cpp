@@ -65,6 +65,15 @@ LogicalResult EmitterBase::emitGemm(loomrt::GemmOp gemm) {
            << name(gemm.getC()) << ");\n";
     return success();
   }
+  if (gemm.getAccumulate()) {
+    // The product added onto c (loom-fuse-gemm-accumulate): one f32 matrix.
+    line() << libraryCall("gemmAccumulate", false)
+           << (gemm.getTransA() ? "true" : "false") << ", "
+           << (gemm.getTransB() ? "true" : "false") << ", " << m << ", " << n
+           << ", " << k << ", " << name(gemm.getA()) << ", "
+           << name(gemm.getB()) << ", " << name(gemm.getC()) << ");\n";
+    return success();
+  }
   line() << libraryCall("gemm", false) << (gemm.getTransA() ? "true" : "false")
          << ", " << (gemm.getTransB() ? "true" : "false") << ", "
          << gemm.getBatch() << ", " << m << ", " << n << ", " << k << ", "

@@ -87,3 +87,30 @@ func.func @gemm_dgelu_in_place(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: mem
   loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) outs(%c : memref<2x4xf32>) dgelu_input(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
+
+// -----
+
+// Accumulating (beta = 1) is for one f32 matrix: not a batch.
+func.func @gemm_accumulate_batched(%a: memref<2x2x3xf32>, %b: memref<2x3x4xf32>, %c: memref<2x2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op accumulates only in the plain form of one f32 matrix without another epilogue (beta = 1)}}
+  loomrt.gemm ins(%a, %b : memref<2x2x3xf32>, memref<2x3x4xf32>) outs(%c : memref<2x2x4xf32>) accumulate {a_batched = true, b_batched = true, batch = 2 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// Nor with a bias epilogue.
+func.func @gemm_accumulate_with_bias(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memref<4xf32>, %c: memref<2x4xf32>) {
+  // expected-error @+1 {{'loomrt.gemm' op accumulates only in the plain form of one f32 matrix without another epilogue (beta = 1)}}
+  loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x4xf32>) accumulate {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// Nor bf16 (the CPU backend rounds a bf16 product once, as it writes it).
+func.func @gemm_accumulate_bf16(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %c: memref<2x4xbf16>) {
+  // expected-error @+1 {{'loomrt.gemm' op accumulates only in the plain form of one f32 matrix without another epilogue (beta = 1)}}
+  loomrt.gemm ins(%a, %b : memref<2x3xbf16>, memref<3x4xbf16>) outs(%c : memref<2x4xbf16>) accumulate {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}

@@ -135,6 +135,10 @@ OpWork mlir::loomrt::computeWork(Operation *op) {
       pass(8 + kTanhUnits, 8); // read the pre-activation, write c
     if (gemm.getDgeluInput())
       pass(16 + kTanhUnits, 12); // read both, write c
+    // accumulate: BLAS adds the product onto c as it writes it (beta = 1);
+    // c's read is among the bytes above (declared read and written).
+    if (gemm.getAccumulate())
+      pass(1, 0);
     return work;
   }
   auto scalarOps = [](Block &body) {
@@ -301,6 +305,11 @@ LogicalResult GemmOp::verify() {
                          "output's type ")
              << getC().getType();
   }
+  if (getAccumulate() &&
+      (outer || aStrides || bStrides || batch != 1 || getBias() ||
+       getDgeluInput() || !c.getElementType().isF32()))
+    return emitOpError("accumulates only in the plain form of one f32 "
+                       "matrix without another epilogue (beta = 1)");
   if (!outer && !aStrides && !bStrides)
     return success();
   if (!outer || !aStrides || !bStrides)

@@ -273,6 +273,11 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
     forward's `gelu_input` as its auxiliary input; on CPUs one pass after
     the product). Plain form of one f32 matrix, no bias; `dgelu_input` has
     `c`'s type.
+
+    With `accumulate` (`loom-fuse-gemm-accumulate`: a sum of the product
+    and a buffer that nothing reads afterwards): `c[i][j] += (a b)[i][j]`,
+    the product added onto what `c` holds (BLAS and cuBLAS with
+    beta = 1). Plain form of one f32 matrix, no other epilogue.
   }];
   let arguments = (ins Arg<LoomRT_GemmBuffer, "", [MemRead]>:$a, Arg<LoomRT_GemmBuffer, "", [MemRead]>:$b,
                        Arg<LoomRT_GemmBuffer, "", [MemRead, MemWrite]>:$c, I64Attr:$batch, I64Attr:$m,
@@ -284,11 +289,12 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
                        OptionalAttr<DenseI64ArrayAttr>:$b_strides,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$gelu_input,
-                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$dgelu_input);
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$dgelu_input,
+                       UnitAttr:$accumulate);
   let assemblyFormat = [{
     `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
     (`bias` `(` $bias^ `:` type($bias) `)`)?
-    `outs` `(` $c `:` type($c) `)`
+    `outs` `(` $c `:` type($c) `)` (`accumulate` $accumulate^)?
     (`gelu_input` `(` $gelu_input^ `:` type($gelu_input) `)`)?
     (`dgelu_input` `(` $dgelu_input^ `:` type($dgelu_input) `)`)? attr-dict
   }];

@@ -400,6 +400,56 @@ def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
   }];
 }
 
+def LoomFuseGemmAccumulate : Pass<"loom-fuse-gemm-accumulate", "ModuleOp"> {
+  let summary = "Add a product onto the other term of its sum as its gemm "
+                "writes it";
+  let description = [{
+    Gradients are sums of products: a weight's gradient over the
+    sub-batches of `--overlap-split` or the micro-batches of a pipeline, an
+    input's gradient over the layers that read it (attention's query, key
+    and value projections; SwiGLU's gate and up). Each lowers to gemms into
+    buffers of their own and `loomrt.kernel` adds. When an add is the only
+    reader of a product and its other term is a buffer that nothing reads
+    afterwards, this pass has the gemm add its product onto that buffer
+    (`accumulate`: BLAS and cuBLAS with beta = 1), which then holds the sum:
+    the kernel, the product's buffer and the sum's go, one pass over the
+    gradient and two buffers fewer per add.
+
+    It fuses when all of these hold:
+    * the gemm is the plain form of one f32 matrix without an epilogue; its
+      output `c` is a `loomrt.alloc` that only the add reads;
+    * the add's body is one `arith.addf` of its two inputs, both read at
+      the element it writes, both of the product's type; its output is a
+      `loomrt.alloc` of that type;
+    * the other term is a `loomrt.alloc` in the add's block with the
+      output's `category`, not read through a `loomrt.view`, and every op
+      other than the add that uses it comes before the add; the gemm does
+      not read it;
+    * no op between the gemm and the add writes a buffer the gemm reads
+      (the fused gemm runs where the add was).
+
+    ```mlir
+    loomrt.gemm ins(%x0, %dy0 : ...) outs(%p0 : memref<16x8xf32>) {...}
+    loomrt.gemm ins(%x1, %dy1 : ...) outs(%p1 : memref<16x8xf32>) {...}
+    loomrt.kernel ins(%p0, %p1 : ...) outs(%dw : memref<16x8xf32>) {
+    ^bb0(%u: f32, %v: f32):
+      %s = arith.addf %u, %v : f32
+      loomrt.yield %s : f32
+    }
+    // becomes (%dw's uses read %p0)
+    loomrt.gemm ins(%x0, %dy0 : ...) outs(%p0 : memref<16x8xf32>) {...}
+    loomrt.gemm ins(%x1, %dy1 : ...) outs(%p0 : memref<16x8xf32>)
+        accumulate {...}
+    ```
+    Gemms are visited last first, so of two products the later gemm adds
+    onto the earlier one's buffer, and a chain of sums collects in its
+    first term's buffer. The sum's rounding differs from the add's (the
+    library adds the product onto `c` in its own blocking), within f32
+    round-off. Run the pass after `loom-fuse-gemm-bias` (a product with a
+    bias or GELU epilogue keeps its own buffer).
+  }];
+}
+
 def LoomInPlaceUpdates : Pass<"loom-in-place-updates", "ModuleOp"> {
   let summary = "Update parameters and optimizer state in their own buffers";
   let description = [{

@@ -1,10 +1,14 @@
-//===- FuseGemmBias.cpp - A linear layer's bias as a gemm epilogue --------===//
+//===- GemmEpilogues.cpp - Work a gemm does as it writes its product ------===//
 //
-// Implements -loom-fuse-gemm-bias (see Passes.td for the contract): a
-// gemm whose product only a broadcast bias add reads writes the sum
-// itself, in the add's output; a tanh GELU of that sum then becomes the
-// gemm's output, the sum its gelu_input; a tanh GELU gradient that is the
-// only reader of a product is applied by the gemm (dgelu_input).
+// Implements two passes (see Passes.td for their contracts):
+// -loom-fuse-gemm-bias: a gemm whose product only a broadcast bias add
+// reads writes the sum itself, in the add's output; a tanh GELU of that
+// sum then becomes the gemm's output, the sum its gelu_input; a tanh GELU
+// gradient that is the only reader of a product is applied by the gemm
+// (dgelu_input).
+// -loom-fuse-gemm-accumulate: a gemm whose product only a sum with a
+// buffer nothing reads afterwards reads adds the product onto that buffer
+// (accumulate, beta = 1), which then holds the sum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,7 @@
 namespace mlir {
 namespace loomrt {
 #define GEN_PASS_DEF_LOOMFUSEGEMMBIAS
+#define GEN_PASS_DEF_LOOMFUSEGEMMACCUMULATE
 #include "loom/Dialect/LoomRT/Transforms/Passes.h.inc"
 } // namespace loomrt
 } // namespace mlir
@@ -45,7 +50,8 @@ bool isPlainAdd(loomrt::KernelOp kernel) {
 
 /// Whether an op strictly between `from` and `to` (one block) may write
 /// one of `buffers` (roots) (with `orRead`, also read one), or has effects
-/// it does not declare.
+/// it does not declare. A kernel's or reduce's body is scalar arithmetic:
+/// their effects are their operands'.
 bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
                     bool orRead = false) {
   for (Operation *op = from->getNextNode(); op && op != to;
@@ -53,7 +59,8 @@ bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
     if (isMemoryEffectFree(op))
       continue;
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || op->getNumRegions() != 0)
+    if (!effects || (op->getNumRegions() != 0 &&
+                     !isa<loomrt::KernelOp, loomrt::ReduceOp>(op)))
       return true;
     SmallVector<MemoryEffects::EffectInstance> list;
     effects.getEffects(list);
@@ -74,7 +81,8 @@ bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
 /// epilogue writing a loomrt.alloc; null otherwise.
 loomrt::KernelOp soleReaderOfProduct(loomrt::GemmOp gemm) {
   if (gemm.getBias() || gemm.getGeluInput() || gemm.getDgeluInput() ||
-      gemm.getBatch() != 1 || gemm.getBatchOuterAttr())
+      gemm.getAccumulate() || gemm.getBatch() != 1 ||
+      gemm.getBatchOuterAttr())
     return nullptr;
   Value product = gemm.getC();
   if (!cast<MemRefType>(product.getType()).getElementType().isF32() ||
@@ -217,6 +225,19 @@ Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
   return kernel.getIns()[arg.getArgNumber()];
 }
 
+/// Whether `kernel` reads every input at the element it writes (no
+/// strides of its own).
+bool readsDensely(loomrt::KernelOp kernel) {
+  ArrayAttr strides = kernel.getInStridesAttr();
+  if (!strides)
+    return true;
+  auto dense = computeStrides(
+      cast<MemRefType>(kernel.getOuts()[0].getType()).getShape());
+  return llvm::all_of(strides, [&](Attribute in) {
+    return cast<DenseI64ArrayAttr>(in).asArrayRef() == ArrayRef(dense);
+  });
+}
+
 /// The tanh GELU gradient kernel that is the only reader of the product
 /// of `gemm` (the plain form of one f32 matrix, no epilogue), reading it
 /// and GELU's input densely, and that input; null when the pair does not
@@ -232,13 +253,8 @@ std::pair<loomrt::KernelOp, Value> geluGradOf(loomrt::GemmOp gemm) {
                                           : grad.getIns()[0];
   Value out = grad.getOuts()[0];
   if (pre == product || pre.getType() != type || out.getType() != type ||
-      !out.getDefiningOp<loomrt::AllocOp>())
+      !out.getDefiningOp<loomrt::AllocOp>() || !readsDensely(grad))
     return none;
-  if (ArrayAttr strides = grad.getInStridesAttr())
-    for (Attribute in : strides)
-      if (cast<DenseI64ArrayAttr>(in).asArrayRef() !=
-          ArrayRef(computeStrides(type.getShape())))
-        return none;
   // The fused gemm runs where the gradient did: nothing in between may
   // write its operands or GELU's input, nor touch the product or the
   // gradient.
@@ -251,6 +267,48 @@ std::pair<loomrt::KernelOp, Value> geluGradOf(loomrt::GemmOp gemm) {
       writtenBetween(gemm, grad, touched, /*orRead=*/true))
     return none;
   return {grad, pre};
+}
+
+/// The sum that is the only reader of `gemm`'s product and the sum's
+/// other term, which the fused gemm accumulates onto; null when the pair
+/// does not fuse (Passes.td, -loom-fuse-gemm-accumulate).
+std::pair<loomrt::KernelOp, Value> accumulatingSumOf(loomrt::GemmOp gemm) {
+  auto none = std::make_pair(loomrt::KernelOp(), Value());
+  loomrt::KernelOp add = soleReaderOfProduct(gemm);
+  if (!add || add.getIns().size() != 2 || add.getOuts().size() != 1 ||
+      !isPlainAdd(add) || !readsDensely(add))
+    return none;
+  Value product = gemm.getC();
+  Value term = add.getIns()[0] == product ? add.getIns()[1] : add.getIns()[0];
+  Value out = add.getOuts()[0];
+  auto termAlloc = term.getDefiningOp<loomrt::AllocOp>();
+  auto outAlloc = out.getDefiningOp<loomrt::AllocOp>();
+  if (term == product || term.getType() != product.getType() ||
+      out.getType() != product.getType() || !termAlloc || !outAlloc ||
+      termAlloc.getCategory() != outAlloc.getCategory() ||
+      termAlloc->getBlock() != add->getBlock())
+    return none;
+  // The term's buffer becomes the sum's: every other op that uses it (its
+  // writers, its readers; no views, no transfer, which could still be
+  // reading or writing it when the fused gemm writes it) comes before the
+  // sum, and the gemm does not read it.
+  for (Operation *user : term.getUsers()) {
+    if (user == add.getOperation())
+      continue;
+    if (isa<loomrt::ViewOp>(user) || user->getBlock() != add->getBlock() ||
+        !user->isBeforeInBlock(add) ||
+        llvm::any_of(user->getResultTypes(), llvm::IsaPred<loomrt::HandleType>))
+      return none;
+  }
+  Value a = loomrt::rootBuffer(gemm.getA());
+  Value b = loomrt::rootBuffer(gemm.getB());
+  if (a == term || b == term)
+    return none;
+  // The fused gemm runs where the sum did.
+  SmallVector<Value> read{a, b};
+  if (writtenBetween(gemm, add, read))
+    return none;
+  return {add, term};
 }
 
 /// `gemm`'s attributes on a new gemm at `builder`'s point with `c`,
@@ -316,6 +374,36 @@ struct FuseGemmBias
               gemm.getC(), Value(), gelu.getOrigin());
       gelu.erase();
       gemm.erase();
+    }
+  }
+};
+
+struct FuseGemmAccumulate
+    : public mlir::loomrt::impl::LoomFuseGemmAccumulateBase<
+          FuseGemmAccumulate> {
+  void runOnOperation() override {
+    // Last gemm first: of a sum of two products, the later gemm adds its
+    // product onto the earlier one's buffer where the sum was (the
+    // earlier gemm stays where it is), and a chain of sums collects its
+    // products in its first term's buffer.
+    SmallVector<loomrt::GemmOp> gemms;
+    getOperation().walk([&](loomrt::GemmOp gemm) { gemms.push_back(gemm); });
+    for (loomrt::GemmOp gemm : llvm::reverse(gemms)) {
+      auto [add, term] = accumulatingSumOf(gemm);
+      if (!add)
+        continue;
+      OpBuilder builder(add);
+      loomrt::GemmOp fused =
+          rebuild(builder, gemm, add.getLoc(), term, Value(), Value(),
+                  Value(), add.getOrigin());
+      fused.setAccumulate(true);
+      Value out = add.getOuts()[0];
+      out.replaceAllUsesWith(term);
+      Operation *product = gemm.getC().getDefiningOp();
+      add.erase();
+      gemm.erase();
+      product->erase();
+      out.getDefiningOp()->erase();
     }
   }
 };
