@@ -237,6 +237,9 @@ private:
   /// the collectives of its row-sparse communicators in one order.
   int64_t rowSparseBusy = -1;
   std::deque<int64_t> rowSparseWaiting;
+  /// Threads blocked in wait(): while there are any, the thread polls at
+  /// its shortest pause (see the file comment of Progress.cpp).
+  int waiters = 0;
   bool stopping = false;
   std::chrono::steady_clock::time_point start;
   std::thread thread;
