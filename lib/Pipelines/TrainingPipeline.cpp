@@ -164,6 +164,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   // Sums of products (gradients over sub-batches, micro-batches, layers)
   // collected by the gemms themselves.
   pm.addPass(mlir::loomrt::createLoomFuseGemmAccumulate());
+  // A kernel whose kept outputs the next kernel reads runs in its loop.
+  pm.addPass(mlir::loomrt::createLoomMergeKernels());
   if (o.overlapSplit > 1) {
     mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
     inflight.max = o.maxInflightCollectives;

@@ -46,6 +46,7 @@
 // PIPE-SAME: convert-loom-to-loomrt{function={main_stage0_step,main_stage1_step}},
 // PIPE-SAME: loom-fuse-gemm-bias,
 // PIPE-SAME: loom-fuse-gemm-accumulate,
+// PIPE-SAME: loom-merge-kernels,
 // PIPE-SAME: loom-comm-schedule,
 // PIPE-SAME: loom-in-place-updates,
 // PIPE-SAME: loom-memory-plan{alignment=64 device-memory=1073741824 report={{[^ ]*}}memory.json},

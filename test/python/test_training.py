@@ -10,6 +10,7 @@ from the same weights. Every logged loss must agree within 1e-4 relative.
 import copy
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -116,6 +117,12 @@ def test_pytorch_training_parity(example, opt, tmp_path):
     if example == "gpt_example":
         assert step.count("cpu::gemmBiasGelu(") == 2, "one per block"
         assert step.count("cpu::gemmDGelu(") == 2, "one per block"
+    if opt == "adamw":
+        # Each parameter's AdamW update is one loop with both moments
+        # (loom-merge-kernels): no kernel computes a moment alone.
+        updates = re.findall(r"// kernel (\S*sqrt\+div\S*) ->", step)
+        assert updates and all(u.count("+") >= 10 for u in updates), updates
+        assert not re.search(r"// kernel (sub\+mul\+add|mul\+mul\+mul\+add) ->", step)
     got = program.train(write_data(tmp_path / "data", data), STEPS)
     assert len(got) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-4)

@@ -137,11 +137,18 @@ std::string emit::joinInts(ArrayRef<int64_t> values) {
 }
 
 LoopNest::LoopNest(llvm::raw_ostream &os, ArrayRef<int64_t> shape,
-                   StringRef prefix, int indent, bool parallel)
+                   StringRef prefix, int indent, bool parallel,
+                   bool independent)
     : os(os), rank(shape.size()), indent(indent) {
   for (int64_t d = 0; d < rank; ++d) {
+    bool innermost = d == rank - 1 && independent;
+    // An OpenMP loop directive must be right before its loop: the
+    // innermost one, parallel, is `parallel for simd`.
     if (d == 0 && parallel)
-      os.indent(indent) << "#pragma omp parallel for\n";
+      os.indent(indent) << "#pragma omp parallel for"
+                        << (innermost ? " simd" : "") << "\n";
+    else if (innermost)
+      os.indent(indent + 2 * d) << "#pragma GCC ivdep\n";
     os.indent(indent + 2 * d) << "for (int64_t " << prefix << d << " = 0; "
                               << prefix << d << " < " << shape[d] << "; ++"
                               << prefix << d << ") {\n";

@@ -82,8 +82,9 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
       distinct(buffers), outs, [&](llvm::raw_ostream &s) {
         if (!strided) {
           // One flat loop over the elements.
-          if (parallel)
-            s.indent(2) << "#pragma omp parallel for\n";
+          // Elementwise: no iteration reads what another writes (LoopNest).
+          s.indent(2) << (parallel ? "#pragma omp parallel for simd\n"
+                                   : "#pragma GCC ivdep\n");
           s.indent(2) << "for (int64_t i = 0; i < " << n << "; ++i) {\n";
           if (failed(emitKernelBody(
                   op, s, 4, [](unsigned) { return std::string("i"); }, "i")))
@@ -91,7 +92,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
           s.indent(2) << "}\n";
           return success();
         }
-        LoopNest nest(s, loopShape, "i", 2, parallel);
+        LoopNest nest(s, loopShape, "i", 2, parallel, /*independent=*/true);
         return emitKernelBody(
             op, s, nest.bodyIndent(),
             [&](unsigned k) {

@@ -7,8 +7,10 @@
 // RUN: c++ -std=c++17 -fsyntax-only -fopenmp -Wall -Wextra -Werror -I %loom_src/include %t.cpp
 
 // CHECK: static LOOM_KERNEL void [[SMALL:k[0-9]+_tanh]]({{.*}}, const float *p0, float *p1) {
+// CHECK-NEXT: #pragma GCC ivdep
 // CHECK-NEXT: for (int64_t i = 0; i < 16; ++i) {
 // CHECK: static LOOM_KERNEL void [[BIG:k[0-9]+_tanh]]({{.*}}, const float *p0, float *p1) {
+// CHECK-NEXT: #pragma GCC ivdep
 // CHECK-NEXT: for (int64_t i = 0; i < 32; ++i) {
 // CHECK-NOT: static LOOM_KERNEL
 // CHECK-LABEL: void step(

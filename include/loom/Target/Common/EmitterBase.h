@@ -73,11 +73,17 @@ std::string joinInts(ArrayRef<int64_t> values);
 SmallVector<Value> distinct(ArrayRef<Value> values);
 
 /// Prints `for` loops over `shape` with index variables `prefix0...`, and
-/// closes them.
+/// closes them. `parallel`: the outermost loop is an OpenMP parallel loop.
+/// `independent`: no iteration reads what another writes (an elementwise
+/// kernel: every output element is written by its own iteration, which
+/// reads an input it overwrites only at that element), which the innermost
+/// loop tells the compiler (`#pragma GCC ivdep`): with several outputs
+/// and inputs it otherwise gives up vectorising for the pointers' overlap
+/// checks.
 class LoopNest {
 public:
   LoopNest(llvm::raw_ostream &os, ArrayRef<int64_t> shape, StringRef prefix,
-           int indent, bool parallel);
+           int indent, bool parallel, bool independent = false);
   int bodyIndent() const { return indent + 2 * rank; }
   ~LoopNest();
 

@@ -47,6 +47,29 @@ Value mlir::loomrt::rootBuffer(Value value) {
   return value;
 }
 
+bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,
+                                  ArrayRef<Value> buffers, bool orRead) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (isMemoryEffectFree(op))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects ||
+        (op->getNumRegions() != 0 && !isa<KernelOp, ReduceOp>(op)))
+      return true;
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()) &&
+          !(orRead && isa<MemoryEffects::Read>(e.getEffect())))
+        continue;
+      if (!e.getValue() || llvm::is_contained(buffers, rootBuffer(e.getValue())))
+        return true;
+    }
+  }
+  return false;
+}
+
 bool mlir::loomrt::isComputeOp(Operation *op) {
   return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
              LayerNormOp, CrossEntropyOp, GatherOp, ScatterAddOp>(op);

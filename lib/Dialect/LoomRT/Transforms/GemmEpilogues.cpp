@@ -48,34 +48,6 @@ bool isPlainAdd(loomrt::KernelOp kernel) {
          llvm::is_contained(body.getArguments(), y);
 }
 
-/// Whether an op strictly between `from` and `to` (one block) may write
-/// one of `buffers` (roots) (with `orRead`, also read one), or has effects
-/// it does not declare. A kernel's or reduce's body is scalar arithmetic:
-/// their effects are their operands'.
-bool writtenBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
-                    bool orRead = false) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    if (isMemoryEffectFree(op))
-      continue;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || (op->getNumRegions() != 0 &&
-                     !isa<loomrt::KernelOp, loomrt::ReduceOp>(op)))
-      return true;
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (const MemoryEffects::EffectInstance &e : list) {
-      if (!isa<MemoryEffects::Write>(e.getEffect()) &&
-          !(orRead && isa<MemoryEffects::Read>(e.getEffect())))
-        continue;
-      if (!e.getValue() ||
-          llvm::is_contained(buffers, loomrt::rootBuffer(e.getValue())))
-        return true;
-    }
-  }
-  return false;
-}
-
 /// The kernel after `gemm` in its block that is the only other user of its
 /// product, when `gemm` is the plain form of one f32 matrix without an
 /// epilogue writing a loomrt.alloc; null otherwise.
@@ -139,7 +111,7 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   SmallVector<Value> read{
       loomrt::rootBuffer(gemm.getA()), loomrt::rootBuffer(gemm.getB()),
       loomrt::rootBuffer(bias), loomrt::rootBuffer(out)};
-  if (writtenBetween(gemm, add, read))
+  if (loomrt::touchedBetween(gemm, add, read))
     return none;
   return {add, biasIndex};
 }
@@ -196,8 +168,8 @@ loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
                              loomrt::rootBuffer(gemm.getBias())};
   SmallVector<Value> touched{loomrt::rootBuffer(product),
                              loomrt::rootBuffer(out)};
-  if (writtenBetween(gemm, gelu, written) ||
-      writtenBetween(gemm, gelu, touched, /*orRead=*/true))
+  if (loomrt::touchedBetween(gemm, gelu, written) ||
+      loomrt::touchedBetween(gemm, gelu, touched, /*orRead=*/true))
     return nullptr;
   return gelu;
 }
@@ -263,8 +235,8 @@ std::pair<loomrt::KernelOp, Value> geluGradOf(loomrt::GemmOp gemm) {
                              loomrt::rootBuffer(pre)};
   SmallVector<Value> touched{loomrt::rootBuffer(product),
                              loomrt::rootBuffer(out)};
-  if (writtenBetween(gemm, grad, written) ||
-      writtenBetween(gemm, grad, touched, /*orRead=*/true))
+  if (loomrt::touchedBetween(gemm, grad, written) ||
+      loomrt::touchedBetween(gemm, grad, touched, /*orRead=*/true))
     return none;
   return {grad, pre};
 }
@@ -306,7 +278,7 @@ std::pair<loomrt::KernelOp, Value> accumulatingSumOf(loomrt::GemmOp gemm) {
     return none;
   // The fused gemm runs where the sum did.
   SmallVector<Value> read{a, b};
-  if (writtenBetween(gemm, add, read))
+  if (loomrt::touchedBetween(gemm, add, read))
     return none;
   return {add, term};
 }

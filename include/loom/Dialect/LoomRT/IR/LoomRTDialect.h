@@ -33,6 +33,13 @@ int64_t bufferBytes(Type type);
 /// source; `value` itself when it is no view).
 Value rootBuffer(Value value);
 
+/// Whether an op strictly between `from` and `to` (one block) may write
+/// one of `buffers` (roots, rootBuffer) or, with `orRead`, read one, or
+/// has effects it does not declare. A kernel's or reduce's body is scalar
+/// arithmetic: their effects are their operands'.
+bool touchedBetween(Operation *from, Operation *to, ArrayRef<Value> buffers,
+                    bool orRead = false);
+
 /// Whether `op` is computed on the step's compute stream (a generated loop
 /// or a runtime-library kernel): what `train --trace` times one by one and
 /// the planner's play of the program prices.

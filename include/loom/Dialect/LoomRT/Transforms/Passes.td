@@ -450,6 +450,52 @@ def LoomFuseGemmAccumulate : Pass<"loom-fuse-gemm-accumulate", "ModuleOp"> {
   }];
 }
 
+def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
+  let summary = "Compute a kernel inside the next kernel's loop that reads "
+                "its outputs";
+  let description = [{
+    `loom-fuse-elementwise` puts a value's producer into its reader's loop
+    when the value has one reader and it is not kept for later. A value
+    that the step keeps (an optimizer's new moments: results of the step,
+    read by the parameter's update) gets a kernel of its own, which writes
+    it, and the reader's kernel reads it back. This pass merges such a
+    kernel (the producer) into the next op that touches its outputs when
+    that op is a kernel of the same loop (the consumer): one loop computes
+    both and writes the consumer's outputs and the producer's, less an
+    output that only the consumer read, whose buffer goes. AdamW's three
+    kernels per parameter (first moment, second moment, update) become one
+    that reads the parameter, its gradient and both moments once and
+    writes the three.
+
+    It merges when all of these hold:
+    * the consumer is the first op after the producer with an operand
+      whose buffer (`loomrt.view`s followed) is one of the producer's
+      outputs; it is a `loomrt.kernel` whose loop has the producer's shape
+      and whose discardable attributes (stage, sub-batch) are the
+      producer's;
+    * it reads those outputs themselves (no views) at the element it
+      writes, and writes none of them;
+    * no op between them writes a buffer the producer reads, or touches
+      its outputs, or allocates a buffer: the producer runs where the
+      consumer is, and its inputs, now read there, must not stay live
+      across an allocation (which could raise the memory plan's peak);
+    * an input of the producer that the consumer writes is read at the
+      element written.
+
+    ```mlir
+    loomrt.kernel ins(%g, %m : ...) outs(%m2 : memref<8xf32>) {...}
+    loomrt.kernel ins(%g, %v : ...) outs(%v2 : memref<8xf32>) {...}
+    loomrt.kernel ins(%p, %m2, %v2 : ...) outs(%p2 : memref<8xf32>) {...}
+    // becomes (%m2, %v2 and %p2 are the step's results)
+    loomrt.kernel ins(%p, %g, %v, %m : ...)
+        outs(%p2, %v2, %m2 : memref<8xf32>, ...) {...}
+    ```
+    Kernels merge until none does. Run it after the gemm fusions and
+    before `loom-in-place-updates` (which then finds each update in one
+    kernel).
+  }];
+}
+
 def LoomInPlaceUpdates : Pass<"loom-in-place-updates", "ModuleOp"> {
   let summary = "Update parameters and optimizer state in their own buffers";
   let description = [{

@@ -1,0 +1,235 @@
+//===- MergeKernels.cpp - A kernel run inside the loop that reads it ------===//
+//
+// Implements -loom-merge-kernels (see Passes.td for the contract): an
+// elementwise kernel whose outputs the next op touching them, a kernel of
+// the same loop, reads at the element it writes, is computed in that
+// kernel's loop; an output nothing else reads goes with its buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
+#include "loom/Dialect/LoomRT/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir {
+namespace loomrt {
+#define GEN_PASS_DEF_LOOMMERGEKERNELS
+#include "loom/Dialect/LoomRT/Transforms/Passes.h.inc"
+} // namespace loomrt
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+ArrayRef<int64_t> loopShape(loomrt::KernelOp kernel) {
+  return cast<MemRefType>(kernel.getOuts()[0].getType()).getShape();
+}
+
+/// The strides `kernel` reads its input `i` with: its own, else the loop's
+/// dense strides (the element it writes).
+SmallVector<int64_t> inStrides(loomrt::KernelOp kernel, unsigned i) {
+  if (ArrayAttr strides = kernel.getInStridesAttr())
+    return SmallVector<int64_t>(
+        cast<DenseI64ArrayAttr>(strides[i]).asArrayRef());
+  return computeStrides(loopShape(kernel));
+}
+
+bool readsDenselyAt(loomrt::KernelOp kernel, unsigned i) {
+  return inStrides(kernel, i) == computeStrides(loopShape(kernel));
+}
+
+/// The roots (loomrt::rootBuffer) of `values`.
+SmallVector<Value> roots(ValueRange values) {
+  SmallVector<Value> result;
+  for (Value v : values)
+    result.push_back(loomrt::rootBuffer(v));
+  return result;
+}
+
+/// Whether an operand of `op` is a buffer with one of `bufferRoots`.
+bool uses(Operation *op, ArrayRef<Value> bufferRoots) {
+  return llvm::any_of(op->getOperands(), [&](Value v) {
+    return isa<MemRefType>(v.getType()) &&
+           llvm::is_contained(bufferRoots, loomrt::rootBuffer(v));
+  });
+}
+
+/// The kernel `producer` merges into, or null (Passes.td's conditions).
+loomrt::KernelOp mergeTarget(loomrt::KernelOp producer) {
+  SmallVector<Value> outRoots = roots(producer.getOuts());
+  Operation *next = producer->getNextNode();
+  while (next && !uses(next, outRoots))
+    next = next->getNextNode();
+  auto consumer = dyn_cast_or_null<loomrt::KernelOp>(next);
+  if (!consumer || loopShape(consumer) != loopShape(producer) ||
+      consumer->getDiscardableAttrDictionary() !=
+          producer->getDiscardableAttrDictionary())
+    return nullptr;
+  // It reads the outputs themselves at the elements it writes, and writes
+  // none of them.
+  for (auto [j, in] : llvm::enumerate(consumer.getIns()))
+    if (llvm::is_contained(outRoots, loomrt::rootBuffer(in)) &&
+        (!llvm::is_contained(producer.getOuts(), in) ||
+         !readsDenselyAt(consumer, j)))
+      return nullptr;
+  SmallVector<Value> consumerOutRoots = roots(consumer.getOuts());
+  for (Value root : consumerOutRoots)
+    if (llvm::is_contained(outRoots, root))
+      return nullptr;
+  // The producer now runs where the consumer is: nothing in between writes
+  // its inputs or allocates a buffer (its inputs stay live until the
+  // consumer, which must not raise the memory plan's peak), and an input
+  // the consumer overwrites is read at the element written.
+  SmallVector<Value> inRoots = roots(producer.getIns());
+  if (loomrt::touchedBetween(producer, consumer, inRoots) ||
+      loomrt::touchedBetween(producer, consumer, outRoots, /*orRead=*/true))
+    return nullptr;
+  for (Operation *op = producer->getNextNode(); op != consumer;
+       op = op->getNextNode())
+    if (isa<loomrt::AllocOp>(op))
+      return nullptr;
+  for (auto [i, root] : llvm::enumerate(inRoots))
+    if (llvm::is_contained(consumerOutRoots, root) &&
+        !readsDenselyAt(producer, i))
+      return nullptr;
+  return consumer;
+}
+
+/// Whether `out` (an output of `producer`) is read by an op other than
+/// `producer` and `consumer`, or is no loomrt.alloc (an argument or
+/// result of the step: its value is the point).
+bool keptAfterMerge(Value out, loomrt::KernelOp producer,
+                    loomrt::KernelOp consumer) {
+  if (!out.getDefiningOp<loomrt::AllocOp>())
+    return true;
+  return llvm::any_of(out.getUsers(), [&](Operation *user) {
+    return user != producer.getOperation() && user != consumer.getOperation();
+  });
+}
+
+/// `producer` and `consumer` as one kernel where `consumer` was.
+void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
+  MLIRContext *ctx = producer.getContext();
+  // Inputs: the consumer's (those the producer writes come from its body),
+  // then the producer's, each (buffer, strides) once.
+  SmallVector<Value> ins;
+  SmallVector<SmallVector<int64_t>> strides;
+  auto input = [&](Value buffer, SmallVector<int64_t> s) -> unsigned {
+    for (auto [k, in] : llvm::enumerate(ins))
+      if (in == buffer && strides[k] == s)
+        return k;
+    ins.push_back(buffer);
+    strides.push_back(std::move(s));
+    return ins.size() - 1;
+  };
+  SmallVector<int64_t> consumerArg(consumer.getIns().size(), -1);
+  SmallVector<int64_t> producerArg(producer.getIns().size());
+  for (auto [j, in] : llvm::enumerate(consumer.getIns()))
+    if (!llvm::is_contained(producer.getOuts(), in))
+      consumerArg[j] = input(in, inStrides(consumer, j));
+  for (auto [i, in] : llvm::enumerate(producer.getIns()))
+    producerArg[i] = input(in, inStrides(producer, i));
+
+  SmallVector<Value> outs(consumer.getOuts());
+  SmallVector<unsigned> keptOuts;
+  for (auto [o, out] : llvm::enumerate(producer.getOuts()))
+    if (keptAfterMerge(out, producer, consumer)) {
+      outs.push_back(out);
+      keptOuts.push_back(o);
+    }
+
+  ArrayAttr strideAttr;
+  SmallVector<int64_t> dense = computeStrides(loopShape(consumer));
+  if (llvm::any_of(strides,
+                   [&](ArrayRef<int64_t> s) { return s != ArrayRef(dense); })) {
+    SmallVector<Attribute> attrs;
+    for (ArrayRef<int64_t> s : strides)
+      attrs.push_back(DenseI64ArrayAttr::get(ctx, s));
+    strideAttr = ArrayAttr::get(ctx, attrs);
+  }
+  OpBuilder builder(consumer);
+  auto merged = loomrt::KernelOp::create(
+      builder, consumer.getLoc(), ins, outs,
+      builder.getStringAttr(producer.getOrigin() + "+" +
+                            consumer.getOrigin()),
+      strideAttr);
+  for (NamedAttribute attr : consumer->getDiscardableAttrs())
+    merged->setAttr(attr.getName(), attr.getValue());
+
+  Block *body = builder.createBlock(&merged.getBody());
+  for (Value in : ins)
+    body->addArgument(cast<MemRefType>(in.getType()).getElementType(),
+                      merged.getLoc());
+  builder.setInsertionPointToStart(body);
+  // The producer's scalars first, then the consumer's, reading the
+  // producer's yielded values where it read its outputs.
+  Block &first = producer.getBody().front();
+  IRMapping map;
+  for (auto [i, arg] : llvm::enumerate(first.getArguments()))
+    map.map(arg, body->getArgument(producerArg[i]));
+  for (Operation &op : first.without_terminator())
+    builder.clone(op, map);
+  SmallVector<Value> produced;
+  for (Value v : cast<loomrt::YieldOp>(first.getTerminator()).getValues())
+    produced.push_back(map.lookupOrDefault(v));
+
+  Block &second = consumer.getBody().front();
+  for (auto [j, arg] : llvm::enumerate(second.getArguments())) {
+    if (consumerArg[j] >= 0) {
+      map.map(arg, body->getArgument(consumerArg[j]));
+      continue;
+    }
+    auto it = llvm::find(producer.getOuts(), consumer.getIns()[j]);
+    map.map(arg, produced[it - producer.getOuts().begin()]);
+  }
+  for (Operation &op : second.without_terminator())
+    builder.clone(op, map);
+  SmallVector<Value> yielded;
+  for (Value v : cast<loomrt::YieldOp>(second.getTerminator()).getValues())
+    yielded.push_back(map.lookupOrDefault(v));
+  for (unsigned o : keptOuts)
+    yielded.push_back(produced[o]);
+  loomrt::YieldOp::create(builder, merged.getLoc(), yielded);
+
+  SmallVector<Value> dropped;
+  for (auto [o, out] : llvm::enumerate(producer.getOuts()))
+    if (!llvm::is_contained(keptOuts, static_cast<unsigned>(o)))
+      dropped.push_back(out);
+  consumer.erase();
+  producer.erase();
+  for (Value out : dropped)
+    if (out.use_empty())
+      out.getDefiningOp()->erase();
+}
+
+struct MergeKernels
+    : public mlir::loomrt::impl::LoomMergeKernelsBase<MergeKernels> {
+  void runOnOperation() override {
+    // Until no kernel merges: a merged kernel may merge again (AdamW's
+    // moment updates, one after the other, into the parameter's).
+    for (bool changed = true; changed;) {
+      changed = false;
+      SmallVector<loomrt::KernelOp> kernels;
+      getOperation().walk(
+          [&](loomrt::KernelOp kernel) { kernels.push_back(kernel); });
+      llvm::SmallPtrSet<Operation *, 16> erased;
+      for (loomrt::KernelOp producer : kernels) {
+        if (erased.contains(producer))
+          continue;
+        if (loomrt::KernelOp consumer = mergeTarget(producer)) {
+          erased.insert(producer);
+          erased.insert(consumer);
+          merge(producer, consumer);
+          changed = true;
+        }
+      }
+    }
+  }
+};
+
+} // namespace
