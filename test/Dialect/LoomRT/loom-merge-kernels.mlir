@@ -63,7 +63,8 @@ func.func @single_reader(%x: memref<4x8xf32>, %w: memref<8xf32>, %r: memref<4x8x
 // -----
 
 // A buffer allocated between them: the producer's inputs would stay live
-// across it, so they stay apart.
+// across it, and the consumer reads that buffer, so it cannot run first
+// either: they stay apart.
 // CHECK-LABEL: func.func @alloc_between
 // CHECK-COUNT-2: loomrt.kernel ins
 func.func @alloc_between(%x: memref<8xf32>, %y: memref<8xf32>) {
@@ -160,5 +161,69 @@ func.func @overwritten_input_read_strided(%x: memref<4x8xf32>, %t: memref<4x8xf3
     %s = arith.negf %a : f32
     loomrt.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// A buffer allocated between them that the consumer does not read: the
+// consumer runs where the producer was, its output allocated first (it
+// takes the place of the producer's output, which goes).
+// CHECK-LABEL: func.func @consumer_moves_up
+// CHECK-NEXT: %[[Y:.*]] = loomrt.alloc {category = "gradient"} : memref<8xf32>
+// CHECK-NEXT: loomrt.kernel ins(%arg1, %arg0 : memref<8xf32>, memref<8xf32>) outs(%[[Y]] : memref<8xf32>) attributes {origin = "neg+add"}
+// CHECK: %[[Z:.*]] = loomrt.alloc {category = "gradient"} : memref<2xf32>
+// CHECK-NEXT: loomrt.kernel ins(%arg1 : memref<8xf32>) outs(%[[Z]] : memref<2xf32>)
+// CHECK: "test.use"(%[[Y]])
+func.func @consumer_moves_up(%x: memref<8xf32>, %r: memref<8xf32>) {
+  %t = loomrt.alloc {category = "gradient"} : memref<8xf32>
+  loomrt.kernel ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) attributes {origin = "neg"} {
+  ^bb0(%a: f32):
+    %s = arith.negf %a : f32
+    loomrt.yield %s : f32
+  }
+  %z = loomrt.alloc {category = "gradient"} : memref<2xf32>
+  loomrt.kernel ins(%r : memref<8xf32>) outs(%z : memref<2xf32>) attributes {in_strides = [array<i64: 1>], origin = "neg"} {
+  ^bb0(%a: f32):
+    %s = arith.negf %a : f32
+    loomrt.yield %s : f32
+  }
+  %y = loomrt.alloc {category = "gradient"} : memref<8xf32>
+  loomrt.kernel ins(%r, %t : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>) attributes {origin = "add"} {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The same, but the consumer's output (f32) holds more bytes than the
+// producer's (bf16) it would replace: moved up it could raise the peak.
+// CHECK-LABEL: func.func @consumer_output_larger
+// CHECK-COUNT-2: loomrt.kernel ins
+func.func @consumer_output_larger(%x: memref<8xbf16>, %r: memref<8xf32>) {
+  %t = loomrt.alloc {category = "gradient"} : memref<8xbf16>
+  loomrt.kernel ins(%x : memref<8xbf16>) outs(%t : memref<8xbf16>) attributes {origin = "neg"} {
+  ^bb0(%a: bf16):
+    %s = arith.negf %a : bf16
+    loomrt.yield %s : bf16
+  }
+  %z = loomrt.alloc {category = "gradient"} : memref<2xf32>
+  loomrt.kernel ins(%r : memref<8xf32>) outs(%z : memref<2xf32>) attributes {in_strides = [array<i64: 1>], origin = "neg"} {
+  ^bb0(%a: f32):
+    %s = arith.negf %a : f32
+    loomrt.yield %s : f32
+  }
+  %y = loomrt.alloc {category = "gradient"} : memref<8xf32>
+  loomrt.kernel ins(%r, %t : memref<8xf32>, memref<8xbf16>) outs(%y : memref<8xf32>) attributes {origin = "add"} {
+  ^bb0(%a: f32, %b: bf16):
+    %e = arith.extf %b : bf16 to f32
+    %s = arith.addf %a, %e : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<8xf32>) -> ()
   return
 }

@@ -59,47 +59,6 @@ bool uses(Operation *op, ArrayRef<Value> bufferRoots) {
   });
 }
 
-/// The kernel `producer` merges into, or null (Passes.td's conditions).
-loomrt::KernelOp mergeTarget(loomrt::KernelOp producer) {
-  SmallVector<Value> outRoots = roots(producer.getOuts());
-  Operation *next = producer->getNextNode();
-  while (next && !uses(next, outRoots))
-    next = next->getNextNode();
-  auto consumer = dyn_cast_or_null<loomrt::KernelOp>(next);
-  if (!consumer || loopShape(consumer) != loopShape(producer) ||
-      consumer->getDiscardableAttrDictionary() !=
-          producer->getDiscardableAttrDictionary())
-    return nullptr;
-  // It reads the outputs themselves at the elements it writes, and writes
-  // none of them.
-  for (auto [j, in] : llvm::enumerate(consumer.getIns()))
-    if (llvm::is_contained(outRoots, loomrt::rootBuffer(in)) &&
-        (!llvm::is_contained(producer.getOuts(), in) ||
-         !readsDenselyAt(consumer, j)))
-      return nullptr;
-  SmallVector<Value> consumerOutRoots = roots(consumer.getOuts());
-  for (Value root : consumerOutRoots)
-    if (llvm::is_contained(outRoots, root))
-      return nullptr;
-  // The producer now runs where the consumer is: nothing in between writes
-  // its inputs or allocates a buffer (its inputs stay live until the
-  // consumer, which must not raise the memory plan's peak), and an input
-  // the consumer overwrites is read at the element written.
-  SmallVector<Value> inRoots = roots(producer.getIns());
-  if (loomrt::touchedBetween(producer, consumer, inRoots) ||
-      loomrt::touchedBetween(producer, consumer, outRoots, /*orRead=*/true))
-    return nullptr;
-  for (Operation *op = producer->getNextNode(); op != consumer;
-       op = op->getNextNode())
-    if (isa<loomrt::AllocOp>(op))
-      return nullptr;
-  for (auto [i, root] : llvm::enumerate(inRoots))
-    if (llvm::is_contained(consumerOutRoots, root) &&
-        !readsDenselyAt(producer, i))
-      return nullptr;
-  return consumer;
-}
-
 /// Whether `out` (an output of `producer`) is read by an op other than
 /// `producer` and `consumer`, or is no loomrt.alloc (an argument or
 /// result of the step: its value is the point).
@@ -112,8 +71,110 @@ bool keptAfterMerge(Value out, loomrt::KernelOp producer,
   });
 }
 
-/// `producer` and `consumer` as one kernel where `consumer` was.
-void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
+/// Where a merged kernel runs.
+enum class Place { Consumer, Producer };
+
+/// Whether the producer can run where the consumer is: nothing in between
+/// writes its inputs or allocates a buffer (its inputs, read there, must
+/// not stay live across an allocation, which could raise the memory
+/// plan's peak).
+bool producerMovesDown(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
+  if (loomrt::touchedBetween(producer, consumer, roots(producer.getIns())))
+    return false;
+  for (Operation *op = producer->getNextNode(); op != consumer;
+       op = op->getNextNode())
+    if (isa<loomrt::AllocOp>(op))
+      return false;
+  return true;
+}
+
+/// Whether the consumer can run where the producer is: every producer
+/// output goes (only the consumer read it); the consumer's other inputs
+/// exist before the producer and nothing in between writes them or touches
+/// its outputs; its outputs allocated in between (which then live from
+/// the producer on) hold no more bytes than the producer's outputs that
+/// go, so no point in between holds more than before.
+bool consumerMovesUp(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
+  int64_t freed = 0, extended = 0;
+  for (Value out : producer.getOuts()) {
+    if (keptAfterMerge(out, producer, consumer))
+      return false;
+    freed += loomrt::bufferBytes(out.getType());
+  }
+  SmallVector<Value> others;
+  for (Value in : consumer.getIns()) {
+    if (llvm::is_contained(producer.getOuts(), in))
+      continue;
+    // The value and the buffer it views exist before the producer.
+    for (Value v : {in, loomrt::rootBuffer(in)})
+      if (Operation *def = v.getDefiningOp();
+          def && (def->getBlock() != producer->getBlock() ||
+                  !def->isBeforeInBlock(producer)))
+        return false;
+    others.push_back(loomrt::rootBuffer(in));
+  }
+  SmallVector<Value> outRoots;
+  for (Value out : consumer.getOuts()) {
+    Value root = loomrt::rootBuffer(out);
+    outRoots.push_back(root);
+    if (root != out)
+      return false; // a view: its defining op would have to move too
+    if (auto alloc = out.getDefiningOp<loomrt::AllocOp>();
+        alloc && producer->isBeforeInBlock(alloc))
+      extended += loomrt::bufferBytes(out.getType());
+    else if (Operation *def = out.getDefiningOp();
+             def && !def->isBeforeInBlock(producer))
+      return false;
+  }
+  return extended <= freed &&
+         !loomrt::touchedBetween(producer, consumer, others) &&
+         !loomrt::touchedBetween(producer, consumer, outRoots,
+                                 /*orRead=*/true);
+}
+
+/// The kernel `producer` merges into and where the merged kernel runs, or
+/// null (Passes.td's conditions).
+std::pair<loomrt::KernelOp, Place> mergeTarget(loomrt::KernelOp producer) {
+  auto none = std::make_pair(loomrt::KernelOp(), Place::Consumer);
+  SmallVector<Value> outRoots = roots(producer.getOuts());
+  Operation *next = producer->getNextNode();
+  while (next && !uses(next, outRoots))
+    next = next->getNextNode();
+  auto consumer = dyn_cast_or_null<loomrt::KernelOp>(next);
+  if (!consumer || loopShape(consumer) != loopShape(producer) ||
+      consumer->getDiscardableAttrDictionary() !=
+          producer->getDiscardableAttrDictionary())
+    return none;
+  // It reads the outputs themselves at the elements it writes, and writes
+  // none of them.
+  for (auto [j, in] : llvm::enumerate(consumer.getIns()))
+    if (llvm::is_contained(outRoots, loomrt::rootBuffer(in)) &&
+        (!llvm::is_contained(producer.getOuts(), in) ||
+         !readsDenselyAt(consumer, j)))
+      return none;
+  SmallVector<Value> consumerOutRoots = roots(consumer.getOuts());
+  for (Value root : consumerOutRoots)
+    if (llvm::is_contained(outRoots, root))
+      return none;
+  // Nothing in between touches the producer's outputs, and an input the
+  // consumer overwrites is read at the element written.
+  SmallVector<Value> inRoots = roots(producer.getIns());
+  if (loomrt::touchedBetween(producer, consumer, outRoots, /*orRead=*/true))
+    return none;
+  for (auto [i, root] : llvm::enumerate(inRoots))
+    if (llvm::is_contained(consumerOutRoots, root) &&
+        !readsDenselyAt(producer, i))
+      return none;
+  if (producerMovesDown(producer, consumer))
+    return {consumer, Place::Consumer};
+  if (consumerMovesUp(producer, consumer))
+    return {consumer, Place::Producer};
+  return none;
+}
+
+/// `producer` and `consumer` as one kernel, at `place`.
+void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer,
+           Place place) {
   MLIRContext *ctx = producer.getContext();
   // Inputs: the consumer's (those the producer writes come from its body),
   // then the producer's, each (buffer, strides) once.
@@ -152,7 +213,16 @@ void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
       attrs.push_back(DenseI64ArrayAttr::get(ctx, s));
     strideAttr = ArrayAttr::get(ctx, attrs);
   }
-  OpBuilder builder(consumer);
+  Operation *at = consumer;
+  if (place == Place::Producer) {
+    // The consumer's outputs allocated after the producer come first.
+    at = producer;
+    for (Value out : consumer.getOuts())
+      if (auto alloc = out.getDefiningOp<loomrt::AllocOp>();
+          alloc && producer->isBeforeInBlock(alloc))
+        alloc->moveBefore(producer);
+  }
+  OpBuilder builder(at);
   auto merged = loomrt::KernelOp::create(
       builder, consumer.getLoc(), ins, outs,
       builder.getStringAttr(producer.getOrigin() + "+" +
@@ -221,10 +291,10 @@ struct MergeKernels
       for (loomrt::KernelOp producer : kernels) {
         if (erased.contains(producer))
           continue;
-        if (loomrt::KernelOp consumer = mergeTarget(producer)) {
+        if (auto [consumer, place] = mergeTarget(producer); consumer) {
           erased.insert(producer);
           erased.insert(consumer);
-          merge(producer, consumer);
+          merge(producer, consumer, place);
           changed = true;
         }
       }

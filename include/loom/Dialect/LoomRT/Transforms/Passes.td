@@ -475,12 +475,20 @@ def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
       producer's;
     * it reads those outputs themselves (no views) at the element it
       writes, and writes none of them;
-    * no op between them writes a buffer the producer reads, or touches
-      its outputs, or allocates a buffer: the producer runs where the
-      consumer is, and its inputs, now read there, must not stay live
-      across an allocation (which could raise the memory plan's peak);
+    * no op between them touches the producer's outputs;
     * an input of the producer that the consumer writes is read at the
-      element written.
+      element written;
+    * the merged kernel runs where the consumer is when no op between them
+      writes a buffer the producer reads or allocates a buffer (the
+      producer's inputs, now read there, must not stay live across an
+      allocation, which could raise the memory plan's peak); else where
+      the producer is, when every output of the producer goes, the
+      consumer's other inputs exist before it and nothing between writes
+      them or touches the consumer's outputs, and the consumer's outputs
+      allocated between them (allocated before it now) hold no more bytes
+      than the producer's outputs that go: no point between holds more
+      than before. An RMS norm's input gradient and the residual add
+      after it (a reduction and its buffer between them) merge this way.
 
     ```mlir
     loomrt.kernel ins(%g, %m : ...) outs(%m2 : memref<8xf32>) {...}
