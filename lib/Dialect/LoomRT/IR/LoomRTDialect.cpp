@@ -63,7 +63,8 @@ bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,
       if (!isa<MemoryEffects::Write>(e.getEffect()) &&
           !(orRead && isa<MemoryEffects::Read>(e.getEffect())))
         continue;
-      if (!e.getValue() || llvm::is_contained(buffers, rootBuffer(e.getValue())))
+      if (!e.getValue() ||
+          llvm::is_contained(buffers, rootBuffer(e.getValue())))
         return true;
     }
   }
