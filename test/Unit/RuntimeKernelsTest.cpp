@@ -54,6 +54,29 @@ struct GemmCase {
   bool transA, transB;
 };
 
+/// Every combination of transposes, for the gemm suites.
+auto allTransposes() {
+  return ::testing::Values(GemmCase{false, false}, GemmCase{true, false},
+                           GemmCase{false, true}, GemmCase{true, true});
+}
+
+/// In double: start[i][j] + (op(A) op(B))[i][j] for one M x N matrix
+/// (row-major; A stored K x M when transA, B stored N x K when transB).
+std::vector<double> referenceProduct(const GemmCase &p, int64_t m, int64_t n,
+                                     int64_t k, const std::vector<float> &a,
+                                     const std::vector<float> &b,
+                                     const std::vector<double> &start) {
+  std::vector<double> ref(start);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < k; ++l) {
+        float av = p.transA ? a[l * m + i] : a[i * k + l];
+        float bv = p.transB ? b[j * k + l] : b[l * n + j];
+        ref[i * n + j] += static_cast<double>(av) * bv;
+      }
+  return ref;
+}
+
 class GemmTest : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GemmTest, MatchesNaiveProductForEveryBatch) {
@@ -80,11 +103,7 @@ TEST_P(GemmTest, MatchesNaiveProductForEveryBatch) {
   expectClose(c, ref, 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest,
-                         ::testing::Values(GemmCase{false, false},
-                                           GemmCase{true, false},
-                                           GemmCase{false, true},
-                                           GemmCase{true, true}));
+INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest, allTransposes());
 
 TEST(GemmTest, ZeroStrideBroadcastsOneOperand) {
   // The same weight matrix for every batch element (stride 0).
@@ -279,25 +298,13 @@ TEST_P(GemmBiasTest, AddsTheBiasToEveryRowOfTheProduct) {
   std::vector<float> c(m * n, -7.0f); // overwritten, not accumulated onto
   gemmBias(p.transA, p.transB, m, n, k, a.data(), b.data(), bias.data(),
            c.data());
-  std::vector<double> ref(c.size());
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = bias[j];
-      for (int64_t l = 0; l < k; ++l) {
-        float av = p.transA ? a[l * m + i] : a[i * k + l];
-        float bv = p.transB ? b[j * k + l] : b[l * n + j];
-        sum += static_cast<double>(av) * bv;
-      }
-      ref[i * n + j] = sum;
-    }
-  expectClose(c, ref, 1e-5);
+  std::vector<double> rows(m * n);
+  for (int64_t i = 0; i < m * n; ++i)
+    rows[i] = bias[i % n];
+  expectClose(c, referenceProduct(p, m, n, k, a, b, rows), 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmBiasTest,
-                         ::testing::Values(GemmCase{false, false},
-                                           GemmCase{true, false},
-                                           GemmCase{false, true},
-                                           GemmCase{true, true}));
+INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmBiasTest, allTransposes());
 
 class GemmAccumulateTest : public ::testing::TestWithParam<GemmCase> {};
 
@@ -309,25 +316,14 @@ TEST_P(GemmAccumulateTest, AddsTheProductOntoWhatCHolds) {
   std::vector<float> a = randomFloats(m * k, 13), b = randomFloats(k * n, 14);
   std::vector<float> start = randomFloats(m * n, 15), c = start;
   gemmAccumulate(p.transA, p.transB, m, n, k, a.data(), b.data(), c.data());
-  std::vector<double> ref(c.size());
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = start[i * n + j];
-      for (int64_t l = 0; l < k; ++l) {
-        float av = p.transA ? a[l * m + i] : a[i * k + l];
-        float bv = p.transB ? b[j * k + l] : b[l * n + j];
-        sum += static_cast<double>(av) * bv;
-      }
-      ref[i * n + j] = sum;
-    }
-  expectClose(c, ref, 1e-4);
+  expectClose(c,
+              referenceProduct(p, m, n, k, a, b,
+                               std::vector<double>(start.begin(), start.end())),
+              1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmAccumulateTest,
-                         ::testing::Values(GemmCase{false, false},
-                                           GemmCase{true, false},
-                                           GemmCase{false, true},
-                                           GemmCase{true, true}));
+                         allTransposes());
 
 TEST(GemmAccumulateTest, EmptyContractionLeavesC) {
   std::vector<float> c = {1, -2, 3, 4, 5, -6};
