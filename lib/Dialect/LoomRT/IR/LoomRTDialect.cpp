@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -45,6 +46,20 @@ Value mlir::loomrt::rootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewOp>())
     value = view.getSource();
   return value;
+}
+
+SmallVector<int64_t> mlir::loomrt::inputStrides(KernelOp kernel, unsigned i) {
+  if (ArrayAttr strides = kernel.getInStridesAttr())
+    return SmallVector<int64_t>(
+        cast<DenseI64ArrayAttr>(strides[i]).asArrayRef());
+  return computeStrides(
+      cast<MemRefType>(kernel.getOuts().front().getType()).getShape());
+}
+
+bool mlir::loomrt::readsAtWrittenElement(KernelOp kernel, unsigned i) {
+  return inputStrides(kernel, i) ==
+         computeStrides(
+             cast<MemRefType>(kernel.getOuts().front().getType()).getShape());
 }
 
 bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,

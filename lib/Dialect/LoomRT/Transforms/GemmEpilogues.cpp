@@ -157,10 +157,8 @@ loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
   auto type = cast<MemRefType>(product.getType());
   if (out.getType() != type || !out.getDefiningOp<loomrt::AllocOp>())
     return nullptr;
-  if (ArrayAttr strides = gelu.getInStridesAttr())
-    if (cast<DenseI64ArrayAttr>(strides[0]).asArrayRef() !=
-        ArrayRef(computeStrides(type.getShape())))
-      return nullptr;
+  if (!loomrt::readsAtWrittenElement(gelu, 0))
+    return nullptr;
   // The fused gemm runs where the activation did: nothing in between may
   // write its operands, nor touch the product or the activation.
   SmallVector<Value> written{loomrt::rootBuffer(gemm.getA()),
@@ -197,17 +195,12 @@ Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
   return kernel.getIns()[arg.getArgNumber()];
 }
 
-/// Whether `kernel` reads every input at the element it writes (no
-/// strides of its own).
+/// Whether `kernel` reads every input at the element it writes.
 bool readsDensely(loomrt::KernelOp kernel) {
-  ArrayAttr strides = kernel.getInStridesAttr();
-  if (!strides)
-    return true;
-  auto dense = computeStrides(
-      cast<MemRefType>(kernel.getOuts()[0].getType()).getShape());
-  return llvm::all_of(strides, [&](Attribute in) {
-    return cast<DenseI64ArrayAttr>(in).asArrayRef() == ArrayRef(dense);
-  });
+  for (unsigned i = 0; i < kernel.getIns().size(); ++i)
+    if (!loomrt::readsAtWrittenElement(kernel, i))
+      return false;
+  return true;
 }
 
 /// The tanh GELU gradient kernel that is the only reader of the product

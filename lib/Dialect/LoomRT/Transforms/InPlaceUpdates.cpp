@@ -12,7 +12,6 @@
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir {
@@ -57,16 +56,12 @@ SmallVector<Operation *> usersOf(ArrayRef<Value> aliases) {
 /// writes: no strides of its own and as many elements as the loop.
 bool readsInPlace(loomrt::KernelOp kernel, ArrayRef<Value> aliases) {
   auto loopType = cast<MemRefType>(kernel.getOuts().front().getType());
-  SmallVector<int64_t> dense = computeStrides(loopType.getShape());
-  ArrayAttr strides = kernel.getInStridesAttr();
   for (auto [k, in] : llvm::enumerate(kernel.getIns())) {
     if (!llvm::is_contained(aliases, in))
       continue;
     if (cast<MemRefType>(in.getType()).getNumElements() !=
-        loopType.getNumElements())
-      return false;
-    if (strides &&
-        cast<DenseI64ArrayAttr>(strides[k]).asArrayRef() != ArrayRef(dense))
+            loopType.getNumElements() ||
+        !loomrt::readsAtWrittenElement(kernel, k))
       return false;
   }
   return true;

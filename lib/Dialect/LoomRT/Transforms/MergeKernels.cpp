@@ -30,19 +30,6 @@ ArrayRef<int64_t> loopShape(loomrt::KernelOp kernel) {
   return cast<MemRefType>(kernel.getOuts()[0].getType()).getShape();
 }
 
-/// The strides `kernel` reads its input `i` with: its own, else the loop's
-/// dense strides (the element it writes).
-SmallVector<int64_t> inStrides(loomrt::KernelOp kernel, unsigned i) {
-  if (ArrayAttr strides = kernel.getInStridesAttr())
-    return SmallVector<int64_t>(
-        cast<DenseI64ArrayAttr>(strides[i]).asArrayRef());
-  return computeStrides(loopShape(kernel));
-}
-
-bool readsDenselyAt(loomrt::KernelOp kernel, unsigned i) {
-  return inStrides(kernel, i) == computeStrides(loopShape(kernel));
-}
-
 /// The roots (loomrt::rootBuffer) of `values`.
 SmallVector<Value> roots(ValueRange values) {
   SmallVector<Value> result;
@@ -150,7 +137,7 @@ std::pair<loomrt::KernelOp, Place> mergeTarget(loomrt::KernelOp producer) {
   for (auto [j, in] : llvm::enumerate(consumer.getIns()))
     if (llvm::is_contained(outRoots, loomrt::rootBuffer(in)) &&
         (!llvm::is_contained(producer.getOuts(), in) ||
-         !readsDenselyAt(consumer, j)))
+         !loomrt::readsAtWrittenElement(consumer, j)))
       return none;
   SmallVector<Value> consumerOutRoots = roots(consumer.getOuts());
   for (Value root : consumerOutRoots)
@@ -163,7 +150,7 @@ std::pair<loomrt::KernelOp, Place> mergeTarget(loomrt::KernelOp producer) {
     return none;
   for (auto [i, root] : llvm::enumerate(inRoots))
     if (llvm::is_contained(consumerOutRoots, root) &&
-        !readsDenselyAt(producer, i))
+        !loomrt::readsAtWrittenElement(producer, i))
       return none;
   if (producerMovesDown(producer, consumer))
     return {consumer, Place::Consumer};
@@ -192,9 +179,9 @@ void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer,
   SmallVector<int64_t> producerArg(producer.getIns().size());
   for (auto [j, in] : llvm::enumerate(consumer.getIns()))
     if (!llvm::is_contained(producer.getOuts(), in))
-      consumerArg[j] = input(in, inStrides(consumer, j));
+      consumerArg[j] = input(in, loomrt::inputStrides(consumer, j));
   for (auto [i, in] : llvm::enumerate(producer.getIns()))
-    producerArg[i] = input(in, inStrides(producer, i));
+    producerArg[i] = input(in, loomrt::inputStrides(producer, i));
 
   SmallVector<Value> outs(consumer.getOuts());
   SmallVector<unsigned> keptOuts;

@@ -33,6 +33,12 @@ int64_t bufferBytes(Type type);
 /// source; `value` itself when it is no view).
 Value rootBuffer(Value value);
 
+/// The strides `kernel` reads its input `i` with: its `in_strides` entry,
+/// else the loop's dense strides (the element it writes).
+SmallVector<int64_t> inputStrides(KernelOp kernel, unsigned i);
+/// Whether `kernel` reads its input `i` at the element it writes.
+bool readsAtWrittenElement(KernelOp kernel, unsigned i);
+
 /// Whether an op strictly between `from` and `to` (one block) may write
 /// one of `buffers` (roots, rootBuffer) or, with `orRead`, read one, or
 /// has effects it does not declare. A kernel's or reduce's body is scalar
