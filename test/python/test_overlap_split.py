@@ -1,5 +1,6 @@
 """Oases overlap split end to end: `loomc --overlap-split K` with tensor
-parallelism, alone and under pipeline and data parallelism.
+parallelism, alone and under pipeline and data parallelism (with every
+recomputation policy, on both test models: test_oases_matrix.py).
 
 The GPT-2-style test model (imported from PyTorch through ONNX) is compiled
 with loom-overlap-split after loom-tensor-parallel and loom-vocab-parallel:
@@ -192,63 +193,3 @@ def test_overlap_split_errors(options, message, tmp_path):
     with pytest.raises(loom.LoomError) as info:
         m.compile(outdir=tmp_path / "out", optimizer="sgd", **options)
     assert message in str(info.value), str(info.value)
-
-
-def test_overlap_split_composes_with_recompute(tmp_path):
-    """K=2 with full and comm-free recomputation on tp=2: the losses match
-    PyTorch's; full replays each layer's two forward all-reduces per
-    sub-batch in the backward, comm-free replays none."""
-    model, args, names, m = import_example("gpt_example", tmp_path, 4)
-    data = make_data(names, args, 3, 50, seed=11)
-    data_dir = write_data(tmp_path / "data", data)
-    options, make_opt = OPTIMIZERS["sgd"]
-    expected = torch_losses(model, names, data, 4, STEPS, make_opt)
-    counts = {}
-    for policy in ("none", "full", "comm-free"):
-        program = m.compile(outdir=tmp_path / policy, mesh="tp=2", overlap_split=K,
-                            recompute=policy, **options)
-        counts[policy] = len(tp_all_reduces((program.outdir / "step.cpp").read_text()))
-        if policy != "none":
-            got = program.train(data_dir, STEPS, ranks=2)
-            np.testing.assert_allclose(got, expected, rtol=1e-4)
-    layers = 2
-    assert counts["full"] == counts["none"] + 2 * layers * K, counts
-    assert counts["comm-free"] == counts["none"], counts
-
-
-# (tp2xpp2 with selective recompute is in test_recompute.py; here the split
-# on the LLaMA-style model's graph.)
-@pytest.mark.parametrize("mesh,microbatches", [("tp=2", 1)])
-def test_overlap_split_llama_with_selective_recompute(mesh, microbatches, tmp_path):
-    """The LLaMA-style model (RMSNorm, rotary tables, SwiGLU; its attention
-    stays replicated under tp, its MLP is split by the tp pass) with K=2 and
-    selective recomputation: the losses match PyTorch's, and the step has
-    twice the tensor-parallel all-reduces of the unsplit one."""
-    axes = parse_mesh(mesh)
-    micro = 4
-    global_batch = microbatches * micro
-    model, args, names, m = import_example("llama_example", tmp_path, micro)
-    data = make_data(names, args, 3 * global_batch // micro, 50, seed=5)
-    data_dir = write_data(tmp_path / "data", data)
-    options, make_opt = OPTIMIZERS["sgd"]
-    expected = torch_losses(model, names, data, global_batch, STEPS, make_opt)
-    split = m.compile(outdir=tmp_path / "split", mesh=mesh, microbatches=microbatches,
-                      overlap_split=K, recompute="selective", **options)
-    plain = m.compile(outdir=tmp_path / "plain", mesh=mesh, microbatches=microbatches,
-                      recompute="selective", **options)
-    spans = tp_all_reduces((split.outdir / "step.cpp").read_text())
-    unsplit = tp_all_reduces((plain.outdir / "step.cpp").read_text())
-    assert unsplit and len(spans) == K * len(unsplit), (spans, unsplit)
-    # SiLU's gradient reads its sigmoid twice; loom-fuse-elementwise
-    # computes it inside the gradient's one loop instead of writing it out,
-    # so the parity below covers that loop. The query, key and value
-    # projections' input gradients (and SwiGLU's gate and up) are one sum
-    # that the gemms collect themselves (loom-fuse-gemm-accumulate): the
-    # parity covers that too.
-    for program in (split, plain):
-        step = (program.outdir / "step.cpp").read_text()
-        assert "// kernel sigmoid ->" not in step
-        assert re.search(r"// kernel \S*sigmoid\+\S* ->", step)
-        assert "cpu::gemmAccumulate(" in step
-    got = split.train(data_dir, STEPS, ranks=axes["tp"] * axes["pp"])
-    np.testing.assert_allclose(got, expected, rtol=1e-4)
