@@ -17,7 +17,8 @@ the generated step sources must show:
   models' layer counts and all-reduces per layer are written below, not
   read from the compiler);
 * every policy plans a lower activation peak than `none` with the same
-  split.
+  split, and every rank's allocator counts the arena peak its plan
+  (memory.json) gives.
 
 Ranks run oversubscribed on this machine's cores.
 """
@@ -107,9 +108,18 @@ def test_every_split_and_policy_matches_pytorch(example, mesh, microbatches, mic
                 assert re.search(r"// kernel \S*sigmoid\+\S* ->", step), case
                 assert "cpu::gemmAccumulate(" in step, case
             plans[split, policy] = memory(program.outdir)
-            got = program.train(data_dir, STEPS, ranks=ranks)
+            counters = tmp_path / f"k{split}-{policy}-counters"
+            counters.mkdir()
+            got = program.train(data_dir, STEPS, ranks=ranks, extra_args=[
+                "--memory-counters", str(counters / "rank{rank}.json")])
             assert len(got) == STEPS, case
             np.testing.assert_allclose(got, expected, rtol=1e-4, err_msg=case)
+            # The plan's arena peak is what every rank's allocator counted.
+            planned = [f["peak_live_bytes"] for f in plans[split, policy]]
+            for rank in range(ranks):
+                measured = json.loads((counters / f"rank{rank}.json").read_text())
+                assert measured["arena_peak_live_bytes"] == \
+                    planned[measured.get("stage", 0)], (case, rank, measured, planned)
 
     layers, per_layer = MODELS[example]
     for split in (1, K):
