@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -380,6 +381,46 @@ Estimate finish(const ModelProfile &profile, const ModelProfile &whole,
   return e;
 }
 
+/// The error for a global batch `g` that no plan divides: `undivided`
+/// maps each plan's dp x micro-batch to one (dp, micro-batch) giving it.
+/// Names the products (the six smallest) and the nearest global batch one
+/// of them divides (the smaller of two equally near).
+std::string undividedBatchError(
+    int64_t g,
+    const std::map<int64_t, std::pair<int64_t, int64_t>> &undivided) {
+  int64_t best = 0, bestProduct = 0;
+  for (const auto &[product, plan] : undivided)
+    for (int64_t multiple :
+         {g / product * product, (g / product + 1) * product}) {
+      int64_t distance = std::llabs(multiple - g);
+      int64_t bestDistance = std::llabs(best - g);
+      if (multiple > 0 &&
+          (best == 0 || distance < bestDistance ||
+           (distance == bestDistance && multiple < best))) {
+        best = multiple;
+        bestProduct = product;
+      }
+    }
+  std::string products;
+  size_t listed = 0;
+  for (const auto &[product, plan] : undivided) {
+    if (listed++ == 6) {
+      products += llvm::formatv(" and {0} more", undivided.size() - 6).str();
+      break;
+    }
+    products += llvm::formatv("{0}dp={1} x micro-batch {2} = {3}",
+                              products.empty() ? "" : ", ", plan.first,
+                              plan.second, product)
+                    .str();
+  }
+  auto [dp, mb] = undivided.at(bestProduct);
+  return llvm::formatv("--global-batch {0}: no plan divides it (a plan's dp "
+                       "x micro-batch must: {1}); the nearest global batch "
+                       "that one does is {2} (dp={3}, micro-batch {4})",
+                       g, products, best, dp, mb)
+      .str();
+}
+
 std::vector<int64_t> divisors(int64_t n) {
   std::vector<int64_t> out;
   for (int64_t d = 1; d <= n; ++d)
@@ -573,7 +614,11 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
       if (d <= maxTp)
         tps.push_back(d);
 
-  std::string divisibility, tpErrors;
+  std::string tpErrors;
+  // dp x micro-batch of every plan the global batch did not divide, with
+  // the first (dp, micro-batch) giving it: the error names the nearest
+  // global batch one of them divides.
+  std::map<int64_t, std::pair<int64_t, int64_t>> undivided;
   bool canSwap = spec.hostLink.bandwidth > 0 && !options.ignoreMemory &&
                  options.swap.value_or(SwapPolicy::host) == SwapPolicy::host;
   for (int64_t tp : tps) {
@@ -614,7 +659,7 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
         continue;
       for (int64_t mb : sizes) {
         if (G % (dp * mb) != 0) {
-          divisibility = llvm::formatv("dp={0} x micro-batch {1}", dp, mb);
+          undivided.try_emplace(dp * mb, dp, mb);
           ++result.rejected["global batch not divisible"].count;
           continue;
         }
@@ -714,11 +759,8 @@ SearchResult mlir::loom::planner::searchPlans(ProfileCache &profiles,
   if (result.ranked.empty() && result.evaluated == 0) {
     if (!tpErrors.empty() && options.mesh)
       error = tpErrors;
-    else if (!divisibility.empty())
-      error = llvm::formatv("--global-batch {0}: no plan divides it ({1} "
-                            "does not); use a multiple of it",
-                            G, divisibility)
-                  .str();
+    else if (!undivided.empty())
+      error = undividedBatchError(G, undivided);
     else if (!tpErrors.empty())
       error = tpErrors;
     else

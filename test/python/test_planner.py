@@ -119,7 +119,18 @@ def test_a_batch_no_plan_divides(tmp_path, model):
     r = plan(model, "--cluster", write_spec(tmp_path), "--mesh", "dp=4,tp=1,pp=1",
              "--global-batch", 6, check=False)
     assert r.returncode == 1
-    assert "--global-batch 6: no plan divides it (dp=4 x micro-batch 2" in r.stderr
+    assert "--global-batch 6: no plan divides it (a plan's dp x micro-batch must: " \
+        "dp=4 x micro-batch 2 = 8); the nearest global batch that one does is 8 " \
+        "(dp=4, micro-batch 2)" in r.stderr, r.stderr
+    # Searching the mesh and the micro-batch size: dp x micro-batch is 4, 8,
+    # 16 or 32, none of which divides 18; 16 and 20 are the nearest
+    # multiples (2 away each), and the smaller is named.
+    r = plan(model, "--cluster", write_spec(tmp_path), "--gpus", 4,
+             "--micro-batch-sizes", "4,8", "--global-batch", 18, check=False)
+    assert r.returncode == 1
+    assert "dp=1 x micro-batch 4 = 4, " in r.stderr and \
+        "the nearest global batch that one does is 16 (dp=1, micro-batch 4)" in r.stderr, \
+        r.stderr
 
 
 def test_a_model_that_fits_on_no_plan_names_the_closest(tmp_path, model):
