@@ -19,6 +19,7 @@
 
 #ifdef LOOM_GEMM_DNNL
 #include <dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 #else
 #include <cblas.h>
 #endif
@@ -34,6 +35,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -463,6 +465,116 @@ int64_t stridedSpan(int64_t outer, int64_t inner, int64_t rows, int64_t cols,
          (rows - 1) * ld + cols;
 }
 
+std::atomic<int64_t> bf16MatmulCalls{0}, bf16MatmulRefused{0};
+
+#ifdef LOOM_GEMM_DNNL
+/// A strided bf16 gemm shape as one oneDNN matmul primitive, and whether
+/// its first product agreed with the widening path.
+struct Bf16Matmul {
+  enum class State { Unchecked, Agrees, Refused };
+  dnnl::matmul primitive;
+  dnnl::memory::desc a, b, c;
+  std::atomic<State> state{State::Unchecked};
+
+  /// C = op(A) op(B) into `c` (laid out as the shape's C).
+  void run(const bf16 *a, const bf16 *b, bf16 *c) const;
+};
+
+const dnnl::engine &cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, bf16 *pc) const {
+  thread_local dnnl::stream stream(cpuEngine());
+  auto memory = [](const dnnl::memory::desc &d, const void *data) {
+    return dnnl::memory(d, cpuEngine(), const_cast<void *>(data));
+  };
+  primitive.execute(stream, {{DNNL_ARG_SRC, memory(a, pa)},
+                             {DNNL_ARG_WEIGHTS, memory(b, pb)},
+                             {DNNL_ARG_DST, memory(c, pc)}});
+  stream.wait();
+}
+
+/// The matmul primitive of a strided bf16 gemm shape (all sizes >= 1),
+/// built on its first call and kept for the process; null where oneDNN
+/// refuses the strides or has only its reference kernel for them (slower
+/// than widening).
+Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
+                          int64_t inner, int64_t m, int64_t n, int64_t k,
+                          int64_t aOuter, int64_t aInner, int64_t lda,
+                          int64_t bOuter, int64_t bInner, int64_t ldb,
+                          int64_t cOuter, int64_t cInner, int64_t ldc) {
+  using Key = std::array<int64_t, 16>;
+  static std::mutex mutex;
+  static std::map<Key, std::unique_ptr<Bf16Matmul>> built;
+  const Key key = {transA, transB, outer, inner, m,   n,      k,      aOuter,
+                   aInner, lda,    bOuter, bInner, ldb, cOuter, cInner, ldc};
+  // rows x cols matrices, outer x inner of them. An operand whose batch
+  // stride is 0 is one matrix broadcast along that dimension (oneDNN:
+  // extent 1 there); the stride of an extent-1 dimension is never used.
+  auto desc = [](int64_t o, int64_t i, int64_t rows, int64_t cols,
+                 int64_t so, int64_t si, int64_t sr, int64_t sc) {
+    const int64_t span = rows * cols;
+    return dnnl::memory::desc({so == 0 ? 1 : o, si == 0 ? 1 : i, rows, cols},
+                              dnnl::memory::data_type::bf16,
+                              {so == 0 ? span : so, si == 0 ? span : si, sr,
+                               sc});
+  };
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, added] = built.try_emplace(key);
+  if (added) {
+    try {
+      auto made = std::make_unique<Bf16Matmul>();
+      made->a = transA ? desc(outer, inner, m, k, aOuter, aInner, 1, lda)
+                       : desc(outer, inner, m, k, aOuter, aInner, lda, 1);
+      made->b = transB ? desc(outer, inner, k, n, bOuter, bInner, 1, ldb)
+                       : desc(outer, inner, k, n, bOuter, bInner, ldb, 1);
+      // C is written whole: no extent-1 dimension stands for a batch.
+      made->c = dnnl::memory::desc(
+          {outer, inner, m, n}, dnnl::memory::data_type::bf16,
+          {cOuter == 0 ? m * n : cOuter, cInner == 0 ? m * n : cInner, ldc,
+           1});
+      dnnl::matmul::primitive_desc pd(
+          dnnl::matmul::desc(made->a, made->b, made->c), cpuEngine());
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
+        made->primitive = dnnl::matmul(pd);
+        it->second = std::move(made);
+      }
+    } catch (const dnnl::error &) {
+      // Strides oneDNN does not take: the widening path.
+    }
+  }
+  return it->second.get();
+}
+
+/// Whether `got` (the matmul's C) is `want` (the widening path's f32 C)
+/// rounded to bf16, up to two f32 sums of the same products in different
+/// orders: within a bf16 step of the element, or 2^-12 of the largest
+/// element of its matrix (cancellation).
+bool agrees(const bf16 *got, const float *want, int64_t outer, int64_t inner,
+            int64_t m, int64_t n, int64_t cOuter, int64_t cInner,
+            int64_t ldc) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * cOuter + i * cInner;
+      float largest = 0.0f;
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j)
+          largest = std::max(largest, std::fabs(want[base + r * ldc + j]));
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t at = base + r * ldc + j;
+          const float expected = bf16(want[at]);
+          const float diff = std::fabs(float(got[at]) - expected);
+          if (!(diff <= std::fabs(expected) * 0x1p-7f + largest * 0x1p-12f))
+            return false;
+        }
+    }
+  return true;
+}
+#endif
+
 /// `count` bf16 values widened into this thread's scratch `slot`.
 const float *widen(const bf16 *x, int64_t count, int slot) {
   thread_local std::vector<float> scratch[3];
@@ -494,6 +606,19 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
   int64_t bSpan = stridedSpan(outer, inner, transB ? n : k, transB ? k : n,
                               bOuter, bInner, ldb);
   int64_t cSpan = stridedSpan(outer, inner, m, n, cOuter, cInner, ldc);
+#ifdef LOOM_GEMM_DNNL
+  Bf16Matmul *matmul =
+      outer > 0 && inner > 0 && m > 0 && n > 0 && k > 0
+          ? bf16MatmulFor(transA, transB, outer, inner, m, n, k, aOuter,
+                          aInner, lda, bOuter, bInner, ldb, cOuter, cInner,
+                          ldc)
+          : nullptr;
+  if (matmul && matmul->state == Bf16Matmul::State::Agrees) {
+    matmul->run(a, b, c);
+    bf16MatmulCalls.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+#endif
   const float *wa = widen(a, aSpan, 0), *wb = widen(b, bSpan, 1);
   thread_local std::vector<float> product;
   product.resize(static_cast<size_t>(cSpan));
@@ -507,6 +632,27 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
         for (int64_t j = 0; j < n; ++j)
           c[row + j] = product[row + j];
       }
+#ifdef LOOM_GEMM_DNNL
+  // A shape's first call: the matmul's C against the one just written.
+  // (oneDNN 2.6's AMX kernels get some shapes wrong; see the header.)
+  if (matmul && matmul->state == Bf16Matmul::State::Unchecked) {
+    thread_local std::vector<bf16> check;
+    check.resize(static_cast<size_t>(cSpan));
+    matmul->run(a, b, check.data());
+    const bool ok = agrees(check.data(), product.data(), outer, inner, m, n,
+                           cOuter, cInner, ldc);
+    matmul->state = ok ? Bf16Matmul::State::Agrees : Bf16Matmul::State::Refused;
+    if (!ok)
+      bf16MatmulRefused.fetch_add(1, std::memory_order_relaxed);
+  }
+#endif
+}
+
+Bf16MatmulCounts bf16MatmulCounts() {
+  Bf16MatmulCounts counts;
+  counts.calls = bf16MatmulCalls.load(std::memory_order_relaxed);
+  counts.refusedShapes = bf16MatmulRefused.load(std::memory_order_relaxed);
+  return counts;
 }
 
 //===----------------------------------------------------------------------===//

@@ -288,6 +288,79 @@ TEST(GemmTest, EmptyContractionGivesZeros) {
   EXPECT_EQ(c, std::vector<float>(6, 0.0f));
 }
 
+class Bf16GemmTest : public ::testing::TestWithParam<GemmCase> {};
+
+/// Expects `c` (batch m x n bf16 matrices) to be the products of `a`'s
+/// matrices (batch of them) with `b` (one), each the double-precision sum
+/// of the exact bf16 products rounded to bf16, up to the f32 accumulation
+/// (one bf16 step where the sum lies at a rounding boundary, rarely).
+void expectExactProductsRoundedOnce(const GemmCase &p, int64_t batch,
+                                    int64_t m, int64_t n, int64_t k,
+                                    const std::vector<bf16> &a,
+                                    const std::vector<bf16> &b,
+                                    const std::vector<bf16> &c) {
+  std::vector<float> wb(b.begin(), b.end());
+  int inexact = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    std::vector<float> wa(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+    std::vector<double> ref = referenceProduct(
+        p, m, n, k, wa, wb, std::vector<double>(m * n, 0.0));
+    for (int64_t e = 0; e < m * n; ++e) {
+      float got = c[i * m * n + e];
+      float expected = bf16(static_cast<float>(ref[e]));
+      if (got != expected) {
+        ++inexact;
+        EXPECT_NEAR(got, expected, std::fabs(expected) * 0x1p-7) << e;
+      }
+    }
+  }
+  EXPECT_LE(inexact, batch * m * n / 100 + 2);
+}
+
+TEST_P(Bf16GemmTest, IsTheExactProductRoundedOnce) {
+  // Dense bf16 matrices, each transpose, one weight shared by a batch of
+  // two (stride 0, as a linear layer's), and the shape that oneDNN 2.6's
+  // AMX kernel gets wrong with B transposed (16 x 50 x 32). Each shape
+  // twice: its first call widens and checks oneDNN's matmul against that,
+  // later calls take the matmul where it agreed.
+  const GemmCase p = GetParam();
+  const int64_t shapes[][4] = {{2, 16, 48, 40}, {1, 16, 50, 32}};
+  for (const auto &shape : shapes) {
+    const int64_t batch = shape[0], m = shape[1], n = shape[2], k = shape[3];
+    std::vector<float> af = randomFloats(batch * m * k, 21);
+    std::vector<float> bf = randomFloats(k * n, 22);
+    std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+    for (int call = 0; call < 2; ++call) {
+      std::vector<bf16> c(batch * m * n, bf16(-7.0f));
+      gemm(p.transA, p.transB, batch, m, n, k, a.data(), m * k, b.data(), 0,
+           c.data(), m * n);
+      SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) +
+                   ", call " + std::to_string(call));
+      expectExactProductsRoundedOnce(p, batch, m, n, k, a, b, c);
+    }
+  }
+}
+
+#ifdef LOOM_GEMM_DNNL
+TEST(Bf16GemmMatmulTest, LaterCallsOfAShapeTakeOneDnnsMatmul) {
+  // A linear layer's shapes, forward and both gradients: after each
+  // shape's first (checked) call, oneDNN computes them.
+  const int64_t m = 64, n = 96, k = 32;
+  std::vector<float> af = randomFloats(m * k, 31), bf = randomFloats(k * n, 32);
+  std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+  std::vector<bf16> c(m * n);
+  const Bf16MatmulCounts before = bf16MatmulCounts();
+  for (int call = 0; call < 3; ++call)
+    gemm(false, false, 1, m, n, k, a.data(), 0, b.data(), 0, c.data(), 0);
+  const Bf16MatmulCounts after = bf16MatmulCounts();
+  EXPECT_EQ(after.refusedShapes, before.refusedShapes);
+  EXPECT_EQ(after.calls - before.calls, 2);
+  expectExactProductsRoundedOnce({false, false}, 1, m, n, k, a, b, c);
+}
+#endif
+
+INSTANTIATE_TEST_SUITE_P(AllTransposes, Bf16GemmTest, allTransposes());
+
 class GemmBiasTest : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GemmBiasTest, AddsTheBiasToEveryRowOfTheProduct) {

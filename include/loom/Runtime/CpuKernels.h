@@ -83,9 +83,11 @@ void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                const float *a, const float *b, const float *pre, float *c);
 
 /// bf16 operands and result (--precision bf16): each product of two bf16
-/// values is exact in f32, so the operands are widened and multiplied by
-/// the f32 gemm (f32 accumulation, as tensor cores do), and C is rounded
-/// to bf16 once. The widened copies live in per-thread scratch memory.
+/// values is exact in f32, the sums are f32 (as tensor cores do), and C is
+/// rounded to bf16 once. With oneDNN, through its bf16 matmul (AMX tiles
+/// where the CPU has them); otherwise, and for a shape whose first matmul
+/// disagreed with the widening path, the operands are widened into
+/// per-thread scratch memory and multiplied by the f32 gemm.
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
           int64_t strideB, bf16 *c, int64_t strideC);
@@ -94,6 +96,14 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t aOuter, int64_t aInner, int64_t lda, const bf16 *b,
                  int64_t bOuter, int64_t bInner, int64_t ldb, bf16 *c,
                  int64_t cOuter, int64_t cInner, int64_t ldc);
+/// The bf16 gemms oneDNN's matmul has computed so far, and the shapes it
+/// was refused for (its first product disagreed with the widening path's
+/// beyond the f32 sums' rounding: oneDNN 2.6's AMX kernel for
+/// 16 x 50 x 32 with B transposed gets a quarter of C wrong); for tests.
+struct Bf16MatmulCounts {
+  int64_t calls = 0, refusedShapes = 0;
+};
+Bf16MatmulCounts bf16MatmulCounts();
 
 /// Softmax (or log-softmax) of x viewed as [outer, n, inner] along n.
 void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
