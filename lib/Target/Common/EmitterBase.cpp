@@ -260,8 +260,9 @@ LogicalResult EmitterBase::printReduceStep(
     DenseMap<Value, std::string> scalars;
     for (auto [arg, in] : llvm::zip(body.getArguments(), op.getIns())) {
       std::string x = "x" + std::to_string(scalars.size());
-      s.indent(indent) << "const " << cppType(arg.getType()) << " " << x
-                       << " = " << name(in) << "[e];\n";
+      s.indent(indent) << "const " << scalarType(arg.getType()) << " " << x
+                       << " = " << loadElement(name(in), "e", arg.getType())
+                       << ";\n";
       scalars[arg] = x;
     }
     for (Operation &inner : body.without_terminator())
@@ -370,7 +371,7 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
       })
       .Case<arith::SIToFPOp, arith::UIToFPOp, arith::ExtUIOp, arith::ExtSIOp,
             arith::TruncIOp, arith::ExtFOp, arith::TruncFOp>([&](auto) {
-        e << "static_cast<" << cppType(resultType) << ">(" << v(0) << ")";
+        e << "static_cast<" << scalarType(resultType) << ">(" << v(0) << ")";
       })
       .Case<arith::FPToSIOp>([&](auto) {
         e << "loom_ftoi<" << cppType(resultType) << ">(" << v(0) << ")";
@@ -391,8 +392,12 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
       .Default([&](Operation *) { ok = false; });
   if (!ok || !cppType(resultType))
     return error(op) << "cannot print this scalar op";
+  // A bf16 result is its float value rounded (exact ops round to
+  // themselves).
+  if (resultType.isBF16())
+    expr = "bf16::roundToFloat(" + expr + ")";
   std::string result = "v" + std::to_string(scalars.size());
-  s.indent(indent) << "const " << cppType(resultType) << " " << result
+  s.indent(indent) << "const " << scalarType(resultType) << " " << result
                    << " = " << expr << ";\n";
   scalars[op->getResult(0)] = result;
   return success();
@@ -406,8 +411,9 @@ LogicalResult EmitterBase::emitKernelBody(
   for (auto [k, arg, in] :
        llvm::enumerate(kernelBody.getArguments(), op.getIns())) {
     std::string x = "x" + std::to_string(scalars.size());
-    s.indent(indent) << "const " << cppType(arg.getType()) << " " << x
-                     << " = " << name(in) << "[" << inIndex(k) << "];\n";
+    s.indent(indent) << "const " << scalarType(arg.getType()) << " " << x
+                     << " = " << loadElement(name(in), inIndex(k), arg.getType())
+                     << ";\n";
     scalars[arg] = x;
   }
   for (Operation &inner : kernelBody.without_terminator())
@@ -415,8 +421,10 @@ LogicalResult EmitterBase::emitKernelBody(
       return failure();
   auto yield = cast<loomrt::YieldOp>(kernelBody.getTerminator());
   for (auto [value, buffer] : llvm::zip(yield.getValues(), op.getOuts()))
-    s.indent(indent) << name(buffer) << "[" << outIndex
-                     << "] = " << scalars.lookup(value) << ";\n";
+    s.indent(indent) << storeElement(name(buffer), outIndex,
+                                     elementType(buffer),
+                                     scalars.lookup(value))
+                     << "\n";
   return success();
 }
 

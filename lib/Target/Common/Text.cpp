@@ -61,6 +61,31 @@ const char *emit::cppType(Type type) {
   return nullptr;
 }
 
+const char *emit::scalarType(Type type) {
+  return type.isBF16() ? "float" : cppType(type);
+}
+
+std::string emit::loadElement(StringRef buffer, StringRef index,
+                              Type element) {
+  std::string at = (buffer + "[" + index + "]").str();
+  if (element.isBF16())
+    return "bf16::toFloat(" + at + ".bits)";
+  // A bool read as its byte: GCC does not vectorise a loop that loads
+  // bool next to floats (an attention mask's select).
+  if (element.isInteger(1))
+    return ("(reinterpret_cast<const unsigned char *>(" + buffer + ")[" +
+            index + "] != 0)")
+        .str();
+  return at;
+}
+
+std::string emit::storeElement(StringRef buffer, StringRef index,
+                               Type element, StringRef value) {
+  std::string at = (buffer + "[" + index + "]").str();
+  return element.isBF16() ? at + ".bits = bf16::round(" + value.str() + ");"
+                          : at + " = " + value.str() + ";";
+}
+
 const char *emit::dtypeName(Type type) {
   if (type.isF32())
     return "DType::F32";

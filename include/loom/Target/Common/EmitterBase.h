@@ -53,6 +53,17 @@ std::string sanitize(StringRef name);
 std::string cppQuote(StringRef text);
 /// The C++ type of an element type the backends support, else null.
 const char *cppType(Type type);
+/// The C++ type generated loops hold a value of `type` in: cppType, but
+/// float for bf16 (loom/Runtime/BFloat16.h: exact; loops that copy the
+/// bf16 struct are not vectorised).
+const char *scalarType(Type type);
+/// `buffer[index]` read into a scalar of scalarType(element) (a bf16 or a
+/// bool through its bits: loops that load the struct or a bool are not
+/// vectorised).
+std::string loadElement(StringRef buffer, StringRef index, Type element);
+/// The statement writing a scalar `value` to `buffer[index]`.
+std::string storeElement(StringRef buffer, StringRef index, Type element,
+                         StringRef value);
 /// The runtime's DType of a tensor element type, else null.
 const char *dtypeName(Type type);
 /// The runtime's communicator of a mesh axis (loomrt collectives name the
