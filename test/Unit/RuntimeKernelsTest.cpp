@@ -942,3 +942,25 @@ TEST(RuntimeThreads, DenormalsAreFlushedToZero) {
   _mm_setcsr(saved);
 }
 #endif
+
+TEST(Bf16Test, RoundToFloatIsRoundThenWiden) {
+  // Every bf16 bit pattern as the top half, with low halves below, at and
+  // above the tie, odd and even: every rounding case, the infinities and
+  // every NaN (quiet and signalling, both signs) among them.
+  int checked = 0;
+  for (uint32_t top = 0; top <= 0xffffu; ++top)
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u,
+                         0xffffu}) {
+      const uint32_t u = top << 16 | low;
+      float x;
+      std::memcpy(&x, &u, sizeof x);
+      const float want = bf16::toFloat(bf16::round(x));
+      const float got = bf16::roundToFloat(x);
+      uint32_t wantBits, gotBits;
+      std::memcpy(&wantBits, &want, sizeof want);
+      std::memcpy(&gotBits, &got, sizeof got);
+      ASSERT_EQ(gotBits, wantBits) << std::hex << u;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 65536 * 6);
+}
