@@ -5,10 +5,10 @@ A GPT (loom.models.gpt: --layers, --hidden, --heads, --seq, --vocab,
 --batch; shapes only) compiled by `loomc --emit-only` in f32 and in bf16
 (loom-mixed-precision). Prints each program's activation peak and device
 peak from the memory plan (memory.json), the ratios bf16/f32, and how many
-of the step's GEMMs run on bf16 buffers. Memory only: on the CPU backend a
-bf16 product widens its operands (no bf16 arithmetic there), so CPU step
-times say nothing about a GPU's; the device check measures those. Never
-fails on a figure.
+of the step's GEMMs run on bf16 buffers. Memory only: CPU step times say
+nothing about a GPU's (the device check measures those); the CPU step in
+bf16 against PyTorch's autocast is bench/train_step_vs_pytorch.py
+--precision bf16. Never fails on a figure.
 """
 
 import argparse
