@@ -66,8 +66,20 @@ if(NOT DEFINED LOOM_CPU_ARCH)
   set(LOOM_CPU_ARCH ${_arch} CACHE STRING
       "-march of the CPU runtime's kernels and of the programs loomc builds (generic: none)")
 endif()
+#
+# With an -march, loops vectorise at the widest vectors it has: GCC's
+# default for AVX-512 CPUs is 256-bit vectors (older ones lowered their
+# clock for 512-bit code). On a 2-core Sapphire Rapids (2026-12-07) 512-bit
+# loops made the LLaMA h256 training step 2 % faster in f32 and 7 % in bf16
+# (its elementwise loops round every result), with the same loss bits. A
+# CPU without AVX-512 ignores the preference.
 if(LOOM_CPU_ARCH STREQUAL "generic")
   set(LOOM_CPU_FLAGS "")
 else()
   set(LOOM_CPU_FLAGS -march=${LOOM_CPU_ARCH} -ffp-contract=off)
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-mprefer-vector-width=512 LOOM_HAVE_VECTOR_WIDTH)
+  if(LOOM_HAVE_VECTOR_WIDTH)
+    list(APPEND LOOM_CPU_FLAGS -mprefer-vector-width=512)
+  endif()
 endif()
