@@ -581,7 +581,7 @@ const float *widen(const bf16 *x, int64_t count, int slot) {
   std::vector<float> &buffer = scratch[slot];
   buffer.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
-    buffer[i] = x[i];
+    buffer[i] = bf16::toFloat(x[i].bits);
   return buffer.data();
 }
 
@@ -706,10 +706,18 @@ void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
     badCall("softmax", "negative size");
   int64_t count = outer * n * inner;
   thread_local std::vector<float> wide;
-  wide.assign(x, x + count);
-  softmax(wide.data(), wide.data(), outer, n, inner, log);
+  wide.resize(static_cast<size_t>(count));
+  // Through the bits, in parallel: a loop that converts the bf16 struct
+  // is not vectorised (the attention scores' softmax spent half its time
+  // there). The pointer is taken here: `wide` is this thread's.
+  float *w = wide.data();
+  LOOM_PARALLEL_FOR(count)
   for (int64_t i = 0; i < count; ++i)
-    y[i] = wide[i];
+    w[i] = bf16::toFloat(x[i].bits);
+  softmax(w, w, outer, n, inner, log);
+  LOOM_PARALLEL_FOR(count)
+  for (int64_t i = 0; i < count; ++i)
+    y[i].bits = bf16::round(w[i]);
 }
 
 namespace {
