@@ -250,8 +250,10 @@ LogicalResult EmitterBase::printReduceStep(
                        column)
                           .str();
   if (!op.isFused()) {
-    s.indent(indent) << "const " << accType << " x = " << name(op.getInput())
-                     << "[" << index << "];\n";
+    s.indent(indent) << "const " << accType << " x = "
+                     << loadElement(name(op.getInput()), index,
+                                    elementType(op.getInput()))
+                     << ";\n";
   } else {
     // The fused elementwise ops compute the element from every input at
     // the same index (they are all of the reduced shape).
