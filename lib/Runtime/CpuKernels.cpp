@@ -4,10 +4,11 @@
 // in double in a fixed order and each result is rounded to float once, so
 // the results are the same for any number of threads. Two exceptions, for
 // speed: gemm is the GEMM library's (cmake/LoomCpu.cmake: oneDNN's
-// dnnl_sgemm, which may split k among threads, or cblas_sgemm); softmax and
-// cross-entropy evaluate exp in float (loom/Runtime/VecMath.h, vectorised),
-// once per element, as PyTorch does, and sum a row in 8 lanes (still in
-// double, in a fixed order). Kernels that can fail (bad labels or indices)
+// dnnl_sgemm, which may split k among threads, or cblas_sgemm; bf16:
+// oneDNN's matmul, each shape checked once against the widened f32 gemm);
+// softmax and cross-entropy evaluate exp in float (loom/Runtime/VecMath.h,
+// vectorised), once per element, as PyTorch does, and sum a row in 8 lanes
+// (still in double, in a fixed order). Kernels that can fail (bad labels or indices)
 // check all their inputs first, on the calling thread, and only then start
 // the parallel loops.
 //
