@@ -117,6 +117,19 @@ TEST(GemmTest, ZeroStrideBroadcastsOneOperand) {
   EXPECT_EQ(c, expected);
 }
 
+/// The exact (double) dot product of query row i and key row j of head h
+/// in batch b, q and k laid out [B, S, H, D] (f32 or bf16 elements).
+template <typename T>
+double headDot(const std::vector<T> &q, const std::vector<T> &k, int64_t S,
+               int64_t H, int64_t D, int64_t b, int64_t h, int64_t i,
+               int64_t j) {
+  double sum = 0;
+  for (int64_t d = 0; d < D; ++d)
+    sum += static_cast<double>(float(q[((b * S + i) * H + h) * D + d])) *
+           float(k[((b * S + j) * H + h) * D + d]);
+  return sum;
+}
+
 TEST(GemmTest, StridedReadsHeadsInPlace) {
   // Attention's scores q k^T per (batch, head), q and k [B, S, H, D] read in
   // place: matrix (b, h) starts at b*S*H*D + h*D with rows H*D apart; C is
@@ -134,11 +147,7 @@ TEST(GemmTest, StridedReadsHeadsInPlace) {
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < S; ++i) {
         for (int64_t j = 0; j < S; ++j) {
-          double sum = 0;
-          for (int64_t d = 0; d < D; ++d)
-            sum += static_cast<double>(q[((b * S + i) * H + h) * D + d]) *
-                   k[((b * S + j) * H + h) * D + d];
-          ref.push_back(sum);
+          ref.push_back(headDot(q, k, S, H, D, b, h, i, j));
           got.push_back(c[(b * H + h) * S * ldc + i * ldc + j]);
         }
         EXPECT_EQ(c[(b * H + h) * S * ldc + i * ldc + S], -7.0f);
@@ -257,11 +266,7 @@ TEST(GemmTest, Bf16StridedIsTheExactProductRoundedOnce) {
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < S; ++i) {
           for (int64_t j = 0; j < S; ++j) {
-            double sum = 0;
-            for (int64_t d = 0; d < D; ++d)
-              sum += static_cast<double>(
-                         float(q[((b * S + i) * H + h) * D + d])) *
-                     float(k[((b * S + j) * H + h) * D + d]);
+            double sum = headDot(q, k, S, H, D, b, h, i, j);
             float got = c[(b * H + h) * S * ldc + i * ldc + j];
             float expected = bf16(static_cast<float>(sum));
             if (got != expected) {
