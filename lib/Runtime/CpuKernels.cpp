@@ -491,10 +491,23 @@ void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, bf16 *pc) const {
   auto memory = [](const dnnl::memory::desc &d, const void *data) {
     return dnnl::memory(d, cpuEngine(), const_cast<void *>(data));
   };
+#ifdef _OPENMP
+  // On one thread: oneDNN 2.6's AMX matmul races when it splits some
+  // shapes among threads (16 x 50 x 32 with B transposed: a quarter of C
+  // wrong in 8 of 30 runs on 2 threads, never on 1). One core's AMX tiles
+  // still multiply at 2.5x the f32 gemm's rate on both cores (805 against
+  // 322 GFLOP/s at 1024 x 768 x 256), and the bits no longer depend on
+  // the thread count.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
   primitive.execute(stream, {{DNNL_ARG_SRC, memory(a, pa)},
                              {DNNL_ARG_WEIGHTS, memory(b, pb)},
                              {DNNL_ARG_DST, memory(c, pc)}});
   stream.wait();
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
 }
 
 /// The matmul primitive of a strided bf16 gemm shape (all sizes >= 1),

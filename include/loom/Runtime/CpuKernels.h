@@ -85,9 +85,10 @@ void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 /// bf16 operands and result (--precision bf16): each product of two bf16
 /// values is exact in f32, the sums are f32 (as tensor cores do), and C is
 /// rounded to bf16 once. With oneDNN, through its bf16 matmul (AMX tiles
-/// where the CPU has them); otherwise, and for a shape whose first matmul
-/// disagreed with the widening path, the operands are widened into
-/// per-thread scratch memory and multiplied by the f32 gemm.
+/// where the CPU has them; on one thread: its threaded AMX kernels race on
+/// some shapes); otherwise, and for a shape whose first matmul disagreed
+/// with the widening path, the operands are widened into per-thread
+/// scratch memory and multiplied by the f32 gemm.
 void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
           int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
           int64_t strideB, bf16 *c, int64_t strideC);
