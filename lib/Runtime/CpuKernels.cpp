@@ -647,8 +647,9 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
           c[row + j] = product[row + j];
       }
 #ifdef LOOM_GEMM_DNNL
-  // A shape's first call: the matmul's C against the one just written.
-  // (oneDNN 2.6's AMX kernels get some shapes wrong; see the header.)
+  // A shape's first call: the matmul's C against the one just written
+  // (insurance: oneDNN 2.6's threaded AMX kernels were wrong on some
+  // shapes; see Bf16Matmul::run).
   if (matmul && matmul->state == Bf16Matmul::State::Unchecked) {
     thread_local std::vector<bf16> check;
     check.resize(static_cast<size_t>(cSpan));

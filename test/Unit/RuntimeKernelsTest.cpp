@@ -329,10 +329,11 @@ void expectExactProductsRoundedOnce(const GemmCase &p, int64_t batch,
 
 TEST_P(Bf16GemmTest, IsTheExactProductRoundedOnce) {
   // Dense bf16 matrices, each transpose, one weight shared by a batch of
-  // two (stride 0, as a linear layer's), and the shape that oneDNN 2.6's
-  // AMX kernel gets wrong with B transposed (16 x 50 x 32). Each shape
-  // twice: its first call widens and checks oneDNN's matmul against that,
-  // later calls take the matmul where it agreed.
+  // two (stride 0, as a linear layer's), and the shape on which oneDNN
+  // 2.6's AMX kernel raced when threaded, with B transposed (16 x 50 x 32:
+  // a quarter of C wrong in 8 of 30 runs; the runtime runs it on one
+  // thread). Each shape twice: its first call widens and checks oneDNN's
+  // matmul against that, later calls take the matmul where it agreed.
   const GemmCase p = GetParam();
   const int64_t shapes[][4] = {{2, 16, 48, 40}, {1, 16, 50, 32}};
   for (const auto &shape : shapes) {

@@ -99,8 +99,7 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t cOuter, int64_t cInner, int64_t ldc);
 /// The bf16 gemms oneDNN's matmul has computed so far, and the shapes it
 /// was refused for (its first product disagreed with the widening path's
-/// beyond the f32 sums' rounding: oneDNN 2.6's AMX kernel for
-/// 16 x 50 x 32 with B transposed gets a quarter of C wrong); for tests.
+/// beyond the f32 sums' rounding); for tests.
 struct Bf16MatmulCounts {
   int64_t calls = 0, refusedShapes = 0;
 };
