@@ -954,10 +954,14 @@ TEST(RuntimeThreads, DenormalsAreFlushedToZero) {
 }
 #endif
 
-TEST(Bf16Test, RoundToFloatIsRoundThenWiden) {
+TEST(Bf16Test, RoundsToNearestEvenAndQuietsNaN) {
   // Every bf16 bit pattern as the top half, with low halves below, at and
-  // above the tie, odd and even: every rounding case, the infinities and
-  // every NaN (quiet and signalling, both signs) among them.
+  // above the tie: every rounding case, the infinities, overflow to them,
+  // subnormals and every NaN (quiet and signalling, both signs). The
+  // reference decides by cases on the bits: a finite float rounds to its
+  // top half when the low half is under 0x8000, to the next pattern up
+  // (in magnitude) when over, and to the even one of the two at the tie; a
+  // NaN keeps its sign and top payload and gets the quiet bit.
   int checked = 0;
   for (uint32_t top = 0; top <= 0xffffu; ++top)
     for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u,
@@ -965,12 +969,17 @@ TEST(Bf16Test, RoundToFloatIsRoundThenWiden) {
       const uint32_t u = top << 16 | low;
       float x;
       std::memcpy(&x, &u, sizeof x);
-      const float want = bf16::toFloat(bf16::round(x));
-      const float got = bf16::roundToFloat(x);
-      uint32_t wantBits, gotBits;
-      std::memcpy(&wantBits, &want, sizeof want);
-      std::memcpy(&gotBits, &got, sizeof got);
-      ASSERT_EQ(gotBits, wantBits) << std::hex << u;
+      const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+      uint32_t want = top;
+      if (nan)
+        want = top | 0x0040u;
+      else if (low > 0x8000u || (low == 0x8000u && (top & 1u)))
+        want = top + 1;
+      ASSERT_EQ(bf16::round(x), want) << std::hex << u;
+      const float wide = bf16::roundToFloat(x);
+      uint32_t wideBits;
+      std::memcpy(&wideBits, &wide, sizeof wide);
+      ASSERT_EQ(wideBits, want << 16) << std::hex << u;
       ++checked;
     }
   EXPECT_EQ(checked, 65536 * 6);

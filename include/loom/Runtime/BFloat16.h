@@ -43,10 +43,10 @@ struct bf16 {
     std::memcpy(&f, &u, sizeof f);
     return f;
   }
-  /// `value` rounded to the nearest bf16, as a float (exact):
-  /// toFloat(round(value)) without moving the bits down and up again, and
-  /// NaN found by a float compare (fewer vector operations per element in
-  /// the generated loops, which round every bf16 op's result).
+  /// `value` rounded to the nearest bf16, as a float (exact): the one
+  /// rounding (round takes its top half). The bits stay in place and NaN
+  /// is found by a float compare: few vector operations per element in the
+  /// generated loops, which round every bf16 op's result.
   static LOOM_BF16_HD float roundToFloat(float value) {
     uint32_t u;
     std::memcpy(&u, &value, sizeof u);
@@ -58,12 +58,12 @@ struct bf16 {
     return f;
   }
 
+  /// The bits of `value` rounded to the nearest bf16 (ties to even; a NaN
+  /// keeps its sign and is made quiet).
   static LOOM_BF16_HD uint16_t round(float value) {
+    const float rounded = roundToFloat(value);
     uint32_t u;
-    std::memcpy(&u, &value, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, make it quiet
-      return static_cast<uint16_t>((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
+    std::memcpy(&u, &rounded, sizeof u);
     return static_cast<uint16_t>(u >> 16);
   }
 };
