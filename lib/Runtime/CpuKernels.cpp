@@ -466,15 +466,24 @@ int64_t stridedSpan(int64_t outer, int64_t inner, int64_t rows, int64_t cols,
          (rows - 1) * ld + cols;
 }
 
-std::atomic<int64_t> bf16MatmulCalls{0}, bf16MatmulRefused{0};
+std::atomic<int64_t> bf16MatmulCalls{0}, bf16MatmulRefused{0},
+    bf16MatmulSplit{0};
 
 #ifdef LOOM_GEMM_DNNL
-/// A strided bf16 gemm shape as one oneDNN matmul primitive, and whether
-/// its first product agreed with the widening path.
+/// A strided bf16 gemm shape as oneDNN matmul primitives, one per part of
+/// the product (a block of the batch, of C's rows or of its columns) that
+/// a thread computes, and whether its first product agreed with the
+/// widening path.
 struct Bf16Matmul {
   enum class State { Unchecked, Agrees, Refused };
-  dnnl::matmul primitive;
-  dnnl::memory::desc a, b, c;
+  /// One thread's block: a primitive on one thread and where its A, B and
+  /// C start, in elements from the shape's.
+  struct Part {
+    dnnl::matmul primitive;
+    dnnl::memory::desc a, b, c;
+    int64_t aOffset = 0, bOffset = 0, cOffset = 0;
+  };
+  std::vector<Part> parts;
   std::atomic<State> state{State::Unchecked};
 
   /// C = op(A) op(B) into `c` (laid out as the shape's C).
@@ -486,31 +495,118 @@ const dnnl::engine &cpuEngine() {
   return engine;
 }
 
+// Every primitive is built for and run on one thread, and a product is
+// split into blocks, one per thread, instead: oneDNN 2.6's AMX matmul
+// races when it splits some shapes among threads itself (16 x 50 x 32 with
+// B transposed: a quarter of C wrong in 8 of 30 runs on 2 threads, never on
+// 1). Each thread's block is its own primitive with its own (per-thread)
+// scratchpad, so no two threads share a kernel's buffers, and the bits do
+// not depend on the thread count (each element is one block's sum).
 void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, bf16 *pc) const {
-  thread_local dnnl::stream stream(cpuEngine());
-  auto memory = [](const dnnl::memory::desc &d, const void *data) {
-    return dnnl::memory(d, cpuEngine(), const_cast<void *>(data));
+  auto runPart = [&](const Part &part) {
+    thread_local dnnl::stream stream(cpuEngine());
+    auto memory = [](const dnnl::memory::desc &d, const void *data) {
+      return dnnl::memory(d, cpuEngine(), const_cast<void *>(data));
+    };
+    part.primitive.execute(stream,
+                           {{DNNL_ARG_SRC, memory(part.a, pa + part.aOffset)},
+                            {DNNL_ARG_WEIGHTS,
+                             memory(part.b, pb + part.bOffset)},
+                            {DNNL_ARG_DST, memory(part.c, pc + part.cOffset)}});
+    stream.wait();
   };
+  const int count = static_cast<int>(parts.size());
 #ifdef _OPENMP
-  // On one thread: oneDNN 2.6's AMX matmul races when it splits some
-  // shapes among threads (16 x 50 x 32 with B transposed: a quarter of C
-  // wrong in 8 of 30 runs on 2 threads, never on 1). One core's AMX tiles
-  // still multiply at 2.5x the f32 gemm's rate on both cores (805 against
-  // 322 GFLOP/s at 1024 x 768 x 256), and the bits no longer depend on
-  // the thread count.
+  if (count > 1 && !omp_in_parallel()) {
+#pragma omp parallel for num_threads(count) schedule(static, 1)
+    for (int i = 0; i < count; ++i) {
+      omp_set_num_threads(1); // this thread's task only
+      runPart(parts[i]);
+    }
+    bf16MatmulSplit.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
 #endif
-  primitive.execute(stream, {{DNNL_ARG_SRC, memory(a, pa)},
-                             {DNNL_ARG_WEIGHTS, memory(b, pb)},
-                             {DNNL_ARG_DST, memory(c, pc)}});
-  stream.wait();
+  for (const Part &part : parts)
+    runPart(part);
 #ifdef _OPENMP
   omp_set_num_threads(threads);
 #endif
 }
 
-/// The matmul primitive of a strided bf16 gemm shape (all sizes >= 1),
+/// A block of a strided gemm's product: [o0, o0 + outer) of the outer
+/// batch, [i0, i0 + inner) of the inner one, C's rows [r0, r0 + m) and
+/// columns [j0, j0 + n).
+struct GemmBlock {
+  int64_t o0, outer, i0, inner, r0, m, j0, n;
+};
+
+/// How a product of `outer` x `inner` m x n matrices (k deep) is split
+/// among `threads` threads: whole matrices where the batch divides evenly,
+/// else bands of C's rows or columns (multiples of 16, AMX's tile), else
+/// uneven batch blocks; one block where the product is too small for a
+/// fork and join to pay (about 2 us of AMX work). Columns rather than rows
+/// where A is transposed: a band of op(A)'s rows is then a band of the
+/// stored A's columns, which oneDNN's AMX kernel does not take (it falls
+/// back to its AVX-512 gemm).
+std::vector<GemmBlock> splitGemm(bool transA, int64_t outer, int64_t inner,
+                                 int64_t m, int64_t n, int64_t k,
+                                 int threads) {
+  const GemmBlock whole = {0, outer, 0, inner, 0, m, 0, n};
+  const double work = double(outer) * inner * m * n * k;
+  if (threads < 2 || work < double(1 << 20))
+    return {whole};
+  std::vector<GemmBlock> blocks;
+  // Cuts `extent` into `threads` pieces of `align`-multiples; `set` fills
+  // a block's start and extent.
+  auto cut = [&](int64_t extent, int64_t align, auto set) {
+    int64_t piece = (extent + threads - 1) / threads;
+    piece = (piece + align - 1) / align * align;
+    for (int64_t start = 0; start < extent; start += piece) {
+      GemmBlock block = whole;
+      set(block, start, std::min(piece, extent - start));
+      blocks.push_back(block);
+    }
+  };
+  auto outerSet = [](GemmBlock &b, int64_t s, int64_t e) {
+    b.o0 = s;
+    b.outer = e;
+  };
+  auto innerSet = [](GemmBlock &b, int64_t s, int64_t e) {
+    b.i0 = s;
+    b.inner = e;
+  };
+  auto rowSet = [](GemmBlock &b, int64_t s, int64_t e) {
+    b.r0 = s;
+    b.m = e;
+  };
+  auto colSet = [](GemmBlock &b, int64_t s, int64_t e) {
+    b.j0 = s;
+    b.n = e;
+  };
+  const int64_t band = 16 * threads;
+  if (outer % threads == 0)
+    cut(outer, 1, outerSet);
+  else if (inner % threads == 0)
+    cut(inner, 1, innerSet);
+  else if (!transA && m >= band)
+    cut(m, 16, rowSet);
+  else if (n >= band)
+    cut(n, 16, colSet);
+  else if (m >= band)
+    cut(m, 16, rowSet);
+  else if (outer >= threads)
+    cut(outer, 1, outerSet);
+  else if (inner >= threads)
+    cut(inner, 1, innerSet);
+  else
+    blocks.push_back(whole);
+  return blocks;
+}
+
+/// The matmul primitives of a strided bf16 gemm shape (all sizes >= 1),
 /// built on its first call and kept for the process; null where oneDNN
 /// refuses the strides or has only its reference kernel for them (slower
 /// than widening).
@@ -524,40 +620,77 @@ Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
   static std::map<Key, std::unique_ptr<Bf16Matmul>> built;
   const Key key = {transA, transB, outer, inner, m,   n,      k,      aOuter,
                    aInner, lda,    bOuter, bInner, ldb, cOuter, cInner, ldc};
-  // rows x cols matrices, outer x inner of them. An operand whose batch
-  // stride is 0 is one matrix broadcast along that dimension (oneDNN:
-  // extent 1 there); the stride of an extent-1 dimension is never used.
-  auto desc = [](int64_t o, int64_t i, int64_t rows, int64_t cols,
-                 int64_t so, int64_t si, int64_t sr, int64_t sc) {
-    const int64_t span = rows * cols;
-    return dnnl::memory::desc({so == 0 ? 1 : o, si == 0 ? 1 : i, rows, cols},
+  // A bf16 [o, i, rows, cols] operand. A batch dimension of extent 1
+  // takes the stride a plain (row-major) layout would give it: oneDNN
+  // reads the dimensions' order from the strides, and a batch stride
+  // smaller than a matrix's span made it see a permuted layout and fall
+  // back from AMX to its AVX-512 gemm (a row block of a bigger C, or a
+  // broadcast weight).
+  auto plain = [](std::array<int64_t, 4> dims, std::array<int64_t, 4> st) {
+    for (int d = 1; d >= 0; --d)
+      if (dims[d] == 1) {
+        st[d] = 1;
+        for (int inner = d + 1; inner < 4; ++inner)
+          st[d] = std::max(st[d], st[inner] * dims[inner]);
+      }
+    return dnnl::memory::desc({dims[0], dims[1], dims[2], dims[3]},
                               dnnl::memory::data_type::bf16,
-                              {so == 0 ? span : so, si == 0 ? span : si, sr,
-                               sc});
+                              {st[0], st[1], st[2], st[3]});
+  };
+  // rows x cols matrices, o x i of them. An operand whose batch stride is
+  // 0 is one matrix broadcast along that dimension (oneDNN: extent 1
+  // there).
+  auto desc = [&](int64_t o, int64_t i, int64_t rows, int64_t cols,
+                  int64_t so, int64_t si, int64_t sr, int64_t sc) {
+    return plain({so == 0 ? 1 : o, si == 0 ? 1 : i, rows, cols},
+                 {so, si, sr, sc});
+  };
+  auto part = [&](const GemmBlock &blk) {
+    Bf16Matmul::Part made;
+    made.a = transA ? desc(blk.outer, blk.inner, blk.m, k, aOuter, aInner, 1,
+                           lda)
+                    : desc(blk.outer, blk.inner, blk.m, k, aOuter, aInner,
+                           lda, 1);
+    made.b = transB ? desc(blk.outer, blk.inner, k, blk.n, bOuter, bInner, 1,
+                           ldb)
+                    : desc(blk.outer, blk.inner, k, blk.n, bOuter, bInner,
+                           ldb, 1);
+    // C is written whole: no extent-1 dimension stands for a batch.
+    made.c = plain({blk.outer, blk.inner, blk.m, blk.n},
+                   {cOuter, cInner, ldc, 1});
+    made.aOffset = blk.o0 * aOuter + blk.i0 * aInner +
+                   (transA ? blk.r0 : blk.r0 * lda);
+    made.bOffset = blk.o0 * bOuter + blk.i0 * bInner +
+                   (transB ? blk.j0 * ldb : blk.j0);
+    made.cOffset = blk.o0 * cOuter + blk.i0 * cInner + blk.r0 * ldc + blk.j0;
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(made.a, made.b, made.c), cpuEngine());
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
+      throw dnnl::error(dnnl_unimplemented, "only the reference kernel");
+    made.primitive = dnnl::matmul(pd);
+    return made;
   };
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, added] = built.try_emplace(key);
   if (added) {
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1); // primitives blocked for one thread
+#else
+    const int threads = 1;
+#endif
     try {
       auto made = std::make_unique<Bf16Matmul>();
-      made->a = transA ? desc(outer, inner, m, k, aOuter, aInner, 1, lda)
-                       : desc(outer, inner, m, k, aOuter, aInner, lda, 1);
-      made->b = transB ? desc(outer, inner, k, n, bOuter, bInner, 1, ldb)
-                       : desc(outer, inner, k, n, bOuter, bInner, ldb, 1);
-      // C is written whole: no extent-1 dimension stands for a batch.
-      made->c = dnnl::memory::desc(
-          {outer, inner, m, n}, dnnl::memory::data_type::bf16,
-          {cOuter == 0 ? m * n : cOuter, cInner == 0 ? m * n : cInner, ldc,
-           1});
-      dnnl::matmul::primitive_desc pd(
-          dnnl::matmul::desc(made->a, made->b, made->c), cpuEngine());
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
-        made->primitive = dnnl::matmul(pd);
-        it->second = std::move(made);
-      }
+      for (const GemmBlock &blk : splitGemm(transA, outer, inner, m, n, k, threads))
+        made->parts.push_back(part(blk));
+      it->second = std::move(made);
     } catch (const dnnl::error &) {
-      // Strides oneDNN does not take: the widening path.
+      // Strides oneDNN does not take, or only its reference kernel for
+      // them: the widening path.
     }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
   }
   return it->second.get();
 }
@@ -667,6 +800,7 @@ Bf16MatmulCounts bf16MatmulCounts() {
   Bf16MatmulCounts counts;
   counts.calls = bf16MatmulCalls.load(std::memory_order_relaxed);
   counts.refusedShapes = bf16MatmulRefused.load(std::memory_order_relaxed);
+  counts.splitCalls = bf16MatmulSplit.load(std::memory_order_relaxed);
   return counts;
 }
 

@@ -12,10 +12,12 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -367,6 +369,56 @@ TEST(Bf16GemmMatmulTest, LaterCallsOfAShapeTakeOneDnnsMatmul) {
   EXPECT_EQ(after.refusedShapes, before.refusedShapes);
   EXPECT_EQ(after.calls - before.calls, 2);
   expectExactProductsRoundedOnce({false, false}, 1, m, n, k, a, b, c);
+}
+
+TEST_P(Bf16GemmTest, SplitAmongThreadsIsTheExactProductEveryTime) {
+  // Products large enough to be split among the threads, one per way of
+  // splitting: an even batch, C's rows (with an uneven batch of three),
+  // and C's columns (few rows). Small integers make every partial sum
+  // exact in f32, so each element of every call is the exact sum rounded
+  // to bf16 once, whatever the order: the widening path's first call and
+  // each split matmul call after it. A race between the threads' blocks
+  // would show as a call with a wrong element.
+  const GemmCase p = GetParam();
+  const int64_t shapes[][4] = {
+      {2, 64, 128, 128}, {3, 96, 64, 64}, {1, 16, 256, 256}};
+  std::mt19937 gen(43);
+  std::uniform_int_distribution<int> small(-4, 4);
+  const Bf16MatmulCounts before = bf16MatmulCounts();
+  for (const auto &shape : shapes) {
+    const int64_t batch = shape[0], m = shape[1], n = shape[2], k = shape[3];
+    std::vector<float> af(batch * m * k), bf(k * n);
+    for (float &x : af)
+      x = small(gen);
+    for (float &x : bf)
+      x = small(gen);
+    std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+    std::vector<bf16> expected;
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<float> wa(af.begin() + i * m * k,
+                            af.begin() + (i + 1) * m * k);
+      for (double sum : referenceProduct(p, m, n, k, wa, bf,
+                                         std::vector<double>(m * n, 0.0)))
+        expected.push_back(bf16(static_cast<float>(sum)));
+    }
+    for (int call = 0; call < 6; ++call) {
+      std::vector<bf16> c(batch * m * n, bf16(-7.0f));
+      gemm(p.transA, p.transB, batch, m, n, k, a.data(), m * k, b.data(), 0,
+           c.data(), m * n);
+      int64_t wrong = 0;
+      for (size_t e = 0; e < c.size(); ++e)
+        wrong += c[e].bits != expected[e].bits;
+      ASSERT_EQ(wrong, 0) << "batch " << batch << " m " << m << " n " << n
+                          << ", call " << call;
+    }
+  }
+  const Bf16MatmulCounts after = bf16MatmulCounts();
+  EXPECT_EQ(after.refusedShapes, before.refusedShapes);
+  // Each shape's check of its matmul and its five matmul calls.
+  if (std::thread::hardware_concurrency() > 1 &&
+      !std::getenv("OMP_NUM_THREADS")) {
+    EXPECT_GE(after.splitCalls - before.splitCalls, 3 * 6);
+  }
 }
 #endif
 

@@ -99,9 +99,10 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
                  int64_t cOuter, int64_t cInner, int64_t ldc);
 /// The bf16 gemms oneDNN's matmul has computed so far, and the shapes it
 /// was refused for (its first product disagreed with the widening path's
-/// beyond the f32 sums' rounding); for tests.
+/// beyond the f32 sums' rounding), and how many of its runs (checks
+/// included) were split among threads; for tests.
 struct Bf16MatmulCounts {
-  int64_t calls = 0, refusedShapes = 0;
+  int64_t calls = 0, refusedShapes = 0, splitCalls = 0;
 };
 Bf16MatmulCounts bf16MatmulCounts();
 
