@@ -547,10 +547,14 @@ struct GemmBlock {
 /// among `threads` threads: whole matrices where the batch divides evenly,
 /// else bands of C's rows or columns (multiples of 16, AMX's tile), else
 /// uneven batch blocks; one block where the product is too small for a
-/// fork and join to pay (about 2 us of AMX work). Columns rather than rows
-/// where A is transposed: a band of op(A)'s rows is then a band of the
-/// stored A's columns, which oneDNN's AMX kernel does not take (it falls
-/// back to its AVX-512 gemm).
+/// fork and join to pay (about 2 us of AMX work). oneDNN 2.6's AMX kernel
+/// takes no operand that is a band of a wider matrix's columns (it falls
+/// back to its AVX-512 bf16 gemm): a band of C's rows reads such a band
+/// of a transposed A, a band of C's columns one of an untransposed B. So
+/// rows where A is not transposed, else columns: AMX where B is
+/// transposed, the AVX-512 gemm otherwise (the weight gradients, dY^T X).
+/// Splitting their contraction instead (f32 partial sums on AMX, then
+/// added) measured no faster in a GPT step.
 std::vector<GemmBlock> splitGemm(bool transA, int64_t outer, int64_t inner,
                                  int64_t m, int64_t n, int64_t k,
                                  int threads) {
