@@ -255,3 +255,29 @@ func.func @shared_across_work(%x: tensor<4x4xf32>, %r: tensor<4x1xf32>,
   %b = loom.sub %d, %p : tensor<4x4xf32>
   return %a, %b, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A bf16 gradient widened for the optimizer, read by both moments'
+// updates after other work: the widening is repeated in both loops, which
+// keeps the bf16 gradient live across the matmul instead of its f32
+// buffer (half the bytes). Widening an i32 keeps as many bytes live:
+// it stays materialized.
+// CHECK-LABEL: func.func @widened_gradient_apart
+// CHECK-NEXT: loom.convert %arg0 {loom.fused} : tensor<4x4xbf16> -> tensor<4x4xf32>
+// CHECK-NEXT: loom.convert %arg1 : tensor<4x4xi32> -> tensor<4x4xf32>
+// CHECK-NEXT: loom.dot_general
+func.func @widened_gradient_apart(%g: tensor<4x4xbf16>, %h: tensor<4x4xi32>,
+                                  %m: tensor<4x4xf32>, %v: tensor<4x4xf32>,
+                                  %x: tensor<4x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %w = loom.convert %g : tensor<4x4xbf16> -> tensor<4x4xf32>
+  %w2 = loom.convert %h : tensor<4x4xi32> -> tensor<4x4xf32>
+  %d = loom.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m1 = loom.add %m, %w : tensor<4x4xf32>
+  %sq = loom.mul %w, %w : tensor<4x4xf32>
+  %v1 = loom.add %v, %sq : tensor<4x4xf32>
+  %a = loom.add %d, %w2 : tensor<4x4xf32>
+  %b = loom.sub %d, %w2 : tensor<4x4xf32>
+  return %m1, %v1, %d, %a, %b : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}

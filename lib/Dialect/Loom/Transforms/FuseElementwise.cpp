@@ -15,6 +15,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <functional>
+#include <limits>
 
 namespace mlir {
 namespace loom {
@@ -175,16 +176,25 @@ struct LoomFuseElementwisePass
     }
     // Computing a shared value in its readers' loops moves the reads of
     // its group's inputs to the last of those loops: not past other work
-    // when that outlives an input's last reader (the input would stay live
-    // across it, which can cost more than the buffer saved).
+    // when that outlives inputs' last readers and they are at least as
+    // large as the buffer saved (they would stay live across it). A bf16
+    // gradient widened for the optimizer (read twice, by the two moments'
+    // updates, after the rest of the backward pass) is half its f32 buffer:
+    // it is widened in the update's loops.
     auto keepsInputsLive = [&](Operation *producer, int64_t until) {
-      return llvm::any_of(groupReads(producer).inputs, [&](Value input) {
+      int64_t kept = 0;
+      for (Value input : groupReads(producer).inputs) {
         // A constant lives throughout.
         if (input.getDefiningOp<ConstantOp>())
-          return false;
+          continue;
         int64_t last = lastReader(input);
-        return last < until && others[until] != others[last + 1];
-      });
+        if (last < until && others[until] != others[last + 1])
+          kept += mlir::loom::detail::getNumBytes(input.getType())
+                      .value_or(std::numeric_limits<int64_t>::max() / 4);
+      }
+      std::optional<int64_t> saved =
+          mlir::loom::detail::getNumBytes(producer->getResult(0).getType());
+      return kept > 0 && (!saved || kept >= *saved);
     };
     fuseSharedProducers(body, returned, position, readsDense,
                         keepsInputsLive);

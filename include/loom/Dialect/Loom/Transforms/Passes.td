@@ -1247,7 +1247,9 @@ def LoomFuseElementwise : Pass<"loom-fuse-elementwise", "::mlir::func::FuncOp"> 
     A value with several readers is marked too when every reader computes
     it in its loop (elementwise ops of its shape, or reductions that read
     it densely), the function does not return it, and computing it there
-    reads none of its inputs later across other work than now:
+    does not read inputs at least as large as its result later across
+    other work than now (a bf16 gradient widened to f32 for the optimizer
+    is read in the update's loops: half the bytes kept live):
     - all readers in one group (a diamond, such as SiLU's gradient reading
       the sigmoid twice): the loop computes it once;
     - readers in several groups: each loop computes it again, so only
