@@ -857,20 +857,42 @@ void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
              bool log) {
   if (outer < 0 || n < 0 || inner < 0)
     badCall("softmax", "negative size");
-  int64_t count = outer * n * inner;
-  thread_local std::vector<float> wide;
-  wide.resize(static_cast<size_t>(count));
-  // Through the bits, in parallel: a loop that converts the bf16 struct
-  // is not vectorised (the attention scores' softmax spent half its time
-  // there). The pointer is taken here: `wide` is this thread's.
-  float *w = wide.data();
-  LOOM_PARALLEL_FOR(count)
-  for (int64_t i = 0; i < count; ++i)
-    w[i] = bf16::toFloat(x[i].bits);
-  softmax(w, w, outer, n, inner, log);
-  LOOM_PARALLEL_FOR(count)
-  for (int64_t i = 0; i < count; ++i)
-    y[i].bits = bf16::round(w[i]);
+  if (log || inner != 1) {
+    // The f32 softmax of the widened tensor, through the bits (a loop that
+    // converts the bf16 struct is not vectorised).
+    int64_t count = outer * n * inner;
+    thread_local std::vector<float> wide;
+    wide.resize(static_cast<size_t>(count));
+    float *w = wide.data(); // this thread's, taken outside the loops
+    LOOM_PARALLEL_FOR(count)
+    for (int64_t i = 0; i < count; ++i)
+      w[i] = bf16::toFloat(x[i].bits);
+    softmax(w, w, outer, n, inner, log);
+    LOOM_PARALLEL_FOR(count)
+    for (int64_t i = 0; i < count; ++i)
+      y[i].bits = bf16::round(w[i]);
+    return;
+  }
+  // Rows (the attention scores'): each widened into this thread's row,
+  // the f32 softmax's arithmetic on it, rounded as it is written back, in
+  // one pass over the tensor rather than three.
+  LOOM_PARALLEL_FOR(outer * n)
+  for (int64_t r = 0; r < outer; ++r) {
+    thread_local std::vector<float> row;
+    if (row.size() < static_cast<size_t>(n))
+      row.resize(static_cast<size_t>(n));
+    float *w = row.data();
+    const uint16_t *xs = &x[r * n].bits;
+    uint16_t *ys = &y[r * n].bits;
+    for (int64_t j = 0; j < n; ++j)
+      w[j] = bf16::toFloat(xs[j]);
+    const float maxf = rowMax(n, [&](int64_t j) { return w[j]; });
+    for (int64_t j = 0; j < n; ++j)
+      w[j] = vm::exp(w[j] - maxf);
+    const double inverse = 1.0 / rowSum(n, [&](int64_t j) { return w[j]; });
+    for (int64_t j = 0; j < n; ++j)
+      ys[j] = bf16::round(static_cast<float>(w[j] * inverse));
+  }
 }
 
 namespace {
