@@ -500,8 +500,11 @@ const dnnl::engine &cpuEngine() {
 // races when it splits some shapes among threads itself (16 x 50 x 32 with
 // B transposed: a quarter of C wrong in 8 of 30 runs on 2 threads, never on
 // 1). Each thread's block is its own primitive with its own (per-thread)
-// scratchpad, so no two threads share a kernel's buffers, and the bits do
-// not depend on the thread count (each element is one block's sum).
+// scratchpad, so no two threads share a kernel's buffers. The blocks are
+// fixed by the shape and the thread count, so a run gives the same bits
+// as any other with as many threads; with another thread count oneDNN may
+// pick another kernel or blocking for a block, and the sums' order (and
+// their last bits) may differ, as the f32 gemm's do.
 void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, bf16 *pc) const {
   auto runPart = [&](const Part &part) {
     thread_local dnnl::stream stream(cpuEngine());
