@@ -372,7 +372,18 @@ LogicalResult EmitterBase::emitScalar(Operation *op,
         e << "(" << v(0) << " ? " << v(1) << " : " << v(2) << ")";
       })
       .Case<arith::SIToFPOp, arith::UIToFPOp, arith::ExtUIOp, arith::ExtSIOp,
-            arith::TruncIOp, arith::ExtFOp, arith::TruncFOp>([&](auto) {
+            arith::TruncIOp, arith::ExtFOp, arith::TruncFOp>([&](auto cast) {
+        // A bool widened without sign (a mask or a one-hot compare) as a
+        // select: GCC vectorises no loop that converts a bool computed
+        // from 64-bit integers into a float (the cross-entropy gradient's
+        // one-hot `labels == iota`), but vectorises the select.
+        if (isa<arith::UIToFPOp, arith::ExtUIOp>(cast) &&
+            cast->getOperand(0).getType().isInteger(1)) {
+          std::string type = scalarType(resultType);
+          e << "(" << v(0) << " ? static_cast<" << type
+            << ">(1) : static_cast<" << type << ">(0))";
+          return;
+        }
         e << "static_cast<" << scalarType(resultType) << ">(" << v(0) << ")";
       })
       .Case<arith::FPToSIOp>([&](auto) {
