@@ -420,6 +420,89 @@ TEST_P(Bf16GemmTest, SplitAmongThreadsIsTheExactProductEveryTime) {
     EXPECT_GE(after.splitCalls - before.splitCalls, 3 * 6);
   }
 }
+TEST(Bf16GemmMatmulTest, StridedSplitsAreTheExactProductInPlace) {
+  // gemmStrided's split among threads on padded, strided operands (the
+  // attention heads' case): every way of splitting, with the batch strides
+  // of A, B and C, a broadcast B, transposes, and a padded C whose padding
+  // must stay. Small integers make every sum exact, so each call (the
+  // widening path's, then the split matmul's) is the exact sum rounded to
+  // bf16 once.
+  struct Case {
+    bool transA, transB;
+    int64_t outer, inner, m, n, k;
+    bool broadcastB;
+    const char *split;
+  };
+  const Case cases[] = {
+      {false, true, 2, 3, 64, 64, 64, false, "outer batch"},
+      {false, false, 1, 4, 64, 64, 64, true, "inner batch"},
+      {false, true, 3, 1, 96, 64, 64, false, "rows"},
+      {true, true, 3, 1, 64, 96, 64, false, "columns"},
+      {true, false, 1, 1, 64, 256, 64, true, "columns (B untransposed)"},
+  };
+  std::mt19937 gen(44);
+  std::uniform_int_distribution<int> small(-4, 4);
+  const Bf16MatmulCounts before = bf16MatmulCounts();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.split);
+    // Stored matrices: rows x cols with `pad` spare elements per row, and
+    // spare elements between matrices too.
+    const int64_t aRows = c.transA ? c.k : c.m, aCols = c.transA ? c.m : c.k;
+    const int64_t bRows = c.transB ? c.n : c.k, bCols = c.transB ? c.k : c.n;
+    const int64_t lda = aCols + 3, ldb = bCols + 5, ldc = c.n + 2;
+    const int64_t aInner = aRows * lda + 7, aOuter = c.inner * aInner + 1;
+    const int64_t bInner = c.broadcastB ? 0 : bRows * ldb + 2;
+    const int64_t bOuter = c.broadcastB ? 0 : c.inner * bInner + 3;
+    const int64_t cInner = c.m * ldc + 4, cOuter = c.inner * cInner + 6;
+    std::vector<float> af(c.outer * aOuter), bf(c.broadcastB
+                                                   ? bRows * ldb
+                                                   : c.outer * bOuter);
+    for (float &x : af)
+      x = small(gen);
+    for (float &x : bf)
+      x = small(gen);
+    std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end());
+    auto at = [](const std::vector<float> &v, int64_t base, int64_t ld,
+                 bool trans, int64_t r, int64_t col) {
+      return trans ? v[base + col * ld + r] : v[base + r * ld + col];
+    };
+    for (int call = 0; call < 3; ++call) {
+      std::vector<bf16> cm(c.outer * cOuter, bf16(-7.0f));
+      gemmStrided(c.transA, c.transB, c.outer, c.inner, c.m, c.n, c.k,
+                  a.data(), aOuter, aInner, lda, b.data(), bOuter, bInner,
+                  ldb, cm.data(), cOuter, cInner, ldc);
+      int64_t wrong = 0;
+      std::vector<bool> written(cm.size(), false);
+      for (int64_t o = 0; o < c.outer; ++o)
+        for (int64_t in = 0; in < c.inner; ++in)
+          for (int64_t r = 0; r < c.m; ++r)
+            for (int64_t col = 0; col < c.n; ++col) {
+              double sum = 0;
+              for (int64_t p = 0; p < c.k; ++p)
+                sum += double(at(af, o * aOuter + in * aInner, lda,
+                                 c.transA, r, p)) *
+                       at(bf, o * bOuter + in * bInner, ldb, c.transB, p,
+                          col);
+              const int64_t e = o * cOuter + in * cInner + r * ldc + col;
+              written[e] = true;
+              wrong += cm[e].bits != bf16(static_cast<float>(sum)).bits;
+            }
+      int64_t padding = 0;
+      for (size_t e = 0; e < cm.size(); ++e)
+        padding += !written[e] && float(cm[e]) != -7.0f;
+      EXPECT_EQ(wrong, 0) << "call " << call;
+      EXPECT_EQ(padding, 0) << "call " << call;
+    }
+  }
+  // Each case's check of its matmul and two matmul calls, split.
+  const Bf16MatmulCounts after = bf16MatmulCounts();
+  EXPECT_EQ(after.refusedShapes, before.refusedShapes);
+  if (std::thread::hardware_concurrency() > 1 &&
+      !std::getenv("OMP_NUM_THREADS")) {
+    EXPECT_GE(after.splitCalls - before.splitCalls, 5 * 3);
+  }
+}
+
 #endif
 
 INSTANTIATE_TEST_SUITE_P(AllTransposes, Bf16GemmTest, allTransposes());
