@@ -39,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #ifdef _OPENMP
@@ -480,14 +481,16 @@ struct Bf16Matmul {
   /// C start, in elements from the shape's.
   struct Part {
     dnnl::matmul primitive;
-    dnnl::memory::desc a, b, c;
-    int64_t aOffset = 0, bOffset = 0, cOffset = 0;
+    dnnl::memory::desc a, b, c, bias;
+    int64_t aOffset = 0, bOffset = 0, cOffset = 0, biasOffset = 0;
   };
   std::vector<Part> parts;
+  /// Whether C's rows get a bias (n elements) added before the rounding.
+  bool hasBias = false;
   std::atomic<State> state{State::Unchecked};
 
-  /// C = op(A) op(B) into `c` (laid out as the shape's C).
-  void run(const bf16 *a, const bf16 *b, bf16 *c) const;
+  /// C = op(A) op(B) (+ bias) into `c` (laid out as the shape's C).
+  void run(const bf16 *a, const bf16 *b, const bf16 *bias, bf16 *c) const;
 };
 
 const dnnl::engine &cpuEngine() {
@@ -505,17 +508,20 @@ const dnnl::engine &cpuEngine() {
 // as any other with as many threads; with another thread count oneDNN may
 // pick another kernel or blocking for a block, and the sums' order (and
 // their last bits) may differ, as the f32 gemm's do.
-void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, bf16 *pc) const {
+void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, const bf16 *pbias,
+                     bf16 *pc) const {
   auto runPart = [&](const Part &part) {
     thread_local dnnl::stream stream(cpuEngine());
     auto memory = [](const dnnl::memory::desc &d, const void *data) {
       return dnnl::memory(d, cpuEngine(), const_cast<void *>(data));
     };
-    part.primitive.execute(stream,
-                           {{DNNL_ARG_SRC, memory(part.a, pa + part.aOffset)},
-                            {DNNL_ARG_WEIGHTS,
-                             memory(part.b, pb + part.bOffset)},
-                            {DNNL_ARG_DST, memory(part.c, pc + part.cOffset)}});
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, memory(part.a, pa + part.aOffset)},
+        {DNNL_ARG_WEIGHTS, memory(part.b, pb + part.bOffset)},
+        {DNNL_ARG_DST, memory(part.c, pc + part.cOffset)}};
+    if (hasBias)
+      args[DNNL_ARG_BIAS] = memory(part.bias, pbias + part.biasOffset);
+    part.primitive.execute(stream, args);
     stream.wait();
   };
   const int count = static_cast<int>(parts.size());
@@ -621,12 +627,14 @@ Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
                           int64_t inner, int64_t m, int64_t n, int64_t k,
                           int64_t aOuter, int64_t aInner, int64_t lda,
                           int64_t bOuter, int64_t bInner, int64_t ldb,
-                          int64_t cOuter, int64_t cInner, int64_t ldc) {
-  using Key = std::array<int64_t, 16>;
+                          int64_t cOuter, int64_t cInner, int64_t ldc,
+                          bool bias) {
+  using Key = std::array<int64_t, 17>;
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<Bf16Matmul>> built;
-  const Key key = {transA, transB, outer, inner, m,   n,      k,      aOuter,
-                   aInner, lda,    bOuter, bInner, ldb, cOuter, cInner, ldc};
+  const Key key = {transA, transB, outer,  inner,  m,      n,
+                   k,      aOuter, aInner, lda,    bOuter, bInner,
+                   ldb,    cOuter, cInner, ldc,    bias};
   // A bf16 [o, i, rows, cols] operand. A batch dimension of extent 1
   // takes the stride a plain (row-major) layout would give it: oneDNN
   // reads the dimensions' order from the strides, and a batch stride
@@ -670,8 +678,15 @@ Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
     made.bOffset = blk.o0 * bOuter + blk.i0 * bInner +
                    (transB ? blk.j0 * ldb : blk.j0);
     made.cOffset = blk.o0 * cOuter + blk.i0 * cInner + blk.r0 * ldc + blk.j0;
+    // The bias along C's columns, one row broadcast over everything else.
+    if (bias) {
+      made.bias = plain({1, 1, 1, blk.n}, {0, 0, 0, 1});
+      made.biasOffset = blk.j0;
+    }
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(made.a, made.b, made.c), cpuEngine());
+        bias ? dnnl::matmul::desc(made.a, made.b, made.bias, made.c)
+             : dnnl::matmul::desc(made.a, made.b, made.c),
+        cpuEngine());
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
       throw dnnl::error(dnnl_unimplemented, "only the reference kernel");
     made.primitive = dnnl::matmul(pd);
@@ -688,7 +703,9 @@ Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
 #endif
     try {
       auto made = std::make_unique<Bf16Matmul>();
-      for (const GemmBlock &blk : splitGemm(transA, outer, inner, m, n, k, threads))
+      made->hasBias = bias;
+      for (const GemmBlock &blk :
+           splitGemm(transA, outer, inner, m, n, k, threads))
         made->parts.push_back(part(blk));
       it->second = std::move(made);
     } catch (const dnnl::error &) {
@@ -739,20 +756,13 @@ const float *widen(const bf16 *x, int64_t count, int slot) {
   return buffer.data();
 }
 
-} // namespace
-
-void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
-          int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
-          int64_t strideB, bf16 *c, int64_t strideC) {
-  denseGemm(transA, transB, batch, m, n, k, a, strideA, b, strideB, c,
-            strideC);
-}
-
-void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
-                 int64_t m, int64_t n, int64_t k, const bf16 *a,
-                 int64_t aOuter, int64_t aInner, int64_t lda, const bf16 *b,
-                 int64_t bOuter, int64_t bInner, int64_t ldb, bf16 *c,
-                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+/// The bf16 strided gemm, with a bias (n elements) added to every row of
+/// C before the one rounding where `bias` is given (gemmBias's).
+void bf16Gemm(bool transA, bool transB, int64_t outer, int64_t inner,
+              int64_t m, int64_t n, int64_t k, const bf16 *a, int64_t aOuter,
+              int64_t aInner, int64_t lda, const bf16 *b, int64_t bOuter,
+              int64_t bInner, int64_t ldb, const bf16 *bias, bf16 *c,
+              int64_t cOuter, int64_t cInner, int64_t ldc) {
   if (outer < 0 || inner < 0 || m < 0 || n < 0 || k < 0)
     badCall("gemm", "negative size");
   int64_t aSpan = stridedSpan(outer, inner, transA ? k : m, transA ? m : k,
@@ -765,19 +775,21 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
       outer > 0 && inner > 0 && m > 0 && n > 0 && k > 0
           ? bf16MatmulFor(transA, transB, outer, inner, m, n, k, aOuter,
                           aInner, lda, bOuter, bInner, ldb, cOuter, cInner,
-                          ldc)
+                          ldc, bias != nullptr)
           : nullptr;
   if (matmul && matmul->state == Bf16Matmul::State::Agrees) {
-    matmul->run(a, b, c);
+    matmul->run(a, b, bias, c);
     bf16MatmulCalls.fetch_add(1, std::memory_order_relaxed);
     return;
   }
 #endif
   const float *wa = widen(a, aSpan, 0), *wb = widen(b, bSpan, 1);
+  const float *wbias = bias ? widen(bias, n, 2) : nullptr;
   thread_local std::vector<float> product;
   product.resize(static_cast<size_t>(cSpan));
-  gemmStrided(transA, transB, outer, inner, m, n, k, wa, aOuter, aInner, lda,
-              wb, bOuter, bInner, ldb, product.data(), cOuter, cInner, ldc);
+  stridedGemm(transA, transB, outer, inner, m, n, k, wa, aOuter, aInner, lda,
+              wb, bOuter, bInner, ldb, product.data(), cOuter, cInner, ldc,
+              wbias);
   // Only the elements of C's matrices: a strided C may interleave others.
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i)
@@ -793,7 +805,7 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
   if (matmul && matmul->state == Bf16Matmul::State::Unchecked) {
     thread_local std::vector<bf16> check;
     check.resize(static_cast<size_t>(cSpan));
-    matmul->run(a, b, check.data());
+    matmul->run(a, b, bias, check.data());
     const bool ok = agrees(check.data(), product.data(), outer, inner, m, n,
                            cOuter, cInner, ldc);
     matmul->state = ok ? Bf16Matmul::State::Agrees : Bf16Matmul::State::Refused;
@@ -801,6 +813,30 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
       bf16MatmulRefused.fetch_add(1, std::memory_order_relaxed);
   }
 #endif
+}
+
+} // namespace
+
+void gemm(bool transA, bool transB, int64_t batch, int64_t m, int64_t n,
+          int64_t k, const bf16 *a, int64_t strideA, const bf16 *b,
+          int64_t strideB, bf16 *c, int64_t strideC) {
+  denseGemm(transA, transB, batch, m, n, k, a, strideA, b, strideB, c,
+            strideC);
+}
+
+void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
+                 int64_t m, int64_t n, int64_t k, const bf16 *a,
+                 int64_t aOuter, int64_t aInner, int64_t lda, const bf16 *b,
+                 int64_t bOuter, int64_t bInner, int64_t ldb, bf16 *c,
+                 int64_t cOuter, int64_t cInner, int64_t ldc) {
+  bf16Gemm(transA, transB, outer, inner, m, n, k, a, aOuter, aInner, lda, b,
+           bOuter, bInner, ldb, /*bias=*/nullptr, c, cOuter, cInner, ldc);
+}
+
+void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const bf16 *a, const bf16 *b, const bf16 *bias, bf16 *c) {
+  bf16Gemm(transA, transB, 1, 1, m, n, k, a, 0, 0, transA ? m : k, b, 0, 0,
+           transB ? k : n, bias, c, 0, 0, n);
 }
 
 Bf16MatmulCounts bf16MatmulCounts() {

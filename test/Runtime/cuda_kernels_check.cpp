@@ -122,6 +122,32 @@ int main(int argc, char **argv) {
             download(ctx, dc, cpu.size()), cpu, 1e-4);
   }
 
+  // bf16 gemmBias (--precision bf16's linear layers): small integers, so
+  // the f32 sum is exact and both round it to the same bf16 once.
+  for (int t = 0; t < 4; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    const int64_t m = 37, n = 32, k = 41;
+    std::mt19937 rng(16 + t);
+    std::uniform_int_distribution<int> small(-4, 4);
+    auto ints = [&](size_t count) {
+      std::vector<bf16> v(count);
+      for (bf16 &x : v)
+        x = bf16(static_cast<float>(small(rng) * 8));
+      return v;
+    };
+    std::vector<bf16> a = ints(m * k), b = ints(k * n), bias = ints(n);
+    std::vector<bf16> cpu(m * n);
+    cpu::gemmBias(ta, tb, m, n, k, a.data(), b.data(), bias.data(), cpu.data());
+    bf16 *da = upload(ctx, a), *db = upload(ctx, b), *dbias = upload(ctx, bias);
+    bf16 *dc = upload(ctx, std::vector<bf16>(cpu.size()));
+    cuda::gemmBias(ctx, ta, tb, m, n, k, da, db, dbias, dc);
+    std::vector<bf16> gpu = download(ctx, dc, cpu.size());
+    compare(("bf16 gemmBias transA=" + std::to_string(ta) + " transB=" +
+             std::to_string(tb)).c_str(),
+            std::vector<float>(gpu.begin(), gpu.end()),
+            std::vector<float>(cpu.begin(), cpu.end()), 0.0);
+  }
+
   // gemmAccumulate (cuBLAS with beta = 1): the product added onto C, every
   // transpose combination, and an empty sum (C unchanged).
   for (int t = 0; t < 5; ++t) {

@@ -420,6 +420,47 @@ TEST_P(Bf16GemmTest, SplitAmongThreadsIsTheExactProductEveryTime) {
     EXPECT_GE(after.splitCalls - before.splitCalls, 3 * 6);
   }
 }
+TEST_P(Bf16GemmTest, BiasIsAddedBeforeTheOneRounding) {
+  // A linear layer's gemm with its bias epilogue in bf16: each element is
+  // the exact sum of the products and the bias, rounded to bf16 once.
+  // Small integers (sums exact in f32); the products are split among the
+  // threads (rows, or columns where A is transposed) and one is too small
+  // to split. The widening path's first call, then oneDNN's matmul with
+  // its bias argument.
+  const GemmCase p = GetParam();
+  const int64_t shapes[][3] = {{128, 96, 128}, {16, 40, 24}};
+  std::mt19937 gen(45);
+  std::uniform_int_distribution<int> small(-4, 4);
+  const Bf16MatmulCounts before = bf16MatmulCounts();
+  for (const auto &shape : shapes) {
+    const int64_t m = shape[0], n = shape[1], k = shape[2];
+    std::vector<float> af(m * k), bf(k * n), biasf(n);
+    for (std::vector<float> *v : {&af, &bf, &biasf})
+      for (float &x : *v)
+        x = small(gen) * 8;
+    std::vector<bf16> a(af.begin(), af.end()), b(bf.begin(), bf.end()),
+        bias(biasf.begin(), biasf.end());
+    std::vector<double> rows(m * n);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j)
+        rows[r * n + j] = biasf[j];
+    std::vector<double> ref = referenceProduct(p, m, n, k, af, bf, rows);
+    for (int call = 0; call < 3; ++call) {
+      std::vector<bf16> c(m * n, bf16(-7.0f));
+      gemmBias(p.transA, p.transB, m, n, k, a.data(), b.data(), bias.data(),
+               c.data());
+      int64_t wrong = 0;
+      for (int64_t e = 0; e < m * n; ++e)
+        wrong += c[e].bits != bf16(static_cast<float>(ref[e])).bits;
+      EXPECT_EQ(wrong, 0) << "m " << m << ", call " << call;
+    }
+  }
+  const Bf16MatmulCounts after = bf16MatmulCounts();
+  EXPECT_EQ(after.refusedShapes, before.refusedShapes);
+  // Calls 1 and 2 of each shape.
+  EXPECT_EQ(after.calls - before.calls, 2 * 2);
+}
+
 TEST(Bf16GemmMatmulTest, StridedSplitsAreTheExactProductInPlace) {
   // gemmStrided's split among threads on padded, strided operands (the
   // attention heads' case): every way of splitting, with the batch strides

@@ -100,6 +100,9 @@ def test_emulated_cuda_bf16_trains_like_cpu_bf16(tmp_path):
                      precision="bf16", **OPTIONS)
     source = (tmp_path / "cuda" / "step.cu").read_text()
     assert "__global__ void" in source and "const bf16 *p0" in source
+    # The linear layers' biases are the bf16 gemms' epilogues on both.
+    assert "cuda::gemmBias(ctx" in source
+    assert "cpu::gemmBias(" in (tmp_path / "cpu" / "step.cpp").read_text()
     f32 = m.compile(outdir=tmp_path / "f32", target="cuda", cuda_emulate=True,
                     **OPTIONS).train(data, STEPS, log=tmp_path / "f32.csv")
     expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv")

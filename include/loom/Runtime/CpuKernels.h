@@ -61,6 +61,11 @@ void gemmStrided(bool transA, bool transB, int64_t outer, int64_t inner,
 void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, const float *b, const float *bias, float *c);
 
+/// bf16 operands: op(A) * op(B) + bias summed in f32 and rounded to bf16
+/// once (as the f32 gemmBias of the widened operands, rounded).
+void gemmBias(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const bf16 *a, const bf16 *b, const bf16 *bias, bf16 *c);
+
 /// C (M x N) += op(A) * op(B): the product added onto what C holds
 /// (loomrt.gemm's accumulate: BLAS with beta = 1).
 void gemmAccumulate(bool transA, bool transB, int64_t m, int64_t n,

@@ -98,6 +98,9 @@ void gemmDGelu(Context &ctx, bool transA, bool transB, int64_t m,
                int64_t n, int64_t k, const float *a, const float *b,
                const float *pre, float *c);
 /// bf16 operands and result, f32 accumulation (--precision bf16).
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const bf16 *a, const bf16 *b, const bf16 *bias,
+              bf16 *c);
 void gemm(Context &ctx, bool transA, bool transB, int64_t batch, int64_t m,
           int64_t n, int64_t k, const bf16 *a, int64_t strideA,
           const bf16 *b, int64_t strideB, bf16 *c, int64_t strideC);

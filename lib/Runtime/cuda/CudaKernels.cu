@@ -420,10 +420,13 @@ namespace {
 
 /// One cuBLASLt matmul of gemmBias's operands with `epilogue` (BIAS;
 /// GELU_AUX_BIAS writing the biased product to `aux`, rows n apart; or
-/// DGELU reading the pre-activation from `aux`, with no bias).
+/// DGELU reading the pre-activation from `aux`, with no bias). T: float,
+/// or bf16 with the bias epilogue (operands, bias and C in bf16, the sum
+/// in f32, rounded once).
+template <typename T>
 void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
-              int64_t k, const float *a, const float *b, const float *bias,
-              float *c, cublasLtEpilogue_t epilogue, const float *aux) {
+              int64_t k, const T *a, const T *b, const T *bias, T *c,
+              cublasLtEpilogue_t epilogue, const T *aux) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "gemm", {m, n, k});
   if (m == 0 || n == 0)
@@ -434,7 +437,7 @@ void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
     for (int64_t r = 0; r < m; ++r)
       check(ctx, "gemm",
             cudaMemcpyAsync(c + r * n, bias,
-                            static_cast<size_t>(n) * sizeof(float),
+                            static_cast<size_t>(n) * sizeof(T),
                             cudaMemcpyDeviceToDevice, s.compute));
     return;
   }
@@ -465,7 +468,8 @@ void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   // Column-major layouts of the stored (row-major) buffers.
   auto layout = [&](int64_t rows, int64_t cols) {
     cublasLtMatrixLayout_t l = nullptr;
-    checkLt(ctx, cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, rows));
+    checkLt(ctx,
+            cublasLtMatrixLayoutCreate(&l, blasType<T>(), rows, cols, rows));
     return l;
   };
   cublasLtMatrixLayout_t first = transB ? layout(k, n) : layout(n, k);
@@ -487,8 +491,15 @@ void matmulLt(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
 void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const float *a, const float *b, const float *bias,
               float *c) {
-  matmulLt(ctx, transA, transB, m, n, k, a, b, bias, c,
-           CUBLASLT_EPILOGUE_BIAS, nullptr);
+  matmulLt<float>(ctx, transA, transB, m, n, k, a, b, bias, c,
+                  CUBLASLT_EPILOGUE_BIAS, nullptr);
+}
+
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const bf16 *a, const bf16 *b, const bf16 *bias,
+              bf16 *c) {
+  matmulLt<bf16>(ctx, transA, transB, m, n, k, a, b, bias, c,
+                 CUBLASLT_EPILOGUE_BIAS, nullptr);
 }
 
 void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
@@ -497,8 +508,8 @@ void gemmBiasGelu(Context &ctx, bool transA, bool transB, int64_t m,
   // cuBLASLt's rule: the aux leading dimension is a multiple of 8; an
   // empty sum has no matmul to attach the epilogue to.
   if (n % 8 == 0 && k > 0) {
-    matmulLt(ctx, transA, transB, m, n, k, a, b, bias, c,
-             CUBLASLT_EPILOGUE_GELU_AUX_BIAS, pre);
+    matmulLt<float>(ctx, transA, transB, m, n, k, a, b, bias, c,
+                    CUBLASLT_EPILOGUE_GELU_AUX_BIAS, pre);
     return;
   }
   gemmBias(ctx, transA, transB, m, n, k, a, b, bias, pre);
@@ -516,8 +527,8 @@ void gemmDGelu(Context &ctx, bool transA, bool transB, int64_t m,
   // As gemmBiasGelu: the aux leading dimension a multiple of 8, and a
   // matmul to attach the epilogue to.
   if (n % 8 == 0 && k > 0) {
-    matmulLt(ctx, transA, transB, m, n, k, a, b, /*bias=*/nullptr, c,
-             CUBLASLT_EPILOGUE_DGELU, pre);
+    matmulLt<float>(ctx, transA, transB, m, n, k, a, b, /*bias=*/nullptr,
+                    c, CUBLASLT_EPILOGUE_DGELU, pre);
     return;
   }
   gemm(ctx, transA, transB, 1, m, n, k, a, 0, b, 0, c, 0);

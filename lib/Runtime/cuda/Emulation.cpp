@@ -113,6 +113,13 @@ void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
   cpu::gemmBias(transA, transB, m, n, k, a, b, bias, c);
 }
 
+void gemmBias(Context &ctx, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const bf16 *a, const bf16 *b, const bf16 *bias,
+              bf16 *c) {
+  state(ctx);
+  cpu::gemmBias(transA, transB, m, n, k, a, b, bias, c);
+}
+
 void gemmAccumulate(Context &ctx, bool transA, bool transB, int64_t m,
                     int64_t n, int64_t k, const float *a, const float *b,
                     float *c) {

@@ -36,9 +36,9 @@ func.func @gemm_mixed_types(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %c: memr
 
 // -----
 
-// A bias epilogue is for one plain f32 matrix.
+// A bias epilogue is for one plain matrix.
 func.func @gemm_bias_batched(%a: memref<2x2x3xf32>, %b: memref<3x4xf32>, %bias: memref<4xf32>, %c: memref<2x2x4xf32>) {
-  // expected-error @+1 {{'loomrt.gemm' op takes a bias only in the plain form of one f32 matrix (batch 1, no strides)}}
+  // expected-error @+1 {{'loomrt.gemm' op takes a bias only in the plain form of one matrix (batch 1, no strides)}}
   loomrt.gemm ins(%a, %b : memref<2x2x3xf32>, memref<3x4xf32>) bias(%bias : memref<4xf32>) outs(%c : memref<2x2x4xf32>) {a_batched = true, b_batched = false, batch = 2 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
@@ -47,8 +47,17 @@ func.func @gemm_bias_batched(%a: memref<2x2x3xf32>, %b: memref<3x4xf32>, %bias: 
 
 // The bias holds one value per output column.
 func.func @gemm_bias_size(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %bias: memref<2xf32>, %c: memref<2x4xf32>) {
-  // expected-error @+1 {{'loomrt.gemm' op bias 'memref<2xf32>' must hold n = 4 elements}}
+  // expected-error @+1 {{'loomrt.gemm' op bias 'memref<2xf32>' must hold n = 4 elements of the output's type 'f32'}}
   loomrt.gemm ins(%a, %b : memref<2x3xf32>, memref<3x4xf32>) bias(%bias : memref<2xf32>) outs(%c : memref<2x4xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
+  return
+}
+
+// -----
+
+// A bf16 output's bias is bf16 (one rounding of the f32 sum).
+func.func @gemm_bias_type(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %bias: memref<4xf32>, %c: memref<2x4xbf16>) {
+  // expected-error @+1 {{'loomrt.gemm' op bias 'memref<4xf32>' must hold n = 4 elements of the output's type 'bf16'}}
+  loomrt.gemm ins(%a, %b : memref<2x3xbf16>, memref<3x4xbf16>) bias(%bias : memref<4xf32>) outs(%c : memref<2x4xbf16>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 2 : i64, n = 4 : i64, origin = "x", trans_a = false, trans_b = false}
   return
 }
 

@@ -97,9 +97,15 @@ func.func @not_a_bias_add(%x: memref<4x3xf32>, %w: memref<3x4xf32>, %b: memref<4
 
 // -----
 
-// The bias is written between the gemm and the add (the add must see the
-// new value, which the gemm's position would not): no fusion.
+// The bias is written between the gemm and the add (a bf16 program
+// narrows its f32 bias there): the fused gemm runs where the add did,
+// after the write, so it fuses. A weight written in between would change
+// what the fused gemm reads: no fusion (below).
 // CHECK-LABEL: func.func @bias_written_between
+// CHECK: loomrt.kernel ins(%arg3 : memref<5xf32>) outs(%[[B:.*]] : memref<5xf32>)
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<4x3xf32>, memref<3x5xf32>) bias(%[[B]] : memref<5xf32>)
+// CHECK-NOT: origin = "add"
+// CHECK-LABEL: func.func @weight_written_between
 // CHECK-NOT: bias(
 // CHECK: origin = "add"
 func.func @bias_written_between(%x: memref<4x3xf32>, %w: memref<3x5xf32>, %b: memref<5xf32>, %c: memref<5xf32>) {
@@ -119,11 +125,29 @@ func.func @bias_written_between(%x: memref<4x3xf32>, %w: memref<3x5xf32>, %b: me
   "test.use"(%y) : (memref<4x5xf32>) -> ()
   return
 }
+func.func @weight_written_between(%x: memref<4x3xf32>, %v: memref<3x5xf32>, %b: memref<5xf32>) {
+  %w = loomrt.alloc {category = "activation"} : memref<3x5xf32>
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.gemm ins(%x, %w : memref<4x3xf32>, memref<3x5xf32>) outs(%p : memref<4x5xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  loomrt.kernel ins(%v : memref<3x5xf32>) outs(%w : memref<3x5xf32>) attributes {origin = "copy"} {
+  ^bb0(%u: f32):
+    loomrt.yield %u : f32
+  }
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xf32>
+  loomrt.kernel ins(%p, %b : memref<4x5xf32>, memref<5xf32>) outs(%y : memref<4x5xf32>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: f32, %v2: f32):
+    %s = arith.addf %u, %v2 : f32
+    loomrt.yield %s : f32
+  }
+  "test.use"(%y) : (memref<4x5xf32>) -> ()
+  return
+}
 
 // -----
 
-// A batched product (a bias per matrix would need a batch stride) and a
-// bf16 one (its add widens the product) keep their kernels.
+// A batched product (a bias per matrix would need a batch stride) keeps
+// its kernel, and so does a bf16 add that is not convert-loom-to-loomrt's
+// (bf16 arithmetic, not the widened sum rounded once, below).
 // CHECK-LABEL: func.func @batched_and_bf16
 // CHECK-NOT: bias(
 // CHECK: origin = "add"
@@ -420,5 +444,61 @@ func.func @read_again_or_written_between(%dy: memref<4x5xf32>, %w: memref<8x5xf3
     loomrt.yield %g : f32
   }
   "test.use"(%g1) : (memref<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// bf16 (--precision bf16): the add widens both, sums in f32 and rounds
+// once, as the runtimes' bf16 gemmBias does: the gemm takes the bias. Its
+// tanh GELU stays a kernel (no runtime has a bf16 GELU epilogue).
+// CHECK-LABEL: func.func @linear_bf16
+// CHECK: %[[Y:.*]] = loomrt.alloc
+// CHECK-NEXT: loomrt.gemm ins(%arg0, %arg1 : memref<4x3xbf16>, memref<3x5xbf16>) bias(%arg2 : memref<5xbf16>) outs(%[[Y]] : memref<4x5xbf16>)
+// CHECK-NOT: gelu_input
+// CHECK: loomrt.kernel ins(%[[Y]] : memref<4x5xbf16>)
+// CHECK-SAME: origin = "gelu"
+func.func @linear_bf16(%x: memref<4x3xbf16>, %w: memref<3x5xbf16>, %b: memref<5xbf16>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.gemm ins(%x, %w : memref<4x3xbf16>, memref<3x5xbf16>) outs(%p : memref<4x5xbf16>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.kernel ins(%p, %b : memref<4x5xbf16>, memref<5xbf16>) outs(%y : memref<4x5xbf16>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: bf16, %v: bf16):
+    %wu = arith.extf %u : bf16 to f32
+    %wv = arith.extf %v : bf16 to f32
+    %s = arith.addf %wu, %wv : f32
+    %n = arith.truncf %s : f32 to bf16
+    loomrt.yield %n : bf16
+  }
+  %g = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.kernel ins(%y : memref<4x5xbf16>) outs(%g : memref<4x5xbf16>) attributes {in_strides = [array<i64: 5, 1>], origin = "gelu"} {
+  ^bb0(%u: bf16):
+    %wu = arith.extf %u : bf16 to f32
+    %t = math.tanh %wu : f32
+    %n = arith.truncf %t : f32 to bf16
+    loomrt.yield %n : bf16
+  }
+  "test.use"(%g) : (memref<4x5xbf16>) -> ()
+  return
+}
+
+// -----
+
+// A bf16 product plus an f32 bias (mixed types) is not a bias epilogue.
+// CHECK-LABEL: func.func @mixed_bias
+// CHECK: loomrt.gemm ins(%arg0, %arg1 : memref<4x3xbf16>, memref<3x5xbf16>) outs(
+// CHECK: loomrt.kernel
+func.func @mixed_bias(%x: memref<4x3xbf16>, %w: memref<3x5xbf16>, %b: memref<5xf32>) {
+  %p = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.gemm ins(%x, %w : memref<4x3xbf16>, memref<3x5xbf16>) outs(%p : memref<4x5xbf16>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 3 : i64, m = 4 : i64, n = 5 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %y = loomrt.alloc {category = "activation"} : memref<4x5xbf16>
+  loomrt.kernel ins(%p, %b : memref<4x5xbf16>, memref<5xf32>) outs(%y : memref<4x5xbf16>) attributes {in_strides = [array<i64: 5, 1>, array<i64: 0, 1>], origin = "add"} {
+  ^bb0(%u: bf16, %v: f32):
+    %wu = arith.extf %u : bf16 to f32
+    %s = arith.addf %wu, %v : f32
+    %n = arith.truncf %s : f32 to bf16
+    loomrt.yield %n : bf16
+  }
+  "test.use"(%y) : (memref<4x5xbf16>) -> ()
   return
 }

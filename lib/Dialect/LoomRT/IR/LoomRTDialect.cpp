@@ -316,13 +316,16 @@ LogicalResult GemmOp::verify() {
   auto aStrides = getAStridesAttr(), bStrides = getBStridesAttr();
   if (Value bias = getBias()) {
     auto type = cast<MemRefType>(bias.getType());
-    if (outer || aStrides || bStrides || batch != 1 ||
-        !c.getElementType().isF32())
-      return emitOpError("takes a bias only in the plain form of one f32 "
+    if (outer || aStrides || bStrides || batch != 1)
+      return emitOpError("takes a bias only in the plain form of one "
                          "matrix (batch 1, no strides)");
-    if (type.getRank() != 1 || type.getDimSize(0) != n)
+    if (type.getRank() != 1 || type.getDimSize(0) != n ||
+        type.getElementType() != c.getElementType())
       return emitOpError("bias ") << type << " must hold n = " << n
-                                  << " elements";
+                                  << " elements of the output's type "
+                                  << c.getElementType();
+    if (getGeluInput() && !c.getElementType().isF32())
+      return emitOpError("takes a gelu_input only in f32");
   }
   if (Value pre = getGeluInput()) {
     if (!getBias())

@@ -33,31 +33,50 @@ using namespace mlir;
 
 namespace {
 
-/// Whether the body of `kernel` is one addf of its two arguments.
+/// Whether the body of `kernel` is one addf of its two arguments: f32
+/// (addf, yield), or bf16 as convert-loom-to-loomrt writes a bf16 add
+/// (both widened, added in f32, the sum narrowed: one rounding).
 bool isPlainAdd(loomrt::KernelOp kernel) {
   Block &body = kernel.getBody().front();
-  if (body.getNumArguments() != 2 || !llvm::hasNItems(body, 2))
+  auto yield = dyn_cast<loomrt::YieldOp>(body.getTerminator());
+  if (body.getNumArguments() != 2 || !yield ||
+      yield.getValues().size() != 1)
     return false;
-  auto add = dyn_cast<arith::AddFOp>(body.front());
-  auto yield = dyn_cast<loomrt::YieldOp>(body.back());
-  if (!add || !yield || yield.getValues().size() != 1 ||
-      yield.getValues()[0] != add.getResult())
+  Value sum = yield.getValues()[0];
+  auto narrow = sum.getDefiningOp<arith::TruncFOp>();
+  if (narrow)
+    sum = narrow.getIn();
+  auto add = sum.getDefiningOp<arith::AddFOp>();
+  if (!add)
     return false;
-  Value x = add.getLhs(), y = add.getRhs();
-  return x != y && llvm::is_contained(body.getArguments(), x) &&
-         llvm::is_contained(body.getArguments(), y);
+  // The argument an addend is, through its widening when bf16.
+  auto argument = [&](Value x) -> Value {
+    if (!narrow)
+      return x;
+    auto wide = x.getDefiningOp<arith::ExtFOp>();
+    return wide && wide.getIn().getType().isBF16() ? wide.getIn() : Value();
+  };
+  Value x = argument(add.getLhs()), y = argument(add.getRhs());
+  const size_t ops = narrow ? 5 : 2; // the extfs, addf, truncf, yield
+  return x && y && x != y && llvm::hasNItems(body, ops) &&
+         (narrow || add.getType().isF32()) &&
+         llvm::is_contained(body.getArguments(), x) &&
+         llvm::is_contained(body.getArguments(), y) &&
+         (!narrow || narrow.getType().isBF16());
 }
 
 /// The kernel after `gemm` in its block that is the only other user of its
-/// product, when `gemm` is the plain form of one f32 matrix without an
-/// epilogue writing a loomrt.alloc; null otherwise.
-loomrt::KernelOp soleReaderOfProduct(loomrt::GemmOp gemm) {
+/// product, when `gemm` is the plain form of one f32 matrix (or bf16, with
+/// `orBf16`) without an epilogue writing a loomrt.alloc; null otherwise.
+loomrt::KernelOp soleReaderOfProduct(loomrt::GemmOp gemm,
+                                     bool orBf16 = false) {
   if (gemm.getBias() || gemm.getGeluInput() || gemm.getDgeluInput() ||
       gemm.getAccumulate() || gemm.getBatch() != 1 ||
       gemm.getBatchOuterAttr())
     return nullptr;
   Value product = gemm.getC();
-  if (!cast<MemRefType>(product.getType()).getElementType().isF32() ||
+  Type element = cast<MemRefType>(product.getType()).getElementType();
+  if (!(element.isF32() || (orBf16 && element.isBF16())) ||
       !product.getDefiningOp<loomrt::AllocOp>() ||
       !llvm::hasNItems(product.getUsers(), 2))
     return nullptr;
@@ -72,10 +91,12 @@ loomrt::KernelOp soleReaderOfProduct(loomrt::GemmOp gemm) {
 }
 
 /// The bias add that is the only reader of `gemm`'s product, and which of
-/// its inputs is the bias; null when the pair does not fuse.
+/// its inputs is the bias; null when the pair does not fuse. f32, or bf16
+/// (product, bias and sum): the runtimes' bf16 gemmBias sums in f32 and
+/// rounds once, as the add's loop rounds its f32 sum.
 std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   auto none = std::make_pair(loomrt::KernelOp(), 0u);
-  loomrt::KernelOp add = soleReaderOfProduct(gemm);
+  loomrt::KernelOp add = soleReaderOfProduct(gemm, /*orBf16=*/true);
   if (!add || add.getIns().size() != 2 || add.getOuts().size() != 1 ||
       !isPlainAdd(add))
     return none;
@@ -90,7 +111,7 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   auto n = static_cast<int64_t>(gemm.getN());
   if (add.getIns()[biasIndex] == product || outType != productType ||
       !out.getDefiningOp<loomrt::AllocOp>() || biasType.getRank() != 1 ||
-      !biasType.getElementType().isF32() ||
+      biasType.getElementType() != productType.getElementType() ||
       biasType.getDimSize(0) != n || loop.empty() || loop.back() != n)
     return none;
 
@@ -108,9 +129,12 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
       stridesOf(biasIndex) != ArrayRef(biasStrides))
     return none;
 
-  SmallVector<Value> read{
-      loomrt::rootBuffer(gemm.getA()), loomrt::rootBuffer(gemm.getB()),
-      loomrt::rootBuffer(bias), loomrt::rootBuffer(out)};
+  // The fused gemm runs where the add did: nothing in between may write
+  // its operands. The bias it reads there, as the add did (a bf16 program
+  // narrows the f32 bias between the two).
+  SmallVector<Value> read{loomrt::rootBuffer(gemm.getA()),
+                          loomrt::rootBuffer(gemm.getB()),
+                          loomrt::rootBuffer(out)};
   if (loomrt::touchedBetween(gemm, add, read))
     return none;
   return {add, biasIndex};
@@ -155,7 +179,9 @@ loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
     return nullptr;
   Value out = gelu.getOuts()[0];
   auto type = cast<MemRefType>(product.getType());
-  if (out.getType() != type || !out.getDefiningOp<loomrt::AllocOp>())
+  // f32 only: no runtime has a bf16 gemmBiasGelu.
+  if (!type.getElementType().isF32() || out.getType() != type ||
+      !out.getDefiningOp<loomrt::AllocOp>())
     return nullptr;
   if (!loomrt::readsAtWrittenElement(gelu, 0))
     return nullptr;

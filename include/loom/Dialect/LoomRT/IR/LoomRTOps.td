@@ -255,8 +255,9 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
     With `bias` (an epilogue, `loom-fuse-gemm-bias`): `c[i][j] = (a b)[i][j]
     + bias[j]`, the bias added to every row as the product is written
     (cuBLASLt's bias epilogue on GPUs; BLAS with beta = 1 over rows of the
-    bias on CPUs). Only the plain form of one f32 matrix takes one; `bias`
-    is f32 with `n` elements.
+    bias on CPUs). Only the plain form of one matrix takes one; `bias` has
+    `n` elements of `c`'s type. In bf16 the sum is formed in f32 and
+    rounded once (oneDNN's matmul with its bias argument on CPUs).
 
     With `gelu_input` too (`loom-fuse-gemm-bias`: a tanh GELU that is the
     only kernel reading the biased product): `gelu_input[i][j] = (a b)[i][j]
@@ -287,7 +288,7 @@ def LoomRT_GemmOp : LoomRT_Op<"gemm", [AttrSizedOperandSegments]> {
                        OptionalAttr<I64Attr>:$batch_outer,
                        OptionalAttr<DenseI64ArrayAttr>:$a_strides,
                        OptionalAttr<DenseI64ArrayAttr>:$b_strides,
-                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
+                       Arg<Optional<LoomRT_GemmBuffer>, "", [MemRead]>:$bias,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$gelu_input,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$dgelu_input,
                        UnitAttr:$accumulate);

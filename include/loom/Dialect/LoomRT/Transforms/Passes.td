@@ -347,16 +347,22 @@ def LoomFuseGemmBias : Pass<"loom-fuse-gemm-bias", "ModuleOp"> {
     activation and one buffer fewer per layer.
 
     It fuses when all of these hold:
-    * the gemm is the plain form of one f32 matrix (`batch` 1);
+    * the gemm is the plain form of one f32 or bf16 matrix (`batch` 1);
     * its output `c` is a `loomrt.alloc` that only the kernel reads, at
       the element it writes (no strides of its own), with the kernel's
       loop shape;
-    * the kernel's body is one `arith.addf` of its two inputs; the other
-      input is a 1-D f32 buffer of the gemm's `n` elements read with
-      strides `[0, ..., 0, 1]`; its output is a `loomrt.alloc`;
+    * the kernel's body is one `arith.addf` of its two inputs (in bf16:
+      both widened with `arith.extf`, the f32 sum narrowed once with
+      `arith.truncf`, as convert-loom-to-loomrt writes a bf16 add; the
+      runtimes' bf16 gemmBias also rounds the f32 sum once); the other
+      input is a 1-D buffer of the gemm's `n` elements of `c`'s type read
+      with strides `[0, ..., 0, 1]`; its output is a `loomrt.alloc`;
     * no op between the gemm and the kernel writes a buffer the gemm
-      reads, the bias, or the kernel's output (the fused gemm runs where
-      the kernel was).
+      reads or the kernel's output (the fused gemm runs where the kernel
+      was, so it reads the bias the kernel would have: a bf16 program
+      narrows the bias in between).
+
+    The GELU and GELU-gradient epilogues below are f32 only.
 
     ```mlir
     loomrt.gemm ins(%x, %w : ...) outs(%p : memref<32x256xf32>) {...}
