@@ -572,48 +572,38 @@ std::vector<GemmBlock> splitGemm(bool transA, int64_t outer, int64_t inner,
   if (threads < 2 || work < double(1 << 20))
     return {whole};
   std::vector<GemmBlock> blocks;
-  // Cuts `extent` into `threads` pieces of `align`-multiples; `set` fills
-  // a block's start and extent.
-  auto cut = [&](int64_t extent, int64_t align, auto set) {
+  // Cuts `extent` into `threads` pieces of `align`-multiples along the
+  // dimension whose start and size fields are `start` and `size`.
+  using Field = int64_t GemmBlock::*;
+  auto cut = [&](Field start, Field size, int64_t extent, int64_t align) {
     int64_t piece = (extent + threads - 1) / threads;
     piece = (piece + align - 1) / align * align;
-    for (int64_t start = 0; start < extent; start += piece) {
+    for (int64_t at = 0; at < extent; at += piece) {
       GemmBlock block = whole;
-      set(block, start, std::min(piece, extent - start));
+      block.*start = at;
+      block.*size = std::min(piece, extent - at);
       blocks.push_back(block);
     }
   };
-  auto outerSet = [](GemmBlock &b, int64_t s, int64_t e) {
-    b.o0 = s;
-    b.outer = e;
-  };
-  auto innerSet = [](GemmBlock &b, int64_t s, int64_t e) {
-    b.i0 = s;
-    b.inner = e;
-  };
-  auto rowSet = [](GemmBlock &b, int64_t s, int64_t e) {
-    b.r0 = s;
-    b.m = e;
-  };
-  auto colSet = [](GemmBlock &b, int64_t s, int64_t e) {
-    b.j0 = s;
-    b.n = e;
-  };
+  const Field outerStart = &GemmBlock::o0, outerSize = &GemmBlock::outer;
+  const Field innerStart = &GemmBlock::i0, innerSize = &GemmBlock::inner;
+  const Field rowStart = &GemmBlock::r0, rowSize = &GemmBlock::m;
+  const Field colStart = &GemmBlock::j0, colSize = &GemmBlock::n;
   const int64_t band = 16 * threads;
   if (outer % threads == 0)
-    cut(outer, 1, outerSet);
+    cut(outerStart, outerSize, outer, 1);
   else if (inner % threads == 0)
-    cut(inner, 1, innerSet);
+    cut(innerStart, innerSize, inner, 1);
   else if (!transA && m >= band)
-    cut(m, 16, rowSet);
+    cut(rowStart, rowSize, m, 16);
   else if (n >= band)
-    cut(n, 16, colSet);
+    cut(colStart, colSize, n, 16);
   else if (m >= band)
-    cut(m, 16, rowSet);
+    cut(rowStart, rowSize, m, 16);
   else if (outer >= threads)
-    cut(outer, 1, outerSet);
+    cut(outerStart, outerSize, outer, 1);
   else if (inner >= threads)
-    cut(inner, 1, innerSet);
+    cut(innerStart, innerSize, inner, 1);
   else
     blocks.push_back(whole);
   return blocks;
