@@ -82,24 +82,31 @@ def measure(compiled):
 
 eager = measure(False)
 comp = measure(True) if {compile} else (float("nan"), float("nan"))
-gemm = float("nan")
+gemm = profiled = float("nan")
 if {profile}:
-    # Eager's time in matrix products (self CPU time of aten's GEMMs).
+    # Eager's time in matrix products (self CPU time of aten's GEMMs) and
+    # the profiled steps' wall time, after one warm-up step (the first
+    # step's allocations and kernel choices are not a step's cost).
     torch.manual_seed(0)
     model = {cls}(vocab={vocab}, seq={seq}, hidden={hidden}, heads={heads}, layers={layers})
     model.load_state_dict(torch.load({state!r}))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    def one_step():
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
+            loss = model(ids[:B], labels[:B])
+        loss.backward(); opt.step()
+    one_step()
     from torch.profiler import profile, ProfilerActivity
     with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter()
         for s in range({steps}):
-            opt.zero_grad()
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
-                loss = model(ids[:B], labels[:B])
-            loss.backward(); opt.step()
+            one_step()
+        profiled = (time.perf_counter() - start) / {steps}
     names = {{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}}
     gemm = sum(e.self_cpu_time_total for e in prof.key_averages()
                if e.key in names) / 1e6 / {steps}
-print(eager[0], eager[1], comp[0], comp[1], gemm)
+print(eager[0], eager[1], comp[0], comp[1], gemm, profiled)
 """
 
 MODELS = {"gpt2": ("GPT", "GPT-2-style"), "llama": ("Llama", "LLaMA-style")}
@@ -160,7 +167,7 @@ def bench_one(args, kind, hidden, threads):
     # The same program without the runtime's critical-stride copies.
     direct_step = (per_step("--gemm-strides", "direct") if args.gemm_strides_peer
                    else float("nan"))
-    loom_gemm = float("nan")
+    loom_gemm = loom_traced = float("nan")
     if args.profile:
         # Loom's time in GEMMs: the gemm spans of a --trace timeline.
         trace = work / "trace.json"
@@ -173,6 +180,10 @@ def bench_one(args, kind, hidden, threads):
         loom_gemm = sum(e["dur"] for e in events
                         if e.get("ph") == "X" and e["name"].startswith("gemm ")
                         and e["ts"] >= start) / 1e6 / (n - 1)
+        # The traced steps' own time: the share is of the run measured.
+        loom_traced = sum(e["dur"] for e in events
+                          if e.get("ph") == "X" and e["name"].startswith("step ")
+                          and e["ts"] >= start) / 1e6 / (n - 1)
 
     code = TORCH_STEPS.format(tests=str(ROOT / "test" / "python"),
                               threads=threads, cls=cls_name, vocab=args.vocab, seq=args.seq,
@@ -186,7 +197,8 @@ def bench_one(args, kind, hidden, threads):
     if done.returncode != 0:
         sys.exit(f"error: the PyTorch measurement failed:\n{done.stderr[-4000:]}")
     out = done.stdout.split()
-    eager_first, eager_step, _, compiled_step, eager_gemm = (float(v) for v in out[-5:])
+    (eager_first, eager_step, _, compiled_step, eager_gemm,
+     eager_profiled) = (float(v) for v in out[-6:])
 
     params = sum(p.numel() for p in model.parameters())
     print(f"{title} model: {args.layers} layers, hidden {hidden}, {args.heads} heads, "
@@ -204,11 +216,13 @@ def bench_one(args, kind, hidden, threads):
         print(f"  torch.compile:     {compiled_step * 1e3:8.2f} ms/step   "
               f"ratio loom/compile (steps/s): {compiled_step / loom_step:.2f}x")
     if args.profile:
-        print(f"  time in GEMMs: loom {loom_gemm * 1e3:.2f} ms/step "
-              f"({loom_gemm / loom_step:.0%}; the rest {(loom_step - loom_gemm) * 1e3:.2f} ms), "
-              f"PyTorch eager {eager_gemm * 1e3:.2f} ms/step "
-              f"({eager_gemm / eager_step:.0%}; the rest "
-              f"{(eager_step - eager_gemm) * 1e3:.2f} ms)")
+        # Each side's share of its own profiled run's step (tracing and
+        # the profiler slow a step; PyTorch's profiler by more).
+        def share(gemm, step):
+            return (f"{gemm * 1e3:.2f} ms of a {step * 1e3:.2f} ms profiled step "
+                    f"({gemm / step:.0%}; the rest {(step - gemm) * 1e3:.2f} ms)")
+        print(f"  time in GEMMs: loom {share(loom_gemm, loom_traced)}, "
+              f"PyTorch eager {share(eager_gemm, eager_profiled)}")
     print(f"  first-step loss: loom {loom_first:.6f}, PyTorch {eager_first:.6f}", flush=True)
     return abs(loom_first - eager_first) <= TOLERANCE[args.precision] * abs(eager_first)
 
@@ -237,9 +251,11 @@ def main():
                         help="also time Loom's program with --gemm-strides direct (no "
                              "critical-stride copies) and print the ratio")
     parser.add_argument("--profile", action="store_true",
-                        help="also print the time each side spends in GEMMs (Loom: the "
-                             "gemm spans of train --trace; eager: torch.profiler's self "
-                             "time of aten::mm/addmm/bmm/baddbmm)")
+                        help="also print the time each side spends in GEMMs and its "
+                             "share of that side's profiled step (Loom: the gemm spans "
+                             "of train --trace; eager: torch.profiler's self time of "
+                             "aten::mm/addmm/bmm/baddbmm, after a warm-up step; the "
+                             "profiler slows PyTorch's step more than --trace Loom's)")
     args = parser.parse_args()
     kinds = [k for k in args.models.split(",") if k]
     for k in kinds:
