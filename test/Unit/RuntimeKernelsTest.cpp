@@ -1150,7 +1150,8 @@ TEST(Bf16Test, RoundsToNearestEvenAndQuietsNaN) {
   // reference decides by cases on the bits: a finite float rounds to its
   // top half when the low half is under 0x8000, to the next pattern up
   // (in magnitude) when over, and to the even one of the two at the tie; a
-  // NaN keeps its sign and top payload and gets the quiet bit.
+  // NaN keeps its sign and top payload and gets the quiet bit. bitsOf of
+  // the rounded float (how the generated loops store) gives the same bits.
   int checked = 0;
   for (uint32_t top = 0; top <= 0xffffu; ++top)
     for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u,
@@ -1169,6 +1170,9 @@ TEST(Bf16Test, RoundsToNearestEvenAndQuietsNaN) {
       uint32_t wideBits;
       std::memcpy(&wideBits, &wide, sizeof wide);
       ASSERT_EQ(wideBits, want << 16) << std::hex << u;
+      // A stored bf16 result (rounded where computed) by its bits: the
+      // same as rounding it again.
+      ASSERT_EQ(bf16::bitsOf(wide), want) << std::hex << u;
       ++checked;
     }
   EXPECT_EQ(checked, 65536 * 6);

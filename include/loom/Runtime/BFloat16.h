@@ -58,6 +58,16 @@ struct bf16 {
     return f;
   }
 
+  /// The bits of `exact`, a float that is already a bf16 value (its low
+  /// half zero: a loaded bf16, or roundToFloat's result): its top half,
+  /// which is what round gives for it, without rounding again (the
+  /// generated loops store every bf16 result this way).
+  static LOOM_BF16_HD uint16_t bitsOf(float exact) {
+    uint32_t u;
+    std::memcpy(&u, &exact, sizeof u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+
   /// The bits of `value` rounded to the nearest bf16 (ties to even; a NaN
   /// keeps its sign and is made quiet).
   static LOOM_BF16_HD uint16_t round(float value) {

@@ -436,7 +436,8 @@ LogicalResult EmitterBase::emitKernelBody(
   for (auto [value, buffer] : llvm::zip(yield.getValues(), op.getOuts()))
     s.indent(indent) << storeElement(name(buffer), outIndex,
                                      elementType(buffer),
-                                     scalars.lookup(value))
+                                     scalars.lookup(value),
+                                     /*exact=*/value.getType().isBF16())
                      << "\n";
   return success();
 }

@@ -80,10 +80,12 @@ std::string emit::loadElement(StringRef buffer, StringRef index,
 }
 
 std::string emit::storeElement(StringRef buffer, StringRef index,
-                               Type element, StringRef value) {
+                               Type element, StringRef value, bool exact) {
   std::string at = (buffer + "[" + index + "]").str();
-  return element.isBF16() ? at + ".bits = bf16::round(" + value.str() + ");"
-                          : at + " = " + value.str() + ";";
+  if (!element.isBF16())
+    return at + " = " + value.str() + ";";
+  return at + ".bits = bf16::" + (exact ? "bitsOf(" : "round(") + value.str() +
+         ");";
 }
 
 const char *emit::dtypeName(Type type) {

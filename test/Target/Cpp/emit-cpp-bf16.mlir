@@ -1,5 +1,6 @@
 // bf16 buffers (--precision bf16): loops load bf16 into float, compute in
-// float and round at each bf16 op's result and at the store; the product
+// float and round at each bf16 op's result, and store that rounded value
+// by its bits (no second rounding); the product
 // is the runtime's bf16 gemm overload on bf16 buffers. A loop holds bf16
 // values as floats and reads and writes the buffers' bits (a loop that
 // copies the bf16 struct is not vectorised). The program compiles
@@ -13,7 +14,7 @@
 // CHECK: static LOOM_KERNEL void [[NARROW:k[0-9]+_convert]]({{.*}}, const float *p0, bf16 *p1) {
 // CHECK: const float x0 = p0[i];
 // CHECK-NEXT: const float v1 = bf16::roundToFloat(static_cast<float>(x0));
-// CHECK-NEXT: p1[i].bits = bf16::round(v1);
+// CHECK-NEXT: p1[i].bits = bf16::bitsOf(v1);
 // The activation on the bf16 product: widened, computed in float (erf's
 // constants are float), stored as bf16.
 // CHECK: static LOOM_KERNEL void [[GELU:k[0-9]+_gelu]]({{.*}}, const bf16 *p0, bf16 *p1) {
@@ -21,7 +22,7 @@
 // CHECK-NEXT: const float v1 = static_cast<float>(x0);
 // CHECK: vm::erf(
 // CHECK: const float [[R:v[0-9]+]] = bf16::roundToFloat(static_cast<float>(
-// CHECK-NEXT: p1[i].bits = bf16::round([[R]]);
+// CHECK-NEXT: p1[i].bits = bf16::bitsOf([[R]]);
 // CHECK-NOT: const bf16 
 // CHECK: static LOOM_KERNEL void {{k[0-9]+_convert}}({{.*}}, const bf16 *p0, float *p1) {
 // CHECK-LABEL: void step(
