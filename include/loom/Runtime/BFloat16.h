@@ -38,24 +38,17 @@ struct bf16 {
 
   /// The float whose top half is `bits` (exact).
   static LOOM_BF16_HD float toFloat(uint16_t bits) {
-    uint32_t u = static_cast<uint32_t>(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
+    return fromWord(static_cast<uint32_t>(bits) << 16);
   }
   /// `value` rounded to the nearest bf16, as a float (exact): the one
   /// rounding (round takes its top half). The bits stay in place and NaN
   /// is found by a float compare: few vector operations per element in the
   /// generated loops, which round every bf16 op's result.
   static LOOM_BF16_HD float roundToFloat(float value) {
-    uint32_t u;
-    std::memcpy(&u, &value, sizeof u);
+    const uint32_t u = word(value);
     const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
     const uint32_t quiet = (u | 0x00400000u) & 0xffff0000u;
-    const uint32_t bits = value != value ? quiet : rounded;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
+    return fromWord(value != value ? quiet : rounded);
   }
 
   /// The bits of `exact`, a float that is already a bf16 value (its low
@@ -63,18 +56,26 @@ struct bf16 {
   /// which is what round gives for it, without rounding again (the
   /// generated loops store every bf16 result this way).
   static LOOM_BF16_HD uint16_t bitsOf(float exact) {
-    uint32_t u;
-    std::memcpy(&u, &exact, sizeof u);
-    return static_cast<uint16_t>(u >> 16);
+    return static_cast<uint16_t>(word(exact) >> 16);
   }
 
   /// The bits of `value` rounded to the nearest bf16 (ties to even; a NaN
   /// keeps its sign and is made quiet).
   static LOOM_BF16_HD uint16_t round(float value) {
-    const float rounded = roundToFloat(value);
+    return bitsOf(roundToFloat(value));
+  }
+
+private:
+  /// A float's 32 bits, and the float of 32 bits.
+  static LOOM_BF16_HD uint32_t word(float f) {
     uint32_t u;
-    std::memcpy(&u, &rounded, sizeof u);
-    return static_cast<uint16_t>(u >> 16);
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  }
+  static LOOM_BF16_HD float fromWord(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
   }
 };
 
