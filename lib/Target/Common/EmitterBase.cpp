@@ -436,8 +436,7 @@ LogicalResult EmitterBase::emitKernelBody(
   for (auto [value, buffer] : llvm::zip(yield.getValues(), op.getOuts()))
     s.indent(indent) << storeElement(name(buffer), outIndex,
                                      elementType(buffer),
-                                     scalars.lookup(value),
-                                     /*exact=*/value.getType().isBF16())
+                                     scalars.lookup(value))
                      << "\n";
   return success();
 }

@@ -80,12 +80,10 @@ std::string emit::loadElement(StringRef buffer, StringRef index,
 }
 
 std::string emit::storeElement(StringRef buffer, StringRef index,
-                               Type element, StringRef value, bool exact) {
+                               Type element, StringRef value) {
   std::string at = (buffer + "[" + index + "]").str();
-  if (!element.isBF16())
-    return at + " = " + value.str() + ";";
-  return at + ".bits = bf16::" + (exact ? "bitsOf(" : "round(") + value.str() +
-         ");";
+  return element.isBF16() ? at + ".bits = bf16::bitsOf(" + value.str() + ");"
+                          : at + " = " + value.str() + ";";
 }
 
 const char *emit::dtypeName(Type type) {

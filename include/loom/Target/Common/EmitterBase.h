@@ -61,11 +61,12 @@ const char *scalarType(Type type);
 /// bool through its bits: loops that load the struct or a bool are not
 /// vectorised).
 std::string loadElement(StringRef buffer, StringRef index, Type element);
-/// The statement writing a scalar `value` to `buffer[index]`; `exact`
-/// when the value is already a bf16 value (a bf16-typed scalar: loaded,
-/// or rounded where computed), stored by its bits without rounding again.
+/// The statement writing a scalar `value` to `buffer[index]`. A kernel
+/// yields its outputs' element types (the verifier's rule), so a value
+/// stored into a bf16 buffer is a bf16 scalar, already a bf16 value (loaded,
+/// or rounded where computed): it is stored by its bits, not rounded again.
 std::string storeElement(StringRef buffer, StringRef index, Type element,
-                         StringRef value, bool exact = false);
+                         StringRef value);
 /// The runtime's DType of a tensor element type, else null.
 const char *dtypeName(Type type);
 /// The runtime's communicator of a mesh axis (loomrt collectives name the
