@@ -493,6 +493,20 @@ struct Bf16Matmul {
   void run(const bf16 *a, const bf16 *b, const bf16 *bias, bf16 *c) const;
 };
 
+/// The OpenMP threads of this thread's next parallel regions (oneDNN's
+/// too) set to one while it lives, and restored after: oneDNN's
+/// primitives are built for and run on one thread. `threads` is what
+/// they were.
+struct OneThread {
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+  OneThread() { omp_set_num_threads(1); }
+  ~OneThread() { omp_set_num_threads(threads); }
+#else
+  const int threads = 1;
+#endif
+};
+
 const dnnl::engine &cpuEngine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
@@ -535,14 +549,10 @@ void Bf16Matmul::run(const bf16 *pa, const bf16 *pb, const bf16 *pbias,
     bf16MatmulSplit.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
 #endif
+  OneThread one;
   for (const Part &part : parts)
     runPart(part);
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
 }
 
 /// A block of a strided gemm's product: [o0, o0 + outer) of the outer
@@ -685,26 +695,18 @@ Bf16Matmul *bf16MatmulFor(bool transA, bool transB, int64_t outer,
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, added] = built.try_emplace(key);
   if (added) {
-#ifdef _OPENMP
-    const int threads = omp_get_max_threads();
-    omp_set_num_threads(1); // primitives blocked for one thread
-#else
-    const int threads = 1;
-#endif
+    OneThread one; // primitives blocked for one thread
     try {
       auto made = std::make_unique<Bf16Matmul>();
       made->hasBias = bias;
       for (const GemmBlock &blk :
-           splitGemm(transA, outer, inner, m, n, k, threads))
+           splitGemm(transA, outer, inner, m, n, k, one.threads))
         made->parts.push_back(part(blk));
       it->second = std::move(made);
     } catch (const dnnl::error &) {
       // Strides oneDNN does not take, or only its reference kernel for
       // them: the widening path.
     }
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
   }
   return it->second.get();
 }
