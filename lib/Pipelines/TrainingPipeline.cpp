@@ -166,6 +166,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(mlir::loomrt::createLoomFuseGemmAccumulate());
   // A kernel whose kept outputs the next kernel reads runs in its loop.
   pm.addPass(mlir::loomrt::createLoomMergeKernels());
+  // bf16 rounded where it is stored, not between the ops of one loop.
+  if (o.precision == Precision::bf16 && o.excessPrecision != Switch::off)
+    pm.addPass(mlir::loomrt::createLoomExcessPrecision());
   if (o.overlapSplit > 1) {
     mlir::loomrt::LoomMaxInflightCollectivesOptions inflight;
     inflight.max = o.maxInflightCollectives;
@@ -508,6 +511,20 @@ struct TrainingPipelineOptions
       llvm::cl::values(clEnumValN(Switch::off, "off", ""),
                        clEnumValN(Switch::on, "on", ""),
                        clEnumValN(Switch::automatic, "auto", ""))};
+  Option<Precision> precision{
+      *this, "precision",
+      llvm::cl::desc("Arithmetic (loom-mixed-precision with bf16)"),
+      llvm::cl::init(Precision::f32),
+      llvm::cl::values(clEnumValN(Precision::f32, "f32", ""),
+                       clEnumValN(Precision::bf16, "bf16", ""))};
+  Option<Switch> excessPrecision{
+      *this, "excess-precision",
+      llvm::cl::desc("With bf16, a fused loop rounds only what it stores "
+                     "(loom-excess-precision)"),
+      llvm::cl::init(Switch::on),
+      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
+                       clEnumValN(Switch::on, "on", ""),
+                       clEnumValN(Switch::automatic, "auto", ""))};
   Option<Switch> sparseEmbeddingGrad{
       *this, "sparse-embedding-grad",
       llvm::cl::desc("Embedding gradients exchanged by rows under dp"),
@@ -570,6 +587,8 @@ void mlir::loom::registerTrainingPipeline() {
                         p.swapMemoryBandwidth, p.swapLaunch};
         o.sparseEmbeddingGrad = p.sparseEmbeddingGrad;
         o.commSchedule = p.commSchedule;
+        o.precision = p.precision;
+        o.excessPrecision = p.excessPrecision;
         o.pipelineWeights = p.pipelineWeights;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;

@@ -196,6 +196,14 @@ cl::opt<std::string> precision(
              "f32 accumulation; parameters, optimizer state, norms, softmax, "
              "the loss and collectives stay f32)"),
     cl::init("f32"), cl::cat(category));
+cl::opt<std::string> excessPrecision(
+    "excess-precision",
+    cl::desc("With --precision bf16: a fused loop keeps the values it does "
+             "not store in f32 and rounds what it stores once "
+             "(loom-excess-precision, as XLA and torch.compile do): on "
+             "(default), off (every op rounds to bf16, as PyTorch's eager "
+             "autocast does), auto (= on)"),
+    cl::value_desc("on|off|auto"), cl::init("on"), cl::cat(category));
 cl::opt<std::string> commSchedule(
     "comm-schedule",
     cl::desc("TriRace: post each pipeline send and each all-reduce right "
@@ -414,6 +422,8 @@ FailureOr<TrainingOptions> buildOptions() {
                 "none, host, peer or auto") ||
       !takeEnum(precision, o.precision, mlir::loom::symbolizePrecision,
                 "f32 or bf16") ||
+      !takeEnum(excessPrecision, o.excessPrecision,
+                mlir::loom::symbolizeSwitch, "on, off or auto") ||
       !takeEnum(commSchedule, o.commSchedule, mlir::loom::symbolizeSwitch,
                 "on, off or auto") ||
       !takeEnum(sparseEmbeddingGrad, o.sparseEmbeddingGrad,

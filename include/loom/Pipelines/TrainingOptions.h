@@ -66,6 +66,9 @@ struct TrainingOptions {
 
   OptimizerOptions optimizer;
   Precision precision = Precision::f32;
+  /// With bf16: a fused loop keeps its intermediate values in f32, rounding
+  /// only what it stores (loom-excess-precision; auto means on).
+  Switch excessPrecision = Switch::on;
   Target target = Target::cpu;
 
   // The optimisations of this wave; each pass that implements one reads

@@ -510,6 +510,42 @@ def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
   }];
 }
 
+def LoomExcessPrecision : Pass<"loom-excess-precision", "ModuleOp"> {
+  let summary = "Keep a fused loop's intermediate bf16 values in f32";
+  let description = [{
+    convert-loom-to-loomrt writes each bf16 op of a fused loop as its f32
+    arithmetic between `arith.extf` and `arith.truncf`, so a chain of ops
+    rounds to bf16 after every op, as an unfused program storing each
+    result would. Inside one loop that rounding buys nothing: this pass
+    replaces an `arith.extf` of an `arith.truncf` (f32 to bf16 and back)
+    in a `loomrt.kernel` or `loomrt.reduce` body with the unrounded f32
+    value, and erases the rounding when nothing else reads it. Values are
+    still rounded where they are stored, once.
+
+    It keeps the pair when the rounded value is also yielded (stored): the
+    loop's readers then see the value the buffer holds, as do its later
+    readers (a value saved for the backward pass and used by the forward
+    pass sees one precision). This is the excess precision of XLA
+    (`xla_allow_excess_precision`, on by default) and of TorchInductor
+    (`emulate_precision_casts`, off by default); `loomc
+    --excess-precision off` keeps every rounding, as PyTorch's eager
+    autocast rounds after every op.
+
+    ```mlir
+    ^bb0(%x: bf16, %y: bf16):
+      %a = arith.extf %x : bf16 to f32
+      %p = arith.mulf %a, %a : f32
+      %r = arith.truncf %p : f32 to bf16
+      %b = arith.extf %r : bf16 to f32   // becomes %p
+      %q = arith.addf %b, %a : f32
+      %s = arith.truncf %q : f32 to bf16
+      loomrt.yield %s : bf16
+    ```
+    Run it after `loom-merge-kernels` (whose merged loops hold more such
+    pairs).
+  }];
+}
+
 def LoomInPlaceUpdates : Pass<"loom-in-place-updates", "ModuleOp"> {
   let summary = "Update parameters and optimizer state in their own buffers";
   let description = [{
