@@ -164,6 +164,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   // Sums of products (gradients over sub-batches, micro-batches, layers)
   // collected by the gemms themselves.
   pm.addPass(mlir::loomrt::createLoomFuseGemmAccumulate());
+  // Transposed and sliced buffers read where they lie, not copied.
+  pm.addPass(mlir::loomrt::createLoomFoldLayoutCopies());
   // A kernel whose kept outputs the next kernel reads runs in its loop.
   pm.addPass(mlir::loomrt::createLoomMergeKernels());
   // bf16 rounded where it is stored, not between the ops of one loop.

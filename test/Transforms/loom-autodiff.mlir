@@ -273,3 +273,29 @@ func.func @main(%p: tensor<f32> {loom.param, loom.name = "loss"})
     -> (tensor<f32> {loom.name = "loss"}) {
   return %p : tensor<f32>
 }
+
+// -----
+
+// Rotary embeddings' rotate-half: both halves of x are read through
+// slices, so x gets two cotangents, each zero but on its half. Their sum
+// is the concatenation of the two halves' cotangents: no zeros stored,
+// nothing added.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<2x4xf32> {loom.name = "x", loom.param})
+// CHECK-NOT:     loom.add
+// CHECK:         %[[HALVES:.+]]:2 = loom.split %{{.+}}, dim = 1, sizes = [2, 2]
+// CHECK-NEXT:    %[[NEG:.+]] = loom.neg %[[HALVES]]#0
+// CHECK-NOT:     loom.add
+// CHECK-NOT:     loom.constant
+// CHECK:         %[[DX:.+]] = loom.concat %[[HALVES]]#1, %[[NEG]] dim = 1{{.*}} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DX]]
+func.func @main(%x: tensor<2x4xf32> {loom.param, loom.name = "x"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %lo = loom.slice %x, start = [0, 0], limit = [2, 2], strides = [1, 1] : tensor<2x4xf32> -> tensor<2x2xf32>
+  %hi = loom.slice %x, start = [0, 2], limit = [2, 4], strides = [1, 1] : tensor<2x4xf32> -> tensor<2x2xf32>
+  %n = loom.neg %hi : tensor<2x2xf32>
+  %r = loom.concat %n, %lo dim = 1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  %s = loom.reduce_sum %r, dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -147,3 +147,24 @@ def test_bf16_swap_under_a_budget_changes_no_bit(tmp_path):
     assert max(peaks(tmp_path / "swap")) <= budget
     assert "swapOutStart(" in (tmp_path / "swap" / "step.cpp").read_text()
     assert swapped.train(data, 6, ranks=2) == free.train(data, 6, ranks=2)
+
+
+def test_excess_precision_rounds_only_what_loops_store(tmp_path):
+    """loom-excess-precision (on by default) drops the bf16 round trips
+    inside fused loops: the program rounds fewer times and its losses
+    differ from op-by-op rounding (`excess_precision="off"`, eager
+    autocast's numerics); both stay within twice PyTorch's gap."""
+    m, data, reference, autocast = setup("llama_example", tmp_path)
+    f32 = m.compile(outdir=tmp_path / "f32", **OPTIONS).train(data, STEPS)
+    losses, rounds = {}, {}
+    for mode in ("on", "off"):
+        program = m.compile(outdir=tmp_path / mode, precision="bf16",
+                            excess_precision=mode, **OPTIONS)
+        step = (tmp_path / mode / "step.cpp").read_text()
+        rounds[mode] = step.count("bf16::roundToFloat(")
+        losses[mode] = program.train(data, STEPS)
+    assert rounds["on"] < rounds["off"], rounds
+    assert losses["on"] != losses["off"]
+    torch_gap = gap(autocast, reference)
+    for mode, curve in losses.items():
+        assert 1e-6 < gap(curve, f32) <= 2 * torch_gap, (mode, gap(curve, f32), torch_gap)

@@ -474,7 +474,8 @@ FailureOr<Value> lowerKernel(ArrayRef<Operation *> members, Value result,
   Location loc = root->getLoc();
   auto kernel = loomrt::KernelOp::create(
       rewriter, loc, inBuffers, ValueRange{out},
-      rewriter.getStringAttr(groupName(members)), inStrides);
+      rewriter.getStringAttr(groupName(members)), inStrides,
+      DenseI64ArrayAttr());
 
   OpBuilder::InsertionGuard guard(rewriter);
   SmallVector<Type> argTypes = argumentTypes(*group);
@@ -560,7 +561,7 @@ public:
       auto fill = loomrt::KernelOp::create(rewriter, loc, ValueRange{},
                                            ValueRange{out},
                                            rewriter.getStringAttr("fill"),
-                                           ArrayAttr());
+                                           ArrayAttr(), DenseI64ArrayAttr());
       {
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.createBlock(&fill.getBody());

@@ -507,6 +507,28 @@ EmitterBase::CopyPointers::~CopyPointers() {
   emitter.overrides.erase(copy.getTarget());
 }
 
+EmitterBase::KernelPointers::KernelPointers(EmitterBase &emitter,
+                                            loomrt::KernelOp kernel)
+    : emitter(emitter) {
+  for (auto [k, in] : llvm::enumerate(kernel.getIns())) {
+    offsets.push_back(loomrt::inputOffset(kernel, k));
+    auto isIn = [&](Value v) { return v == in; };
+    if (offsets.back() == 0 ||
+        llvm::count_if(kernel.getIns(), isIn) +
+                llvm::count_if(kernel.getOuts(), isIn) !=
+            1)
+      continue;
+    emitter.overrides[in] = emitter.offsetName(in, offsets.back());
+    moved.push_back(in);
+    offsets.back() = 0;
+  }
+}
+
+EmitterBase::KernelPointers::~KernelPointers() {
+  for (Value in : moved)
+    emitter.overrides.erase(in);
+}
+
 FailureOr<std::string> EmitterBase::outlineKernel(
     StringRef hint, StringRef prefix, StringRef leading,
     ArrayRef<Value> params, ArrayRef<Value> written,

@@ -8,7 +8,7 @@
 //
 // What may differ between the repeats is printed through holes
 // (EmitterBase::hole): arena offsets, transfer tags, handle slots, copy
-// offsets. To roll a run, its repeats are printed with every hole marked;
+// and kernel input offsets. To roll a run, its repeats are printed with every hole marked;
 // they roll when the texts agree but for the marked integers, so the loop
 // prints exactly the statements the unrolled step would, in the same
 // order. Integers equal in every repeat stay literals; the others are
@@ -56,6 +56,8 @@ bool isHoleAttribute(Operation *op, StringRef attr) {
     return attr == "tag";
   if (isa<loomrt::CopyOp>(op))
     return attr == "source_offset" || attr == "target_offset";
+  if (isa<loomrt::KernelOp>(op))
+    return attr == "in_offsets";
   return false;
 }
 

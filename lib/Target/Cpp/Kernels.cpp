@@ -77,6 +77,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
   llvm::append_range(buffers, op.getOuts());
   SmallVector<Value> outs(op.getOuts());
   auto strided = op.getInStridesAttr();
+  KernelPointers pointers(*this, op);
   return emitFunction(
       op.getOrigin(), ("kernel " + op.getOrigin() + " -> " + name(out)).str(),
       distinct(buffers), outs, [&](llvm::raw_ostream &s) {
@@ -97,7 +98,8 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
             op, s, nest.bodyIndent(),
             [&](unsigned k) {
               return indexExpr(
-                  "i", cast<DenseI64ArrayAttr>(strided[k]).asArrayRef());
+                  "i", cast<DenseI64ArrayAttr>(strided[k]).asArrayRef(),
+                  pointers.offset(k));
             },
             indexExpr("i", computeStrides(loopShape)));
       });

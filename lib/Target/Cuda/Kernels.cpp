@@ -102,6 +102,7 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
   llvm::append_range(buffers, op.getOuts());
   SmallVector<Value> outs(op.getOuts());
   auto strided = op.getInStridesAttr();
+  KernelPointers pointers(*this, op);
   std::string comment =
       ("kernel " + op.getOrigin() + " -> " + name(out)).str();
   return emitGlobal(
@@ -117,7 +118,10 @@ LogicalResult Emitter::emitKernel(loomrt::KernelOp op) {
           uses.push_back(cast<DenseI64ArrayAttr>(a).asArrayRef());
         printUnflatten(s, 4, "i", loopShape, uses);
         return emitKernelBody(
-            op, s, 4, [&](unsigned k) { return indexExpr("i", uses[k]); },
+            op, s, 4,
+            [&](unsigned k) {
+              return indexExpr("i", uses[k], pointers.offset(k));
+            },
             "i");
       });
 }

@@ -250,6 +250,24 @@ protected:
     bool moved;
   };
 
+  /// While alive, a kernel's input read from an offset (`in_offsets`) is
+  /// named by its pointer moved by the offset, as CopyPointers does (the
+  /// micro-batches' loops over their slices of a batch then share one
+  /// function); `offset(k)` is what the loop still adds to input `k`'s
+  /// index: 0, or the offset of a buffer the kernel also reads or writes
+  /// elsewhere, which one name cannot serve.
+  class KernelPointers {
+  public:
+    KernelPointers(EmitterBase &emitter, loomrt::KernelOp kernel);
+    ~KernelPointers();
+    int64_t offset(unsigned k) const { return offsets[k]; }
+
+  private:
+    EmitterBase &emitter;
+    SmallVector<int64_t> offsets;
+    SmallVector<Value> moved;
+  };
+
   /// `names` of `values`, comma-separated.
   std::string joinNames(ArrayRef<Value> values);
 

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -36,6 +37,30 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
+
+/// `a + b` for two cotangents of one value. Slices of one tensor along a
+/// dimension (a rotary embedding's halves) give cotangents that are each
+/// zero but on their slice: concatenations of the same pieces where one of
+/// each pair is zeros. Their sum is the concatenation of the other pieces,
+/// with nothing added and no zeros stored.
+Value addCotangents(OpBuilder &builder, Location loc, Value a, Value b) {
+  auto left = a.getDefiningOp<ConcatOp>(), right = b.getDefiningOp<ConcatOp>();
+  auto isZero = [](Value v) { return matchPattern(v, m_AnyZeroFloat()); };
+  if (left && right && left.getDim() == right.getDim() &&
+      left.getInputs().size() == right.getInputs().size() &&
+      llvm::all_of(llvm::zip(left.getInputs(), right.getInputs()),
+                   [&](auto pair) {
+                     auto [x, y] = pair;
+                     return x.getType() == y.getType() &&
+                            (isZero(x) || isZero(y));
+                   })) {
+    SmallVector<Value> pieces;
+    for (auto [x, y] : llvm::zip(left.getInputs(), right.getInputs()))
+      pieces.push_back(isZero(x) ? y : x);
+    return ConcatOp::create(builder, loc, pieces, left.getDim());
+  }
+  return AddOp::create(builder, loc, a, b);
+}
 
 /// Whether a gradient can flow into operand `index` of `op`: the op's own
 /// answer when it implements VJPInterface, else the interface's default
@@ -401,8 +426,7 @@ GradientBuilder::buildBackward(func::FuncOp grad, Value loss,
                << " for an operand of type " << operand.getType()
                << " (VJPInterface contract)";
       Value &sum = cotangents[operand];
-      sum = sum ? AddOp::create(builder, op->getLoc(), sum, cotangent)
-                      .getResult()
+      sum = sum ? addCotangents(builder, op->getLoc(), sum, cotangent)
                 : cotangent;
     }
   }

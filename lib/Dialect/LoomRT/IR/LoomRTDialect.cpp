@@ -56,8 +56,15 @@ SmallVector<int64_t> mlir::loomrt::inputStrides(KernelOp kernel, unsigned i) {
       cast<MemRefType>(kernel.getOuts().front().getType()).getShape());
 }
 
+int64_t mlir::loomrt::inputOffset(KernelOp kernel, unsigned i) {
+  if (std::optional<ArrayRef<int64_t>> offsets = kernel.getInOffsets())
+    return (*offsets)[i];
+  return 0;
+}
+
 bool mlir::loomrt::readsAtWrittenElement(KernelOp kernel, unsigned i) {
-  return inputStrides(kernel, i) ==
+  return inputOffset(kernel, i) == 0 &&
+         inputStrides(kernel, i) ==
          computeStrides(
              cast<MemRefType>(kernel.getOuts().front().getType()).getShape());
 }
@@ -424,7 +431,31 @@ LogicalResult KernelOp::verify() {
         return emitOpError("in_strides entries must be one stride per loop "
                            "dimension (")
                << shape.size() << ")";
+      if (llvm::any_of(array.asArrayRef(), [](int64_t v) { return v < 0; }))
+        return emitOpError("in_strides must not be negative");
     }
+    std::optional<ArrayRef<int64_t>> offsets = getInOffsets();
+    if (offsets && offsets->size() != getIns().size())
+      return emitOpError("has ") << offsets->size() << " in_offsets for "
+                                 << getIns().size() << " inputs";
+    // The last element each input is read at lies in it.
+    bool empty = llvm::is_contained(shape, 0);
+    for (auto [i, in] : llvm::enumerate(getIns())) {
+      int64_t offset = offsets ? (*offsets)[i] : 0;
+      if (offset < 0)
+        return emitOpError("in_offsets must not be negative");
+      int64_t last = offset;
+      for (auto [size, stride] : llvm::zip(
+               shape, cast<DenseI64ArrayAttr>(strides[i]).asArrayRef()))
+        last += (size - 1) * stride;
+      int64_t elements = cast<MemRefType>(in.getType()).getNumElements();
+      if (!empty && last >= elements)
+        return emitOpError("reads input ")
+               << i << " at element " << last << " of " << elements
+               << " (in_strides and in_offsets out of bounds)";
+    }
+  } else if (getInOffsets()) {
+    return emitOpError("has in_offsets without in_strides");
   } else {
     for (Value in : getIns())
       if (cast<MemRefType>(in.getType()).getShape() != shape)

@@ -118,7 +118,7 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   // The product read at the element written, the bias along the last
   // dimension of the loop.
   ArrayAttr strides = add.getInStridesAttr();
-  if (!strides)
+  if (!strides || add.getInOffsets())
     return none;
   SmallVector<int64_t> biasStrides(loop.size(), 0);
   biasStrides.back() = 1;

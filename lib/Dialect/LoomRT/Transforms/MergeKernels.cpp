@@ -167,21 +167,26 @@ void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer,
   // then the producer's, each (buffer, strides) once.
   SmallVector<Value> ins;
   SmallVector<SmallVector<int64_t>> strides;
-  auto input = [&](Value buffer, SmallVector<int64_t> s) -> unsigned {
+  SmallVector<int64_t> offsets;
+  auto input = [&](loomrt::KernelOp kernel, unsigned i) -> unsigned {
+    Value buffer = kernel.getIns()[i];
+    SmallVector<int64_t> s = loomrt::inputStrides(kernel, i);
+    int64_t offset = loomrt::inputOffset(kernel, i);
     for (auto [k, in] : llvm::enumerate(ins))
-      if (in == buffer && strides[k] == s)
+      if (in == buffer && strides[k] == s && offsets[k] == offset)
         return k;
     ins.push_back(buffer);
     strides.push_back(std::move(s));
+    offsets.push_back(offset);
     return ins.size() - 1;
   };
   SmallVector<int64_t> consumerArg(consumer.getIns().size(), -1);
   SmallVector<int64_t> producerArg(producer.getIns().size());
   for (auto [j, in] : llvm::enumerate(consumer.getIns()))
     if (!llvm::is_contained(producer.getOuts(), in))
-      consumerArg[j] = input(in, loomrt::inputStrides(consumer, j));
+      consumerArg[j] = input(consumer, j);
   for (auto [i, in] : llvm::enumerate(producer.getIns()))
-    producerArg[i] = input(in, loomrt::inputStrides(producer, i));
+    producerArg[i] = input(producer, i);
 
   SmallVector<Value> outs(consumer.getOuts());
   SmallVector<unsigned> keptOuts;
@@ -192,9 +197,14 @@ void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer,
     }
 
   ArrayAttr strideAttr;
+  DenseI64ArrayAttr offsetAttr;
   SmallVector<int64_t> dense = computeStrides(loopShape(consumer));
-  if (llvm::any_of(strides,
-                   [&](ArrayRef<int64_t> s) { return s != ArrayRef(dense); })) {
+  bool offset = llvm::any_of(offsets, [](int64_t o) { return o != 0; });
+  if (offset)
+    offsetAttr = DenseI64ArrayAttr::get(ctx, offsets);
+  if (offset || llvm::any_of(strides, [&](ArrayRef<int64_t> s) {
+        return s != ArrayRef(dense);
+      })) {
     SmallVector<Attribute> attrs;
     for (ArrayRef<int64_t> s : strides)
       attrs.push_back(DenseI64ArrayAttr::get(ctx, s));
@@ -214,7 +224,7 @@ void merge(loomrt::KernelOp producer, loomrt::KernelOp consumer,
       builder, consumer.getLoc(), ins, outs,
       builder.getStringAttr(producer.getOrigin() + "+" +
                             consumer.getOrigin()),
-      strideAttr);
+      strideAttr, offsetAttr);
   for (NamedAttribute attr : consumer->getDiscardableAttrs())
     merged->setAttr(attr.getName(), attr.getValue());
 

@@ -36,6 +36,9 @@ Value rootBuffer(Value value);
 /// The strides `kernel` reads its input `i` with: its `in_strides` entry,
 /// else the loop's dense strides (the element it writes).
 SmallVector<int64_t> inputStrides(KernelOp kernel, unsigned i);
+/// The element `kernel` starts reading its input `i` at: its `in_offsets`
+/// entry, else 0.
+int64_t inputOffset(KernelOp kernel, unsigned i);
 /// Whether `kernel` reads its input `i` at the element it writes.
 bool readsAtWrittenElement(KernelOp kernel, unsigned i);
 

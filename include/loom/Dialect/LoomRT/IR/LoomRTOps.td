@@ -123,6 +123,9 @@ def LoomRT_KernelOp : LoomRT_Op<"kernel", [
     read at the loop index, or, where `in_strides` gives its strides (in
     elements, one per loop dimension, 0 for a broadcast dimension), at the
     sum of index times stride: a fused `broadcast` or `transpose`.
+    `in_offsets` (with `in_strides`; one per input, in elements) starts an
+    input's reads that far in: a fused `slice`. Every element read lies in
+    its buffer.
 
     ```mlir
     loomrt.kernel ins(%a, %b : memref<4x8xf32>, memref<8xf32>)
@@ -137,7 +140,8 @@ def LoomRT_KernelOp : LoomRT_Op<"kernel", [
   let arguments = (ins Arg<Variadic<LoomRT_Buffer>, "", [MemRead]>:$ins,
                        Arg<Variadic<LoomRT_Buffer>, "", [MemWrite]>:$outs,
                        StrAttr:$origin,
-                       OptionalAttr<ArrayAttr>:$in_strides);
+                       OptionalAttr<ArrayAttr>:$in_strides,
+                       OptionalAttr<DenseI64ArrayAttr>:$in_offsets);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`

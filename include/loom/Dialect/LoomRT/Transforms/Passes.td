@@ -456,6 +456,53 @@ def LoomFuseGemmAccumulate : Pass<"loom-fuse-gemm-accumulate", "ModuleOp"> {
   }];
 }
 
+def LoomFoldLayoutCopies : Pass<"loom-fold-layout-copies", "ModuleOp"> {
+  let summary = "Read a transposed or sliced buffer through its source";
+  let description = [{
+    convert-loom-to-loomrt lowers a `transpose` or `slice` whose value has
+    several readers (or readers that are not elementwise: another slice,
+    a concatenation) to a `loomrt.copy` into a buffer of its own, which
+    costs a pass over memory, and its readers another. Rotary embeddings
+    slice and concatenate heads that a transpose produced: three copies
+    before the first product. When every reader can read the copy's
+    source directly, this pass makes them do so (their strides and offset
+    composed with the copy's) and erases the copy and its buffer.
+
+    A copy folds when all of these hold:
+    * it writes all of an `alloc`ed buffer, each element once, in the
+      row-major order of its `shape`; nothing else writes that buffer;
+    * every other use of the buffer (through `loomrt.view`s) is an input
+      of a `loomrt.kernel` or the source of a `loomrt.copy` after it in
+      the same block, and the elements each reads map onto the copy's
+      index space without carries (every nonzero stride steps one of its
+      dimensions and stays inside it); a kernel then reads the source
+      with `in_strides` and `in_offsets`, a copy with `source_strides`
+      and `source_offset`;
+    * each reader with several loop iterations reads the source along
+      its innermost dimension contiguously, unless it is the only reader
+      (a gather-like read repeated by several readers costs more than
+      the copy);
+    * nothing between the copy and its last reader writes the source;
+    * the source is no larger than the buffer, or is used after the last
+      reader anyway, or the copies of it that fold (the pieces of a
+      split) free at least its bytes, and then fold together: folding
+      never keeps a larger buffer live longer than the bytes it frees.
+
+    ```mlir
+    loomrt.copy ins(%q : memref<2x4x3xf32>) outs(%t : memref<2x3x4xf32>)
+        {origin = "transpose", shape = array<i64: 2, 3, 4>,
+         source_strides = array<i64: 12, 1, 3>, source_offset = 0, ...}
+    loomrt.kernel ins(%t : memref<2x3x4xf32>) outs(%y : ...) {...}
+    // becomes
+    loomrt.kernel ins(%q : memref<2x4x3xf32>) outs(%y : ...)
+        {in_strides = [array<i64: 12, 1, 3>], ...} {...}
+    ```
+    Copies fold until none does. Run it after the lowering and before
+    `loom-merge-kernels` (kernels that read a folded copy's source may
+    then merge).
+  }];
+}
+
 def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
   let summary = "Compute a kernel inside the next kernel's loop that reads "
                 "its outputs";
