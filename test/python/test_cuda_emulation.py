@@ -12,6 +12,7 @@ for a GPU must say that there is no CUDA device when there is none.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,26 @@ def test_emulated_cuda_trains_like_cpu(example, dp, tmp_path):
     expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv", **ranks)
     got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv", **ranks)
     assert len(got) == STEPS
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_emulated_cuda_rotary_reads_heads_in_place(tmp_path):
+    """LLaMA's rotary embeddings read the halves of each head where the
+    q and k products wrote them (loom-fold-layout-copies): the CUDA
+    kernels are launched on pointers moved by the halves' offsets and
+    index them with the products' strides, and train as the CPU program
+    does."""
+    _, args, names, m = import_example("llama_example", tmp_path)
+    data = write_data(tmp_path / "data", make_data(names, args, 3, 50, seed=7))
+    cpu = m.compile(outdir=tmp_path / "cpu", **OPTIONS)
+    cuda = m.compile(outdir=tmp_path / "cuda", target="cuda", cuda_emulate=True,
+                     **OPTIONS)
+    source = (tmp_path / "cuda" / "step.cu").read_text()
+    assert re.search(r"LOOM_LAUNCH\(k\d+_neg, [^;]*\(\w+ \+ \d+\)", source), \
+        "no negation launched on a moved pointer"
+    assert '"copy slice (' not in source
+    expected = cpu.train(data, STEPS, log=tmp_path / "cpu.csv")
+    got = cuda.train(data, STEPS, log=tmp_path / "cuda.csv")
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 

@@ -157,15 +157,11 @@ std::optional<SmallVector<Reader>> foldableReaders(loomrt::CopyOp copy) {
       Operation *owner = use.getOwner();
       if (owner == copy || isa<loomrt::ViewOp>(owner))
         continue;
+      // Any other use (a write: a kernel's output, a copy's target) is no
+      // read that folds.
       std::optional<Read> read = readOf(use);
       if (!read || owner->getBlock() != copy->getBlock() ||
           !copy->isBeforeInBlock(owner))
-        return std::nullopt;
-      // A kernel that also writes the buffer (in place) is a writer.
-      if (auto kernel = dyn_cast<loomrt::KernelOp>(owner);
-          kernel && llvm::any_of(kernel.getOuts(), [&](Value out) {
-            return loomrt::rootBuffer(out) == target;
-          }))
         return std::nullopt;
       std::optional<Read> composed = compose(*read, copy);
       if (!composed)
