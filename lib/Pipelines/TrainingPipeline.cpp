@@ -166,6 +166,9 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(mlir::loomrt::createLoomFuseGemmAccumulate());
   // Transposed and sliced buffers read where they lie, not copied.
   pm.addPass(mlir::loomrt::createLoomFoldLayoutCopies());
+  // Norms whose output the products read as bf16 write bf16.
+  if (o.precision == Precision::bf16)
+    pm.addPass(mlir::loomrt::createLoomFuseNormNarrowing());
   // A kernel whose kept outputs the next kernel reads runs in its loop.
   pm.addPass(mlir::loomrt::createLoomMergeKernels());
   // bf16 rounded where it is stored, not between the ops of one loop.

@@ -950,8 +950,17 @@ template <typename Term> double laneSum(int64_t n, Term term) {
 
 } // namespace
 
-void layerNorm(const float *x, const float *scale, const float *bias, float *y,
-               int64_t rows, int64_t cols, double eps) {
+namespace {
+
+/// A norm's result as `Out` stores it: an f32 value, or its bf16 rounding.
+inline void storeNormed(float &out, double v) { out = static_cast<float>(v); }
+inline void storeNormed(bf16 &out, double v) {
+  out.bits = bf16::round(static_cast<float>(v));
+}
+
+template <typename Out>
+void layerNormImpl(const float *x, const float *scale, const float *bias,
+                   Out *y, int64_t rows, int64_t cols, double eps) {
   if (rows < 0 || cols < 0)
     badCall("layerNorm", "negative size");
   if (cols == 0)
@@ -959,7 +968,7 @@ void layerNorm(const float *x, const float *scale, const float *bias, float *y,
   LOOM_PARALLEL_FOR(rows * cols)
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * cols;
-    float *out = y + r * cols;
+    Out *out = y + r * cols;
     double mean = laneSum(cols, [&](int64_t j) {
                     return static_cast<double>(row[j]);
                   }) /
@@ -975,13 +984,14 @@ void layerNorm(const float *x, const float *scale, const float *bias, float *y,
         v *= scale[j];
       if (bias)
         v += bias[j];
-      out[j] = static_cast<float>(v);
+      storeNormed(out[j], v);
     }
   }
 }
 
-void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
-             int64_t cols, double eps) {
+template <typename Out>
+void rmsNormImpl(const float *x, const float *scale, Out *y, int64_t rows,
+                 int64_t cols, double eps) {
   if (rows < 0 || cols < 0)
     badCall("rmsNorm", "negative size");
   if (cols == 0)
@@ -989,7 +999,7 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
   LOOM_PARALLEL_FOR(rows * cols)
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = x + r * cols;
-    float *out = y + r * cols;
+    Out *out = y + r * cols;
     double squares = laneSum(cols, [&](int64_t j) {
       return static_cast<double>(row[j]) * row[j];
     });
@@ -998,9 +1008,31 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
       double v = row[j] * rms;
       if (scale)
         v *= scale[j];
-      out[j] = static_cast<float>(v);
+      storeNormed(out[j], v);
     }
   }
+}
+
+} // namespace
+
+void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               int64_t rows, int64_t cols, double eps) {
+  layerNormImpl(x, scale, bias, y, rows, cols, eps);
+}
+
+void layerNorm(const float *x, const float *scale, const float *bias, bf16 *y,
+               int64_t rows, int64_t cols, double eps) {
+  layerNormImpl(x, scale, bias, y, rows, cols, eps);
+}
+
+void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
+             int64_t cols, double eps) {
+  rmsNormImpl(x, scale, y, rows, cols, eps);
+}
+
+void rmsNorm(const float *x, const float *scale, bf16 *y, int64_t rows,
+             int64_t cols, double eps) {
+  rmsNormImpl(x, scale, y, rows, cols, eps);
 }
 
 //===----------------------------------------------------------------------===//

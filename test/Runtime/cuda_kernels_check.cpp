@@ -221,6 +221,22 @@ int main(int argc, char **argv) {
     cpu::rmsNorm(x.data(), scale.data(), cpu.data(), rows, cols, 1e-6);
     cuda::rmsNorm(ctx, dx, ds, dy, rows, cols, 1e-6);
     compare("rms_norm", download(ctx, dy, x.size()), cpu, 1e-6);
+    // bf16 outputs (loom-fuse-norm-narrowing): each f32 result rounded
+    // once; the two sums' orders may round a result to a neighbour.
+    std::vector<bf16> cpu16(x.size());
+    bf16 *dy16 = upload(ctx, cpu16);
+    auto widened = [](const std::vector<bf16> &v) {
+      return std::vector<float>(v.begin(), v.end());
+    };
+    cpu::layerNorm(x.data(), scale.data(), bias.data(), cpu16.data(), rows, cols,
+                   1e-5);
+    cuda::layerNorm(ctx, dx, ds, db, dy16, rows, cols, 1e-5);
+    compare("layer_norm bf16", widened(download(ctx, dy16, x.size())),
+            widened(cpu16), 1e-2);
+    cpu::rmsNorm(x.data(), scale.data(), cpu16.data(), rows, cols, 1e-6);
+    cuda::rmsNorm(ctx, dx, ds, dy16, rows, cols, 1e-6);
+    compare("rms_norm bf16", widened(download(ctx, dy16, x.size())),
+            widened(cpu16), 1e-2);
   }
 
   // cross_entropy: each reduction, with ignored samples.

@@ -772,6 +772,27 @@ TEST(NormTest, LayerNormWithAndWithoutAffine) {
   }
 }
 
+// A bf16 output (loom-fuse-norm-narrowing) holds the f32 norm, checked
+// against the formula above, rounded once: a norm and a conversion after
+// it, bit for bit.
+TEST(NormTest, Bf16OutputIsTheF32NormRoundedOnce) {
+  const int64_t rows = 7, cols = 300;
+  std::vector<float> x = randomFloats(rows * cols, 11, 3.0f);
+  std::vector<float> scale = randomFloats(cols, 12), bias = randomFloats(cols, 13);
+  std::vector<float> wide(x.size());
+  std::vector<bf16> narrow(x.size());
+  auto expectRounded = [&](const char *what) {
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(narrow[i].bits, bf16::round(wide[i])) << what << " element " << i;
+  };
+  layerNorm(x.data(), scale.data(), bias.data(), wide.data(), rows, cols, 1e-5);
+  layerNorm(x.data(), scale.data(), bias.data(), narrow.data(), rows, cols, 1e-5);
+  expectRounded("layer norm");
+  rmsNorm(x.data(), scale.data(), wide.data(), rows, cols, 1e-6);
+  rmsNorm(x.data(), scale.data(), narrow.data(), rows, cols, 1e-6);
+  expectRounded("rms norm");
+}
+
 TEST(NormTest, LayerNormOfAConstantRowIsZero) {
   std::vector<float> x(8, 3.25f), y(8, 1.0f);
   layerNorm(x.data(), nullptr, nullptr, y.data(), 1, 8, 1e-5);

@@ -168,3 +168,17 @@ def test_excess_precision_rounds_only_what_loops_store(tmp_path):
     torch_gap = gap(autocast, reference)
     for mode, curve in losses.items():
         assert 1e-6 < gap(curve, f32) <= 2 * torch_gap, (mode, gap(curve, f32), torch_gap)
+
+
+def test_bf16_norms_write_their_products_operand(tmp_path):
+    """loom-fuse-norm-narrowing: each RMS norm of the LLaMA example, whose
+    output only the bf16 products read, writes one bf16 buffer itself (the
+    f32 result rounded once) instead of an f32 buffer that a conversion
+    per product reads back. The losses are covered by the gap test."""
+    _, _, _, m = import_example("llama_example", tmp_path)
+    m.compile(outdir=tmp_path / "bf16", precision="bf16", emit_only=True, **OPTIONS)
+    step = (tmp_path / "bf16" / "step.cpp").read_text()
+    bf16 = set(re.findall(r"^\s*bf16 \*(\w+) = ", step, re.M))
+    outputs = re.findall(r"cpu::rmsNorm\(\w+, \w+, (\w+),", step)
+    assert outputs and all(o in bf16 for o in outputs), (outputs, bf16 & set(outputs))
+    assert not re.search(r'"kernel convert \([^"]*_norm/', step)

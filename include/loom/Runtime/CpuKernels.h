@@ -121,11 +121,16 @@ void softmax(const bf16 *x, bf16 *y, int64_t outer, int64_t n, int64_t inner,
              bool log);
 
 /// Rows of `cols` elements: (x - mean) / sqrt(var + eps) * scale + bias;
-/// scale/bias (length cols) may be null.
+/// scale/bias (length cols) may be null. A bf16 `y` gets the f32 result
+/// rounded once (the norm and a conversion after it, in one pass).
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               int64_t rows, int64_t cols, double eps);
+void layerNorm(const float *x, const float *scale, const float *bias, bf16 *y,
                int64_t rows, int64_t cols, double eps);
 /// Rows of `cols` elements: x / sqrt(mean(x^2) + eps) * scale (may be null).
 void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
+             int64_t cols, double eps);
+void rmsNorm(const float *x, const float *scale, bf16 *y, int64_t rows,
              int64_t cols, double eps);
 
 enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };

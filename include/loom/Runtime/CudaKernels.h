@@ -118,6 +118,13 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
                double eps);
 void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
              int64_t rows, int64_t cols, double eps);
+// A bf16 `y`: the f32 result rounded once (a norm and the conversion after
+// it, in one pass).
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, bf16 *y, int64_t rows, int64_t cols,
+               double eps);
+void rmsNorm(Context &ctx, const float *x, const float *scale, bf16 *y,
+             int64_t rows, int64_t cols, double eps);
 // Labels and indices: i64 or i32, as in CpuKernels.h.
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,

@@ -115,8 +115,17 @@ __global__ void softmaxKernel(const T *x, T *y, int64_t lanes, int64_t n,
   }
 }
 
+/// A norm's result as `Out` stores it: an f32 value, or its bf16 rounding.
+__device__ inline void storeNormed(float &out, double v) {
+  out = static_cast<float>(v);
+}
+__device__ inline void storeNormed(bf16 &out, double v) {
+  out.bits = bf16::round(static_cast<float>(v));
+}
+
+template <typename Out>
 __global__ void layerNormKernel(const float *x, const float *scale,
-                                const float *bias, float *y, int64_t rows,
+                                const float *bias, Out *y, int64_t rows,
                                 int64_t cols, double eps) {
   __shared__ double shared[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -136,12 +145,13 @@ __global__ void layerNormKernel(const float *x, const float *scale,
         v *= scale[j];
       if (bias)
         v += bias[j];
-      y[r * cols + j] = static_cast<float>(v);
+      storeNormed(y[r * cols + j], v);
     }
   }
 }
 
-__global__ void rmsNormKernel(const float *x, const float *scale, float *y,
+template <typename Out>
+__global__ void rmsNormKernel(const float *x, const float *scale, Out *y,
                               int64_t rows, int64_t cols, double eps) {
   __shared__ double shared[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -155,7 +165,7 @@ __global__ void rmsNormKernel(const float *x, const float *scale, float *y,
       double v = row[j] * rms;
       if (scale)
         v *= scale[j];
-      y[r * cols + j] = static_cast<float>(v);
+      storeNormed(y[r * cols + j], v);
     }
   }
 }
@@ -593,9 +603,12 @@ void softmax(Context &ctx, const bf16 *x, bf16 *y, int64_t outer, int64_t n,
   softmaxImpl(ctx, x, y, outer, n, inner, log);
 }
 
-void layerNorm(Context &ctx, const float *x, const float *scale,
-               const float *bias, float *y, int64_t rows, int64_t cols,
-               double eps) {
+namespace {
+
+template <typename Out>
+void layerNormImpl(Context &ctx, const float *x, const float *scale,
+                   const float *bias, Out *y, int64_t rows, int64_t cols,
+                   double eps) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "layerNorm", {rows, cols});
   if (rows == 0 || cols == 0)
@@ -605,8 +618,9 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
   checkLaunch(ctx, "layerNorm");
 }
 
-void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
-             int64_t rows, int64_t cols, double eps) {
+template <typename Out>
+void rmsNormImpl(Context &ctx, const float *x, const float *scale, Out *y,
+                 int64_t rows, int64_t cols, double eps) {
   CudaState &s = state(ctx);
   requireSizes(ctx, "rmsNorm", {rows, cols});
   if (rows == 0 || cols == 0)
@@ -614,6 +628,30 @@ void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
   rmsNormKernel<<<blocksFor(rows), kThreads, 0, s.compute>>>(x, scale, y, rows,
                                                              cols, eps);
   checkLaunch(ctx, "rmsNorm");
+}
+
+} // namespace
+
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, float *y, int64_t rows, int64_t cols,
+               double eps) {
+  layerNormImpl(ctx, x, scale, bias, y, rows, cols, eps);
+}
+
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, bf16 *y, int64_t rows, int64_t cols,
+               double eps) {
+  layerNormImpl(ctx, x, scale, bias, y, rows, cols, eps);
+}
+
+void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
+             int64_t rows, int64_t cols, double eps) {
+  rmsNormImpl(ctx, x, scale, y, rows, cols, eps);
+}
+
+void rmsNorm(Context &ctx, const float *x, const float *scale, bf16 *y,
+             int64_t rows, int64_t cols, double eps) {
+  rmsNormImpl(ctx, x, scale, y, rows, cols, eps);
 }
 
 namespace {

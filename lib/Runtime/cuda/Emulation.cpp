@@ -188,7 +188,20 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
   cpu::layerNorm(x, scale, bias, y, rows, cols, eps);
 }
 
+void layerNorm(Context &ctx, const float *x, const float *scale,
+               const float *bias, bf16 *y, int64_t rows, int64_t cols,
+               double eps) {
+  state(ctx);
+  cpu::layerNorm(x, scale, bias, y, rows, cols, eps);
+}
+
 void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
+             int64_t rows, int64_t cols, double eps) {
+  state(ctx);
+  cpu::rmsNorm(x, scale, y, rows, cols, eps);
+}
+
+void rmsNorm(Context &ctx, const float *x, const float *scale, bf16 *y,
              int64_t rows, int64_t cols, double eps) {
   state(ctx);
   cpu::rmsNorm(x, scale, y, rows, cols, eps);

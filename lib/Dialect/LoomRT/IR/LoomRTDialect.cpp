@@ -48,6 +48,15 @@ Value mlir::loomrt::rootBuffer(Value value) {
   return value;
 }
 
+SmallVector<Value> mlir::loomrt::aliasesOf(Value buffer) {
+  SmallVector<Value> aliases{buffer};
+  for (size_t i = 0; i < aliases.size(); ++i)
+    for (Operation *user : aliases[i].getUsers())
+      if (auto view = dyn_cast<ViewOp>(user))
+        aliases.push_back(view.getResult());
+  return aliases;
+}
+
 SmallVector<int64_t> mlir::loomrt::inputStrides(KernelOp kernel, unsigned i) {
   if (ArrayAttr strides = kernel.getInStridesAttr())
     return SmallVector<int64_t>(

@@ -113,23 +113,13 @@ std::optional<Read> readOf(OpOperand &use) {
   return std::nullopt;
 }
 
-/// `buffer` and its views, transitively.
-SmallVector<Value> aliasesOf(Value buffer) {
-  SmallVector<Value> aliases{buffer};
-  for (size_t i = 0; i < aliases.size(); ++i)
-    for (Operation *user : aliases[i].getUsers())
-      if (auto view = dyn_cast<loomrt::ViewOp>(user))
-        aliases.push_back(view.getResult());
-  return aliases;
-}
-
 /// The last op of `block` that uses `root` or a view of it; null for an
 /// argument (live throughout).
 Operation *lastUse(Value root) {
   if (isa<BlockArgument>(root))
     return nullptr;
   Operation *last = root.getDefiningOp();
-  for (Value alias : aliasesOf(root))
+  for (Value alias : loomrt::aliasesOf(root))
     for (Operation *user : alias.getUsers())
       if (!isa<loomrt::ViewOp>(user) && last->isBeforeInBlock(user))
         last = user;
@@ -152,7 +142,7 @@ std::optional<SmallVector<Reader>> foldableReaders(loomrt::CopyOp copy) {
       loomrt::rootBuffer(copy.getSource()) == target)
     return std::nullopt;
   SmallVector<Reader> readers;
-  for (Value alias : aliasesOf(target))
+  for (Value alias : loomrt::aliasesOf(target))
     for (OpOperand &use : alias.getUses()) {
       Operation *owner = use.getOwner();
       if (owner == copy || isa<loomrt::ViewOp>(owner))
@@ -236,7 +226,7 @@ void apply(loomrt::CopyOp copy, ArrayRef<Reader> readers,
   erased.insert(copy);
   copy.erase();
   // The buffer and its views, now unused.
-  SmallVector<Value> aliases = aliasesOf(target);
+  SmallVector<Value> aliases = loomrt::aliasesOf(target);
   for (Value alias : llvm::reverse(aliases))
     if (alias.use_empty())
       alias.getDefiningOp()->erase();
@@ -256,7 +246,7 @@ bool fold(loomrt::CopyOp copy, llvm::SmallPtrSetImpl<Operation *> &erased) {
   Value source = loomrt::rootBuffer(copy.getSource());
   SmallVector<loomrt::CopyOp> group;
   int64_t freed = 0;
-  for (Value alias : aliasesOf(source))
+  for (Value alias : loomrt::aliasesOf(source))
     for (Operation *user : alias.getUsers())
       if (auto sibling = dyn_cast<loomrt::CopyOp>(user);
           sibling && sibling.getSource() == alias &&

@@ -25,16 +25,6 @@ using namespace mlir;
 
 namespace {
 
-/// `buffer` and the views of it, transitively.
-SmallVector<Value> aliasesOf(Value buffer) {
-  SmallVector<Value> aliases{buffer};
-  for (size_t i = 0; i < aliases.size(); ++i)
-    for (Operation *user : aliases[i].getUsers())
-      if (auto view = dyn_cast<loomrt::ViewOp>(user))
-        aliases.push_back(view.getResult());
-  return aliases;
-}
-
 /// The ops of `block` (not views) that use one of `aliases`; with, for an
 /// op that starts a transfer (returns a handle), the waits on it, which
 /// end its use.
@@ -72,8 +62,8 @@ bool readsInPlace(loomrt::KernelOp kernel, ArrayRef<Value> aliases) {
 bool canShare(BlockArgument arg, BlockArgument result) {
   if (arg.getType() != result.getType())
     return false;
-  SmallVector<Value> resultAliases = aliasesOf(result);
-  SmallVector<Value> argAliases = aliasesOf(arg);
+  SmallVector<Value> resultAliases = loomrt::aliasesOf(result);
+  SmallVector<Value> argAliases = loomrt::aliasesOf(arg);
   // The update: the first op that writes the result, a kernel.
   loomrt::KernelOp update;
   SmallVector<Operation *> resultUsers = usersOf(resultAliases);

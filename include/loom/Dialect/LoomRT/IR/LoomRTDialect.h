@@ -32,6 +32,8 @@ int64_t bufferBytes(Type type);
 /// The buffer `value` is a view of (`loomrt.view`s followed to their
 /// source; `value` itself when it is no view).
 Value rootBuffer(Value value);
+/// `buffer` and the views of it, transitively (`buffer` first).
+SmallVector<Value> aliasesOf(Value buffer);
 
 /// The strides `kernel` reads its input `i` with: its `in_strides` entry,
 /// else the loop's dense strides (the element it writes).

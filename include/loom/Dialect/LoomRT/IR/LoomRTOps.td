@@ -321,10 +321,15 @@ def LoomRT_SoftmaxOp : LoomRT_Op<"softmax"> {
 
 def LoomRT_LayerNormOp : LoomRT_Op<"layer_norm", [AttrSizedOperandSegments]> {
   let summary = "Layer or RMS normalisation over dims [axis, rank) (runtime library)";
+  let description = [{
+    Input, scale and bias are f32, and so are the statistics. The output is
+    f32, or bf16: each f32 result rounded once, as a conversion after the
+    norm would (`loom-fuse-norm-narrowing`).
+  }];
   let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$input,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$scale,
                        Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$bias,
-                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output, I64Attr:$axis,
+                       Arg<LoomRT_GemmBuffer, "", [MemWrite]>:$output, I64Attr:$axis,
                        F64Attr:$epsilon, BoolAttr:$rms, StrAttr:$origin);
   let assemblyFormat = [{
     $axis `ins` `(` $input (`scale` $scale^)? (`bias` $bias^)? `:` type(operands) `)`

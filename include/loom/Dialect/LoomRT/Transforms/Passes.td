@@ -503,6 +503,46 @@ def LoomFoldLayoutCopies : Pass<"loom-fold-layout-copies", "ModuleOp"> {
   }];
 }
 
+def LoomFuseNormNarrowing : Pass<"loom-fuse-norm-narrowing", "ModuleOp"> {
+  let summary = "A norm whose only reader rounds it to bf16 writes bf16";
+  let description = [{
+    With `--precision bf16` a layer or RMS norm computes in f32 and the
+    products after it read bf16: the lowering writes the norm's f32 output
+    and, per product (`loom-mixed-precision` converts each product's
+    operand, so that each gradient returns in f32 as under autocast), a
+    loop that reads it back and writes its bf16 rounding. When those loops
+    are the output's only readers, the norm writes the first one's bf16
+    buffer itself (the runtime rounds each f32 result once, the same
+    bits), the other loops' readers read that buffer too, and the loops
+    and the other buffers go: a LLaMA layer's attention norm was four
+    passes over memory (the norm and three conversions for q, k and v) and
+    is one.
+
+    It fuses when all of these hold:
+    * the norm's output is an `alloc`ed buffer that nothing uses (views
+      included) but the norm and `loomrt.kernel`s after it in its block;
+    * each of those kernels reads it at the element it writes, writes one
+      bf16 buffer of as many elements, and its body is one `arith.truncf`
+      from f32 to bf16;
+    * nothing between the norm and each kernel touches that kernel's bf16
+      buffer (the norm now writes it earlier), and nothing else writes it;
+      the first one's `alloc`, when after the norm, moves before it; the
+      others' are `alloc`s of the first one's type (no views).
+
+    ```mlir
+    loomrt.layer_norm 1 ins(%x scale %s : ...) outs(%n : memref<4x8xf32>) {...}
+    loomrt.kernel ins(%n : memref<4x8xf32>) outs(%h : memref<4x8xbf16>)
+        {origin = "convert"} {
+    ^bb0(%v: f32):
+      %r = arith.truncf %v : f32 to bf16
+      loomrt.yield %r : bf16
+    }
+    // becomes
+    loomrt.layer_norm 1 ins(%x scale %s : ...) outs(%h : memref<4x8xbf16>) {...}
+    ```
+  }];
+}
+
 def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
   let summary = "Compute a kernel inside the next kernel's loop that reads "
                 "its outputs";
