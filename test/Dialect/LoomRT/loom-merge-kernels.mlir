@@ -166,16 +166,21 @@ func.func @overwritten_input_read_strided(%x: memref<4x8xf32>, %t: memref<4x8xf3
 
 // -----
 
-// A buffer allocated between them that the consumer does not read: the
-// consumer runs where the producer was, its output allocated first (it
-// takes the place of the producer's output, which goes).
+// A buffer allocated between them that the consumer does not read, and a
+// producer input that dies at the producer: the consumer runs where the
+// producer was, its output allocated first (it takes the place of the
+// producer's output, which goes).
 // CHECK-LABEL: func.func @consumer_moves_up
-// CHECK-NEXT: %[[Y:.*]] = loomrt.alloc {category = "gradient"} : memref<8xf32>
-// CHECK-NEXT: loomrt.kernel ins(%arg1, %arg0 : memref<8xf32>, memref<8xf32>) outs(%[[Y]] : memref<8xf32>) attributes {origin = "neg+add"}
+// CHECK: %[[W:.*]] = loomrt.alloc {category = "gradient"} : memref<8xf32>
+// CHECK-NEXT: loomrt.copy ins(%arg0 : memref<8xf32>) outs(%[[W]] : memref<8xf32>)
+// CHECK: %[[Y:.*]] = loomrt.alloc {category = "gradient"} : memref<8xf32>
+// CHECK-NEXT: loomrt.kernel ins(%arg1, %[[W]] : memref<8xf32>, memref<8xf32>) outs(%[[Y]] : memref<8xf32>) attributes {origin = "neg+add"}
 // CHECK: %[[Z:.*]] = loomrt.alloc {category = "gradient"} : memref<2xf32>
 // CHECK-NEXT: loomrt.kernel ins(%arg1 : memref<8xf32>) outs(%[[Z]] : memref<2xf32>)
 // CHECK: "test.use"(%[[Y]])
-func.func @consumer_moves_up(%x: memref<8xf32>, %r: memref<8xf32>) {
+func.func @consumer_moves_up(%v: memref<8xf32>, %r: memref<8xf32>) {
+  %x = loomrt.alloc {category = "gradient"} : memref<8xf32>
+  loomrt.copy ins(%v : memref<8xf32>) outs(%x : memref<8xf32>) {origin = "copy", shape = array<i64: 8>, source_offset = 0 : i64, source_strides = array<i64: 1>, target_offset = 0 : i64, target_strides = array<i64: 1>}
   %t = loomrt.alloc {category = "gradient"} : memref<8xf32>
   loomrt.kernel ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) attributes {origin = "neg"} {
   ^bb0(%a: f32):
@@ -225,5 +230,37 @@ func.func @consumer_output_larger(%x: memref<8xbf16>, %r: memref<8xf32>) {
     loomrt.yield %s : f32
   }
   "test.use"(%y) : (memref<8xf32>) -> ()
+  return
+}
+
+// -----
+
+// SwiGLU's forward: the SiLU of the gate's product is kept (the backward
+// pass reads it), the up projection's gemm allocates its product between
+// the SiLU and the product with it. The gate's product is read after the
+// consumer anyway, so the SiLU moves down into the consumer's loop past
+// the allocation and writes the kept value there.
+// CHECK-LABEL: func.func @inputs_live_past_the_consumer
+// CHECK: loomrt.gemm
+// CHECK: loomrt.kernel ins(%{{.*}}, %[[G:.*]] : memref<8xf32>, memref<8xf32>) outs(%{{.*}}, %[[S:.*]] : memref<8xf32>, memref<8xf32>) attributes {origin = "silu+mul"}
+// CHECK: "test.use"(%[[S]], %[[G]], %{{.*}})
+func.func @inputs_live_past_the_consumer(%w: memref<1x8xf32>, %x: memref<1x1xf32>) {
+  %g = loomrt.alloc {category = "activation"} : memref<8xf32>
+  %s = loomrt.alloc {category = "activation"} : memref<8xf32>
+  loomrt.kernel ins(%g : memref<8xf32>) outs(%s : memref<8xf32>) attributes {origin = "silu"} {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    loomrt.yield %n : f32
+  }
+  %u = loomrt.alloc {category = "activation"} : memref<1x8xf32>
+  loomrt.gemm ins(%x, %w : memref<1x1xf32>, memref<1x8xf32>) outs(%u : memref<1x8xf32>) {a_batched = false, b_batched = false, batch = 1 : i64, k = 1 : i64, m = 1 : i64, n = 8 : i64, origin = "dot_general", trans_a = false, trans_b = false}
+  %uv = loomrt.view %u : memref<1x8xf32> to memref<8xf32>
+  %y = loomrt.alloc {category = "activation"} : memref<8xf32>
+  loomrt.kernel ins(%s, %uv : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>) attributes {origin = "mul"} {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    loomrt.yield %m : f32
+  }
+  "test.use"(%s, %g, %y) : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
   return
 }

@@ -572,9 +572,12 @@ def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
     * an input of the producer that the consumer writes is read at the
       element written;
     * the merged kernel runs where the consumer is when no op between them
-      writes a buffer the producer reads or allocates a buffer (the
-      producer's inputs, now read there, must not stay live across an
-      allocation, which could raise the memory plan's peak); else where
+      writes a buffer the producer reads, and none allocates a buffer
+      unless every buffer the producer reads is used after the consumer
+      anyway (the producer's inputs, now read there, must not stay live
+      across an allocation, which could raise the memory plan's peak;
+      SwiGLU's SiLU of the gate's product, which the backward pass reads,
+      merges into the product with the up projection past its gemm); else where
       the producer is, when every output of the producer goes, the
       consumer's other inputs exist before it and nothing between writes
       them or touches the consumer's outputs, and the consumer's outputs
