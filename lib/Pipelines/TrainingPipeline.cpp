@@ -382,6 +382,13 @@ std::string mlir::loom::resolveAutoRecompute(ModuleOp module,
 
 namespace {
 
+/// The values of an off/on/auto option.
+llvm::cl::ValuesClass switchValues() {
+  return llvm::cl::values(clEnumValN(Switch::off, "off", ""),
+                          clEnumValN(Switch::on, "on", ""),
+                          clEnumValN(Switch::automatic, "auto", ""));
+}
+
 /// --loom-training-pipeline's options: TrainingOptions, spelled as pass
 /// options (the flag names are loomc's).
 struct TrainingPipelineOptions
@@ -513,9 +520,7 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Pipeline transfers posted as early as their data "
                      "allows (loom-comm-schedule)"),
       llvm::cl::init(Switch::on),
-      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
-                       clEnumValN(Switch::on, "on", ""),
-                       clEnumValN(Switch::automatic, "auto", ""))};
+      switchValues()};
   Option<Precision> precision{
       *this, "precision",
       llvm::cl::desc("Arithmetic (loom-mixed-precision with bf16)"),
@@ -527,16 +532,12 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With bf16, a fused loop rounds only what it stores "
                      "(loom-excess-precision)"),
       llvm::cl::init(Switch::on),
-      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
-                       clEnumValN(Switch::on, "on", ""),
-                       clEnumValN(Switch::automatic, "auto", ""))};
+      switchValues()};
   Option<Switch> sparseEmbeddingGrad{
       *this, "sparse-embedding-grad",
       llvm::cl::desc("Embedding gradients exchanged by rows under dp"),
       llvm::cl::init(Switch::off),
-      llvm::cl::values(clEnumValN(Switch::off, "off", ""),
-                       clEnumValN(Switch::on, "on", ""),
-                       clEnumValN(Switch::automatic, "auto", ""))};
+      switchValues()};
   Option<std::string> partitionReport{
       *this, "partition-report",
       llvm::cl::desc("Where loom-pipeline-partition writes its report")};
