@@ -101,6 +101,12 @@ def test_precision_flag_errors(tmp_path):
                            "--precision", "fp8"], capture_output=True, text=True)
     assert proc.returncode != 0
     assert "--precision" in proc.stderr and "f32 or bf16" in proc.stderr, proc.stderr
+    proc = subprocess.run([str(LOOMC), str(model), "-o", str(tmp_path / "o"),
+                           "--precision", "bf16", "--excess-precision", "maybe"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "--excess-precision must be on, off or auto, got 'maybe'" in proc.stderr, \
+        proc.stderr
     assert "Arithmetic: f32 (default) or bf16" in subprocess.run(
         [str(LOOMC), "--help"], capture_output=True, text=True).stdout
 
