@@ -87,6 +87,11 @@
 // RUN: not loomc %s -o %t.err --mesh dp=x 2>&1 | FileCheck %s --check-prefix=BADMESH
 // BADMESH: loomc: error: --mesh: 'dp=x' is not AXIS=N with N >= 1
 // RUN: not loomc %s.missing -o %t.err 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not loomc -o %t.err 2>&1 | FileCheck %s --check-prefix=NOMODEL
+// NOMODEL: loomc: error: no model to compile: give model.onnx or model.mlir, or --plan PLAN.json (which names one)
+// A plan names its model: --plan alone compiles it again, the same step.
+// RUN: rm -rf %t.replan && loomc --plan %t/plan.json -o %t.replan --emit-only
+// RUN: diff %t/step.cpp %t.replan/step.cpp
 // MISSING: loomc: error: cannot open input file '{{.*}}loomc.mlir.missing': No such file or directory
 // RUN: not loomc %s -o %t.err --loss nope 2>&1 | FileCheck %s --check-prefix=LOSS
 // LOSS: error: @main: no result named 'nope' (option loss=); its results are: 'loss'

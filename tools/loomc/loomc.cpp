@@ -69,8 +69,10 @@ namespace {
 
 cl::OptionCategory category("loomc options");
 
-cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.onnx|model.mlir>"),
-                               cl::Required, cl::cat(category));
+cl::opt<std::string> modelFile(
+    cl::Positional,
+    cl::desc("<model.onnx|model.mlir> (default: the model --plan FILE names)"),
+    cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
                             cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> lossName(
@@ -374,7 +376,9 @@ void printShardingSummary(const llvm::json::Value &report) {
 /// the command line (which override the plan).
 bool planFromFile() { return !planFile.empty() && planFile != "auto"; }
 
-FailureOr<TrainingOptions> buildOptions() {
+/// The training options of the command line over --plan FILE's; `model`
+/// gets the model the plan names (empty without one).
+FailureOr<TrainingOptions> buildOptions(std::string &model) {
   TrainingOptions o;
   if (planFromFile()) {
     std::string error;
@@ -387,6 +391,7 @@ FailureOr<TrainingOptions> buildOptions() {
         !e.empty())
       return fail("--plan '" + planFile + "': " + e), failure();
     o = plan.options;
+    model = plan.model;
   }
   auto given = [](const cl::Option &opt) { return opt.getNumOccurrences() > 0; };
   // A flag given on the command line overrides the plan.
@@ -632,9 +637,14 @@ int run(int argc, char **argv) {
       "mlir-opt's --mlir-* flags work too (e.g. --mlir-print-ir-after-all);\n"
       "--help-hidden lists them.\n");
 
-  FailureOr<TrainingOptions> built = buildOptions();
+  std::string planModel;
+  FailureOr<TrainingOptions> built = buildOptions(planModel);
   if (failed(built))
     return 1;
+  const std::string model = modelFile.empty() ? planModel : modelFile;
+  if (model.empty())
+    return fail("no model to compile: give model.onnx or model.mlir, or "
+                "--plan PLAN.json (which names one)");
   TrainingOptions &options = *built;
   if (cudaEmulate && options.target != mlir::loom::Target::cuda)
     return fail("--cuda-emulate builds a CUDA program for the CPU: it needs "
@@ -685,9 +695,9 @@ int run(int argc, char **argv) {
   importOptions.batch = options.microBatch;
   importOptions.dims.assign(dimSizes.begin(), dimSizes.end());
   OwningOpRef<ModuleOp> module = mlir::loom::importModel(
-      modelFile, importOptions, &context, sourceMgr, "loomc");
+      model, importOptions, &context, sourceMgr, "loomc");
   if (!module || failed(verify(*module)))
-    return failAndClean("could not load '" + modelFile + "'");
+    return failAndClean("could not load '" + model + "'");
   lap("import");
 
   func::FuncOp entry = mlir::loom::findEntryFunction(*module);
@@ -847,7 +857,7 @@ int run(int argc, char **argv) {
   // The plan: what every rank runs (docs/plan.md).
   std::string error;
   FailureOr<mlir::loom::Plan> plan =
-      mlir::loom::collectPlan(*module, options, modelFile, pipeline, error);
+      mlir::loom::collectPlan(*module, options, model, pipeline, error);
   if (failed(plan))
     return failAndClean(error);
   if (plan->sharding)
