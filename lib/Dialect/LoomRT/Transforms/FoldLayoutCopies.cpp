@@ -113,15 +113,16 @@ std::optional<Read> readOf(OpOperand &use) {
   return std::nullopt;
 }
 
-/// The last op of `block` that uses `root` or a view of it; null for an
-/// argument (live throughout).
+/// The last op of `root`'s block that uses `root` or a view of it; null
+/// for an argument (live throughout).
 Operation *lastUse(Value root) {
   if (isa<BlockArgument>(root))
     return nullptr;
   Operation *last = root.getDefiningOp();
   for (Value alias : loomrt::aliasesOf(root))
     for (Operation *user : alias.getUsers())
-      if (!isa<loomrt::ViewOp>(user) && last->isBeforeInBlock(user))
+      if (!isa<loomrt::ViewOp>(user) && user->getBlock() == last->getBlock() &&
+          last->isBeforeInBlock(user))
         last = user;
   return last;
 }
