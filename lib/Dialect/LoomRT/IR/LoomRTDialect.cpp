@@ -57,6 +57,17 @@ SmallVector<Value> mlir::loomrt::aliasesOf(Value buffer) {
   return aliases;
 }
 
+bool mlir::loomrt::livesPast(Value root, Operation *op) {
+  if (isa<BlockArgument>(root))
+    return true;
+  for (Value alias : aliasesOf(root))
+    for (Operation *user : alias.getUsers())
+      if (!isa<ViewOp>(user) && user->getBlock() == op->getBlock() &&
+          op->isBeforeInBlock(user))
+        return true;
+  return false;
+}
+
 SmallVector<int64_t> mlir::loomrt::inputStrides(KernelOp kernel, unsigned i) {
   if (ArrayAttr strides = kernel.getInStridesAttr())
     return SmallVector<int64_t>(

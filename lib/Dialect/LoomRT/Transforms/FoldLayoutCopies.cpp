@@ -113,20 +113,6 @@ std::optional<Read> readOf(OpOperand &use) {
   return std::nullopt;
 }
 
-/// The last op of `root`'s block that uses `root` or a view of it; null
-/// for an argument (live throughout).
-Operation *lastUse(Value root) {
-  if (isa<BlockArgument>(root))
-    return nullptr;
-  Operation *last = root.getDefiningOp();
-  for (Value alias : loomrt::aliasesOf(root))
-    for (Operation *user : alias.getUsers())
-      if (!isa<loomrt::ViewOp>(user) && user->getBlock() == last->getBlock() &&
-          last->isBeforeInBlock(user))
-        last = user;
-  return last;
-}
-
 /// The readers of `copy`'s buffer when the copy folds (Passes.td) but for
 /// the memory condition (extendsLargerSource), else nullopt.
 std::optional<SmallVector<Reader>> foldableReaders(loomrt::CopyOp copy) {
@@ -180,10 +166,9 @@ bool extendsLargerSource(loomrt::CopyOp copy, ArrayRef<Reader> readers) {
   if (loomrt::bufferBytes(source.getType()) <=
       loomrt::bufferBytes(copy.getTarget().getType()))
     return false;
-  Operation *sourceEnd = lastUse(source);
-  return sourceEnd && llvm::any_of(readers, [&](const Reader &r) {
-           return sourceEnd->isBeforeInBlock(r.use->getOwner());
-         });
+  return llvm::any_of(readers, [&](const Reader &r) {
+    return !loomrt::livesPast(source, r.use->getOwner());
+  });
 }
 
 /// Makes `reader` read `source` with its composed read.

@@ -61,18 +61,6 @@ bool keptAfterMerge(Value out, loomrt::KernelOp producer,
 /// Where a merged kernel runs.
 enum class Place { Consumer, Producer };
 
-/// Whether buffer `root` lives past `op` anyway: an argument, or a buffer
-/// an op after `op` uses.
-bool livesPast(Value root, Operation *op) {
-  if (isa<BlockArgument>(root))
-    return true;
-  for (Value alias : loomrt::aliasesOf(root))
-    for (Operation *user : alias.getUsers())
-      if (user->getBlock() == op->getBlock() && op->isBeforeInBlock(user))
-        return true;
-  return false;
-}
-
 /// Whether the producer can run where the consumer is: nothing in between
 /// writes its inputs, and nothing in between allocates a buffer unless
 /// every input lives past the consumer anyway (an input read there must
@@ -82,7 +70,7 @@ bool producerMovesDown(loomrt::KernelOp producer, loomrt::KernelOp consumer) {
   SmallVector<Value> inputs = roots(producer.getIns());
   if (loomrt::touchedBetween(producer, consumer, inputs))
     return false;
-  if (llvm::all_of(inputs, [&](Value in) { return livesPast(in, consumer); }))
+  if (llvm::all_of(inputs, [&](Value in) { return loomrt::livesPast(in, consumer); }))
     return true;
   for (Operation *op = producer->getNextNode(); op != consumer;
        op = op->getNextNode())

@@ -34,6 +34,9 @@ int64_t bufferBytes(Type type);
 Value rootBuffer(Value value);
 /// `buffer` and the views of it, transitively (`buffer` first).
 SmallVector<Value> aliasesOf(Value buffer);
+/// Whether buffer `root` lives past `op`: an argument (live throughout), or
+/// a buffer that an op after `op` in its block uses (views included).
+bool livesPast(Value root, Operation *op);
 
 /// The strides `kernel` reads its input `i` with: its `in_strides` entry,
 /// else the loop's dense strides (the element it writes).
