@@ -126,6 +126,12 @@ std::string runKernel(Operation *op, ArrayRef<const Tensor *> in,
         return rmsNorm(*in[0], scale, static_cast<int64_t>(n.getAxis()),
                        n.getEpsilon().convertToDouble(), out);
       })
+      .Case([&](NormGradOp n) {
+        results.clear();
+        return normGrad(*in[0], *in[1], n.getScale() ? in[2] : nullptr,
+                        static_cast<int64_t>(n.getAxis()),
+                        n.getEpsilon().convertToDouble(), n.getRms(), results);
+      })
       .Case([&](CrossEntropyOp c) {
         std::optional<int64_t> ignore;
         if (std::optional<uint64_t> i = c.getIgnoreIndex())

@@ -69,6 +69,14 @@ std::string layerNorm(const Tensor &x, const Tensor *scale, const Tensor *bias,
 std::string rmsNorm(const Tensor &x, const Tensor *scale, int64_t axis,
                     double epsilon, Tensor &out);
 
+/// The gradients of a layer norm (`rms` false) or RMS norm over [axis,
+/// rank) of `x` with cotangent `g`: the input's, then the sums over the
+/// leading dimensions of `g * xhat` (the scale's) and of `g` (a layer
+/// norm's bias's), appended to `results`. `scale` may be null.
+std::string normGrad(const Tensor &x, const Tensor &g, const Tensor *scale,
+                     int64_t axis, double epsilon, bool rms,
+                     SmallVectorImpl<Tensor> &results);
+
 enum class LossKind { None, Mean, Sum };
 /// Per sample `logsumexp(logits) - logits[label]`; samples labelled
 /// `ignoreIndex` count 0 and are left out of the mean's denominator.

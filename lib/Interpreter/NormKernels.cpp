@@ -144,6 +144,61 @@ std::string rmsNorm(const Tensor &x, const Tensor *scale, int64_t axis,
   return "";
 }
 
+std::string normGrad(const Tensor &x, const Tensor &g, const Tensor *scale,
+                     int64_t axis, double epsilon, bool rms,
+                     SmallVectorImpl<Tensor> &results) {
+  if (std::string err = checkNormOperands(x, axis, scale, nullptr);
+      !err.empty())
+    return err;
+  if (g.kind != x.kind || g.shape != x.shape)
+    return "cotangent " + g.typeString() + " does not match the input " +
+           x.typeString();
+  SmallVector<int64_t> normalized(ArrayRef<int64_t>(x.shape).drop_front(axis));
+  Tensor dx = Tensor::zeros(x.kind, x.shape);
+  Tensor dscale = Tensor::zeros(x.kind, normalized);
+  Tensor dbias = Tensor::zeros(x.kind, normalized);
+  int64_t n = product(normalized);
+  int64_t rows = n ? x.size() / n : 0;
+  std::vector<double> xhat(n), gh(n), scaleSum(n, 0.0), biasSum(n, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x.floats.data() + r * n;
+    const float *grow = g.floats.data() + r * n;
+    double mean = 0.0;
+    if (!rms) {
+      for (int64_t j = 0; j < n; ++j)
+        mean += row[j];
+      mean /= n;
+    }
+    double squares = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+      squares += (row[j] - mean) * (row[j] - mean);
+    double rstd = 1.0 / std::sqrt(squares / n + epsilon);
+    double ghMean = 0.0, ghXhatMean = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      xhat[j] = (row[j] - mean) * rstd;
+      gh[j] = scale ? grow[j] * static_cast<double>(scale->floats[j])
+                    : grow[j];
+      ghMean += gh[j];
+      ghXhatMean += gh[j] * xhat[j];
+      scaleSum[j] += grow[j] * xhat[j];
+      biasSum[j] += grow[j];
+    }
+    ghMean = rms ? 0.0 : ghMean / n;
+    ghXhatMean /= n;
+    for (int64_t j = 0; j < n; ++j)
+      dx.floats[r * n + j] =
+          roundTo(x.kind, rstd * (gh[j] - ghMean - xhat[j] * ghXhatMean));
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    dscale.floats[j] = roundTo(x.kind, scaleSum[j]);
+    dbias.floats[j] = roundTo(x.kind, biasSum[j]);
+  }
+  results.push_back(std::move(dx));
+  results.push_back(std::move(dscale));
+  results.push_back(std::move(dbias));
+  return "";
+}
+
 std::string crossEntropy(const Tensor &logits, const Tensor &labels,
                          LossKind reduction, std::optional<int64_t> ignoreIndex,
                          Tensor &out) {

@@ -169,6 +169,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
   // Norms whose output the products read as bf16 write bf16.
   if (o.precision == Precision::bf16)
     pm.addPass(mlir::loomrt::createLoomFuseNormNarrowing());
+  // Norm gradients read their bf16 cotangent and add onto the residual's.
+  pm.addPass(mlir::loomrt::createLoomFuseNormGrad());
   // A kernel whose kept outputs the next kernel reads runs in its loop.
   pm.addPass(mlir::loomrt::createLoomMergeKernels());
   // bf16 rounded where it is stored, not between the ops of one loop.

@@ -416,10 +416,13 @@ void gemmAccumulate(bool transA, bool transB, int64_t m, int64_t n,
 namespace {
 
 // The tanh GELU's constants as convert-loom-to-loomrt's f32 constants
-// round them: sqrt(2 / pi), 0.044715 and 3 * 0.044715.
-constexpr float kGeluK = 0.797884583f;
+// round them: 2 sqrt(2 / pi), 0.044715 and 3 * 0.044715.
+constexpr float kGeluK2 = 1.59576917f;
 constexpr float kGeluC = 0.0447149985f;
 constexpr float kGeluC3 = 0.134145007f;
+
+/// sigmoid(z) as convert-loom-to-loomrt writes it: 1 / (1 + e^-z).
+inline float geluSigmoid(float z) { return 1.0f / (1.0f + vm::exp(-z)); }
 
 } // namespace
 
@@ -433,8 +436,7 @@ void gemmBiasGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   LOOM_PARALLEL_FOR(count)
   for (int64_t i = 0; i < count; ++i) {
     const float x = pre[i];
-    const float inner = kGeluK * (x + kGeluC * (x * (x * x)));
-    c[i] = (0.5f * x) * (1.0f + vm::tanh(inner));
+    c[i] = x * geluSigmoid(kGeluK2 * (x + kGeluC * (x * (x * x))));
   }
 }
 
@@ -448,10 +450,9 @@ void gemmDGelu(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   for (int64_t i = 0; i < count; ++i) {
     const float x = pre[i];
     const float x2 = x * x;
-    const float t = vm::tanh(kGeluK * (x + kGeluC * (x * x2)));
-    const float dInner = kGeluK * (1.0f + kGeluC3 * x2);
-    const float slope = (x * (1.0f - t * t)) * dInner;
-    c[i] = c[i] * (0.5f * ((1.0f + t) + slope));
+    const float s = geluSigmoid(kGeluK2 * (x + kGeluC * (x * x2)));
+    const float dz = kGeluK2 * (1.0f + kGeluC3 * x2);
+    c[i] = c[i] * (s * (1.0f + (x * (1.0f - s)) * dz));
   }
 }
 
@@ -1013,7 +1014,129 @@ void rmsNormImpl(const float *x, const float *scale, Out *y, int64_t rows,
   }
 }
 
+/// Rows per block of normGrad's parameter sums: each block sums its rows
+/// in f32, the blocks add in double in their order.
+constexpr int64_t kNormGradBlocks = 32;
+
+/// One row of normGrad: its input gradient into `dx` (added onto
+/// `residual` when not null), its terms added onto the block's parameter
+/// sums. `xhat` and `gh` are scratch rows. Restrict pointers, so that each
+/// loop vectorises without runtime alias checks.
+void normGradRow(const float *__restrict x, const float *__restrict g,
+                 const float *__restrict scale,
+                 const float *__restrict residual, float *__restrict dx,
+                 float *__restrict scaleSum, float *__restrict biasSum,
+                 float *__restrict xhat, float *__restrict gh, int64_t cols,
+                 double eps, bool rms) {
+  const double n = static_cast<double>(cols);
+  // The statistics as layerNorm / rmsNorm compute them.
+  double mean =
+      rms ? 0.0
+          : laneSum(cols, [&](int64_t j) { return static_cast<double>(x[j]); }) /
+                n;
+  double squares = laneSum(cols, [&](int64_t j) {
+    double d = x[j] - mean;
+    return d * d;
+  });
+  const float rstd = static_cast<float>(1.0 / std::sqrt(squares / n + eps));
+  const float meanf = static_cast<float>(mean);
+  for (int64_t j = 0; j < cols; ++j)
+    xhat[j] = (x[j] - meanf) * rstd;
+  if (scale)
+    for (int64_t j = 0; j < cols; ++j)
+      gh[j] = g[j] * scale[j];
+  else
+    for (int64_t j = 0; j < cols; ++j)
+      gh[j] = g[j];
+  const float ghXhatMean = static_cast<float>(
+      laneSum(cols,
+              [&](int64_t j) { return static_cast<double>(gh[j]) * xhat[j]; }) /
+      n);
+  const float ghMean =
+      rms ? 0.0f
+          : static_cast<float>(laneSum(cols, [&](int64_t j) {
+              return static_cast<double>(gh[j]);
+            }) / n);
+  if (residual)
+    for (int64_t k = 0; k < cols; ++k)
+      dx[k] = residual[k] + rstd * (gh[k] - ghMean - xhat[k] * ghXhatMean);
+  else
+    for (int64_t k = 0; k < cols; ++k)
+      dx[k] = rstd * (gh[k] - ghMean - xhat[k] * ghXhatMean);
+  for (int64_t k = 0; k < cols; ++k) {
+    scaleSum[k] += g[k] * xhat[k];
+    biasSum[k] += g[k];
+  }
+}
+
+/// A cotangent row as f32: the row itself, or a bf16 row widened into
+/// `scratch`.
+inline const float *widenedRow(const float *g, float *) { return g; }
+inline const float *widenedRow(const bf16 *g, float *scratch) {
+  return scratch;
+}
+inline void widenRow(const float *, float *, int64_t) {}
+inline void widenRow(const bf16 *g, float *__restrict scratch, int64_t cols) {
+  const uint16_t *bits = &g->bits;
+  for (int64_t j = 0; j < cols; ++j)
+    scratch[j] = bf16::toFloat(bits[j]);
+}
+
+template <typename G>
+void normGradImpl(const float *x, const G *g, const float *scale,
+                  const float *residual, float *dx, float *dscale,
+                  float *dbias, int64_t rows, int64_t cols, double eps,
+                  bool rms) {
+  if (rows < 0 || cols < 0)
+    badCall("normGrad", "negative size");
+  if (cols == 0)
+    return;
+  // The rows in a fixed number of blocks (not one per thread), so that the
+  // parameter sums do not depend on the thread count.
+  const int64_t blocks = std::min(rows, kNormGradBlocks);
+  std::vector<float> partial(static_cast<size_t>(2 * blocks * cols), 0.0f);
+  float *sums = partial.data();
+  LOOM_PARALLEL_FOR(rows * cols)
+  for (int64_t b = 0; b < blocks; ++b) {
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < static_cast<size_t>(3 * cols))
+      scratch.resize(static_cast<size_t>(3 * cols));
+    float *xhat = scratch.data(), *wide = xhat + 2 * cols;
+    float *scaleSum = sums + 2 * b * cols;
+    for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
+      widenRow(g + r * cols, wide, cols);
+      normGradRow(x + r * cols, widenedRow(g + r * cols, wide), scale,
+                  residual ? residual + r * cols : nullptr, dx + r * cols,
+                  scaleSum, scaleSum + cols, xhat, xhat + cols, cols, eps,
+                  rms);
+    }
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    double scaleTotal = 0.0, biasTotal = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      scaleTotal += sums[2 * b * cols + j];
+      biasTotal += sums[(2 * b + 1) * cols + j];
+    }
+    dscale[j] = static_cast<float>(scaleTotal);
+    dbias[j] = static_cast<float>(biasTotal);
+  }
+}
+
 } // namespace
+
+void normGrad(const float *x, const float *g, const float *scale,
+              const float *residual, float *dx, float *dscale, float *dbias,
+              int64_t rows, int64_t cols, double eps, bool rms) {
+  normGradImpl(x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+               rms);
+}
+
+void normGrad(const float *x, const bf16 *g, const float *scale,
+              const float *residual, float *dx, float *dscale, float *dbias,
+              int64_t rows, int64_t cols, double eps, bool rms) {
+  normGradImpl(x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+               rms);
+}
 
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,
                int64_t rows, int64_t cols, double eps) {

@@ -237,6 +237,32 @@ int main(int argc, char **argv) {
     cuda::rmsNorm(ctx, dx, ds, dy16, rows, cols, 1e-6);
     compare("rms_norm bf16", widened(download(ctx, dy16, x.size())),
             widened(cpu16), 1e-2);
+    // norm_grad: the input gradient and the parameter sums over the rows
+    // (the CPU sums per block of rows in f32, CUDA per column in double).
+    std::vector<float> g = randomFloats(x.size(), 8), cpuDs(cols), cpuDb(cols);
+    float *dg = upload(ctx, g);
+    float *dds = upload(ctx, std::vector<float>(cols));
+    float *ddb = upload(ctx, std::vector<float>(cols));
+    for (int rms = 0; rms < 2; ++rms) {
+      cpu::normGrad(x.data(), g.data(), scale.data(), nullptr, cpu.data(),
+                    cpuDs.data(), cpuDb.data(), rows, cols, 1e-5, rms);
+      cuda::normGrad(ctx, dx, dg, ds, nullptr, dy, dds, ddb, rows, cols, 1e-5,
+                     rms);
+      compare(rms ? "norm_grad rms dx" : "norm_grad dx",
+              download(ctx, dy, x.size()), cpu, 1e-5);
+      compare("norm_grad dscale", download(ctx, dds, cols), cpuDs, 1e-4);
+      compare("norm_grad dbias", download(ctx, ddb, cols), cpuDb, 1e-4);
+    }
+    // A bf16 cotangent and a residual (loom-fuse-norm-grad).
+    std::vector<bf16> g16(g.begin(), g.end());
+    bf16 *dg16 = upload(ctx, g16);
+    float *dres = upload(ctx, x);
+    cpu::normGrad(x.data(), g16.data(), scale.data(), x.data(), cpu.data(),
+                  cpuDs.data(), cpuDb.data(), rows, cols, 1e-5, false);
+    cuda::normGrad(ctx, dx, dg16, ds, dres, dy, dds, ddb, rows, cols, 1e-5,
+                   false);
+    compare("norm_grad bf16+residual dx", download(ctx, dy, x.size()), cpu,
+            1e-5);
   }
 
   // cross_entropy: each reduction, with ignored samples.

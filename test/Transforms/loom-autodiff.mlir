@@ -147,28 +147,23 @@ func.func @main(%x: tensor<4x3xf32> {loom.name = "x"},
 
 // -----
 
-// Composite ops are decomposed into primitives: layer_norm recomputes its
-// statistics (mean, rsqrt of the variance + epsilon), softmax uses its
-// result.
+// An f32 layer norm's gradient is one loom.norm_grad (the runtime's kernel
+// recomputes the statistics); its bias gradient result is unused without a
+// bias. softmax's is spelled out from its result.
 
 // CHECK-LABEL: func.func @main_grad(
 // CHECK-SAME:      -> (tensor<f32> {loom.name = "loss"}, tensor<2x4xf32> {loom.grad_of = 0 : i64, loom.name = "grad.x"}, tensor<4xf32> {loom.grad_of = 1 : i64, loom.name = "grad.g"})
 // CHECK:         %[[SM:.+]] = loom.softmax
 // CHECK:         loom.layer_norm
-// CHECK:         %[[MEAN:.+]] = loom.reduce_mean %[[SM]], dims = [1] keepdims
-// CHECK:         %[[VAR:.+]] = loom.reduce_mean {{.*}} dims = [1] keepdims
-// CHECK:         %[[EPS:.+]] = loom.constant {{.*}}dense<9.99999974E-6>{{.*}} : tensor<2x1xf32>
-// CHECK:         %[[VE:.+]] = loom.add %[[VAR]], %[[EPS]]
-// CHECK:         loom.rsqrt %[[VE]]
-// The scale's gradient: a sum over the leading dimension.
-// CHECK:         %[[DG:.+]] = loom.reduce_sum {{.*}} dims = [0]{{.*}} : tensor<2x4xf32> -> tensor<4xf32>
+// CHECK:         %[[DX:.+]], %[[DG:.+]], %{{.+}} = loom.norm_grad %[[SM]], %{{.+}} scale %arg1 axis = 1 epsilon = 1.000000e-05 {loom.phase = "backward"}
+// CHECK-NOT:     loom.reduce_mean
 // softmax: y * (g - sum(g * y)).
-// CHECK:         %[[GY:.+]] = loom.mul {{.*}}, %[[SM]]
+// CHECK:         %[[GY:.+]] = loom.mul %[[DX]], %[[SM]]
 // CHECK-NEXT:    %[[S:.+]] = loom.reduce_sum %[[GY]], dims = [1] keepdims
 // CHECK-NEXT:    %[[SB:.+]] = loom.broadcast %[[S]]
-// CHECK-NEXT:    %[[D:.+]] = loom.sub {{.*}}, %[[SB]]
-// CHECK-NEXT:    %[[DX:.+]] = loom.mul %[[SM]], %[[D]]
-// CHECK-NEXT:    return {{.*}}, %[[DX]], %[[DG]]
+// CHECK-NEXT:    %[[D:.+]] = loom.sub %[[DX]], %[[SB]]
+// CHECK-NEXT:    %[[DS:.+]] = loom.mul %[[SM]], %[[D]]
+// CHECK-NEXT:    return {{.*}}, %[[DS]], %[[DG]]
 func.func @main(%x: tensor<2x4xf32> {loom.param, loom.name = "x"},
                 %g: tensor<4xf32> {loom.param, loom.name = "g"})
     -> (tensor<f32> {loom.name = "loss"}) {
@@ -177,6 +172,38 @@ func.func @main(%x: tensor<2x4xf32> {loom.param, loom.name = "x"},
       : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   %2 = loom.reduce_sum %1, dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
   return %2 : tensor<f32>
+}
+
+// -----
+
+// A norm of another type (no runtime kernel) has its derivative spelled
+// out: the statistics recomputed (mean, rsqrt of the variance + epsilon),
+// the scale's gradient a sum over the leading dimension. An f32 RMS norm
+// gets norm_grad with `rms`.
+
+// CHECK-LABEL: func.func @main_grad(
+// CHECK:         loom.layer_norm
+// CHECK:         %[[NG:.+]], %[[NGS:.+]], %{{.+}} = loom.norm_grad {{.*}} rms {loom.phase = "backward"} : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK:         %[[MEAN:.+]] = loom.reduce_mean {{.*}}, dims = [1] keepdims
+// CHECK:         %[[VAR:.+]] = loom.reduce_mean {{.*}} dims = [1] keepdims
+// CHECK:         %[[EPS:.+]] = loom.constant {{.*}}dense<1.001360e-05>{{.*}} : tensor<2x1xbf16>
+// CHECK:         %[[VE:.+]] = loom.add %[[VAR]], %[[EPS]]
+// CHECK:         loom.rsqrt %[[VE]]
+// CHECK:         %[[DG:.+]] = loom.reduce_sum {{.*}} dims = [0]{{.*}} : tensor<2x4xbf16> -> tensor<4xbf16>
+// CHECK-NOT:     loom.norm_grad
+// CHECK:         return
+func.func @main(%x: tensor<2x4xbf16> {loom.param, loom.name = "x"},
+                %g: tensor<4xbf16> {loom.param, loom.name = "g"},
+                %y: tensor<2x4xf32> {loom.param, loom.name = "y"})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %0 = loom.layer_norm %x scale %g axis = 1 epsilon = 1.0e-05
+      : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
+  %1 = loom.convert %0 : tensor<2x4xbf16> -> tensor<2x4xf32>
+  %2 = loom.rms_norm %y axis = 1 epsilon = 1.0e-06
+      : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %3 = loom.mul %1, %2 : tensor<2x4xf32>
+  %4 = loom.reduce_sum %3, dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %4 : tensor<f32>
 }
 
 // -----

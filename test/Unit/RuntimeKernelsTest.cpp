@@ -799,6 +799,100 @@ TEST(NormTest, LayerNormOfAConstantRowIsZero) {
   EXPECT_EQ(y, std::vector<float>(8, 0.0f));
 }
 
+// normGrad against central differences of the norms themselves (nothing
+// of the gradient formula): L = sum(w * norm(x)), with w the cotangent.
+// 40 rows put more than one row in some of the kernel's row blocks.
+TEST(NormTest, NormGradIsTheNormsDerivative) {
+  const int64_t rows = 40, cols = 13;
+  const double eps = 1e-5;
+  const float h = 1e-2f;
+  std::vector<float> x = randomFloats(rows * cols, 21, 3.0f);
+  std::vector<float> w = randomFloats(rows * cols, 22);
+  std::vector<float> scale = randomFloats(cols, 23), bias = randomFloats(cols, 24);
+  for (int rms = 0; rms < 2; ++rms) {
+    for (int affine = 0; affine < 2; ++affine) {
+      SCOPED_TRACE(std::string(rms ? "rms" : "layer") +
+                   (affine ? " norm with scale" : " norm"));
+      const float *s = affine ? scale.data() : nullptr;
+      // The loss over `row` (-1: all rows) at x, scale and bias.
+      auto loss = [&](const std::vector<float> &xs, const std::vector<float> &ss,
+                      const std::vector<float> &bs, int64_t row) {
+        std::vector<float> y(xs.size());
+        const float *sp = affine ? ss.data() : nullptr;
+        if (rms)
+          rmsNorm(xs.data(), sp, y.data(), rows, cols, eps);
+        else
+          layerNorm(xs.data(), sp, bs.data(), y.data(), rows, cols, eps);
+        double l = 0;
+        for (int64_t i = 0; i < rows * cols; ++i)
+          if (row < 0 || i / cols == row)
+            l += static_cast<double>(w[i]) * y[i];
+        return l;
+      };
+      std::vector<float> dx(x.size()), dscale(cols), dbias(cols);
+      normGrad(x.data(), w.data(), s, nullptr, dx.data(), dscale.data(),
+               dbias.data(), rows, cols, eps, rms);
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        std::vector<float> up = x, down = x;
+        up[i] += h;
+        down[i] -= h;
+        double fd = (loss(up, scale, bias, i / cols) -
+                     loss(down, scale, bias, i / cols)) /
+                    (static_cast<double>(up[i]) - down[i]);
+        ASSERT_NEAR(dx[i], fd, 2e-3 + 2e-3 * std::fabs(fd)) << "dx " << i;
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        double sumW = 0;
+        for (int64_t r = 0; r < rows; ++r)
+          sumW += w[r * cols + j];
+        EXPECT_NEAR(dbias[j], sumW, 1e-4 * (1 + std::fabs(sumW))) << j;
+        if (!affine)
+          continue;
+        std::vector<float> up = scale, down = scale;
+        up[j] += h;
+        down[j] -= h;
+        double fd = (loss(x, up, bias, -1) - loss(x, down, bias, -1)) /
+                    (static_cast<double>(up[j]) - down[j]);
+        EXPECT_NEAR(dscale[j], fd, 1e-3 * (1 + std::fabs(fd))) << "dscale " << j;
+      }
+    }
+  }
+  // No rows: the parameter gradients are zero, nothing else is written.
+  std::vector<float> dscale(cols, 7.0f), dbias(cols, 7.0f);
+  normGrad(nullptr, static_cast<const float *>(nullptr), nullptr, nullptr,
+           nullptr, dscale.data(), dbias.data(), 0, cols, eps, false);
+  EXPECT_EQ(dscale, std::vector<float>(cols, 0.0f));
+  EXPECT_EQ(dbias, std::vector<float>(cols, 0.0f));
+}
+
+// loom-fuse-norm-grad's two folds are exact: a bf16 cotangent is read as
+// its widening, and the residual is added as the add kernel added it.
+TEST(NormTest, NormGradOfBf16CotangentOntoResidualIsTheUnfusedBits) {
+  const int64_t rows = 37, cols = 70;
+  std::vector<float> x = randomFloats(rows * cols, 31, 3.0f);
+  std::vector<float> residual = randomFloats(rows * cols, 32);
+  std::vector<float> scale = randomFloats(cols, 33);
+  std::vector<bf16> g16(x.size());
+  std::vector<float> g(x.size());
+  std::vector<float> wide = randomFloats(x.size(), 34);
+  for (size_t i = 0; i < x.size(); ++i) {
+    g16[i] = bf16(wide[i]);
+    g[i] = static_cast<float>(g16[i]);
+  }
+  for (int rms = 0; rms < 2; ++rms) {
+    std::vector<float> dx(x.size()), ds(cols), db(cols);
+    normGrad(x.data(), g.data(), scale.data(), nullptr, dx.data(), ds.data(),
+             db.data(), rows, cols, 1e-5, rms);
+    std::vector<float> fused(x.size()), fusedDs(cols), fusedDb(cols);
+    normGrad(x.data(), g16.data(), scale.data(), residual.data(), fused.data(),
+             fusedDs.data(), fusedDb.data(), rows, cols, 1e-5, rms);
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(fused[i], residual[i] + dx[i]) << "element " << i;
+    EXPECT_EQ(fusedDs, ds);
+    EXPECT_EQ(fusedDb, db);
+  }
+}
+
 TEST(NormTest, RmsNormWithAndWithoutScale) {
   const int64_t rows = 5, cols = 19;
   const double eps = 1e-6;

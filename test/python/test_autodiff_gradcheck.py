@@ -356,14 +356,14 @@ def test_gradient(case, tmp_path):
 
 # Ops that only a VJP emits and that have no VJP of their own: the case of
 # the op whose VJP emits them checks their values.
-GRADIENT_ONLY = {"gelu_grad": "gelu"}
+GRADIENT_ONLY = {"gelu_grad": "gelu", "norm_grad": "layer_norm"}
 
 
 def test_every_op_is_checked():
     """Each op mnemonic of LoomOps.td appears in some case's body."""
     td = (ROOT / "include/loom/Dialect/Loom/IR/LoomOps.td").read_text()
     mnemonics = set(re.findall(r'^def Loom_\w+Op\s*:\s*Loom_\w+<"(\w+)"', td, re.M))
-    assert len(mnemonics) == 47, sorted(mnemonics)
+    assert len(mnemonics) == 48, sorted(mnemonics)
     used = set(re.findall(r"loom\.(\w+)", " ".join(c.body for c in CASES)))
     assert mnemonics - used == set(GRADIENT_ONLY)
     assert set(GRADIENT_ONLY.values()) <= used
@@ -394,6 +394,37 @@ def test_gelu_vjp_is_one_gelu_grad_without_a_vjp_of_its_own(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode != 0
     assert "'loom.gelu_grad' op has no vector-Jacobian product: second " \
+           "derivatives are not supported" in proc.stderr, proc.stderr
+
+
+def test_f32_norm_vjps_are_one_norm_grad_without_a_vjp_of_its_own(tmp_path):
+    """An f32 layer or RMS norm's VJP is one loom.norm_grad (the runtime's
+    row kernel), not the statistics spelled out; the gradient cases above
+    check its values. Differentiating it again is an error naming it."""
+    T = ttype((2, 3))
+    for op, flag in (("layer_norm", False), ("rms_norm", True)):
+        text = (f"func.func @main(%x: {T} {{loom.param}}, "
+                f"%g: {ttype((3,))} {{loom.param}}) -> tensor<f32> {{\n"
+                f"  %y = loom.{op} %x scale %g axis = 1 epsilon = 1.0e-05"
+                f" : ({T}, {ttype((3,))}) -> {T}\n"
+                f"  %s = loom.reduce_sum %y, dims = [0, 1] : {T} -> tensor<f32>\n"
+                f"  return %s : tensor<f32>\n}}\n")
+        (tmp_path / "f.mlir").write_text(text)
+        grad = run([LOOM_OPT, tmp_path / "f.mlir", "--loom-autodiff"]).stdout
+        lines = [l for l in grad.splitlines() if "loom.norm_grad" in l]
+        assert len(lines) == 1, grad
+        assert (" rms " in lines[0]) == flag, lines[0]
+        assert not re.search(r"loom\.(reduce_mean|rsqrt)\b", grad), grad
+    text = (f"func.func @main(%x: {T} {{loom.param}}, %d: {T}) -> tensor<f32> {{\n"
+            f"  %y:3 = loom.norm_grad %x, %d axis = 1 epsilon = 1.0e-05"
+            f" : ({T}, {T}) -> ({T}, {ttype((3,))}, {ttype((3,))})\n"
+            f"  %s = loom.reduce_sum %y#0, dims = [0, 1] : {T} -> tensor<f32>\n"
+            f"  return %s : tensor<f32>\n}}\n")
+    (tmp_path / "g.mlir").write_text(text)
+    proc = subprocess.run([LOOM_OPT, tmp_path / "g.mlir", "--loom-autodiff"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "'loom.norm_grad' op has no vector-Jacobian product: second " \
            "derivatives are not supported" in proc.stderr, proc.stderr
 
 

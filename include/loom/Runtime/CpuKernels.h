@@ -133,6 +133,20 @@ void rmsNorm(const float *x, const float *scale, float *y, int64_t rows,
 void rmsNorm(const float *x, const float *scale, bf16 *y, int64_t rows,
              int64_t cols, double eps);
 
+/// The gradients of layerNorm (rms false) or rmsNorm over rows of `cols`
+/// elements, from the input `x` and the result's cotangent `g` (f32, or
+/// bf16 read widened): `dx` (added onto `residual` when that is not null),
+/// and over the rows the sums of `g * xhat` into `dscale` and of `g` into
+/// `dbias` (length cols). The statistics are recomputed as the norm
+/// computes them; scale may be null. The parameter sums are the same bits
+/// for any thread count.
+void normGrad(const float *x, const float *g, const float *scale,
+              const float *residual, float *dx, float *dscale, float *dbias,
+              int64_t rows, int64_t cols, double eps, bool rms);
+void normGrad(const float *x, const bf16 *g, const float *scale,
+              const float *residual, float *dx, float *dscale, float *dbias,
+              int64_t rows, int64_t cols, double eps, bool rms);
+
 enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
 /// logits [n, classes], labels [n] (i64 or i32). Out: [n] for None, else a
 /// scalar. A label == ignoreIndex (when hasIgnore) contributes 0 and is left

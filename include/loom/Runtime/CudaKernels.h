@@ -125,6 +125,14 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
                double eps);
 void rmsNorm(Context &ctx, const float *x, const float *scale, bf16 *y,
              int64_t rows, int64_t cols, double eps);
+void normGrad(Context &ctx, const float *x, const float *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms);
+void normGrad(Context &ctx, const float *x, const bf16 *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms);
 // Labels and indices: i64 or i32, as in CpuKernels.h.
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,

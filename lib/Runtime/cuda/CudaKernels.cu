@@ -170,6 +170,78 @@ __global__ void rmsNormKernel(const float *x, const float *scale, Out *y,
   }
 }
 
+/// A cotangent element as f32.
+__device__ inline double gradAt(const float *g, int64_t i) { return g[i]; }
+__device__ inline double gradAt(const bf16 *g, int64_t i) {
+  return bf16::toFloat(g[i].bits);
+}
+
+/// normGrad's rows: each block recomputes its rows' statistics as the norm
+/// kernels do, writes the input gradient (onto `residual` when not null),
+/// and keeps (mean, rstd) per row in `stats` for the parameter sums.
+template <typename G>
+__global__ void normGradRowsKernel(const float *x, const G *g,
+                                   const float *scale, const float *residual,
+                                   float *dx, double *stats, int64_t rows,
+                                   int64_t cols, double eps, bool rms) {
+  __shared__ double shared[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float *xs = x + r * cols;
+    const G *gs = g + r * cols;
+    double mean = 0;
+    if (!rms) {
+      double sum = 0;
+      for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+        sum += xs[j];
+      mean = blockSum(sum, shared) / static_cast<double>(cols);
+    }
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+      squares += (xs[j] - mean) * (xs[j] - mean);
+    double rstd =
+        1.0 / sqrt(blockSum(squares, shared) / static_cast<double>(cols) + eps);
+    double ghSum = 0, ghXhatSum = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+      double gh = scale ? gradAt(gs, j) * scale[j] : gradAt(gs, j);
+      ghSum += gh;
+      ghXhatSum += gh * (xs[j] - mean) * rstd;
+    }
+    double ghMean = rms ? 0.0 : blockSum(ghSum, shared) / cols;
+    double ghXhatMean = blockSum(ghXhatSum, shared) / cols;
+    for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+      double gh = scale ? gradAt(gs, j) * scale[j] : gradAt(gs, j);
+      double xhat = (xs[j] - mean) * rstd;
+      double v = rstd * (gh - ghMean - xhat * ghXhatMean);
+      if (residual)
+        v += residual[r * cols + j];
+      dx[r * cols + j] = static_cast<float>(v);
+    }
+    if (threadIdx.x == 0) {
+      stats[2 * r] = mean;
+      stats[2 * r + 1] = rstd;
+    }
+  }
+}
+
+/// normGrad's parameter sums: a thread per column adds its rows in order.
+template <typename G>
+__global__ void normGradParamsKernel(const float *x, const G *g,
+                                     const double *stats, float *dscale,
+                                     float *dbias, int64_t rows,
+                                     int64_t cols) {
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
+       j < cols; j += static_cast<int64_t>(gridDim.x) * kThreads) {
+    double scaleSum = 0, biasSum = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double gv = gradAt(g, r * cols + j);
+      scaleSum += gv * (x[r * cols + j] - stats[2 * r]) * stats[2 * r + 1];
+      biasSum += gv;
+    }
+    dscale[j] = static_cast<float>(scaleSum);
+    dbias[j] = static_cast<float>(biasSum);
+  }
+}
+
 /// Per-sample losses (0 for ignored samples) into `losses` (double).
 template <typename Label>
 __global__ void crossEntropyKernel(const float *logits, const Label *labels,
@@ -652,6 +724,47 @@ void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
 void rmsNorm(Context &ctx, const float *x, const float *scale, bf16 *y,
              int64_t rows, int64_t cols, double eps) {
   rmsNormImpl(ctx, x, scale, y, rows, cols, eps);
+}
+
+namespace {
+
+template <typename G>
+void normGradImpl(Context &ctx, const float *x, const G *g,
+                  const float *scale, const float *residual, float *dx,
+                  float *dscale, float *dbias, int64_t rows, int64_t cols,
+                  double eps, bool rms) {
+  CudaState &s = state(ctx);
+  requireSizes(ctx, "normGrad", {rows, cols});
+  if (cols == 0)
+    return;
+  auto *stats = static_cast<double *>(scratch(
+      ctx, static_cast<size_t>(rows > 0 ? 2 * rows : 1) * sizeof(double)));
+  if (rows > 0) {
+    normGradRowsKernel<<<blocksFor(rows), kThreads, 0, s.compute>>>(
+        x, g, scale, residual, dx, stats, rows, cols, eps, rms);
+    checkLaunch(ctx, "normGrad");
+  }
+  normGradParamsKernel<<<blocksFor(cols, kThreads), kThreads, 0, s.compute>>>(
+      x, g, stats, dscale, dbias, rows, cols);
+  checkLaunch(ctx, "normGrad");
+}
+
+} // namespace
+
+void normGrad(Context &ctx, const float *x, const float *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms) {
+  normGradImpl(ctx, x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+               rms);
+}
+
+void normGrad(Context &ctx, const float *x, const bf16 *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms) {
+  normGradImpl(ctx, x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+               rms);
 }
 
 namespace {

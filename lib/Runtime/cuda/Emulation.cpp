@@ -195,6 +195,24 @@ void layerNorm(Context &ctx, const float *x, const float *scale,
   cpu::layerNorm(x, scale, bias, y, rows, cols, eps);
 }
 
+void normGrad(Context &ctx, const float *x, const float *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms) {
+  state(ctx);
+  cpu::normGrad(x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+                rms);
+}
+
+void normGrad(Context &ctx, const float *x, const bf16 *g,
+              const float *scale, const float *residual, float *dx,
+              float *dscale, float *dbias, int64_t rows, int64_t cols,
+              double eps, bool rms) {
+  state(ctx);
+  cpu::normGrad(x, g, scale, residual, dx, dscale, dbias, rows, cols, eps,
+                rms);
+}
+
 void rmsNorm(Context &ctx, const float *x, const float *scale, float *y,
              int64_t rows, int64_t cols, double eps) {
   state(ctx);

@@ -54,6 +54,7 @@ LogicalResult EmitterBase::emitOp(Operation *op) {
       .Case([&](loomrt::GemmOp o) { return emitGemm(o); })
       .Case([&](loomrt::SoftmaxOp o) { return emitSoftmax(o); })
       .Case([&](loomrt::LayerNormOp o) { return emitLayerNorm(o); })
+      .Case([&](loomrt::NormGradOp o) { return emitNormGrad(o); })
       .Case([&](loomrt::CrossEntropyOp o) { return emitCrossEntropy(o); })
       .Case([&](loomrt::GatherOp o) { return emitGather(o); })
       .Case([&](loomrt::ScatterAddOp o) { return emitScatterAdd(o); })

@@ -119,6 +119,25 @@ LogicalResult EmitterBase::emitLayerNorm(loomrt::LayerNormOp norm) {
   return success();
 }
 
+LogicalResult EmitterBase::emitNormGrad(loomrt::NormGradOp grad) {
+  origin((grad.getOrigin() + " -> " + name(grad.getInputGrad())).str());
+  ArrayRef<int64_t> s = shape(grad.getInput());
+  int64_t axis = grad.getAxis();
+  std::string eps;
+  llvm::raw_string_ostream(eps)
+      << llvm::format("%.17g", grad.getEpsilon().convertToDouble());
+  line() << libraryCall("normGrad", false) << name(grad.getInput()) << ", "
+         << name(grad.getCotangent()) << ", "
+         << (grad.getScale() ? name(grad.getScale()) : "nullptr") << ", "
+         << (grad.getResidual() ? name(grad.getResidual()) : "nullptr") << ", "
+         << name(grad.getInputGrad()) << ", " << name(grad.getScaleGrad())
+         << ", " << name(grad.getBiasGrad()) << ", "
+         << numElements(s.take_front(axis)) << ", "
+         << numElements(s.drop_front(axis)) << ", " << eps << ", "
+         << (grad.getRms() ? "true" : "false") << ");\n";
+  return success();
+}
+
 LogicalResult EmitterBase::emitCrossEntropy(loomrt::CrossEntropyOp ce) {
   origin((ce.getOrigin() + " -> " + name(ce.getOutput())).str());
   // crossEntropy, gather and scatterAdd are overloaded on the index

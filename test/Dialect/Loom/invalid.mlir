@@ -277,6 +277,15 @@ func.func @layer_norm_axis(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+func.func @norm_grad_cotangent(%x: tensor<2x8xf32>, %d: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{'loom.norm_grad' op cotangent type 'tensor<2x4xf32>' does not match the input 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{'loom.norm_grad' op failed to infer returned types}}
+  %0:3 = loom.norm_grad %x, %d axis = 1 epsilon = 1.0e-05 : (tensor<2x8xf32>, tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0 : tensor<2x8xf32>
+}
+
+// -----
+
 func.func @layer_norm_negative_epsilon(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   // expected-error @+2 {{'loom.layer_norm' op epsilon must be non-negative, got -1.000000e+00}}
   // expected-error @+1 {{'loom.layer_norm' op failed to infer returned types}}

@@ -224,6 +224,21 @@ func.func @rms_norm(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>) -> (tensor<8x64x
   return %0, %1 : tensor<8x64xbf16>, tensor<8x64xbf16>
 }
 
+// CHECK-LABEL: func.func @norm_grad
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64xf32>, %[[D:.*]]: tensor<8x64xf32>, %[[G:.*]]: tensor<64xf32>)
+func.func @norm_grad(%x: tensor<8x64xf32>, %d: tensor<8x64xf32>, %g: tensor<64xf32>) -> (tensor<8x64xf32>, tensor<512xf32>) {
+  // CHECK: loom.norm_grad %[[X]], %[[D]] scale %[[G]] axis = 1 epsilon = 9.9999999999999995E-7 rms : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %0:3 = loom.norm_grad %x, %d scale %g axis = 1 epsilon = 1.0e-06 rms
+      : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>)
+        -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  // CHECK: loom.norm_grad %[[X]], %[[D]] axis = 0 epsilon = 9.765625E-4 : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
+  %1:3 = loom.norm_grad %x, %d axis = 0 epsilon = 9.765625e-04
+      : (tensor<8x64xf32>, tensor<8x64xf32>)
+        -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
+  %2 = loom.reshape %1#1 : tensor<8x64xf32> -> tensor<512xf32>
+  return %0#0, %2 : tensor<8x64xf32>, tensor<512xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction
 //===----------------------------------------------------------------------===//

@@ -369,6 +369,7 @@ private:
   LogicalResult emitGemm(loomrt::GemmOp op);
   LogicalResult emitSoftmax(loomrt::SoftmaxOp op);
   LogicalResult emitLayerNorm(loomrt::LayerNormOp op);
+  LogicalResult emitNormGrad(loomrt::NormGradOp op);
   LogicalResult emitCrossEntropy(loomrt::CrossEntropyOp op);
   LogicalResult emitGather(loomrt::GatherOp op);
   LogicalResult emitScatterAdd(loomrt::ScatterAddOp op);

@@ -437,6 +437,30 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
                    inferred);
 }
 
+LogicalResult NormGradOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  SmallVector<Value, 1> affine;
+  if (adaptor.getScale())
+    affine.push_back(adaptor.getScale());
+  if (failed(inferNorm(loc, getOperationName(), adaptor.getInput(), affine,
+                       adaptor.getAxis(),
+                       adaptor.getEpsilon().convertToDouble(), inferred)))
+    return failure();
+  auto input = cast<RankedTensorType>(inferred.front());
+  RankedTensorType cotangent = getTensor(adaptor.getCotangent());
+  if (!cotangent || cotangent.getElementType() != input.getElementType() ||
+      failed(meetShapes(cotangent.getShape(), input.getShape())))
+    return inferError(loc, getOperationName(), "cotangent type ",
+                      adaptor.getCotangent().getType(),
+                      " does not match the input ", input);
+  auto params = RankedTensorType::get(
+      input.getShape().drop_front(adaptor.getAxis()), input.getElementType());
+  inferred.append({params, params});
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // DotGeneralOp
 //===----------------------------------------------------------------------===//
@@ -987,6 +1011,11 @@ std::optional<int64_t> LayerNormOp::getFlopCount() {
 std::optional<int64_t> RmsNormOp::getFlopCount() {
   // square, sum, scale by rstd; then scale if present
   return detail::getElementwiseFlopCount(*this, 3 + (getScale() ? 1 : 0));
+}
+std::optional<int64_t> NormGradOp::getFlopCount() {
+  // Per element: the statistics (sub, square, sum), xhat, gh, the two row
+  // sums, the input gradient (three ops) and the two parameter sums.
+  return detail::getElementwiseFlopCount(*this, 12);
 }
 std::optional<int64_t> CrossEntropyOp::getFlopCount() {
   // per logit: max, sub, exp, sum

@@ -554,6 +554,13 @@ static void normVJP(VJP &v, Value x, Value scale, unsigned scaleIndex,
                                   /*keepdims=*/false));
 }
 
+/// Whether a norm of `x` gets one loom.norm_grad: an f32 norm, the only
+/// kind the backends' norm_grad kernels take (the mixed-precision pass
+/// keeps norms in f32). Other precisions get the derivative spelled out.
+static bool hasNormGradKernel(Value x) {
+  return tensorType(x).getElementType().isF32();
+}
+
 LogicalResult LayerNormOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
                                     SmallVectorImpl<Value> &out) {
   VJP v(*this, builder, cts, out);
@@ -561,11 +568,22 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
     return success();
   Value g = v.cotangent();
   int64_t axis = getAxis();
+  unsigned biasIndex = getScale() ? 2 : 1;
+  if (hasNormGradKernel(getInput())) {
+    auto grad = NormGradOp::create(v.b, getInput(), g, getScale(),
+                                   getAxisAttr(), getEpsilonAttr(),
+                                   /*rms=*/UnitAttr());
+    v.set(0, grad.getInputGrad());
+    if (getScale())
+      v.set(1, grad.getScaleGrad());
+    if (getBias())
+      v.set(biasIndex, grad.getBiasGrad());
+    return success();
+  }
   normVJP(v, getInput(), getScale(), /*scaleIndex=*/1, g, axis,
           getEpsilon().convertToDouble(), /*centre=*/true);
   if (getBias())
-    v.set(getScale() ? 2 : 1,
-          v.reduceSum(g, range(0, axis), /*keepdims=*/false));
+    v.set(biasIndex, v.reduceSum(g, range(0, axis), /*keepdims=*/false));
   return success();
 }
 
@@ -574,9 +592,24 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &builder, ArrayRef<Value> cts,
   VJP v(*this, builder, cts, out);
   if (!v.anyDifferentiable())
     return success();
+  if (hasNormGradKernel(getInput())) {
+    auto grad = NormGradOp::create(v.b, getInput(), v.cotangent(), getScale(),
+                                   getAxisAttr(), getEpsilonAttr(),
+                                   /*rms=*/v.b.getUnitAttr());
+    v.set(0, grad.getInputGrad());
+    if (getScale())
+      v.set(1, grad.getScaleGrad());
+    return success();
+  }
   normVJP(v, getInput(), getScale(), /*scaleIndex=*/1, v.cotangent(),
           getAxis(), getEpsilon().convertToDouble(), /*centre=*/false);
   return success();
+}
+
+LogicalResult NormGradOp::buildVJP(OpBuilder &, ArrayRef<Value>,
+                                   SmallVectorImpl<Value> &) {
+  return emitOpError() << "has no vector-Jacobian product: second "
+                          "derivatives are not supported";
 }
 
 //===----------------------------------------------------------------------===//

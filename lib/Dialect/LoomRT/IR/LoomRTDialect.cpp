@@ -115,7 +115,8 @@ bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,
 
 bool mlir::loomrt::isComputeOp(Operation *op) {
   return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
-             LayerNormOp, CrossEntropyOp, GatherOp, ScatterAddOp>(op);
+             LayerNormOp, NormGradOp, CrossEntropyOp, GatherOp,
+             ScatterAddOp>(op);
 }
 
 // What a kernel body's scalar op costs, in units of a simple op (an add or
@@ -129,6 +130,9 @@ constexpr double kExpUnits = 24, kTanhUnits = 36;
 // on that machine (a tp=2 GPT's softmax about 54 units, its layer norm
 // about 35): counting their buffers once had priced them 2-3.6x fast.
 constexpr double kSoftmaxUnits = 48, kNormUnits = 32;
+// norm_grad: the norm's statistics, then two passes over the row in cache
+// (twice the norm until timed).
+constexpr double kNormGradUnits = 2 * kNormUnits;
 
 static double scalarOpUnits(Operation &op) {
   return TypeSwitch<Operation *, double>(&op)
@@ -197,10 +201,11 @@ OpWork mlir::loomrt::computeWork(Operation *op) {
     };
     if (gemm.getBias())
       pass(1, 8); // c += bias, row by row
+    // The GELU as x sigmoid(z): an exp and a division.
     if (gemm.getGeluInput())
-      pass(8 + kTanhUnits, 8); // read the pre-activation, write c
+      pass(16 + kExpUnits, 8); // read the pre-activation, write c
     if (gemm.getDgeluInput())
-      pass(16 + kTanhUnits, 12); // read both, write c
+      pass(24 + kExpUnits, 12); // read both, write c
     // accumulate: BLAS adds the product onto c as it writes it (beta = 1);
     // c's read is among the bytes above (declared read and written).
     if (gemm.getAccumulate())
@@ -230,6 +235,10 @@ OpWork mlir::loomrt::computeWork(Operation *op) {
     // Three passes over the row in double (the mean, the squares, the
     // normalisation).
     work.flops = kNormUnits * elementCount(op->getOperand(0));
+  else if (isa<NormGradOp>(op))
+    // The forward norm's statistics, then two more passes over the row
+    // (the row sums, the input gradient and the parameter sums).
+    work.flops = kNormGradUnits * elementCount(op->getOperand(0));
   return work;
 }
 
@@ -311,6 +320,26 @@ LogicalResult SwapInOp::verify() {
                << "used here";
     }
   }
+  return success();
+}
+
+LogicalResult NormGradOp::verify() {
+  auto input = cast<MemRefType>(getInput().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << input.getRank();
+  for (Value full : {getCotangent(), getResidual(), getInputGrad()})
+    if (full &&
+        cast<MemRefType>(full.getType()).getShape() != input.getShape())
+      return emitOpError("needs the input's shape for ") << full.getType()
+             << ", the input is " << input;
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  for (Value param : {getScale(), getScaleGrad(), getBiasGrad()})
+    if (param && cast<MemRefType>(param.getType()).getShape() != normalized)
+      return emitOpError("needs the normalised dimensions' shape for ")
+             << param.getType() << ", the input is " << input
+             << " normalised from axis " << axis;
   return success();
 }
 

@@ -140,17 +140,23 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   return {add, biasIndex};
 }
 
+/// Whether a GELU or GELU-gradient kernel body is the tanh approximation:
+/// it has no math.erf, which the exact form has and cuBLASLt does not
+/// offer (convert-loom-to-loomrt writes the tanh form with an exp, as x
+/// sigmoid(z)).
+bool isTanhForm(Block &body) {
+  return llvm::none_of(body, [](Operation &op) {
+    return op.getName().getStringRef() == "math.erf";
+  });
+}
+
 /// Whether the body of `kernel` is convert-loom-to-loomrt's loom.gelu
-/// with approximate = tanh, alone: origin "gelu" and a math.tanh (the erf
-/// form, which cuBLASLt does not offer, has none).
+/// with approximate = tanh, alone: origin "gelu", the tanh form.
 bool isTanhGelu(loomrt::KernelOp kernel) {
   if (kernel.getOrigin() != "gelu" || kernel.getIns().size() != 1 ||
       kernel.getOuts().size() != 1)
     return false;
-  Block &body = kernel.getBody().front();
-  return llvm::any_of(body, [](Operation &op) {
-    return op.getName().getStringRef() == "math.tanh";
-  });
+  return isTanhForm(kernel.getBody().front());
 }
 
 /// The tanh GELU kernel that is the first reader of the product of `gemm`
@@ -200,16 +206,14 @@ loomrt::KernelOp geluOf(loomrt::GemmOp gemm) {
 
 /// The cotangent input of `kernel` when its body is convert-loom-to-
 /// loomrt's loom.gelu_grad with approximate = tanh, alone: origin
-/// "gelu_grad", two inputs, a math.tanh, and the cotangent argument times
-/// the derivative yielded. Null otherwise.
+/// "gelu_grad", two inputs, the tanh form, and the cotangent argument
+/// times the derivative yielded. Null otherwise.
 Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
   if (kernel.getOrigin() != "gelu_grad" || kernel.getIns().size() != 2 ||
       kernel.getOuts().size() != 1)
     return nullptr;
   Block &body = kernel.getBody().front();
-  if (!llvm::any_of(body, [](Operation &op) {
-        return op.getName().getStringRef() == "math.tanh";
-      }))
+  if (!isTanhForm(body))
     return nullptr;
   auto yield = dyn_cast<loomrt::YieldOp>(body.getTerminator());
   if (!yield || yield.getValues().size() != 1)

@@ -345,6 +345,49 @@ def Loom_RmsNormOp : Loom_InferOp<"rms_norm",
   }];
 }
 
+def Loom_NormGradOp : Loom_InferOp<"norm_grad", [
+    DeclareOpInterfaceMethods<Loom_CostInterface, ["getFlopCount"]>]> {
+  let summary = "vector-Jacobian product of a layer or RMS norm";
+  let description = [{
+    The gradient that `loom.layer_norm`'s and `loom.rms_norm`'s reverse-mode
+    rules emit, one op rather than the derivative spelled out, so that a
+    backend computes it in one pass over each row (PyTorch's
+    `native_layer_norm_backward`). The statistics are recomputed from
+    `input`. Over dimensions `[axis, rank)`, with `xhat` the normalised
+    input, `rstd = 1 / sqrt(var + epsilon)` (`rms`: `1 / sqrt(mean(x^2) +
+    epsilon)`) and `gh = cotangent * scale`:
+
+    - `input_grad = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))`,
+      without the `mean(gh)` term with `rms`;
+    - `scale_grad`: the sum of `cotangent * xhat` over the leading
+      dimensions;
+    - `bias_grad`: the sum of `cotangent` over the leading dimensions (a
+      layer norm's bias gradient; unused for an RMS norm).
+
+    `scale` is optional (a norm without one); the two parameter gradients
+    have the shape of the normalised dimensions. Not differentiable itself
+    (no second derivatives).
+
+    ```mlir
+    %dx, %dg, %db = loom.norm_grad %x, %dy scale %g axis = 1
+        epsilon = 1.000000e-05
+        : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>)
+          -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$cotangent,
+                       Optional<Loom_FloatTensor>:$scale,
+                       I64Attr:$axis, F64Attr:$epsilon, UnitAttr:$rms);
+  let results = (outs Loom_FloatTensor:$input_grad,
+                      Loom_FloatTensor:$scale_grad,
+                      Loom_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $cotangent (`scale` $scale^)? `axis` `=` $axis
+    `epsilon` `=` $epsilon (`rms` $rms^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction
 //===----------------------------------------------------------------------===//

@@ -337,6 +337,38 @@ def LoomRT_LayerNormOp : LoomRT_Op<"layer_norm", [AttrSizedOperandSegments]> {
   }];
 }
 
+def LoomRT_NormGradOp : LoomRT_Op<"norm_grad", [AttrSizedOperandSegments]> {
+  let summary = "Gradients of a layer or RMS norm over dims [axis, rank) (runtime library)";
+  let description = [{
+    `loom.norm_grad`: from the norm's input and its result's cotangent, the
+    input's gradient and the sums over the leading dimensions of
+    `cotangent * xhat` (the scale's gradient) and of `cotangent` (a layer
+    norm's bias's). The statistics are recomputed per row, as the forward
+    norm computes them, in f32. The input, scale and gradients are f32; the
+    cotangent is f32, or bf16 read widened (`loom-fuse-norm-grad`: the
+    product that computes it under `--precision bf16`). With `residual`,
+    the input gradient is written added onto it (`loom-fuse-norm-grad`: a
+    residual stream's gradient, the sum of the norm's and the skip's).
+  }];
+  let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$input,
+                       Arg<LoomRT_GemmBuffer, "", [MemRead]>:$cotangent,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$scale,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemRead]>:$residual,
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$input_grad,
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$scale_grad,
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$bias_grad,
+                       I64Attr:$axis, F64Attr:$epsilon, BoolAttr:$rms,
+                       StrAttr:$origin);
+  let assemblyFormat = [{
+    $axis `ins` `(` $input `,` $cotangent `:` type($input) `,`
+    type($cotangent) `)` (`scale` `(` $scale^ `:` type($scale) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    `outs` `(` $input_grad `,` $scale_grad `,` $bias_grad `:`
+    type($input_grad) `,` type($scale_grad) `,` type($bias_grad) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def LoomRT_CrossEntropyOp : LoomRT_Op<"cross_entropy"> {
   let summary = "Softmax cross-entropy of logits [n, c] and labels [n] (runtime library)";
   let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$logits, Arg<LoomRT_IndexBuffer, "", [MemRead]>:$labels,

@@ -543,6 +543,47 @@ def LoomFuseNormNarrowing : Pass<"loom-fuse-norm-narrowing", "ModuleOp"> {
   }];
 }
 
+def LoomFuseNormGrad : Pass<"loom-fuse-norm-grad", "ModuleOp"> {
+  let summary = "A norm's gradient reads its bf16 cotangent and adds onto the residual's";
+  let description = [{
+    A transformer layer's norm sits on the residual stream, so its
+    gradient arrives from a product and leaves as a sum: under `--precision
+    bf16` the lowering writes the product's bf16 result, a loop that widens
+    it to f32 for `loomrt.norm_grad`, the norm's input gradient, and a loop
+    that adds it to the skip connection's gradient. Two passes over the
+    activation that the runtime's norm_grad does on the way:
+
+    * **the widening**: a `loomrt.kernel` whose body is one `arith.extf`
+      from bf16 to f32, reading its one input at the element it writes,
+      whose f32 output only the norm_grad reads (as its cotangent, no
+      views): the norm_grad reads the bf16 buffer itself (the runtime
+      widens each element, the same values), provided nothing between the
+      two writes that buffer; a `dealloc` of it in between moves after the
+      norm_grad;
+    * **the residual add**: a `loomrt.kernel` after the norm_grad in its
+      block whose body is one `arith.addf` of its two f32 inputs, read at
+      the element it writes, one of them the norm_grad's input gradient
+      (read by nothing else, no views), into an `alloc`ed buffer of the
+      same type (no views): the norm_grad adds its input gradient onto the
+      other input (`residual`, which must be defined before the norm_grad
+      and which nothing between the two may write) and writes the sum into
+      its own input-gradient buffer, which replaces the add's output; the
+      add and its buffer go. Nothing between may touch the add's output.
+
+    ```mlir
+    loomrt.kernel ins(%p : memref<8x64xbf16>) outs(%g : memref<8x64xf32>)
+        {origin = "convert"} { ... arith.extf ... }
+    loomrt.norm_grad 1 ins(%x, %g : ...) scale(%s : ...) outs(%dx, ...)
+    loomrt.kernel ins(%skip, %dx : ...) outs(%sum : memref<8x64xf32>)
+        {origin = "add"} { ... arith.addf ... }
+    // becomes
+    loomrt.norm_grad 1 ins(%x, %p : memref<8x64xf32>, memref<8x64xbf16>)
+        scale(%s : ...) residual(%skip : ...) outs(%dx, ...)
+    // and %sum's readers read %dx.
+    ```
+  }];
+}
+
 def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
   let summary = "Compute a kernel inside the next kernel's loop that reads "
                 "its outputs";
