@@ -171,6 +171,8 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(mlir::loomrt::createLoomFuseNormNarrowing());
   // Norm gradients read their bf16 cotangent and add onto the residual's.
   pm.addPass(mlir::loomrt::createLoomFuseNormGrad());
+  // The loss writes the softmax its gradient reads.
+  pm.addPass(mlir::loomrt::createLoomFuseLossSoftmax());
   // A kernel whose kept outputs the next kernel reads runs in its loop.
   pm.addPass(mlir::loomrt::createLoomMergeKernels());
   // bf16 rounded where it is stored, not between the ops of one loop.

@@ -1166,9 +1166,9 @@ namespace {
 
 template <typename Label>
 void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
-                      const Label *labels, float *out, int64_t n,
-                      int64_t classes, Reduction reduction, bool hasIgnore,
-                      int64_t ignoreIndex) {
+                      const Label *labels, float *out, float *probs,
+                      int64_t n, int64_t classes, Reduction reduction,
+                      bool hasIgnore, int64_t ignoreIndex) {
   if (n < 0 || classes < 0)
     fail(ctx, op, "negative size (a bug in the emitted code)");
   if (reduction != Reduction::None && reduction != Reduction::Mean &&
@@ -1194,14 +1194,28 @@ void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
   LOOM_PARALLEL_FOR(n * classes)
   for (int64_t s = 0; s < n; ++s) {
     int64_t label = labels[s];
-    if (hasIgnore && label == ignoreIndex)
+    bool ignored = hasIgnore && label == ignoreIndex;
+    if (ignored && !probs)
       continue;
     const float *row = logits + s * classes;
     const float max = rowMax(classes, [&](int64_t c) { return row[c]; });
-    double sum =
-        rowSum(classes, [&](int64_t c) { return vm::exp(row[c] - max); });
-    losses[static_cast<size_t>(s)] =
-        static_cast<double>(max) + std::log(sum) - row[label];
+    double sum;
+    if (probs) {
+      // softmax's arithmetic (its f32 rows): the exponentials stored, their
+      // sum, the scaling; the loss sums the same exponentials.
+      float *p = probs + s * classes;
+      for (int64_t c = 0; c < classes; ++c)
+        p[c] = vm::exp(row[c] - max);
+      sum = rowSum(classes, [&](int64_t c) { return p[c]; });
+      double inverse = 1.0 / sum;
+      for (int64_t c = 0; c < classes; ++c)
+        p[c] = static_cast<float>(p[c] * inverse);
+    } else {
+      sum = rowSum(classes, [&](int64_t c) { return vm::exp(row[c] - max); });
+    }
+    if (!ignored)
+      losses[static_cast<size_t>(s)] =
+          static_cast<double>(max) + std::log(sum) - row[label];
   }
   if (reduction == Reduction::None) {
     for (int64_t s = 0; s < n; ++s)
@@ -1223,15 +1237,31 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,
                   int64_t classes, Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex) {
-  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
-                   hasIgnore, ignoreIndex);
+  crossEntropyImpl(ctx, op, logits, labels, out, nullptr, n, classes,
+                   reduction, hasIgnore, ignoreIndex);
 }
 
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int32_t *labels, float *out, int64_t n,
                   int64_t classes, Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex) {
-  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+  crossEntropyImpl(ctx, op, logits, labels, out, nullptr, n, classes,
+                   reduction, hasIgnore, ignoreIndex);
+}
+
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int64_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, probs, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int32_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, probs, n, classes, reduction,
                    hasIgnore, ignoreIndex);
 }
 

@@ -286,6 +286,20 @@ int main(int argc, char **argv) {
       cuda::crossEntropy(ctx, "ce", dl, dlab32, dout, n, classes, reduction, true, -100);
       compare("cross_entropy (i32 labels)", download(ctx, dout, outSize), cpu, 1e-6);
     }
+    // crossEntropySoftmax: the loss and every row's softmax (ignored rows
+    // included), against the CPU's.
+    std::vector<float> cpuLoss(1), cpuProbs(logits.size());
+    cpu::crossEntropySoftmax(ctx, "ce", logits.data(), labels.data(),
+                             cpuLoss.data(), cpuProbs.data(), n, classes,
+                             cpu::Reduction::Mean, true, -100);
+    float *dloss = upload(ctx, std::vector<float>(1));
+    float *dprobs = upload(ctx, std::vector<float>(logits.size()));
+    cuda::crossEntropySoftmax(ctx, "ce", dl, dlab, dloss, dprobs, n, classes,
+                              cpu::Reduction::Mean, true, -100);
+    compare("cross_entropy+softmax loss", download(ctx, dloss, 1), cpuLoss,
+            1e-6);
+    compare("cross_entropy+softmax probs", download(ctx, dprobs, logits.size()),
+            cpuProbs, 1e-6);
   }
 
   // gather and scatter_add with duplicate indices.

@@ -11,7 +11,7 @@
 // RUN:   -o %t.lowered.mlir 2>&1 | tr -d ' \n' | FileCheck %s --check-prefix=PIPE
 // RUN: FileCheck %s --check-prefix=LOWERED < %t.lowered.mlir
 // PIPE: loom-vocab-parallel{function=maintp=2},loom-report-sharding{function=mainmin-fraction=1.000000e-02report=require-sharded=false},loom-overlap-split{function=maink=2},loom-autodiff{
-// PIPE: convert-loom-to-loomrt{function={main_step}},loom-fuse-gemm-bias,loom-fuse-gemm-accumulate,loom-fold-layout-copies,loom-fuse-norm-grad,loom-merge-kernels,loom-max-inflight-collectives{max=1},loom-comm-schedule,loom-in-place-updates,loom-memory-plan{
+// PIPE: convert-loom-to-loomrt{function={main_step}},loom-fuse-gemm-bias,loom-fuse-gemm-accumulate,loom-fold-layout-copies,loom-fuse-norm-grad,loom-fuse-loss-softmax,loom-merge-kernels,loom-max-inflight-collectives{max=1},loom-comm-schedule,loom-in-place-updates,loom-memory-plan{
 // LOWERED:      %[[H0:.*]] = loomrt.all_reduce_start {{.*}} grid_axes = [2]
 // LOWERED-NOT:  loomrt.wait
 // LOWERED:      loomrt.gemm

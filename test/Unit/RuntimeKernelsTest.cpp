@@ -959,6 +959,35 @@ TEST(CrossEntropyTest, ReductionsWithIgnoreIndex) {
   EXPECT_NEAR(sum, total, 1e-5);
 }
 
+// loom-fuse-loss-softmax: crossEntropySoftmax's loss is crossEntropy's and
+// its probabilities are softmax's, bit for bit, on every row (ignored
+// samples' too), for both label types.
+TEST(CrossEntropyTest, SoftmaxOutputIsTheSoftmaxBits) {
+  Context ctx;
+  const int64_t n = 9, classes = 300;
+  std::vector<float> logits = randomFloats(n * classes, 12, 6.0f);
+  std::vector<int64_t> labels = {0, -100, 299, 2, -100, 1, 17, 5, 123};
+  std::vector<int32_t> labels32(labels.begin(), labels.end());
+  std::vector<float> softmaxed(logits.size());
+  softmax(logits.data(), softmaxed.data(), n, classes, 1, false);
+  for (Reduction reduction : {Reduction::None, Reduction::Mean}) {
+    std::vector<float> loss(n), fusedLoss(n), probs(logits.size(), 7.0f);
+    crossEntropy(ctx, "ce", logits.data(), labels.data(), loss.data(), n,
+                 classes, reduction, true, -100);
+    crossEntropySoftmax(ctx, "ce", logits.data(), labels.data(),
+                        fusedLoss.data(), probs.data(), n, classes, reduction,
+                        true, -100);
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(probs, softmaxed);
+    std::fill(probs.begin(), probs.end(), 7.0f);
+    crossEntropySoftmax(ctx, "ce", logits.data(), labels32.data(),
+                        fusedLoss.data(), probs.data(), n, classes, reduction,
+                        true, -100);
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(probs, softmaxed);
+  }
+}
+
 TEST(CrossEntropyTest, MeanOverOnlyIgnoredSamplesIsNaN) {
   Context ctx;
   std::vector<float> logits = {1, 2, 3, 4};

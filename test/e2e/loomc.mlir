@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && loomc %s -o %t --optimizer sgd --lr 0.5 --emit-only -v 2> %t.log
 // RUN: FileCheck %s --check-prefix=VERBOSE < %t.log
 // VERBOSE: loomc: import
-// VERBOSE: loomc: pipeline: builtin.module(inline{{.*}},symbol-dce,loom-shape-inference{ function=},func.func(loom-raise-composites),loom-autodiff{function=main loss= },loom-optimizer{{.*}} function=main_grad lr=5.000000e-01 {{.*}} optimizer=sgd schedule=constant {{.*}}},func.func(loom-fold-dot-transpose,loom-fuse-elementwise),convert-loom-to-loomrt{function={main_step}},loom-fuse-gemm-bias,loom-fuse-gemm-accumulate,loom-fold-layout-copies,loom-fuse-norm-grad,loom-merge-kernels,loom-in-place-updates,loom-memory-plan{alignment=64 device-memory=0 report={{.*}}memory.json},loom-verify-mesh{dp=1 pp=1 tp=1})
+// VERBOSE: loomc: pipeline: builtin.module(inline{{.*}},symbol-dce,loom-shape-inference{ function=},func.func(loom-raise-composites),loom-autodiff{function=main loss= },loom-optimizer{{.*}} function=main_grad lr=5.000000e-01 {{.*}} optimizer=sgd schedule=constant {{.*}}},func.func(loom-fold-dot-transpose,loom-fuse-elementwise),convert-loom-to-loomrt{function={main_step}},loom-fuse-gemm-bias,loom-fuse-gemm-accumulate,loom-fold-layout-copies,loom-fuse-norm-grad,loom-fuse-loss-softmax,loom-merge-kernels,loom-in-place-updates,loom-memory-plan{alignment=64 device-memory=0 report={{.*}}memory.json},loom-verify-mesh{dp=1 pp=1 tp=1})
 // VERBOSE: loomc: passes
 // VERBOSE: loomc: emit-cpp
 // VERBOSE: Execution time report

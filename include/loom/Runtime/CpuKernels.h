@@ -164,6 +164,18 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int32_t *labels, float *out, int64_t n,
                   int64_t classes, Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex);
+/// crossEntropy that also writes the softmax of every row of the logits
+/// into `probs` [n, classes] (ignored samples' rows too): the same bits as
+/// softmax(logits) (loom-fuse-loss-softmax: the loss's gradient reads
+/// them), from the exponentials the loss sums anyway.
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int64_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex);
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int32_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex);
 
 /// data viewed as [outer, axisSize, inner], indices (i64 or i32, numIndices
 /// of them, negative values are errors): out [outer, numIndices, inner].

@@ -142,6 +142,14 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int32_t *labels, float *out, int64_t n,
                   int64_t classes, cpu::Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex);
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int64_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex);
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int32_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex);
 void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
             const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
             int64_t inner, int64_t numIndices);

@@ -743,7 +743,8 @@ public:
     Value out = define(ce.getResult(), rewriter);
     loomrt::CrossEntropyOp::create(
         rewriter, ce.getLoc(), adaptor.getLogits(), adaptor.getLabels(), out,
-        stringifyLossReduction(ce.getReduction()), ce.getIgnoreIndexAttr(),
+        /*probs=*/Value(), stringifyLossReduction(ce.getReduction()),
+        ce.getIgnoreIndexAttr(),
         originOf(ce));
     rewriter.replaceOp(ce, out);
     return success();

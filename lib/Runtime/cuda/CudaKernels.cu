@@ -245,18 +245,19 @@ __global__ void normGradParamsKernel(const float *x, const G *g,
 /// Per-sample losses (0 for ignored samples) into `losses` (double).
 template <typename Label>
 __global__ void crossEntropyKernel(const float *logits, const Label *labels,
-                                   double *losses, int64_t n, int64_t classes,
-                                   bool hasIgnore, int64_t ignoreIndex,
-                                   DeviceError *error, long long opId) {
+                                   double *losses, float *probs, int64_t n,
+                                   int64_t classes, bool hasIgnore,
+                                   int64_t ignoreIndex, DeviceError *error,
+                                   long long opId) {
   __shared__ double shared[kThreads];
   for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
     int64_t label = labels[s];
-    if (hasIgnore && label == ignoreIndex) {
-      if (threadIdx.x == 0)
-        losses[s] = 0;
+    bool ignored = hasIgnore && label == ignoreIndex;
+    if (ignored && threadIdx.x == 0)
+      losses[s] = 0;
+    if (ignored && !probs)
       continue;
-    }
-    if (label < 0 || label >= classes) {
+    if (!ignored && (label < 0 || label >= classes)) {
       if (threadIdx.x == 0) {
         recordError(error, opId, kLabelOutOfRange, s, label, classes, hasIgnore,
                     ignoreIndex);
@@ -273,7 +274,11 @@ __global__ void crossEntropyKernel(const float *logits, const Label *labels,
     for (int64_t c = threadIdx.x; c < classes; c += kThreads)
       sum += exp(row[c] - max);
     sum = blockSum(sum, shared);
-    if (threadIdx.x == 0)
+    if (probs)
+      // softmaxKernel's arithmetic for the row (crossEntropySoftmax).
+      for (int64_t c = threadIdx.x; c < classes; c += kThreads)
+        probs[s * classes + c] = static_cast<float>(exp(row[c] - max) / sum);
+    if (!ignored && threadIdx.x == 0)
       losses[s] = max + ::log(sum) - row[label];
   }
 }
@@ -283,8 +288,8 @@ __global__ void geluTanhKernel(const float *pre, float *out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     const float x = pre[i];
-    const float inner = 0.797884583f * (x + 0.0447149985f * (x * (x * x)));
-    out[i] = (0.5f * x) * (1.0f + ::tanhf(inner));
+    const float z = 1.59576917f * (x + 0.0447149985f * (x * (x * x)));
+    out[i] = x * (1.0f / (1.0f + ::expf(-z)));
   }
 }
 
@@ -295,10 +300,10 @@ __global__ void dGeluTanhKernel(const float *pre, float *c, int64_t n) {
        i += int64_t(gridDim.x) * blockDim.x) {
     const float x = pre[i];
     const float x2 = x * x;
-    const float t = ::tanhf(0.797884583f * (x + 0.0447149985f * (x * x2)));
-    const float dInner = 0.797884583f * (1.0f + 0.134145007f * x2);
-    const float slope = (x * (1.0f - t * t)) * dInner;
-    c[i] = c[i] * (0.5f * ((1.0f + t) + slope));
+    const float z = 1.59576917f * (x + 0.0447149985f * (x * x2));
+    const float s = 1.0f / (1.0f + ::expf(-z));
+    const float dz = 1.59576917f * (1.0f + 0.134145007f * x2);
+    c[i] = c[i] * (s * (1.0f + (x * (1.0f - s)) * dz));
   }
 }
 
@@ -771,8 +776,8 @@ namespace {
 
 template <typename Label>
 void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
-                      const Label *labels, float *out, int64_t n,
-                      int64_t classes, cpu::Reduction reduction,
+                      const Label *labels, float *out, float *probs,
+                      int64_t n, int64_t classes, cpu::Reduction reduction,
                       bool hasIgnore, int64_t ignoreIndex) {
   CudaState &s = state(ctx);
   requireSizes(ctx, op, {n, classes});
@@ -784,8 +789,8 @@ void crossEntropyImpl(Context &ctx, const char *op, const float *logits,
   long long opId = registerOp(ctx, op);
   if (n > 0) {
     crossEntropyKernel<<<blocksFor(n), kThreads, 0, s.compute>>>(
-        logits, labels, losses, n, classes, hasIgnore, ignoreIndex, s.errors,
-        opId);
+        logits, labels, losses, probs, n, classes, hasIgnore, ignoreIndex,
+        s.errors, opId);
     checkLaunch(ctx, op);
   }
   if (reduction == cpu::Reduction::None) {
@@ -861,15 +866,31 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int64_t *labels, float *out, int64_t n,
                   int64_t classes, cpu::Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex) {
-  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
-                   hasIgnore, ignoreIndex);
+  crossEntropyImpl(ctx, op, logits, labels, out, nullptr, n, classes,
+                   reduction, hasIgnore, ignoreIndex);
 }
 
 void crossEntropy(Context &ctx, const char *op, const float *logits,
                   const int32_t *labels, float *out, int64_t n,
                   int64_t classes, cpu::Reduction reduction, bool hasIgnore,
                   int64_t ignoreIndex) {
-  crossEntropyImpl(ctx, op, logits, labels, out, n, classes, reduction,
+  crossEntropyImpl(ctx, op, logits, labels, out, nullptr, n, classes,
+                   reduction, hasIgnore, ignoreIndex);
+}
+
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int64_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, probs, n, classes, reduction,
+                   hasIgnore, ignoreIndex);
+}
+
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int32_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  crossEntropyImpl(ctx, op, logits, labels, out, probs, n, classes, reduction,
                    hasIgnore, ignoreIndex);
 }
 

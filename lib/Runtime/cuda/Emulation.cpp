@@ -243,6 +243,24 @@ void crossEntropy(Context &ctx, const char *op, const float *logits,
                     hasIgnore, ignoreIndex);
 }
 
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int64_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  state(ctx);
+  cpu::crossEntropySoftmax(ctx, op, logits, labels, out, probs, n, classes,
+                           reduction, hasIgnore, ignoreIndex);
+}
+
+void crossEntropySoftmax(Context &ctx, const char *op, const float *logits,
+                         const int32_t *labels, float *out, float *probs,
+                         int64_t n, int64_t classes, cpu::Reduction reduction,
+                         bool hasIgnore, int64_t ignoreIndex) {
+  state(ctx);
+  cpu::crossEntropySoftmax(ctx, op, logits, labels, out, probs, n, classes,
+                           reduction, hasIgnore, ignoreIndex);
+}
+
 void gather(Context &ctx, const char *op, const void *data, int64_t elemBytes,
             const int64_t *indices, void *out, int64_t outer, int64_t axisSize,
             int64_t inner, int64_t numIndices) {

@@ -151,12 +151,16 @@ LogicalResult EmitterBase::emitCrossEntropy(loomrt::CrossEntropyOp ce) {
                      : reduction == "sum" ? "Reduction::Sum"
                                           : "Reduction::Mean";
   IntegerAttr ignore = ce.getIgnoreIndexAttr();
-  line() << libraryCall("crossEntropy", true) << cppQuote(ce.getOrigin())
-         << ", " << name(ce.getLogits()) << ", " << name(ce.getLabels())
-         << ", " << name(ce.getOutput()) << ", " << numElements(s) / classes
-         << ", " << classes << ", cpu::" << kind << ", "
-         << (ignore ? "true" : "false") << ", "
-         << (ignore ? ignore.getInt() : 0) << ");\n";
+  // With probs (loom-fuse-loss-softmax): the softmax of the logits too.
+  Value probs = ce.getProbs();
+  line() << libraryCall(probs ? "crossEntropySoftmax" : "crossEntropy", true)
+         << cppQuote(ce.getOrigin()) << ", " << name(ce.getLogits()) << ", "
+         << name(ce.getLabels()) << ", " << name(ce.getOutput()) << ", ";
+  if (probs)
+    os << name(probs) << ", ";
+  os << numElements(s) / classes << ", " << classes << ", cpu::" << kind
+     << ", " << (ignore ? "true" : "false") << ", "
+     << (ignore ? ignore.getInt() : 0) << ");\n";
   return success();
 }
 

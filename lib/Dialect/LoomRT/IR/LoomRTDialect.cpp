@@ -343,6 +343,16 @@ LogicalResult NormGradOp::verify() {
   return success();
 }
 
+LogicalResult CrossEntropyOp::verify() {
+  auto logits = cast<MemRefType>(getLogits().getType());
+  if (Value probs = getProbs();
+      probs && cast<MemRefType>(probs.getType()).getShape() !=
+                   logits.getShape())
+    return emitOpError("needs the logits' shape for its probabilities ")
+           << probs.getType() << ", the logits are " << logits;
+  return success();
+}
+
 LogicalResult ConstantOp::verify() {
   auto type = cast<MemRefType>(getBuffer().getType());
   auto valueType = cast<ShapedType>(getValue().getType());

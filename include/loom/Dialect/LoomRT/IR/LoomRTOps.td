@@ -371,13 +371,22 @@ def LoomRT_NormGradOp : LoomRT_Op<"norm_grad", [AttrSizedOperandSegments]> {
 
 def LoomRT_CrossEntropyOp : LoomRT_Op<"cross_entropy"> {
   let summary = "Softmax cross-entropy of logits [n, c] and labels [n] (runtime library)";
+  let description = [{
+    With `probs` ([n, c], f32), also the softmax of every row of the logits,
+    ignored samples' rows included: the same values as a `loomrt.softmax`
+    of the logits (`loom-fuse-loss-softmax`: the loss's gradient reads them).
+  }];
   let arguments = (ins Arg<LoomRT_F32Buffer, "", [MemRead]>:$logits, Arg<LoomRT_IndexBuffer, "", [MemRead]>:$labels,
-                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output, StrAttr:$reduction,
-                       OptionalAttr<I64Attr>:$ignore_index, StrAttr:$origin);
+                       Arg<LoomRT_F32Buffer, "", [MemWrite]>:$output,
+                       Arg<Optional<LoomRT_F32Buffer>, "", [MemWrite]>:$probs,
+                       StrAttr:$reduction, OptionalAttr<I64Attr>:$ignore_index,
+                       StrAttr:$origin);
   let assemblyFormat = [{
     $reduction `ins` `(` $logits `,` $labels `:` type($logits) `,` type($labels) `)`
-    `outs` `(` $output `:` type($output) `)` attr-dict
+    `outs` `(` $output `:` type($output) `)`
+    (`probs` `(` $probs^ `:` type($probs) `)`)? attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def LoomRT_GatherOp : LoomRT_Op<"gather"> {

@@ -584,6 +584,37 @@ def LoomFuseNormGrad : Pass<"loom-fuse-norm-grad", "ModuleOp"> {
   }];
 }
 
+def LoomFuseLossSoftmax : Pass<"loom-fuse-loss-softmax", "ModuleOp"> {
+  let summary = "The cross-entropy writes the softmax its gradient reads";
+  let description = [{
+    The gradient of a softmax cross-entropy is `softmax(logits) - onehot`:
+    the lowering computes the loss (`loomrt.cross_entropy`: each row's max,
+    the sum of its exponentials, their log) and, for the backward pass, a
+    `loomrt.softmax` of the same logits, which evaluates the same
+    exponentials again. The cross-entropy writes the softmax itself
+    (`probs`: the same values, from the exponentials it sums anyway) and
+    the softmax goes: one pass over the [tokens, vocabulary] logits instead
+    of two (LLaMA h256's loss: about 0.6 ms of a 40 ms step).
+
+    It fuses when all of these hold:
+    * the softmax is over the last dimension of the cross-entropy's logits
+      buffer itself (no view), not a log-softmax, into an `alloc`ed f32
+      buffer of the logits' type in the same block;
+    * nothing between the two ops writes the logits, and nothing between
+      touches the softmax's buffer (the cross-entropy writes it where it
+      runs); its `alloc`, when after the cross-entropy, moves before it.
+
+    ```mlir
+    loomrt.cross_entropy "mean" ins(%l, %y : ...) outs(%loss : memref<f32>)
+    ...
+    loomrt.softmax 1 ins(%l : memref<8x10xf32>) outs(%p : memref<8x10xf32>)
+    // becomes
+    loomrt.cross_entropy "mean" ins(%l, %y : ...) outs(%loss : memref<f32>)
+        probs(%p : memref<8x10xf32>)
+    ```
+  }];
+}
+
 def LoomMergeKernels : Pass<"loom-merge-kernels", "ModuleOp"> {
   let summary = "Compute a kernel inside the next kernel's loop that reads "
                 "its outputs";
