@@ -1,6 +1,7 @@
 // Reductions that keep the innermost dimensions (bias gradients, a layer
 // norm's weight gradient) read each reduced row's kept columns contiguously
-// into a tile of at most 256 accumulators, rows in the same order as the
+// into a tile of at most 256 accumulators (512 from 2048 columns on), rows
+// in the same order as the
 // scalar nest (so results are the same bit for bit); a reduction over the
 // innermost dimension keeps one accumulator per output, or, from 16
 // elements, 8 lanes (element j into lane j % 8, the tail into lane 0)
@@ -76,6 +77,12 @@
 // CHECK-NOT: ++j)
 // CHECK: double acc = lane[0];
 
+// 2048 columns: four tiles of 512.
+// CHECK-LABEL: static LOOM_KERNEL void {{k[0-9]+_reduce_sum}}(
+// CHECK: for (int64_t k0 = 0; k0 < 4; ++k0) {
+// CHECK-NEXT: const int64_t width = 512;
+// CHECK-NEXT: double acc[512];
+
 // The step calls each on its buffers.
 // CHECK-LABEL: void step(
 // CHECK: // reduce sum over [0, 1] (reduce_sum) -> r0_b
@@ -85,11 +92,13 @@
 func.func @main(%x: tensor<8x16x600xf32> {loom.name = "x", loom.param},
                 %y: tensor<3x5x4xf32> {loom.name = "y"},
                 %z: tensor<3x2x22xf32> {loom.name = "z"},
-                %w: tensor<3x16xf32> {loom.name = "w"})
+                %w: tensor<3x16xf32> {loom.name = "w"},
+                %v: tensor<2x2048xf32> {loom.name = "v", loom.param})
     -> (tensor<600xf32> {loom.name = "b"}, tensor<3x4xf32> {loom.name = "m"},
         tensor<5x4xf32> {loom.name = "mx"}, tensor<3x5xf32> {loom.name = "rows"},
         tensor<3xf32> {loom.name = "long"}, tensor<3x2xf32> {loom.name = "longmax"},
-        tensor<3xf32> {loom.name = "even"}) {
+        tensor<3xf32> {loom.name = "even"},
+        tensor<2048xf32> {loom.name = "wide"}) {
   %b = loom.reduce_sum %x, dims = [0, 1] : tensor<8x16x600xf32> -> tensor<600xf32>
   %m = loom.reduce_mean %y, dims = [1] : tensor<3x5x4xf32> -> tensor<3x4xf32>
   %mx = loom.reduce_max %y, dims = [0] : tensor<3x5x4xf32> -> tensor<5x4xf32>
@@ -97,5 +106,6 @@ func.func @main(%x: tensor<8x16x600xf32> {loom.name = "x", loom.param},
   %long = loom.reduce_sum %z, dims = [1, 2] : tensor<3x2x22xf32> -> tensor<3xf32>
   %longmax = loom.reduce_max %z, dims = [2] : tensor<3x2x22xf32> -> tensor<3x2xf32>
   %even = loom.reduce_sum %w, dims = [1] : tensor<3x16xf32> -> tensor<3xf32>
-  return %b, %m, %mx, %rows, %long, %longmax, %even : tensor<600xf32>, tensor<3x4xf32>, tensor<5x4xf32>, tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>, tensor<3xf32>
+  %wide = loom.reduce_sum %v, dims = [0] : tensor<2x2048xf32> -> tensor<2048xf32>
+  return %b, %m, %mx, %rows, %long, %longmax, %even, %wide : tensor<600xf32>, tensor<3x4xf32>, tensor<5x4xf32>, tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>, tensor<3xf32>, tensor<2048xf32>
 }
