@@ -188,3 +188,28 @@ def test_bf16_norms_write_their_products_operand(tmp_path):
     outputs = re.findall(r"cpu::rmsNorm\(\w+, \w+, (\w+),", step)
     assert outputs and all(o in bf16 for o in outputs), (outputs, bf16 & set(outputs))
     assert not re.search(r'"kernel convert \([^"]*_norm/', step)
+
+
+@pytest.mark.parametrize("example", ["gpt_example", "llama_example"])
+def test_bf16_norm_and_loss_gradients_are_one_call_each(example, tmp_path):
+    """loom.norm_grad and the loss fusions, in the emitted bf16 step: each
+    norm's gradient is one cpu::normGrad that, below the final norm, adds
+    onto the residual stream's gradient, and reads its cotangent as a bf16
+    product wrote it (loom-fuse-norm-grad) where one product computes it
+    (GPT's norms; LLaMA's final norm: its other norms' cotangents are sums
+    of products, which gemmAccumulate keeps in f32); the loss writes the
+    softmax its gradient reads (loom-fuse-loss-softmax), so the logits'
+    only softmax is that call. The losses are covered by the gap test."""
+    _, _, _, m = import_example(example, tmp_path)
+    m.compile(outdir=tmp_path / "bf16", precision="bf16", emit_only=True, **OPTIONS)
+    step = (tmp_path / "bf16" / "step.cpp").read_text()
+    bf16 = set(re.findall(r"^\s*bf16 \*(\w+) = ", step, re.M))
+    norms = len(re.findall(r"cpu::(?:layerNorm|rmsNorm)\(", step))
+    grads = re.findall(r"cpu::normGrad\((\w+), (\w+), (\w+), (\w+),", step)
+    assert norms and len(grads) == norms, (len(grads), norms)
+    widened = [g in bf16 for _, g, _, _ in grads]
+    assert all(widened) if example == "gpt_example" else widened[0], grads
+    assert sum(r != "nullptr" for *_, r in grads) == norms - 1, grads
+    assert step.count("cpu::crossEntropySoftmax(") == 1
+    assert "cpu::crossEntropy(" not in step
+    assert not re.search(r'"softmax softmax \([^"]*CrossEntropy', step)
