@@ -236,7 +236,9 @@ TEST(ProgramPlay, ElementwiseArithmeticAndEpiloguesArePriced) {
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_NEAR(computeOpTime(ops[0], spec), 12e-6, 1e-12);
   EXPECT_NEAR(computeOpTime(ops[1], spec), 360e-6, 1e-12);
-  EXPECT_NEAR(computeOpTime(ops[2], spec), 720e-6, 1e-12);
+  // The DGELU epilogue, x sigmoid(z)'s derivative: 24 simple ops and an
+  // exp (24 units) per element, a pass over the product at the vector rate.
+  EXPECT_NEAR(computeOpTime(ops[2], spec), 680e-6, 1e-12);
   // At the default (1: the fp32 peak) the tanh is memory-bound again.
   spec.efficiency.vector = 1;
   EXPECT_NEAR(computeOpTime(ops[1], spec), 8e-6, 1e-12);

@@ -530,17 +530,18 @@ def compile_swap_auto(m, budget, link, tmp_path):
 def test_swap_auto_recomputes_part_of_a_stage_and_swaps_the_rest(gpt, free, tmp_path):
     """--swap auto also mixes both ways within a stage: its cheapest
     tensors recomputed up to a share of its excess, the rest swapped. At a
-    budget stage 0 exceeds by 20 %, recomputation alone cannot fit it, and
+    budget stage 0 exceeds by 31 %, recomputation alone cannot fit it, and
     over a 0.1 GB/s host link swapping alone leaves copies exposed; the mix
     is priced below swapping and chosen. Stage 0 then both recomputes and
     swaps, fits, and the losses are bitwise the unconstrained run's."""
     tmp, m, data_dir = gpt
     _, free_losses, planned = free
-    # (Between 19.5 and 21 % on this model, swept by hand: at 19 %
-    # recomputation alone fits, and from 21.3 % swapping alone is priced
-    # below the mix. The window moves when the stage's buffers change:
-    # it was 26-28 % before the gemms collected their sums.)
-    budget = int(planned[0]["device_peak_bytes"] / 1.203)
+    # (Between 28 and 35 % on this model, swept by hand: below 28 % the
+    # played --swap balance beats the per-stage choice, and from 35 % stage
+    # 1 no longer fits. The window moves when the stages' buffers change:
+    # it was 19.5-21 % before loom.norm_grad and loom-fuse-loss-softmax
+    # shrank them, 26-28 % before the gemms collected their sums.)
+    budget = int(planned[0]["device_peak_bytes"] / 1.31)
     assert planned[1]["device_peak_bytes"] < budget
     out, proc = compile_swap_auto(m, budget, 0.1, tmp_path)
     line = re.search(r"--swap auto: stage 0: recompute (\d+) % of the excess, swap the rest "
