@@ -113,6 +113,24 @@ bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,
   return false;
 }
 
+bool mlir::loomrt::isConversionKernel(KernelOp kernel, Type from, Type to) {
+  if (kernel.getIns().size() != 1 || kernel.getOuts().size() != 1 ||
+      !readsAtWrittenElement(kernel, 0))
+    return false;
+  auto in = cast<MemRefType>(kernel.getIns()[0].getType());
+  auto out = cast<MemRefType>(kernel.getOuts()[0].getType());
+  if (in.getElementType() != from || out.getElementType() != to ||
+      in.getNumElements() != out.getNumElements())
+    return false;
+  Block &body = kernel.getBody().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto yield = cast<YieldOp>(body.getTerminator());
+  Operation *cast = yield.getValues()[0].getDefiningOp();
+  return isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(cast) &&
+         cast->getOperand(0) == body.getArgument(0);
+}
+
 bool mlir::loomrt::isComputeOp(Operation *op) {
   return isa<KernelOp, ReduceOp, CopyOp, IotaOp, GemmOp, SoftmaxOp,
              LayerNormOp, NormGradOp, CrossEntropyOp, GatherOp,

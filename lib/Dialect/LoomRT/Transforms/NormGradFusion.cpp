@@ -39,17 +39,11 @@ Operation *soleOp(loomrt::KernelOp kernel) {
 /// Whether `kernel` widens its one bf16 input to f32 at the element it
 /// writes, into a buffer of the input's shape.
 bool isWidening(loomrt::KernelOp kernel) {
-  if (kernel.getIns().size() != 1 || kernel.getOuts().size() != 1 ||
-      !loomrt::readsAtWrittenElement(kernel, 0))
-    return false;
-  auto in = cast<MemRefType>(kernel.getIns()[0].getType());
-  auto out = cast<MemRefType>(kernel.getOuts()[0].getType());
-  if (!in.getElementType().isBF16() || !out.getElementType().isF32() ||
-      in.getShape() != out.getShape())
-    return false;
-  auto extend = dyn_cast_or_null<arith::ExtFOp>(soleOp(kernel));
-  return extend &&
-         extend.getIn() == kernel.getBody().front().getArgument(0);
+  Builder b(kernel.getContext());
+  auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
+  return loomrt::isConversionKernel(kernel, b.getBF16Type(),
+                                    b.getF32Type()) &&
+         shape(kernel.getIns()[0]) == shape(kernel.getOuts()[0]);
 }
 
 /// Whether `kernel` adds its two f32 inputs at the element it writes, into

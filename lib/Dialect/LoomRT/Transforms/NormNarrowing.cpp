@@ -27,19 +27,8 @@ namespace {
 /// Whether `kernel` is a conversion of its one input from f32 to bf16 at
 /// the element it writes, into one buffer of as many elements.
 bool isNarrowing(loomrt::KernelOp kernel) {
-  if (kernel.getIns().size() != 1 || kernel.getOuts().size() != 1 ||
-      !loomrt::readsAtWrittenElement(kernel, 0))
-    return false;
-  auto in = cast<MemRefType>(kernel.getIns()[0].getType());
-  auto out = cast<MemRefType>(kernel.getOuts()[0].getType());
-  if (!in.getElementType().isF32() || !out.getElementType().isBF16() ||
-      in.getNumElements() != out.getNumElements())
-    return false;
-  Block &body = kernel.getBody().front();
-  auto yield = cast<loomrt::YieldOp>(body.getTerminator());
-  auto round = yield.getValues()[0].getDefiningOp<arith::TruncFOp>();
-  return body.getOperations().size() == 2 && round &&
-         round.getIn() == body.getArgument(0);
+  Builder b(kernel.getContext());
+  return loomrt::isConversionKernel(kernel, b.getF32Type(), b.getBF16Type());
 }
 
 /// Whether an op other than `writer` may write `root` (through views).

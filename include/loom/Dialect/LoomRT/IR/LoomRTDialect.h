@@ -47,6 +47,11 @@ int64_t inputOffset(KernelOp kernel, unsigned i);
 /// Whether `kernel` reads its input `i` at the element it writes.
 bool readsAtWrittenElement(KernelOp kernel, unsigned i);
 
+/// Whether `kernel` converts its one input, of element type `from`, to
+/// `to` at the element it writes (a body of one arith.extf or
+/// arith.truncf), into a buffer of as many elements.
+bool isConversionKernel(KernelOp kernel, Type from, Type to);
+
 /// Whether an op strictly between `from` and `to` (one block) may write
 /// one of `buffers` (roots, rootBuffer) or, with `orRead`, read one, or
 /// has effects it does not declare. A kernel's or reduce's body is scalar
