@@ -113,6 +113,42 @@ bool mlir::loomrt::touchedBetween(Operation *from, Operation *to,
   return false;
 }
 
+bool mlir::loomrt::isPlainAdd(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (body.getNumArguments() != 2 || !yield ||
+      yield.getValues().size() != 1)
+    return false;
+  Value sum = yield.getValues()[0];
+  auto narrow = sum.getDefiningOp<arith::TruncFOp>();
+  if (narrow)
+    sum = narrow.getIn();
+  auto add = sum.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  // The argument an addend is, through its widening when bf16.
+  auto argument = [&](Value x) -> Value {
+    if (!narrow)
+      return x;
+    auto wide = x.getDefiningOp<arith::ExtFOp>();
+    return wide && wide.getIn().getType().isBF16() ? wide.getIn() : Value();
+  };
+  Value x = argument(add.getLhs()), y = argument(add.getRhs());
+  const size_t ops = narrow ? 5 : 2; // the extfs, addf, truncf, yield
+  return x && y && x != y && llvm::hasNItems(body, ops) &&
+         (narrow || add.getType().isF32()) &&
+         llvm::is_contained(body.getArguments(), x) &&
+         llvm::is_contained(body.getArguments(), y) &&
+         (!narrow || narrow.getType().isBF16());
+}
+
+bool mlir::loomrt::readsDensely(KernelOp kernel) {
+  for (unsigned i = 0; i < kernel.getIns().size(); ++i)
+    if (!readsAtWrittenElement(kernel, i))
+      return false;
+  return true;
+}
+
 bool mlir::loomrt::isConversionKernel(KernelOp kernel, Type from, Type to) {
   if (kernel.getIns().size() != 1 || kernel.getOuts().size() != 1 ||
       !readsAtWrittenElement(kernel, 0))

@@ -33,38 +33,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether the body of `kernel` is one addf of its two arguments: f32
-/// (addf, yield), or bf16 as convert-loom-to-loomrt writes a bf16 add
-/// (both widened, added in f32, the sum narrowed: one rounding).
-bool isPlainAdd(loomrt::KernelOp kernel) {
-  Block &body = kernel.getBody().front();
-  auto yield = dyn_cast<loomrt::YieldOp>(body.getTerminator());
-  if (body.getNumArguments() != 2 || !yield ||
-      yield.getValues().size() != 1)
-    return false;
-  Value sum = yield.getValues()[0];
-  auto narrow = sum.getDefiningOp<arith::TruncFOp>();
-  if (narrow)
-    sum = narrow.getIn();
-  auto add = sum.getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  // The argument an addend is, through its widening when bf16.
-  auto argument = [&](Value x) -> Value {
-    if (!narrow)
-      return x;
-    auto wide = x.getDefiningOp<arith::ExtFOp>();
-    return wide && wide.getIn().getType().isBF16() ? wide.getIn() : Value();
-  };
-  Value x = argument(add.getLhs()), y = argument(add.getRhs());
-  const size_t ops = narrow ? 5 : 2; // the extfs, addf, truncf, yield
-  return x && y && x != y && llvm::hasNItems(body, ops) &&
-         (narrow || add.getType().isF32()) &&
-         llvm::is_contained(body.getArguments(), x) &&
-         llvm::is_contained(body.getArguments(), y) &&
-         (!narrow || narrow.getType().isBF16());
-}
-
 /// The kernel after `gemm` in its block that is the only other user of its
 /// product, when `gemm` is the plain form of one f32 matrix (or bf16, with
 /// `orBf16`) without an epilogue writing a loomrt.alloc; null otherwise.
@@ -98,7 +66,7 @@ std::pair<loomrt::KernelOp, unsigned> biasAddOf(loomrt::GemmOp gemm) {
   auto none = std::make_pair(loomrt::KernelOp(), 0u);
   loomrt::KernelOp add = soleReaderOfProduct(gemm, /*orBf16=*/true);
   if (!add || add.getIns().size() != 2 || add.getOuts().size() != 1 ||
-      !isPlainAdd(add))
+      !loomrt::isPlainAdd(add))
     return none;
   Value product = gemm.getC();
   auto productType = cast<MemRefType>(product.getType());
@@ -225,14 +193,6 @@ Value tanhGeluGradCotangent(loomrt::KernelOp kernel) {
   return kernel.getIns()[arg.getArgNumber()];
 }
 
-/// Whether `kernel` reads every input at the element it writes.
-bool readsDensely(loomrt::KernelOp kernel) {
-  for (unsigned i = 0; i < kernel.getIns().size(); ++i)
-    if (!loomrt::readsAtWrittenElement(kernel, i))
-      return false;
-  return true;
-}
-
 /// The tanh GELU gradient kernel that is the only reader of the product
 /// of `gemm` (the plain form of one f32 matrix, no epilogue), reading it
 /// and GELU's input densely, and that input; null when the pair does not
@@ -248,7 +208,7 @@ std::pair<loomrt::KernelOp, Value> geluGradOf(loomrt::GemmOp gemm) {
                                           : grad.getIns()[0];
   Value out = grad.getOuts()[0];
   if (pre == product || pre.getType() != type || out.getType() != type ||
-      !out.getDefiningOp<loomrt::AllocOp>() || !readsDensely(grad))
+      !out.getDefiningOp<loomrt::AllocOp>() || !loomrt::readsDensely(grad))
     return none;
   // The fused gemm runs where the gradient did: nothing in between may
   // write its operands or GELU's input, nor touch the product or the
@@ -271,7 +231,7 @@ std::pair<loomrt::KernelOp, Value> accumulatingSumOf(loomrt::GemmOp gemm) {
   auto none = std::make_pair(loomrt::KernelOp(), Value());
   loomrt::KernelOp add = soleReaderOfProduct(gemm);
   if (!add || add.getIns().size() != 2 || add.getOuts().size() != 1 ||
-      !isPlainAdd(add) || !readsDensely(add))
+      !loomrt::isPlainAdd(add) || !loomrt::readsDensely(add))
     return none;
   Value product = gemm.getC();
   Value term = add.getIns()[0] == product ? add.getIns()[1] : add.getIns()[0];

@@ -10,7 +10,7 @@
 #include "loom/Dialect/LoomRT/IR/LoomRTDialect.h"
 #include "loom/Dialect/LoomRT/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir {
@@ -23,18 +23,6 @@ namespace loomrt {
 using namespace mlir;
 
 namespace {
-
-/// The one op of `kernel`'s body that its yield returns, when the body is
-/// that op and the yield alone.
-Operation *soleOp(loomrt::KernelOp kernel) {
-  Block &body = kernel.getBody().front();
-  if (body.getOperations().size() != 2)
-    return nullptr;
-  auto yield = cast<loomrt::YieldOp>(body.getTerminator());
-  if (yield.getValues().size() != 1)
-    return nullptr;
-  return yield.getValues()[0].getDefiningOp();
-}
 
 /// Whether `kernel` widens its one bf16 input to f32 at the element it
 /// writes, into a buffer of the input's shape.
@@ -50,18 +38,12 @@ bool isWidening(loomrt::KernelOp kernel) {
 /// a buffer of their type.
 bool isAdd(loomrt::KernelOp kernel) {
   if (kernel.getIns().size() != 2 || kernel.getOuts().size() != 1 ||
-      !loomrt::readsAtWrittenElement(kernel, 0) ||
-      !loomrt::readsAtWrittenElement(kernel, 1))
+      !loomrt::readsDensely(kernel) || !loomrt::isPlainAdd(kernel))
     return false;
   Type type = kernel.getOuts()[0].getType();
-  if (!cast<MemRefType>(type).getElementType().isF32() ||
-      kernel.getIns()[0].getType() != type ||
-      kernel.getIns()[1].getType() != type)
-    return false;
-  auto add = dyn_cast_or_null<arith::AddFOp>(soleOp(kernel));
-  Block &body = kernel.getBody().front();
-  return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
-         llvm::is_contained(add->getOperands(), body.getArgument(1));
+  return cast<MemRefType>(type).getElementType().isF32() &&
+         kernel.getIns()[0].getType() == type &&
+         kernel.getIns()[1].getType() == type;
 }
 
 /// The users of `buffer` other than its deallocs, when it is an alloc in

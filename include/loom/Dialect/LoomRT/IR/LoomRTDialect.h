@@ -47,6 +47,12 @@ int64_t inputOffset(KernelOp kernel, unsigned i);
 /// Whether `kernel` reads its input `i` at the element it writes.
 bool readsAtWrittenElement(KernelOp kernel, unsigned i);
 
+/// Whether `kernel` reads every input at the element it writes.
+bool readsDensely(KernelOp kernel);
+/// Whether the body of `kernel` is one addf of its two arguments: f32
+/// (addf, yield), or bf16 as convert-loom-to-loomrt writes a bf16 add
+/// (both widened, added in f32, the sum narrowed: one rounding).
+bool isPlainAdd(KernelOp kernel);
 /// Whether `kernel` converts its one input, of element type `from`, to
 /// `to` at the element it writes (a body of one arith.extf or
 /// arith.truncf), into a buffer of as many elements.
