@@ -136,6 +136,7 @@ json::Value mlir::loom::toJSON(const TrainingOptions &o) {
       {"optimizer", toJSON(o.optimizer)},
       {"precision", stringifyPrecision(o.precision)},
       {"excess_precision", stringifySwitch(o.excessPrecision)},
+      {"weight_shadows", stringifySwitch(o.weightShadows)},
       {"target", stringifyTarget(o.target)},
       {"overlap_split", o.overlapSplit},
       {"max_inflight_collectives", o.maxInflightCollectives},
@@ -302,6 +303,7 @@ bool mlir::loom::fromJSON(const json::Value &value, TrainingOptions &o,
     return false;
   return readEnum(*object, "precision", o.precision, path) &&
          readEnum(*object, "excess_precision", o.excessPrecision, path) &&
+         readEnum(*object, "weight_shadows", o.weightShadows, path) &&
          readEnum(*object, "target", o.target, path) &&
          readInt(*object, "overlap_split", o.overlapSplit, path, 1) &&
          readInt(*object, "max_inflight_collectives",

@@ -145,6 +145,15 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomTwoWeightVersions(versions));
   }
 
+  // bf16 weights rounded by the update that writes them, not at the top of
+  // the next step.
+  if (o.precision == Precision::bf16 && o.weightShadows != Switch::off) {
+    LoomWeightShadowsOptions shadows;
+    for (const std::string &step : stepFunctions(o))
+      shadows.functions.push_back(step);
+    pm.addPass(createLoomWeightShadows(shadows));
+  }
+
   // The sub-batches take turns between their collectives, in the backward
   // pass too.
   if (o.overlapSplit > 1)
@@ -537,6 +546,12 @@ struct TrainingPipelineOptions
                      "(loom-excess-precision)"),
       llvm::cl::init(Switch::on),
       switchValues()};
+  Option<Switch> weightShadows{
+      *this, "weight-shadows",
+      llvm::cl::desc("With bf16, each weight's bf16 copy is written by its "
+                     "update (loom-weight-shadows)"),
+      llvm::cl::init(Switch::on),
+      switchValues()};
   Option<Switch> sparseEmbeddingGrad{
       *this, "sparse-embedding-grad",
       llvm::cl::desc("Embedding gradients exchanged by rows under dp"),
@@ -599,6 +614,7 @@ void mlir::loom::registerTrainingPipeline() {
         o.commSchedule = p.commSchedule;
         o.precision = p.precision;
         o.excessPrecision = p.excessPrecision;
+        o.weightShadows = p.weightShadows;
         o.pipelineWeights = p.pipelineWeights;
         o.partitionReport = p.partitionReport;
         o.memoryReport = p.memoryReport;

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeImpl.h"
+#include "loom/Runtime/BFloat16.h"
 #include "loom/Support/Safetensors.h"
 
 #include <algorithm>
@@ -29,6 +30,20 @@ namespace rt {
 namespace {
 
 constexpr const char *kFormat = "loom-checkpoint-1";
+
+/// Writes each Shadow argument as the bf16 rounding of its param (the
+/// rounding the compiled conversions use: loom::rt::bf16).
+void writeShadows(const ProgramSpec &spec, void *const *args) {
+  for (int32_t i = 0; i < spec.numArgs; ++i) {
+    const TensorSpec &arg = spec.args[i];
+    if (arg.role != Role::Shadow)
+      continue;
+    const auto *from = static_cast<const float *>(args[arg.shadowOf]);
+    auto *to = static_cast<uint16_t *>(args[i]);
+    for (int64_t k = 0, n = numElements(arg); k < n; ++k)
+      to[k] = bf16::round(from[k]);
+  }
+}
 
 /// Finds the tensor named like `arg` in `tensors` and checks its dtype and
 /// shape; `where` names the file.
@@ -77,6 +92,9 @@ std::string loadArguments(const std::vector<safetensors::Tensor> &tensors,
   for (const auto &[index, tensor] : plan)
     if (!tensor->data.empty())
       std::memcpy(args[index], tensor->data.data(), tensor->data.size());
+  // The weights' bf16 shadows follow every load of the weights.
+  if (params)
+    writeShadows(spec, args);
   return "";
 }
 

@@ -22,6 +22,8 @@ bool npyDTypeOf(DType type, npy::DType &out) {
   case DType::I32:
     out = npy::DType::I32;
     return true;
+  case DType::BF16: // weight shadows only, never data
+    return false;
   }
   return false;
 }

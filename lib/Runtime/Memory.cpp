@@ -27,6 +27,8 @@ int64_t dtypeSize(DType type) {
     return 4;
   case DType::I64:
     return 8;
+  case DType::BF16:
+    return 2;
   }
   return 0;
 }
@@ -39,6 +41,8 @@ const char *dtypeName(DType type) {
     return "int64";
   case DType::I32:
     return "int32";
+  case DType::BF16:
+    return "bfloat16";
   }
   return "unknown";
 }

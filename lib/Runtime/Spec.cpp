@@ -2,6 +2,7 @@
 
 #include "RuntimeImpl.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <set>
@@ -39,6 +40,8 @@ const char *safetensorsDType(DType type) {
     return "I64";
   case DType::I32:
     return "I32";
+  case DType::BF16:
+    return "BF16";
   }
   return "?";
 }
@@ -57,12 +60,14 @@ const char *roleName(Role role) {
     return "loss";
   case Role::Other:
     return "other";
+  case Role::Shadow:
+    return "shadow";
   }
   return "?";
 }
 
 bool validRole(Role role) {
-  return static_cast<int32_t>(role) >= 0 && static_cast<int32_t>(role) <= 4;
+  return static_cast<int32_t>(role) >= 0 && static_cast<int32_t>(role) <= 5;
 }
 
 /// Checks what every tensor needs: a name, a known role and dtype, a rank
@@ -141,6 +146,21 @@ std::string validateSpec(const ProgramSpec &spec) {
       return named + ": another argument has the same name";
     if (a.role == Role::Loss || a.role == Role::Other)
       return named + " has the result role '" + roleName(a.role) + "'";
+    if ((a.role == Role::Shadow) != (a.dtype == DType::BF16))
+      return named + " is " + typeString(a) + " with role '" +
+             roleName(a.role) + "': bfloat16 is the type of weight "
+             "shadows, and only of them";
+    if (a.role == Role::Shadow) {
+      int32_t p = a.shadowOf;
+      if (p < 0 || p >= spec.numArgs || spec.args[p].role != Role::Param ||
+          spec.args[p].dtype != DType::F32 || spec.args[p].rank != a.rank ||
+          !std::equal(a.shape, a.shape + a.rank, spec.args[p].shape))
+        return "shadow " + named + " names argument " + std::to_string(p) +
+               ", which is not a float32 param of shape " +
+               formatShape(a.shape, a.rank);
+    } else if (a.shadowOf != -1) {
+      return named + " names a param to shadow, but is no shadow";
+    }
     if (a.role == Role::Data) {
       if (a.rank < 1 || a.shape[0] != spec.batchSize)
         return "data " + named + " of shape " + formatShape(a.shape, a.rank) +
@@ -181,8 +201,10 @@ std::string validateSpec(const ProgramSpec &spec) {
     const TensorSpec &a = spec.args[r.updates];
     std::string target = "argument " + std::to_string(r.updates) + " '" +
                          a.name + "'";
-    if (a.role != Role::Param && a.role != Role::State)
-      return named + " updates " + target + ", which is not a param or state";
+    if (a.role != Role::Param && a.role != Role::State &&
+        a.role != Role::Shadow)
+      return named + " updates " + target +
+             ", which is not a param, state or shadow";
     if (!sameType(a, r))
       return named + " (" + typeString(r) + ") updates " + target + " (" +
              typeString(a) + "): they must have the same dtype and shape";
@@ -204,6 +226,10 @@ std::string specFingerprint(const ProgramSpec &spec) {
   auto add = [&](const char *kind, const TensorSpec *tensors, int32_t count) {
     for (int32_t i = 0; i < count; ++i) {
       const TensorSpec &t = tensors[i];
+      // Shadows are derived from the params: a checkpoint does not hold
+      // them, so a program with and one without them read the same files.
+      if (t.role == Role::Shadow)
+        continue;
       text += std::string(";") + kind + "=" + (t.name ? t.name : "") + ":" +
               roleName(t.role) + ":" + dtypeName(t.dtype) + ":" +
               formatShape(t.shape, t.rank) + ":" + std::to_string(t.updates);

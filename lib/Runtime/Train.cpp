@@ -120,7 +120,8 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
       static_cast<long long>(spec.batchSize));
-  const char *roles[] = {"param", "state", "data", "loss", "other"};
+  const char *roles[] = {"param", "state", "data", "loss", "other",
+                         "shadow"};
   for (int32_t k = 0; k < numStages; ++k) {
     if (numStages > 1)
       std::printf("\nInputs of pipeline stage %d of %d (ranks with pipeline "
@@ -135,7 +136,7 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
         continue;
       int role = static_cast<int>(t.role);
       std::printf("  %-6s %s %s %s\n",
-                  role >= 0 && role <= 4 ? roles[role] : "?", t.name,
+                  role >= 0 && role <= 5 ? roles[role] : "?", t.name,
                   dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
     }
   }
@@ -580,9 +581,11 @@ int run(Context &ctx, const ProgramSpec *const *stages, const Options &options,
   ctx.allocator.deviceBudget = spec.deviceMemoryBytes;
   for (int32_t i = 0; i < spec.numArgs; ++i) {
     const TensorSpec &t = spec.args[i];
-    MemCategory category = t.role == Role::Param   ? MemCategory::Params
-                           : t.role == Role::State ? MemCategory::State
-                                                   : MemCategory::Batch;
+    // A weight's bf16 shadow counts with the weights.
+    MemCategory category =
+        t.role == Role::Param || t.role == Role::Shadow ? MemCategory::Params
+        : t.role == Role::State                         ? MemCategory::State
+                                                        : MemCategory::Batch;
     buffers.args.push_back(ctx.allocator.allocate(category, numBytes(t), error));
     check("memory", error);
     buffers.argPtrs.push_back(buffers.args.back().get());

@@ -27,7 +27,7 @@ _FLAGS = {
     "device_memory": "--device-memory", "swap": "--swap",
     "sparse_embedding_grad": "--sparse-embedding-grad", "comm_schedule": "--comm-schedule",
     "pipeline_weights": "--pipeline-weights", "precision": "--precision",
-    "excess_precision": "--excess-precision",
+    "excess_precision": "--excess-precision", "weight_shadows": "--weight-shadows",
     # plan="auto": the planner chooses the plan for this cluster.
     "cluster": "--cluster", "gpus": "--gpus", "global_batch": "--global-batch",
 }

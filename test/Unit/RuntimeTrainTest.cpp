@@ -123,7 +123,7 @@ TEST(SpecTest, ErrorsNameTheOffendingTensor) {
     TestProgram p;
     p.results[1].updates = 4;
     EXPECT_EQ(validateSpec(p.spec), "result 1 'w.new' updates argument 4 'x', "
-                                    "which is not a param or state");
+                                    "which is not a param, state or shadow");
   }
   {
     TestProgram p;
@@ -401,6 +401,112 @@ TEST(CheckpointTest, RoundTripRestoresParamsStateAndStep) {
   EXPECT_EQ(loaded.b, saved.b);
   EXPECT_EQ(loaded.step, saved.step);
   EXPECT_EQ(loaded.mw, saved.mw);
+}
+
+/// TestProgram with a bf16 shadow of `w` (loom-weight-shadows): argument
+/// 4, updated by the step like the param it rounds.
+struct ShadowProgram {
+  TensorSpec args[7] = {
+      {"w", Role::Param, DType::F32, 2, {3, 2}, -1},
+      {"b", Role::Param, DType::F32, 1, {2}, -1},
+      {"step", Role::State, DType::F32, 0, {}, -1},
+      {"momentum.w", Role::State, DType::F32, 2, {3, 2}, -1},
+      {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, -1, false, 0},
+      {"x", Role::Data, DType::F32, 2, {4, 3}, -1},
+      {"y", Role::Data, DType::I64, 1, {4}, -1},
+  };
+  TensorSpec results[6] = {
+      {"loss", Role::Loss, DType::F32, 0, {}, -1},
+      {"w.new", Role::Param, DType::F32, 2, {3, 2}, 0},
+      {"b.new", Role::Param, DType::F32, 1, {2}, 1},
+      {"step.new", Role::State, DType::F32, 0, {}, 2},
+      {"momentum.w.new", Role::State, DType::F32, 2, {3, 2}, 3},
+      {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, -1, false},
+  };
+  ProgramSpec spec{"test-model", args, 7, results, 6, 256, 128, 4, noStep};
+  ShadowProgram() { results[5].updates = 4; }
+
+  std::vector<float> w = std::vector<float>(6), b = std::vector<float>(2),
+                     step = std::vector<float>(1), mw = std::vector<float>(6);
+  std::vector<uint16_t> shadow = std::vector<uint16_t>(6, 0xdead);
+  void *ptrs[7] = {w.data(),  b.data(),      step.data(), mw.data(),
+                   shadow.data(), nullptr, nullptr};
+};
+
+TEST(ShadowTest, SpecsCheckWhatAShadowRounds) {
+  {
+    ShadowProgram p;
+    EXPECT_EQ(validateSpec(p.spec), "");
+  }
+  {
+    ShadowProgram p;
+    p.args[4].shadowOf = 1; // b is [2]
+    EXPECT_EQ(validateSpec(p.spec),
+              "shadow argument 4 'w.bf16' names argument 1, which is not a "
+              "float32 param of shape [3, 2]");
+  }
+  {
+    ShadowProgram p;
+    p.args[4].shadowOf = 3; // state, not a param
+    EXPECT_EQ(validateSpec(p.spec),
+              "shadow argument 4 'w.bf16' names argument 3, which is not a "
+              "float32 param of shape [3, 2]");
+  }
+  {
+    ShadowProgram p;
+    p.args[5].dtype = DType::BF16; // bf16 data
+    EXPECT_EQ(validateSpec(p.spec),
+              "argument 5 'x' is bfloat16 [4, 3] with role 'data': bfloat16 "
+              "is the type of weight shadows, and only of them");
+  }
+  {
+    ShadowProgram p;
+    p.args[3].shadowOf = 0; // momentum.w
+    EXPECT_EQ(validateSpec(p.spec), "argument 3 'momentum.w' names a param "
+                                    "to shadow, but is no shadow");
+  }
+}
+
+TEST(ShadowTest, EveryLoadOfTheWeightsWritesTheShadowsAndCheckpointsSkipThem) {
+  // bf16 keeps 7 fraction bits: 1 + 2^-8 lies halfway between 1 (0x3f80)
+  // and 1 + 2^-7 (0x3f81) and rounds to the even 0x3f80; 1 + 3 * 2^-8 lies
+  // halfway between 0x3f81 and 0x3f82 and rounds to 0x3f82; -2 is 0xc000.
+  const std::vector<float> w = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, -2.0f,
+                                0.0f,           1.0f,               0.5f};
+  const std::vector<uint16_t> bits = {0x3f80, 0x3f82, 0xc000,
+                                      0x0000, 0x3f80, 0x3f00};
+  TempDir dir;
+  safetensors::Tensor weights = f32Tensor("w", {3, 2}, 0.0f);
+  std::memcpy(weights.data.data(), w.data(), weights.data.size());
+  ASSERT_EQ(safetensors::writeFile(dir.file("w.safetensors"),
+                                   {weights, f32Tensor("b", {2}, 1.0f)}),
+            "");
+  ShadowProgram p;
+  ASSERT_EQ(loadWeights(dir.file("w.safetensors"), p.spec, p.ptrs), "");
+  EXPECT_EQ(p.shadow, bits);
+
+  // A checkpoint holds the params and state, not the shadow ...
+  std::string path = checkpointPath(dir.path, 3, 0);
+  ASSERT_EQ(writeCheckpoint(path, p.spec, 3, 0, 1, p.ptrs), "");
+  std::vector<safetensors::Tensor> tensors;
+  std::map<std::string, std::string> metadata;
+  ASSERT_EQ(safetensors::readFile(path, tensors, metadata), "");
+  std::vector<std::string> names;
+  for (const auto &t : tensors)
+    names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"b", "momentum.w", "step", "w"}));
+  // ... so the program without shadows has the same fingerprint and reads
+  // it, and so does this one, deriving its shadow from what it read.
+  TestProgram plain;
+  EXPECT_EQ(specFingerprint(plain.spec), specFingerprint(p.spec));
+  int64_t step = -1;
+  ASSERT_EQ(readCheckpoint(path, plain.spec, 0, 1, plain.ptrs, step), "");
+  EXPECT_EQ(plain.w, w);
+  ShadowProgram resumed;
+  ASSERT_EQ(readCheckpoint(path, resumed.spec, 0, 1, resumed.ptrs, step), "");
+  EXPECT_EQ(resumed.w, w);
+  EXPECT_EQ(resumed.shadow, bits);
 }
 
 TEST(CheckpointTest, ACheckpointOfAnotherProgramIsRejected) {

@@ -213,3 +213,48 @@ def test_bf16_norm_and_loss_gradients_are_one_call_each(example, tmp_path):
     assert step.count("cpu::crossEntropySoftmax(") == 1
     assert "cpu::crossEntropy(" not in step
     assert not re.search(r'"softmax softmax \([^"]*CrossEntropy', step)
+
+
+def test_weight_shadows_change_no_bit_and_resume_across_the_option(tmp_path):
+    """loom-weight-shadows (on by default with bf16): each weight matrix the
+    products read is a bf16 `shadow` argument that the AdamW kernel writes,
+    not a conversion loop at the top of the step. The step reads bf16(W)
+    either way, so the losses are bitwise those of `weight_shadows="off"`.
+    Checkpoints hold no shadow and the runtime writes the shadows after a
+    load: a checkpoint of the program without them resumes in the program
+    with them to the same bits (were the shadows not rewritten from the
+    loaded weights, the resumed steps would multiply stale or zero ones)."""
+    _, args, names, m = import_example("gpt_example", tmp_path)
+    data = write_data(tmp_path / "data", make_data(names, args, 8, 50, seed=1))
+    on = m.compile(outdir=tmp_path / "on", precision="bf16", **OPTIONS)
+    off = m.compile(outdir=tmp_path / "off", precision="bf16",
+                    weight_shadows="off", **OPTIONS)
+    step = {k: (tmp_path / k / "step.cpp").read_text() for k in ("on", "off")}
+    spec = re.compile(r'\{"([^"]+)", Role::(\w+), DType::(\w+), \d+, '
+                      r'\{[^}]*\}, (-?\d+), \w+(?:, /\*shadowOf=\*/(\d+))?\}')
+    params = [n for n, role, _, _, _ in spec.findall(step["on"])
+              if role == "Param"]
+    shadows = [(n, dtype, int(of)) for n, role, dtype, _, of
+               in spec.findall(step["on"]) if role == "Shadow" and of]
+    assert shadows and not re.search(r"Role::Shadow", step["off"])
+    for name, dtype, of in shadows:  # each names its param (args come first)
+        assert dtype == "BF16" and name == params[of] + ".bf16", (name, of)
+    # The weights' own conversion kernels (named by no source op) are gone:
+    # the AdamW kernels write the shadows.
+    converts = {k: s.count('"kernel convert"') for k, s in step.items()}
+    assert converts == {"on": 0, "off": len(shadows)}, converts
+    adamw = {k: re.findall(r'"kernel [^"]*sqrt\+div\+add\+mul\+div\+sub'
+                           r'(\+convert)?"', s) for k, s in step.items()}
+    assert adamw["on"].count("+convert") == len(shadows), adamw["on"]
+    assert "+convert" not in adamw["off"], adamw["off"]
+    straight = off.train(data, 8)
+    assert on.train(data, 8) == straight
+    ckpt = tmp_path / "ckpt"
+    off.train(data, 4, checkpoint_dir=ckpt)
+    [saved] = ckpt.glob("ckpt-*.safetensors")
+    with open(saved, "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+    assert params[0] in header and not any(k.endswith(".bf16") for k in header)
+    resumed = on.train(data, 8, checkpoint_dir=ckpt, resume=True,
+                       log=tmp_path / "resumed.csv")
+    assert resumed == straight[4:], (resumed, straight[4:])

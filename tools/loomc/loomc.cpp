@@ -206,6 +206,14 @@ cl::opt<std::string> excessPrecision(
              "(default), off (every op rounds to bf16, as PyTorch's eager "
              "autocast does), auto (= on)"),
     cl::value_desc("on|off|auto"), cl::init("on"), cl::cat(category));
+cl::opt<std::string> weightShadows(
+    "weight-shadows",
+    cl::desc("With --precision bf16: each weight the products read has a "
+             "bf16 copy that the optimizer's update writes, so no step "
+             "starts with a loop converting the weights "
+             "(loom-weight-shadows; the same arithmetic): on (default), "
+             "off, auto (= on)"),
+    cl::value_desc("on|off|auto"), cl::init("on"), cl::cat(category));
 cl::opt<std::string> commSchedule(
     "comm-schedule",
     cl::desc("TriRace: post each pipeline send and each all-reduce right "
@@ -429,6 +437,8 @@ FailureOr<TrainingOptions> buildOptions(std::string &model) {
                 "f32 or bf16") ||
       !takeEnum(excessPrecision, o.excessPrecision,
                 mlir::loom::symbolizeSwitch, "on, off or auto") ||
+      !takeEnum(weightShadows, o.weightShadows, mlir::loom::symbolizeSwitch,
+                "on, off or auto") ||
       !takeEnum(commSchedule, o.commSchedule, mlir::loom::symbolizeSwitch,
                 "on, off or auto") ||
       !takeEnum(sparseEmbeddingGrad, o.sparseEmbeddingGrad,

@@ -69,6 +69,9 @@ struct TrainingOptions {
   /// With bf16: a fused loop keeps its intermediate values in f32, rounding
   /// only what it stores (loom-excess-precision; auto means on).
   Switch excessPrecision = Switch::on;
+  /// With bf16: each parameter the products read has a bf16 copy that the
+  /// optimizer's update writes (loom-weight-shadows; auto means on).
+  Switch weightShadows = Switch::on;
   Target target = Target::cpu;
 
   // The optimisations of this wave; each pass that implements one reads

@@ -16,10 +16,12 @@
 namespace loom {
 namespace rt {
 
-enum class DType : int32_t { F32 = 0, I64 = 1, I32 = 2 };
+/// BF16 is the element type of weight shadows only (Role::Shadow).
+enum class DType : int32_t { F32 = 0, I64 = 1, I32 = 2, BF16 = 3 };
 /// Bytes of one element (0 for a value outside the enum).
 int64_t dtypeSize(DType type);
-/// "float32", "int64", "int32" (as NumPy names them), or "unknown".
+/// "float32", "int64", "int32", "bfloat16" (as NumPy and ml_dtypes name
+/// them), or "unknown".
 const char *dtypeName(DType type);
 
 /// What a step argument or result is.
@@ -29,6 +31,11 @@ enum class Role : int32_t {
   Data = 2,  ///< a batch input, read from DIR/<name>.npy
   Loss = 3,  ///< the scalar f32 loss result
   Other = 4, ///< any other result (ignored by the training loop)
+  /// A bf16 copy of a Param argument (loom-weight-shadows): the runtime
+  /// writes it from the param (TensorSpec::shadowOf) before the first step
+  /// and after every load; the step's result updating it keeps it in step
+  /// with the param. Derived, so checkpoints leave it out.
+  Shadow = 5,
 };
 
 constexpr int kMaxRank = 8;
@@ -47,6 +54,9 @@ struct TensorSpec {
   /// the old value after it is overwritten), so the runtime allocates no
   /// separate buffer for it.
   bool inPlace;
+  /// For Shadow arguments: the index of the Param argument whose bf16
+  /// rounding this is; -1 otherwise.
+  int32_t shadowOf = -1;
 };
 
 class Context;

@@ -149,6 +149,12 @@ LogicalResult EmitterBase::emitSpecs() {
         nameAttr ? nameAttr.getValue().str() : ("arg" + Twine(i)).str();
     const char *role = "Role::Data";
     int64_t updates = -1;
+    // The param a weight shadow (loom-weight-shadows) rounds, or -1.
+    auto shadowOf = [&](unsigned index) -> int64_t {
+      auto of = func.getArgAttrOfType<IntegerAttr>(
+          index, LoomDialect::getShadowOfAttrName());
+      return of ? of.getInt() : -1;
+    };
     if (isResult) {
       role = "Role::Other";
       if (auto u = func.getArgAttrOfType<IntegerAttr>(
@@ -156,17 +162,23 @@ LogicalResult EmitterBase::emitSpecs() {
         updates = u.getInt();
         role = func.getArgAttr(updates, LoomDialect::getParamAttrName())
                    ? "Role::Param"
-                   : "Role::State";
+               : shadowOf(updates) >= 0 ? "Role::Shadow"
+                                        : "Role::State";
       } else if (n == "loss") {
         role = "Role::Loss";
       }
     } else if (func.getArgAttr(i, LoomDialect::getParamAttrName())) {
       role = "Role::Param";
+    } else if (shadowOf(i) >= 0) {
+      role = "Role::Shadow";
     } else if (func.getArgAttr(i, LoomDialect::getStateAttrName())) {
       role = "Role::State";
     }
     Type element = elementType(arg);
-    if (!dtypeName(element))
+    bool shadow = StringRef(role) == "Role::Shadow";
+    if (shadow && element.isBF16()) {
+      // The one bf16 tensor a program exchanges with the runtime.
+    } else if (!dtypeName(element))
       return error(func) << "argument '" << n << "' has element type "
                          << element
                          << "; programs take f32, i64 and i32 tensors (for "
@@ -192,9 +204,13 @@ LogicalResult EmitterBase::emitSpecs() {
     std::string text;
     llvm::raw_string_ostream ts(text);
     bool inPlace = isResult && func.getArgAttr(i, "loomrt.in_place");
-    ts << "    {" << cppQuote(n) << ", " << role << ", " << dtypeName(element)
-       << ", " << s.size() << ", {" << joinInts(s) << "}, " << updates << ", "
-       << (inPlace ? "true" : "false") << "},\n";
+    ts << "    {" << cppQuote(n) << ", " << role << ", "
+       << (shadow ? "DType::BF16" : dtypeName(element)) << ", " << s.size()
+       << ", {" << joinInts(s) << "}, " << updates << ", "
+       << (inPlace ? "true" : "false");
+    if (shadow && !isResult)
+      ts << ", /*shadowOf=*/" << shadowOf(i);
+    ts << "},\n";
     return text;
   };
   std::string args, results;

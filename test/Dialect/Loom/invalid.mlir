@@ -831,14 +831,14 @@ func.func @result_name_not_string(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.nam
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy, loom.dim_names)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.weight' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shadow_of, loom.shard, loom.pipeline_copy, loom.dim_names)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {loom.weight}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shard, loom.pipeline_copy, loom.dim_names)}}
+// expected-error @+1 {{'func.func' op unknown loom attribute 'loom.label' (known: loom.param, loom.name, loom.state, loom.grad_of, loom.updates, loom.shadow_of, loom.shard, loom.pipeline_copy, loom.dim_names)}}
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.label = "y"}) {
   return %x : tensor<4xf32>
 }
@@ -855,6 +855,35 @@ func.func @state_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {loom.state}) {
 // expected-error @+1 {{'func.func' op 'loom.grad_of' marks function results, not arguments}}
 func.func @grad_of_on_argument(%x: tensor<4xf32> {loom.grad_of = 0 : i64}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.shadow_of' of argument 1 needs 'loom.state' beside it}}
+func.func @shadow_not_state(%w: tensor<4xf32> {loom.param}, %s: tensor<4xbf16> {loom.shadow_of = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.shadow_of' of argument 1 is 2, not the index of a 'loom.param' argument}}
+func.func @shadow_of_data(%w: tensor<4xf32> {loom.param}, %s: tensor<4xbf16> {loom.state, loom.shadow_of = 2 : i64}, %x: tensor<4xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.shadow_of' of argument 1: a shadow is the bf16 copy of an f32 parameter of the same shape, got 'tensor<2xbf16>' for 'tensor<4xf32>'}}
+func.func @shadow_of_other_shape(%w: tensor<4xf32> {loom.param}, %s: tensor<2xbf16> {loom.state, loom.shadow_of = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'loom.shadow_of' must be an i64 argument index on a function argument}}
+func.func @shadow_on_result(%w: tensor<4xf32> {loom.param}) -> (tensor<4xbf16> {loom.shadow_of = 0 : i64}) {
+  %b = loom.convert %w : tensor<4xf32> -> tensor<4xbf16>
+  return %b : tensor<4xbf16>
 }
 
 // -----

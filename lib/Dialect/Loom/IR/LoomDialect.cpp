@@ -118,6 +118,38 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
              << numArguments << " arguments)";
     return success();
   }
+  if (name == LoomDialect::getShadowOfAttrName()) {
+    // A bf16 copy of a parameter argument, kept as state.
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isArgument || !value || !value.getType().isSignlessInteger(64))
+      return op->emitOpError() << "'" << name
+                               << "' must be an i64 argument index on a "
+                                  "function argument";
+    if (!func || !func.getArgAttr(index, LoomDialect::getStateAttrName()))
+      return op->emitOpError() << "'" << name << "' of argument " << index
+                               << " needs 'loom.state' beside it";
+    int64_t source = value.getInt();
+    if (source < 0 || source >= func.getNumArguments() ||
+        !func.getArgAttr(static_cast<unsigned>(source),
+                         LoomDialect::getParamAttrName()))
+      return op->emitOpError()
+             << "'" << name << "' of argument " << index << " is " << source
+             << ", not the index of a 'loom.param' argument";
+    auto shadowType = dyn_cast<ShapedType>(func.getArgumentTypes()[index]);
+    auto paramType = dyn_cast<ShapedType>(
+        func.getArgumentTypes()[static_cast<unsigned>(source)]);
+    if (!shadowType || !paramType ||
+        shadowType.getShape() != paramType.getShape() ||
+        !shadowType.getElementType().isBF16() ||
+        !paramType.getElementType().isF32())
+      return op->emitOpError()
+             << "'" << name << "' of argument " << index
+             << ": a shadow is the bf16 copy of an f32 parameter of the "
+                "same shape, got "
+             << func.getArgumentTypes()[index] << " for "
+             << func.getArgumentTypes()[static_cast<unsigned>(source)];
+    return success();
+  }
   if (name == LoomDialect::getShardAttrName()) {
     if (!isArgument)
       return op->emitOpError() << "'" << name
@@ -149,8 +181,9 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   }
   return op->emitOpError() << "unknown loom attribute '" << name
                            << "' (known: loom.param, loom.name, loom.state, "
-                              "loom.grad_of, loom.updates, loom.shard, "
-                              "loom.pipeline_copy, loom.dim_names)";
+                              "loom.grad_of, loom.updates, loom.shadow_of, "
+                              "loom.shard, loom.pipeline_copy, "
+                              "loom.dim_names)";
 }
 
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op, unsigned,

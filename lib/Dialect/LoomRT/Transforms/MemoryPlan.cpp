@@ -200,8 +200,9 @@ Placement place(func::FuncOp func, int64_t alignment) {
       continue;
     if (func.getArgAttr(i, "loomrt.result"))
       category = "results";
-    else if (func.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()))
-      category = "params";
+    else if (func.getArgAttr(i, mlir::loom::LoomDialect::getParamAttrName()) ||
+             func.getArgAttr(i, mlir::loom::LoomDialect::getShadowOfAttrName()))
+      category = "params"; // a weight's bf16 shadow counts with the weights
     else if (func.getArgAttr(i, mlir::loom::LoomDialect::getStateAttrName()))
       category = "optimizer_state";
     plan.persistent[category] += bytes;

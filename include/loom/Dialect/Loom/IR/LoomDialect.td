@@ -59,6 +59,11 @@ def Loom_Dialect : Dialect {
     "::mlir::UnitAttr":$state,
     /// i64, on a result: the new value of the argument with this index.
     "::mlir::IntegerAttr":$updates,
+    /// i64, on a `loom.state` argument: the bf16 rounding of the parameter
+    /// argument with this index (`loom-weight-shadows`). Derived state: the
+    /// runtime writes it from the parameter before the first step and after
+    /// every load, and checkpoints leave it out.
+    "::mlir::IntegerAttr":$shadow_of,
     /// i64, on a result: the gradient of the loss with respect to the
     /// argument with this index.
     "::mlir::IntegerAttr":$grad_of,
@@ -131,6 +136,9 @@ def Loom_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
       return UpdatesAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getShadowOfAttrName() {
+      return ShadowOfAttrHelper::getNameStr();
     }
     static constexpr ::llvm::StringLiteral getGradOfAttrName() {
       return GradOfAttrHelper::getNameStr();

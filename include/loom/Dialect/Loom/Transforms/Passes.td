@@ -1116,6 +1116,40 @@ def LoomTwoWeightVersions : Pass<"loom-two-weight-versions", "ModuleOp"> {
   ];
 }
 
+def LoomWeightShadows : Pass<"loom-weight-shadows", "ModuleOp"> {
+  let summary = "Keep a bf16 copy of each parameter the products read, "
+                "written by the optimizer's update";
+  let description = [{
+    Under `--precision bf16` a step reads each weight matrix as
+    `loom.convert %w : f32 -> bf16`, one loop over every weight at the top of
+    the step. This pass rewrites each step function (`loom-optimizer`'s
+    output) so that a parameter whose f32-to-bf16 conversions are read gets
+    a state argument, its *shadow*: the conversions' readers read the shadow,
+    and a new result, `loom.convert` of the parameter's update, becomes the
+    shadow's next value (`loom.updates`). The conversion then runs in the
+    update's own loop (`loom-merge-kernels` puts it there), which reads the
+    weight anyway, and the step's loop over the weights goes.
+
+    The shadow argument is marked `loom.state`, named `<param>.bf16`, and
+    carries `loom.shadow_of = <the parameter's argument index>`. It is
+    derived state: the runtime writes it as the parameter's bf16 rounding
+    before the first step and after loading weights or a checkpoint, and
+    checkpoints do not hold it. As the step reads `bf16(W(t))` either way,
+    the arithmetic is unchanged bit for bit.
+
+    A parameter the step does not update (no `loom.updates` result names
+    it) keeps its conversions. Shadows go after the parameters and the
+    state, before the data; `loom.updates` indices that name later
+    arguments move with them.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    ListOption<"functions", "function", "std::string",
+               "The step functions (default: every function with a "
+               "result marked loom.updates)">,
+  ];
+}
+
 def LoomRecompute : Pass<"loom-recompute", "ModuleOp"> {
   let summary = "Recompute chosen forward activations in the backward pass "
                 "instead of keeping them";
