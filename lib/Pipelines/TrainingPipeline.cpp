@@ -145,19 +145,21 @@ void mlir::loom::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createLoomTwoWeightVersions(versions));
   }
 
+  // The sub-batches take turns between their collectives, in the backward
+  // pass too.
+  if (o.overlapSplit > 1)
+    pm.addNestedPass<func::FuncOp>(createLoomOverlapOrder());
+
   // bf16 weights rounded by the update that writes them, not at the top of
-  // the next step.
+  // the next step. After the orderings above, which then see the same
+  // program with or without it (the fusion choices, and so the bits,
+  // follow the order).
   if (o.precision == Precision::bf16 && o.weightShadows != Switch::off) {
     LoomWeightShadowsOptions shadows;
     for (const std::string &step : stepFunctions(o))
       shadows.functions.push_back(step);
     pm.addPass(createLoomWeightShadows(shadows));
   }
-
-  // The sub-batches take turns between their collectives, in the backward
-  // pass too.
-  if (o.overlapSplit > 1)
-    pm.addNestedPass<func::FuncOp>(createLoomOverlapOrder());
 
   // Transposed products computed directly; elementwise chains as one loop
   // each; buffers, kernels and library calls; the arena; the mesh check.

@@ -258,3 +258,28 @@ def test_weight_shadows_change_no_bit_and_resume_across_the_option(tmp_path):
     resumed = on.train(data, 8, checkpoint_dir=ckpt, resume=True,
                        log=tmp_path / "resumed.csv")
     assert resumed == straight[4:], (resumed, straight[4:])
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed")
+@pytest.mark.parametrize("mesh,extra", [
+    ("tp=2", {"require_sharded": True}),
+    ("tp=2", {"overlap_split": 2}),
+    ("pp=2", {"microbatches": 2}),
+])
+def test_weight_shadows_change_no_bit_under_parallelism(mesh, extra, tmp_path):
+    """Shadows of tensor-parallel slices (each rank rounds its own) and of
+    pipeline stages' weights (the tied embedding's on the stage whose head
+    reads it in bf16): the losses are bitwise those without shadows. With
+    Oases' sub-batches too: the pass runs after loom-overlap-order, whose
+    order decides which sums a fused loop keeps in f32 (run before it, the
+    order moved and the losses differed from step 2 on)."""
+    _, args, names, m = import_example("gpt_example", tmp_path, batch=4)
+    data = write_data(tmp_path / "data", make_data(names, args, 6, 50, seed=1))
+    losses = {}
+    for mode in ("on", "off"):
+        program = m.compile(outdir=tmp_path / mode, mesh=mesh, precision="bf16",
+                            weight_shadows=mode, **extra, **OPTIONS)
+        sources = "".join(p.read_text() for p in (tmp_path / mode).glob("step*.cpp"))
+        assert (sources.count("Role::Shadow") > 0) == (mode == "on"), mode
+        losses[mode] = program.train(data, 6, ranks=2)
+    assert losses["on"] == losses["off"]
