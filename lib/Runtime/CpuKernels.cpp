@@ -840,6 +840,27 @@ Bf16MatmulCounts bf16MatmulCounts() {
   return counts;
 }
 
+bool bf16MatmulAvailable() {
+#ifdef LOOM_GEMM_DNNL
+  // What bf16MatmulFor asks of every shape, asked of a small plain one.
+  static const bool available = [] {
+    OneThread one;
+    try {
+      dnnl::memory::desc d({16, 16}, dnnl::memory::data_type::bf16,
+                           dnnl::memory::format_tag::ab);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d, d, d),
+                                      cpuEngine());
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error &) {
+      return false;
+    }
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
 //===----------------------------------------------------------------------===//
 // softmax, layer_norm, rms_norm
 //===----------------------------------------------------------------------===//

@@ -110,6 +110,11 @@ struct Bf16MatmulCounts {
   int64_t calls = 0, refusedShapes = 0, splitCalls = 0;
 };
 Bf16MatmulCounts bf16MatmulCounts();
+/// Whether oneDNN has a bf16 matmul kernel other than its reference one
+/// for this CPU (AVX-512 BF16, AMX). Without one (an AVX2 CPU) every bf16
+/// gemm takes the widening path: the f32 product of the widened operands,
+/// rounded once.
+bool bf16MatmulAvailable();
 
 /// Softmax (or log-softmax) of x viewed as [outer, n, inner] along n.
 void softmax(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
