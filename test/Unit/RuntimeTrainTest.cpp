@@ -371,6 +371,21 @@ TEST(WeightsTest, ErrorsNameTheTensorAndChangeNothing) {
 // Checkpoints
 //===----------------------------------------------------------------------===//
 
+/// The names of the tensors in the safetensors file `path`, sorted, and
+/// its metadata; no names when it cannot be read (the test fails).
+std::vector<std::string>
+tensorNames(const std::string &path,
+            std::map<std::string, std::string> &metadata) {
+  std::vector<safetensors::Tensor> tensors;
+  std::string error = safetensors::readFile(path, tensors, metadata);
+  EXPECT_EQ(error, "");
+  std::vector<std::string> names;
+  for (const auto &t : tensors)
+    names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 TEST(CheckpointTest, RoundTripRestoresParamsStateAndStep) {
   TempDir dir;
   TestProgram saved;
@@ -380,14 +395,9 @@ TEST(CheckpointTest, RoundTripRestoresParamsStateAndStep) {
   ASSERT_EQ(writeCheckpoint(path, saved.spec, 12, 0, 1, saved.ptrs), "");
 
   // What is in the file: the param and state tensors and the metadata.
-  std::vector<safetensors::Tensor> tensors;
   std::map<std::string, std::string> metadata;
-  ASSERT_EQ(safetensors::readFile(path, tensors, metadata), "");
-  std::vector<std::string> names;
-  for (const auto &t : tensors)
-    names.push_back(t.name);
-  std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"b", "momentum.w", "step", "w"}));
+  EXPECT_EQ(tensorNames(path, metadata),
+            (std::vector<std::string>{"b", "momentum.w", "step", "w"}));
   EXPECT_EQ(metadata["format"], "loom-checkpoint-1");
   EXPECT_EQ(metadata["model"], "test-model");
   EXPECT_EQ(metadata["step"], "12");
@@ -406,31 +416,27 @@ TEST(CheckpointTest, RoundTripRestoresParamsStateAndStep) {
 /// TestProgram with a bf16 shadow of `w` (loom-weight-shadows): argument
 /// 4, updated by the step like the param it rounds.
 struct ShadowProgram {
-  TensorSpec args[7] = {
-      {"w", Role::Param, DType::F32, 2, {3, 2}, -1},
-      {"b", Role::Param, DType::F32, 1, {2}, -1},
-      {"step", Role::State, DType::F32, 0, {}, -1},
-      {"momentum.w", Role::State, DType::F32, 2, {3, 2}, -1},
-      {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, -1, false, 0},
-      {"x", Role::Data, DType::F32, 2, {4, 3}, -1},
-      {"y", Role::Data, DType::I64, 1, {4}, -1},
-  };
-  TensorSpec results[6] = {
-      {"loss", Role::Loss, DType::F32, 0, {}, -1},
-      {"w.new", Role::Param, DType::F32, 2, {3, 2}, 0},
-      {"b.new", Role::Param, DType::F32, 1, {2}, 1},
-      {"step.new", Role::State, DType::F32, 0, {}, 2},
-      {"momentum.w.new", Role::State, DType::F32, 2, {3, 2}, 3},
-      {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, -1, false},
-  };
-  ProgramSpec spec{"test-model", args, 7, results, 6, 256, 128, 4, noStep};
-  ShadowProgram() { results[5].updates = 4; }
+  TestProgram base;
+  TensorSpec args[7], results[6];
+  ProgramSpec spec = base.spec;
 
-  std::vector<float> w = std::vector<float>(6), b = std::vector<float>(2),
-                     step = std::vector<float>(1), mw = std::vector<float>(6);
+  std::vector<float> &w = base.w;
   std::vector<uint16_t> shadow = std::vector<uint16_t>(6, 0xdead);
-  void *ptrs[7] = {w.data(),  b.data(),      step.data(), mw.data(),
-                   shadow.data(), nullptr, nullptr};
+  void *ptrs[7] = {base.w.data(),    base.b.data(), base.step.data(),
+                   base.mw.data(),   shadow.data(), nullptr,
+                   nullptr};
+
+  ShadowProgram() {
+    std::copy(base.args, base.args + 4, args);
+    args[4] = {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, -1, false, 0};
+    std::copy(base.args + 4, base.args + 6, args + 5);
+    std::copy(base.results, base.results + 5, results);
+    results[5] = {"w.bf16", Role::Shadow, DType::BF16, 2, {3, 2}, 4, false};
+    spec.args = args;
+    spec.numArgs = 7;
+    spec.results = results;
+    spec.numResults = 6;
+  }
 };
 
 TEST(ShadowTest, SpecsCheckWhatAShadowRounds) {
@@ -488,14 +494,9 @@ TEST(ShadowTest, EveryLoadOfTheWeightsWritesTheShadowsAndCheckpointsSkipThem) {
   // A checkpoint holds the params and state, not the shadow ...
   std::string path = checkpointPath(dir.path, 3, 0);
   ASSERT_EQ(writeCheckpoint(path, p.spec, 3, 0, 1, p.ptrs), "");
-  std::vector<safetensors::Tensor> tensors;
   std::map<std::string, std::string> metadata;
-  ASSERT_EQ(safetensors::readFile(path, tensors, metadata), "");
-  std::vector<std::string> names;
-  for (const auto &t : tensors)
-    names.push_back(t.name);
-  std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"b", "momentum.w", "step", "w"}));
+  EXPECT_EQ(tensorNames(path, metadata),
+            (std::vector<std::string>{"b", "momentum.w", "step", "w"}));
   // ... so the program without shadows has the same fingerprint and reads
   // it, and so does this one, deriving its shadow from what it read.
   TestProgram plain;

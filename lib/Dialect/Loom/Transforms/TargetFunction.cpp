@@ -2,9 +2,11 @@
 
 #include "TargetFunction.h"
 
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/Transforms/TrainingFunctions.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 
@@ -69,4 +71,20 @@ FailureOr<func::FuncOp> mlir::loom::findGradFunction(ModuleOp module,
   query.candidates = "named '*_grad'";
   query.hint = "run loom-autodiff first";
   return findTargetFunction(module, query);
+}
+
+SmallVector<func::FuncOp>
+mlir::loom::findStepFunctions(ModuleOp module, ArrayRef<std::string> names) {
+  auto isStep = [](func::FuncOp func) {
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (func.getResultAttr(i, LoomDialect::getUpdatesAttrName()))
+        return true;
+    return false;
+  };
+  SmallVector<func::FuncOp> found;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (names.empty() ? isStep(func)
+                      : llvm::is_contained(names, func.getSymName()))
+      found.push_back(func);
+  return found;
 }

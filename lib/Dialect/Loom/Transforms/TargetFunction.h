@@ -52,6 +52,12 @@ FailureOr<func::FuncOp> findFunctionWithBody(ModuleOp module, StringRef name,
 FailureOr<func::FuncOp> findGradFunction(ModuleOp module, StringRef name,
                                          StringRef pass);
 
+/// The step functions (loom-optimizer's output) a pass rewrites: those
+/// named in `names` (its function= list option) or, when it is empty,
+/// every function with a result marked `loom.updates`.
+SmallVector<func::FuncOp> findStepFunctions(ModuleOp module,
+                                            ArrayRef<std::string> names);
+
 } // namespace loom
 } // namespace mlir
 

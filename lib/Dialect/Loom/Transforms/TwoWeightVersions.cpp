@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TargetFunction.h"
+
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/MeshGrid.h"
@@ -30,13 +32,6 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-
-bool isStepFunction(func::FuncOp func) {
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (func.getResultAttr(i, LoomDialect::getUpdatesAttrName()))
-      return true;
-  return false;
-}
 
 bool onDpAxis(shard::AllReduceOp op) {
   return getMeshAxis(op.getGridAttr(), op.getGridAxes()) ==
@@ -129,11 +124,8 @@ LogicalResult TwoWeightVersions::rewrite(func::FuncOp func) {
 }
 
 void TwoWeightVersions::runOnOperation() {
-  SmallVector<func::FuncOp> targets;
-  for (auto func : getOperation().getOps<func::FuncOp>())
-    if (functions.empty() ? isStepFunction(func)
-                          : llvm::is_contained(functions, func.getSymName()))
-      targets.push_back(func);
+  SmallVector<func::FuncOp> targets =
+      findStepFunctions(getOperation(), functions);
   if (targets.empty()) {
     getOperation().emitError("loom-two-weight-versions: no step function "
                              "(a function with loom.updates results; run it "

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TargetFunction.h"
+
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -28,13 +30,6 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-
-bool isStepFunction(func::FuncOp func) {
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (func.getResultAttr(i, LoomDialect::getUpdatesAttrName()))
-      return true;
-  return false;
-}
 
 /// A parameter to shadow: its conversions to bf16 and the result that
 /// returns its update.
@@ -145,11 +140,8 @@ LogicalResult WeightShadows::rewrite(func::FuncOp func) {
 }
 
 void WeightShadows::runOnOperation() {
-  SmallVector<func::FuncOp> targets;
-  for (auto func : getOperation().getOps<func::FuncOp>())
-    if (functions.empty() ? isStepFunction(func)
-                          : llvm::is_contained(functions, func.getSymName()))
-      targets.push_back(func);
+  SmallVector<func::FuncOp> targets =
+      findStepFunctions(getOperation(), functions);
   for (func::FuncOp func : targets)
     if (failed(rewrite(func)))
       return signalPassFailure();
