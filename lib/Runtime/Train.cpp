@@ -120,8 +120,7 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
       "  --help                  this text\n",
       program, spec.modelName ? spec.modelName : "?",
       static_cast<long long>(spec.batchSize));
-  const char *roles[] = {"param", "state", "data", "loss", "other",
-                         "shadow"};
+  const char *roles[] = {"param", "state", "data", "loss", "other"};
   for (int32_t k = 0; k < numStages; ++k) {
     if (numStages > 1)
       std::printf("\nInputs of pipeline stage %d of %d (ranks with pipeline "
@@ -129,16 +128,26 @@ void printHelp(const char *program, const ProgramSpec *const *stages,
                   k, numStages, k);
     else
       std::printf("\nInputs:\n");
+    int shadows = 0;
     for (int32_t i = 0; i < stages[k]->numArgs; ++i) {
       const TensorSpec &t = stages[k]->args[i];
       if (!t.name || dtypeSize(t.dtype) == 0 || t.rank < 0 ||
           t.rank > kMaxRank)
         continue;
+      // Derived from the weights: nothing to give.
+      if (t.role == Role::Shadow) {
+        ++shadows;
+        continue;
+      }
       int role = static_cast<int>(t.role);
       std::printf("  %-6s %s %s %s\n",
-                  role >= 0 && role <= 5 ? roles[role] : "?", t.name,
+                  role >= 0 && role <= 4 ? roles[role] : "?", t.name,
                   dtypeName(t.dtype), formatShape(t.shape, t.rank).c_str());
     }
+    if (shadows)
+      std::printf("  (and %d bf16 copies of weights, written from them after "
+                  "every load)\n",
+                  shadows);
   }
 }
 

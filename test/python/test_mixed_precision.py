@@ -247,6 +247,12 @@ def test_weight_shadows_change_no_bit_and_resume_across_the_option(tmp_path):
                            r'(\+convert)?"', s) for k, s in step.items()}
     assert adamw["on"].count("+convert") == len(shadows), adamw["on"]
     assert "+convert" not in adamw["off"], adamw["off"]
+    # `train --help` lists what a user gives, not the derived copies.
+    import subprocess
+    usage = subprocess.run([str(on.executable), "--help"], capture_output=True,
+                           text=True).stdout
+    assert f"(and {len(shadows)} bf16 copies of weights" in usage, usage
+    assert ".bf16" not in usage and params[0] in usage, usage
     straight = off.train(data, 8)
     assert on.train(data, 8) == straight
     ckpt = tmp_path / "ckpt"
