@@ -88,3 +88,22 @@ mlir::loom::findStepFunctions(ModuleOp module, ArrayRef<std::string> names) {
       found.push_back(func);
   return found;
 }
+
+unsigned mlir::loom::stateArgumentsEnd(func::FuncOp func) {
+  unsigned at = 0;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
+        func.getArgAttr(i, LoomDialect::getStateAttrName()))
+      at = i + 1;
+  return at;
+}
+
+void mlir::loom::shiftUpdatesFrom(func::FuncOp func, unsigned at,
+                                  unsigned by) {
+  for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+    if (auto u = func.getResultAttrOfType<IntegerAttr>(
+            r, LoomDialect::getUpdatesAttrName());
+        u && u.getInt() >= static_cast<int64_t>(at))
+      func.setResultAttr(r, LoomDialect::getUpdatesAttrName(),
+                         IntegerAttr::get(u.getType(), u.getInt() + by));
+}

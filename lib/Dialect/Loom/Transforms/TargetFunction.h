@@ -58,6 +58,14 @@ FailureOr<func::FuncOp> findGradFunction(ModuleOp module, StringRef name,
 SmallVector<func::FuncOp> findStepFunctions(ModuleOp module,
                                             ArrayRef<std::string> names);
 
+/// Where a pass inserts new state arguments of a step function: after the
+/// last `loom.param` or `loom.state` argument, before the data.
+unsigned stateArgumentsEnd(func::FuncOp func);
+
+/// Adds `by` to every `loom.updates` index of `func` that names an argument
+/// at or after `at` (arguments inserted there moved them).
+void shiftUpdatesFrom(func::FuncOp func, unsigned at, unsigned by);
+
 } // namespace loom
 } // namespace mlir
 

@@ -75,11 +75,7 @@ LogicalResult TwoWeightVersions::rewrite(func::FuncOp func) {
               "loom-data-parallel)";
 
   // New state arguments go after the existing ones, before the data.
-  unsigned at = 0;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
-        func.getArgAttr(i, LoomDialect::getStateAttrName()))
-      at = i + 1;
+  unsigned at = stateArgumentsEnd(func);
   Builder b(func.getContext());
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   SmallVector<Value> pendingResults;
@@ -100,13 +96,7 @@ LogicalResult TwoWeightVersions::rewrite(func::FuncOp func) {
     reduce->moveBefore(&body, body.begin());
   }
   // Arguments after `at` moved: `loom.updates` naming them must follow.
-  unsigned added = static_cast<unsigned>(buckets.size());
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (auto updates = func.getResultAttrOfType<IntegerAttr>(
-            i, LoomDialect::getUpdatesAttrName());
-        updates && updates.getInt() >= static_cast<int64_t>(at))
-      func.setResultAttr(i, LoomDialect::getUpdatesAttrName(),
-                         b.getI64IntegerAttr(updates.getInt() + added));
+  shiftUpdatesFrom(func, at, static_cast<unsigned>(buckets.size()));
   unsigned first = func.getNumResults();
   for (auto [k, value] : llvm::enumerate(pendingResults)) {
     unsigned result = first + static_cast<unsigned>(k);

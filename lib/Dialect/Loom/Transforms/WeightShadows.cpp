@@ -84,20 +84,8 @@ LogicalResult WeightShadows::rewrite(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // Shadows go after the parameters and state, before the data.
-  unsigned at = 0;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (func.getArgAttr(i, LoomDialect::getParamAttrName()) ||
-        func.getArgAttr(i, LoomDialect::getStateAttrName()))
-      at = i + 1;
-  unsigned added = static_cast<unsigned>(candidates.size());
-  // Results naming arguments after `at` follow them.
-  for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
-    if (auto u = func.getResultAttrOfType<IntegerAttr>(
-            r, LoomDialect::getUpdatesAttrName());
-        u && u.getInt() >= static_cast<int64_t>(at))
-      func.setResultAttr(
-          r, LoomDialect::getUpdatesAttrName(),
-          IntegerAttr::get(u.getType(), u.getInt() + added));
+  unsigned at = stateArgumentsEnd(func);
+  shiftUpdatesFrom(func, at, static_cast<unsigned>(candidates.size()));
 
   Builder b(ctx);
   OpBuilder builder(ret);
